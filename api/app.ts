@@ -1,0 +1,61 @@
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Ajv from 'ajv';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { installErrorHandling } from './errors.js';
+import { adminRoutes } from './routes/admin/index.js';
+import { publicRoutes } from './routes/index.js';
+import { healthRoutes } from './routes/health.js';
+import { ErrorSchema } from './schemas/common.js';
+import type { Services } from './services.js';
+
+export const BODY_LIMIT = 64 * 1024;
+
+/**
+ * Bodies are JSON and never coerced ("5" is not an integer), unknown fields are refused, not
+ * stripped. Query strings and path parameters are text, so they are parsed into their types.
+ * Fastify asks for a validator per plugin context, with the shared schemas known there.
+ */
+function buildValidator(externalSchemas: unknown) {
+  const common = { allErrors: false, removeAdditional: false, useDefaults: true, allowUnionTypes: true, strict: false } as const;
+  const body = new Ajv.default({ ...common, coerceTypes: false });
+  const text = new Ajv.default({ ...common, coerceTypes: true });
+  for (const schema of Object.values((externalSchemas ?? {}) as Record<string, object>)) {
+    body.addSchema(schema);
+    text.addSchema(schema);
+  }
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? body : text).compile(schema) as never;
+}
+
+export type App = FastifyInstance;
+
+export async function buildApp(services: Services, options: { logger?: boolean | object } = {}): Promise<App> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: BODY_LIMIT,
+    genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
+    // Keys and tokens travel in the Authorization header: never log it.
+    disableRequestLogging: false,
+    schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addSchema(ErrorSchema);
+  installErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Turnout integration API', version: '1.0.0', description: 'Constituents, volunteers, volunteer tasks, events and ticket sales. Authenticate with "Authorization: Bearer <API key>".' },
+      servers: [{ url: '/' }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _frag, i) => String(json.$id ?? `def-${i}`) },
+  });
+
+  await app.register(healthRoutes(services));
+  await app.register(publicRoutes(services), { prefix: '/api/v1' });
+  await app.register(adminRoutes(services), { prefix: '/admin/v1' });
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

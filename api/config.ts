@@ -1,0 +1,70 @@
+/** Configuration from the environment (decisions.md 2). Invalid values stop the process with a clear message. */
+export type Role = 'all' | 'api' | 'projector' | 'dispatcher';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  adminToken: string | undefined;
+  eventStoreUrl: string | undefined;
+  mongoUrl: string | undefined;
+  natsUrl: string | undefined;
+  smtpUrl: string | undefined;
+  rateLimitPerSecond: number;
+  rateLimitPerMinute: number;
+  webhook: {
+    allowInsecure: boolean;
+    retryBaseMs: number;
+    retryMaxMs: number;
+    maxAttempts: number;
+    timeoutMs: number;
+  };
+  role: Role;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number of at least ${min} (got "${raw}")`);
+  return n;
+}
+
+const str = (env: NodeJS.ProcessEnv, name: string) => (env[name] === '' ? undefined : env[name]);
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = process.argv.slice(2)): Config {
+  const roleArg = argv.find((a) => a.startsWith('--role='))?.slice(7) ?? (argv.includes('--role') ? argv[argv.indexOf('--role') + 1] : undefined);
+  const role = (roleArg ?? env.TURNOUT_ROLE ?? 'all') as Role;
+  if (!['all', 'api', 'projector', 'dispatcher'].includes(role)) throw new Error(`--role must be api, projector, dispatcher or all (got "${role}")`);
+  const url = (name: string, schemes: string[]) => {
+    const v = str(env, name);
+    if (v && !schemes.some((s) => v.startsWith(s))) throw new Error(`${name} must start with ${schemes.join(' or ')}`);
+    return v;
+  };
+  return {
+    port: int(env, 'PORT', 3000),
+    host: str(env, 'HOST') ?? '127.0.0.1',
+    dataDir: str(env, 'TURNOUT_DATA_DIR') ?? './data',
+    adminToken: str(env, 'TURNOUT_ADMIN_TOKEN'),
+    eventStoreUrl: url('TURNOUT_EVENTSTORE_URL', ['esdb://', 'esdb+discover://']),
+    mongoUrl: url('TURNOUT_MONGO_URL', ['mongodb://', 'mongodb+srv://']),
+    natsUrl: url('TURNOUT_NATS_URL', ['nats://', 'tls://']),
+    smtpUrl: url('TURNOUT_SMTP_URL', ['smtp://', 'smtps://']),
+    rateLimitPerSecond: int(env, 'TURNOUT_RATE_LIMIT_PER_SECOND', 15),
+    rateLimitPerMinute: int(env, 'TURNOUT_RATE_LIMIT_PER_MINUTE', 600),
+    webhook: {
+      allowInsecure: env.TURNOUT_WEBHOOK_ALLOW_INSECURE === '1',
+      retryBaseMs: int(env, 'TURNOUT_WEBHOOK_RETRY_BASE_MS', 30_000, 1),
+      retryMaxMs: int(env, 'TURNOUT_WEBHOOK_RETRY_MAX_MS', 3_600_000, 1),
+      maxAttempts: int(env, 'TURNOUT_WEBHOOK_MAX_ATTEMPTS', 9, 1),
+      timeoutMs: int(env, 'TURNOUT_WEBHOOK_TIMEOUT_MS', 10_000, 1),
+    },
+    role,
+  };
+}
+
+/** A configuration for tests: embedded everything, limits off unless asked. */
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  const base = loadConfig({ TURNOUT_RATE_LIMIT_PER_SECOND: '0', TURNOUT_RATE_LIMIT_PER_MINUTE: '0' }, []);
+  return { ...base, dataDir: ':memory:', adminToken: 'test-admin-token', ...overrides, webhook: { ...base.webhook, allowInsecure: true, ...overrides.webhook } };
+}

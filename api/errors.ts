@@ -1,0 +1,108 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { DomainError, type ErrorCode } from '../domain/shared/errors.js';
+
+/** Spec section 7: one place maps codes to statuses. */
+export const STATUS: Record<ErrorCode, number> = {
+  invalid_field: 400,
+  missing_field: 400,
+  unknown_field: 400,
+  invalid_json: 400,
+  unauthorized: 401,
+  insufficient_scope: 403,
+  record_protected: 403,
+  not_found: 404,
+  ambiguous_match: 409,
+  not_open: 409,
+  task_busy: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+};
+
+export const ERROR_CODES = Object.keys(STATUS) as ErrorCode[];
+
+export function sendError(reply: FastifyReply, e: DomainError): FastifyReply {
+  const body: { error: { code: string; message: string; field?: string } } = { error: { code: e.code, message: e.message } };
+  if (e.field) body.error.field = e.field;
+  return reply.code(STATUS[e.code]).send(body);
+}
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+const PART: Record<string, string> = { body: 'body field', querystring: 'query parameter', params: 'path parameter', headers: 'header' };
+
+/** Turns the first schema violation into the spec's error: unknown, missing or invalid, naming the field. */
+export function fromValidation(errors: AjvError[], context: string): DomainError {
+  const e = errors[0];
+  const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const part = PART[context] ?? 'field';
+  if (e.keyword === 'additionalProperties') {
+    const field = [path, e.params.additionalProperty].filter(Boolean).join('.');
+    return new DomainError('unknown_field', `${field} is not a recognised ${part} here; remove it.`, field);
+  }
+  if (e.keyword === 'required') {
+    const field = [path, e.params.missingProperty].filter(Boolean).join('.');
+    return new DomainError('missing_field', `${field} is required.`, field);
+  }
+  if (!path && context === 'body') return new DomainError('invalid_json', 'The body must be a JSON object.');
+  const field = path;
+  let what: string;
+  switch (e.keyword) {
+    case 'type': {
+      const t = ([] as unknown[]).concat(e.params.type).filter((x) => x !== 'null');
+      const names: Record<string, string> = { integer: 'a whole number', number: 'a number', boolean: 'true or false', string: 'a string', object: 'an object', array: 'a list' };
+      what = `must be ${t.map((x) => names[String(x)] ?? x).join(' or ')}`;
+      break;
+    }
+    case 'maxLength':
+      what = `must be at most ${e.params.limit} characters`;
+      break;
+    case 'minLength':
+      what = `must be at least ${e.params.limit} characters`;
+      break;
+    case 'minimum':
+    case 'maximum':
+      what = `must be ${e.keyword === 'minimum' ? 'at least' : 'at most'} ${e.params.limit}`;
+      break;
+    case 'enum':
+      what = `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+      break;
+    case 'const':
+      what = `must be ${JSON.stringify(e.params.allowedValue)}`;
+      break;
+    default:
+      what = e.message ?? 'is not valid';
+  }
+  return new DomainError('invalid_field', `${field} ${what}.`, field);
+}
+
+/** One error handler: every error answers {error: {code, message, field}}; a 5xx never shows its internal message. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
+    if (err instanceof DomainError) return sendError(reply, err);
+    if (err.validation) return sendError(reply, fromValidation(err.validation, err.validationContext ?? 'body'));
+    switch (err.code) {
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+        return sendError(reply, new DomainError('invalid_json', 'The body is not valid JSON; check its syntax.'));
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return sendError(reply, new DomainError('invalid_json', 'The body is empty; send a JSON object.'));
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return sendError(reply, new DomainError('payload_too_large', 'The body is over 64 KB; send less.'));
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return sendError(reply, new DomainError('invalid_json', 'Send the body as JSON with Content-Type: application/json.'));
+    }
+    if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message)))
+      return sendError(reply, new DomainError('invalid_json', 'The body is not valid JSON; check its syntax.'));
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)
+      return reply.code(err.statusCode).send({ error: { code: 'invalid_request', message: err.message } });
+    request.log.error({ err }, 'request failed');
+    return reply.code(500).send({ error: { code: 'internal_error', message: 'Something went wrong on our side; it has been logged. Retry later.' } });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, new DomainError('not_found', `No such resource: ${request.method} ${request.url.split('?')[0]}.`)),
+  );
+}

@@ -1,0 +1,40 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { recordKind } from '../../../commands/records.js';
+import { notFound } from '../../../domain/shared/errors.js';
+import { HistoryEvent } from '../../schemas/admin.js';
+import { errors } from '../../schemas/common.js';
+import type { Services } from '../../services.js';
+
+const Params = Type.Object(
+  { teamId: Type.Integer({ minimum: 1 }), resource: Type.String(), id: Type.Integer({ minimum: 1 }) },
+  { additionalProperties: false },
+);
+
+/** A record's history: its stream, as analysts replaying the log see it. */
+export const historyRoutes =
+  (services: Services): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/teams/:teamId/history/:resource/:id',
+      { schema: { hide: true, params: Params, response: { 200: Type.Object({ events: Type.Array(HistoryEvent) }), ...errors(401, 404) } } },
+      async (request) => {
+        const { teamId, resource, id } = request.params;
+        const kind = recordKind(resource);
+        if (!kind) throw notFound('resource type', resource);
+        const events = await services.log.readStream(`${kind.category}-${id}`);
+        if (!events.length || events[0].metadata.team !== teamId) throw notFound(kind.what, id);
+        return {
+          events: events.map((e) => ({
+            position: Number(e.position.prepare),
+            revision: Number(e.revision),
+            type: e.type,
+            at: e.metadata.at,
+            source: e.metadata.source,
+            keyName: e.metadata.keyName,
+            data: e.data,
+          })),
+        };
+      },
+    );
+  };

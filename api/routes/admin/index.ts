@@ -1,0 +1,25 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { teamExists } from '../../../commands/teams.js';
+import { notFound } from '../../../domain/shared/errors.js';
+import { adminTokenHook } from '../../auth.js';
+import type { Services } from '../../services.js';
+import { historyRoutes } from './history.js';
+import { lockRoutes } from './locks.js';
+import { teamRoutes } from './teams.js';
+
+/**
+ * The application surface (decisions.md 9): what team admins, the public sign-up page and the
+ * volunteer portal do in-app. One admin token; an unknown team is 404.
+ */
+export const adminRoutes =
+  (services: Services): FastifyPluginAsync =>
+  async (app) => {
+    app.addHook('onRequest', adminTokenHook(services.config.adminToken!));
+    app.addHook('preHandler', async (request) => {
+      const teamId = (request.params as { teamId?: number }).teamId;
+      if (teamId !== undefined && !(await teamExists(services, teamId))) throw notFound('team', teamId);
+    });
+    await app.register(teamRoutes(services));
+    await app.register(historyRoutes(services));
+    await app.register(lockRoutes(services));
+  };

@@ -1,0 +1,89 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { createConstituent, updateConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
+import { DomainError, notFound } from '../../domain/shared/errors.js';
+import { CONSTITUENTS, byEmail, constituentSearch } from '../../projections/constituents.js';
+import { and, publicView } from '../../projections/store/port.js';
+import type { Values } from '../../domain/shared/fields.js';
+import { apiContext } from '../auth.js';
+import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
+import * as S from '../schemas/constituent.js';
+import type { Services } from '../services.js';
+
+export const readConstituent = async (services: Services, team: number, id: number) => {
+  const doc = await services.store.get<Values>(CONSTITUENTS, id);
+  if (!doc || doc.FkTeam !== team) throw notFound('constituent', id);
+  return publicView(doc);
+};
+
+export const constituentRoutes =
+  (services: Services): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.addSchema(S.Constituent);
+    const tags = ['Constituents'];
+
+    app.post(
+      '/constituents',
+      {
+        schema: {
+          tags,
+          summary: 'Create a constituent, or upsert by email',
+          querystring: S.CreateQuery,
+          body: S.ConstituentBody,
+          response: { 201: S.ConstituentCreated, 200: S.ConstituentCreated, ...errors(...API_WRITE_ERRORS) },
+        },
+      },
+      async (request, reply) => {
+        const ctx = apiContext(request);
+        const { mode, matchOn } = request.query;
+        if ((mode === 'upsert') !== (matchOn === 'email'))
+          throw new DomainError('invalid_field', 'Upsert needs both mode=upsert and matchOn=email.', mode ? 'matchOn' : 'mode');
+        if (mode === 'upsert') {
+          const r = await upsertConstituentByEmail(services, ctx, request.body as Values);
+          return reply.code(r.created ? 201 : 200).send({ created: r.created, constituent: await readConstituent(services, ctx.team, r.id) });
+        }
+        const id = await createConstituent(services, ctx, request.body as Values);
+        return reply.code(201).send({ created: true, constituent: await readConstituent(services, ctx.team, id) });
+      },
+    );
+
+    app.patch(
+      '/constituents/:id',
+      {
+        schema: { tags, summary: 'Update a constituent; only sent fields change', params: IdParams, body: S.ConstituentBody, response: { 200: S.ConstituentOne, ...errors(...API_WRITE_ERRORS) } },
+      },
+      async (request) => {
+        const ctx = apiContext(request);
+        await updateConstituent(services, ctx, request.params.id, request.body as Values);
+        return { constituent: await readConstituent(services, ctx.team, request.params.id) };
+      },
+    );
+
+    app.get(
+      '/constituents/:id',
+      { schema: { tags, summary: 'One constituent', params: IdParams, response: { 200: S.ConstituentOne, ...errors(...API_ERRORS) } } },
+      async (request) => ({ constituent: await readConstituent(services, apiContext(request).team, request.params.id) }),
+    );
+
+    app.get(
+      '/constituents',
+      {
+        schema: {
+          tags,
+          summary: 'Look up by email, or search by name, email or id',
+          querystring: S.ListQuery,
+          response: { 200: S.ConstituentList, ...errors(...API_ERRORS) },
+        },
+      },
+      async (request) => {
+        const team = apiContext(request).team;
+        const page = pageOf(request.query);
+        const { email, search } = request.query;
+        const query =
+          email !== undefined
+            ? { collection: CONSTITUENTS, filter: and(byEmail(team, email), search ? constituentSearch(team, search, page).filter : undefined), sort: [{ field: 'PkConstituent', dir: 'asc' as const }], page }
+            : constituentSearch(team, search, page);
+        const r = await services.store.find<Values>(query);
+        return { constituents: r.items.map(publicView), ...page, total: r.total };
+      },
+    );
+  };

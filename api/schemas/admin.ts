@@ -1,0 +1,38 @@
+import { Type } from '@sinclair/typebox';
+import { Paging } from './common.js';
+
+/** Meta-resources of the application surface use camelCase keys (decisions.md 9). */
+export const TeamParams = Type.Object({ teamId: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+export const TeamRecordParams = Type.Object({ teamId: Type.Integer({ minimum: 1 }), id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+
+export const Team = Type.Object({ id: Type.Integer(), name: Type.String(), createdAt: Type.String() });
+
+export const ApiKey = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  scope: Type.Union([Type.Literal('read_write'), Type.Literal('read_only')]),
+  prefix: Type.String(),
+  createdAt: Type.String(),
+  revokedAt: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const PagingQuery = Type.Object({ ...Paging }, { additionalProperties: false });
+
+export const Activity = Type.Object({
+  at: Type.String(),
+  source: Type.String(),
+  keyName: Type.Union([Type.String(), Type.Null()]),
+  action: Type.String(),
+  recordType: Type.String(),
+  recordId: Type.Integer(),
+});
+
+export const HistoryEvent = Type.Object({
+  position: Type.Integer(),
+  revision: Type.Integer(),
+  type: Type.String(),
+  at: Type.String(),
+  source: Type.String(),
+  keyName: Type.Union([Type.String(), Type.Null()]),
+  data: Type.Object({}, { additionalProperties: true }),
+});

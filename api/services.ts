@@ -1,0 +1,13 @@
+import type { CommandDeps } from '../commands/deps.js';
+import type { Config } from './config.js';
+import type { RateLimiter } from './ratelimit.js';
+
+/** Everything a route can reach: the command dependencies, the limiter, configuration and health. */
+export interface Services extends CommandDeps {
+  config: Config;
+  limiter: RateLimiter | null;
+  /** True once stores are reachable and read models have caught up (GET /readyz). */
+  ready: () => Promise<boolean>;
+  /** Optional parts started by later roles (dispatcher, mailer) hang their own handles here. */
+  extras: Record<string, unknown>;
+}

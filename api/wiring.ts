@@ -1,0 +1,95 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { EventLog, Position } from '../commands/eventlog/port.js';
+import { SqliteEventLog } from '../commands/eventlog/sqlite.js';
+import { IdAllocator } from '../commands/ids.js';
+import { projectors } from '../projections/index.js';
+import { ProjectionRunner } from '../projections/runner.js';
+import { MemoryReadStore } from '../projections/store/memory.js';
+import type { ReadStore } from '../projections/store/port.js';
+import type { Config } from './config.js';
+import { MemoryRateLimiter } from './ratelimit.js';
+import type { Services } from './services.js';
+
+export interface Runtime {
+  services: Services;
+  runner: ProjectionRunner | null;
+  /** Stops everything started here, in reverse order. */
+  close: () => Promise<void>;
+  onClose: (fn: () => Promise<void> | void) => void;
+}
+
+async function openLog(config: Config): Promise<EventLog> {
+  if (config.eventStoreUrl) {
+    const { EsdbEventLog } = await import('../commands/eventlog/esdb.js');
+    return EsdbEventLog.connect(config.eventStoreUrl);
+  }
+  if (config.dataDir === ':memory:') return new SqliteEventLog(':memory:');
+  mkdirSync(config.dataDir, { recursive: true });
+  return new SqliteEventLog(path.join(config.dataDir, 'turnout.sqlite'));
+}
+
+async function openStore(config: Config): Promise<ReadStore> {
+  if (config.mongoUrl) {
+    const { MongoReadStore } = await import('../projections/store/mongo.js');
+    return MongoReadStore.connect(config.mongoUrl);
+  }
+  return new MemoryReadStore();
+}
+
+/**
+ * Opens the stores the configuration names and starts the parts of this process's role. The
+ * embedded default (no URLs) runs everything in one process.
+ */
+export async function openRuntime(config: Config, hooks: { onProjectionError?: (err: unknown) => void } = {}): Promise<Runtime> {
+  const closers: Array<() => Promise<void> | void> = [];
+  const log = await openLog(config);
+  closers.push(() => log.close());
+  const store = await openStore(config);
+  closers.push(() => store.close());
+
+  // The embedded read store lives in memory, so every process that reads keeps its own
+  // projector; with a shared store only the projector role writes.
+  const projectHere = !config.mongoUrl || config.role === 'all' || config.role === 'projector';
+  const runner = projectHere ? new ProjectionRunner(log, store, projectors, { onError: hooks.onProjectionError }) : null;
+  if (runner) {
+    await runner.start();
+    closers.push(() => runner.stop());
+  } else {
+    for (const p of projectors) for (const c of p.collections) await store.defineCollection(c);
+  }
+
+  const settle = async (position: Position | null) => {
+    if (!position) return;
+    if (runner) return runner.waitFor(position);
+    const { waitForCheckpoint } = await import('../projections/checkpoint-wait.js');
+    return waitForCheckpoint(store, position);
+  };
+
+  const limiter =
+    config.rateLimitPerSecond > 0 || config.rateLimitPerMinute > 0
+      ? new MemoryRateLimiter({ perSecond: config.rateLimitPerSecond, perMinute: config.rateLimitPerMinute })
+      : null;
+
+  const services: Services = {
+    log,
+    store,
+    ids: new IdAllocator(log),
+    settle,
+    config,
+    limiter,
+    extras: {},
+    ready: async () => {
+      await log.head();
+      return runner ? runner.caughtUp() : true;
+    },
+  };
+  return {
+    services,
+    runner,
+    onClose: (fn) => closers.push(fn),
+    close: async () => {
+      for (const c of closers.reverse()) await c();
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import type { WriteContext } from './context.js';
+import { metadataOf } from './context.js';
+import { type EventLog, type Position, type RecordedEvent, WrongExpectedRevision, NO_STREAM } from './eventlog/port.js';
+
+export interface DomainEvent {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** A pure aggregate: fold its events into state (domain/<aggregate>/events.ts). */
+export interface Evolver<S> {
+  initial: () => S;
+  evolve: (state: S, event: DomainEvent) => S;
+}
+
+export interface Loaded<S> {
+  state: S;
+  /** Revision of the last event, or null when the stream does not exist. */
+  revision: bigint | null;
+  events: RecordedEvent[];
+}
+
+export interface Decided<S> {
+  state: S;
+  events: DomainEvent[];
+  /** Log position of the last appended event; null when the decision appended nothing. */
+  position: Position | null;
+  revision: bigint | null;
+}
+
+export interface HandleOptions<S> {
+  /**
+   * Called when the append lost a race. Return normally to retry on fresh state (the default);
+   * throw a domain error (task_busy, not_open) to answer it instead.
+   */
+  onConflict?: (fresh: Loaded<S>, conflict: WrongExpectedRevision, attempt: number) => void;
+  maxAttempts?: number;
+}
+
+export async function load<S>(log: EventLog, stream: string, evolver: Evolver<S>): Promise<Loaded<S>> {
+  const events = await log.readStream(stream);
+  let state = evolver.initial();
+  for (const e of events) state = evolver.evolve(state, e);
+  return { state, revision: events.length ? events[events.length - 1].revision : null, events };
+}
+
+/**
+ * Load, decide, append with the expected revision. Another writer's append between our load and
+ * our append is a conflict: by default the command is decided again on fresh state; onConflict
+ * may turn it into an answer instead.
+ */
+export async function handle<S>(
+  log: EventLog,
+  stream: string,
+  evolver: Evolver<S>,
+  ctx: WriteContext,
+  decide: (state: S, loaded: Loaded<S>) => DomainEvent[],
+  options: HandleOptions<S> = {},
+): Promise<Decided<S>> {
+  const maxAttempts = options.maxAttempts ?? 20;
+  for (let attempt = 1; ; attempt++) {
+    const loaded = await load(log, stream, evolver);
+    const events = decide(loaded.state, loaded);
+    if (events.length === 0) return { state: loaded.state, events, position: null, revision: loaded.revision };
+    try {
+      const meta = metadataOf(ctx);
+      const r = await log.append(
+        stream,
+        events.map((e) => ({ ...e, metadata: meta })),
+        loaded.revision === null ? NO_STREAM : loaded.revision,
+      );
+      const state = events.reduce(evolver.evolve, loaded.state);
+      return { state, events, position: r.position, revision: r.nextExpectedRevision };
+    } catch (err) {
+      if (!(err instanceof WrongExpectedRevision) || attempt >= maxAttempts) throw err;
+      if (options.onConflict) options.onConflict(await load(log, stream, evolver), err, attempt);
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import { CONSTITUENTS, activeByEmail } from '../projections/constituents.js';
+import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
+import { decideCreate, decideUpdate, validateCreate } from '../domain/constituent/decide.js';
+import { DomainError, missingField } from '../domain/shared/errors.js';
+import type { Values } from '../domain/shared/fields.js';
+import { emailKey } from '../domain/shared/values.js';
+import { handle } from './aggregate.js';
+import type { WriteContext } from './context.js';
+import { metadataOf } from './context.js';
+import type { CommandDeps } from './deps.js';
+import { NO_STREAM, WrongExpectedRevision } from './eventlog/port.js';
+
+export async function createConstituent(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<number> {
+  validateCreate(body); // before an id is taken: a failed create writes nothing
+  const id = await deps.ids.next('constituent');
+  const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, team: ctx.team, body }, s));
+  await deps.settle(r.position);
+  return id;
+}
+
+export async function updateConstituent(deps: CommandDeps, ctx: WriteContext, id: number, body: Values): Promise<void> {
+  const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideUpdate({ id, team: ctx.team, body }, s));
+  await deps.settle(r.position);
+}
+
+const claimStream = (team: number, email: string) =>
+  `constituent_email-${team}-${createHash('sha256').update(emailKey(email)).digest('hex').slice(0, 40)}`;
+
+/**
+ * Upsert by email (spec 4.1): exactly one active constituent with that Email1 is updated, none
+ * creates, several are ambiguous_match.
+ *
+ * Concurrent upserts of a new email create exactly one constituent: before creating, an upsert
+ * appends a claim to the email's claim stream with the revision it saw. Of two racing upserts
+ * one append loses; the loser starts over, waits until the winner's constituent is readable
+ * and updates it instead.
+ */
+export async function upsertConstituentByEmail(
+  deps: CommandDeps,
+  ctx: WriteContext,
+  body: Values,
+): Promise<{ id: number; created: boolean }> {
+  const fields = validateCreate(body);
+  const email = fields.Email1;
+  if (typeof email !== 'string') throw missingField('Email1', 'mode=upsert with matchOn=email needs Email1 in the body.');
+  const stream = claimStream(ctx.team, email);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const claims = await deps.log.readStream(stream);
+    const last = claims.at(-1);
+    if (last) await waitUntilReadable(deps, last.data.constituentId as number);
+    const matches = await deps.store.find<{ PkConstituent: number }>({
+      collection: CONSTITUENTS,
+      filter: activeByEmail(ctx.team, email),
+      page: { page: 1, pageSize: 2 },
+    });
+    if (matches.total > 1)
+      throw new DomainError('ambiguous_match', `${matches.total} active constituents have Email1 ${email}; update one by id instead.`);
+    if (matches.total === 1) {
+      const id = matches.items[0].PkConstituent;
+      await updateConstituent(deps, ctx, id, body);
+      return { id, created: false };
+    }
+    const id = await deps.ids.next('constituent');
+    try {
+      await deps.log.append(stream, [{ type: 'ConstituentEmailClaimed', data: { constituentId: id }, metadata: metadataOf(ctx) }], last ? last.revision : NO_STREAM);
+    } catch (err) {
+      if (err instanceof WrongExpectedRevision) continue;
+      throw err;
+    }
+    const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, team: ctx.team, body }, s));
+    await deps.settle(r.position);
+    return { id, created: true };
+  }
+  throw new DomainError('task_busy', 'Too many concurrent upserts of this email; retry.');
+}
+
+/** A claim is written just before its constituent: give the winner a moment to land it. */
+async function waitUntilReadable(deps: CommandDeps, id: number): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
+    if (await deps.store.get(CONSTITUENTS, id)) return;
+    await deps.settle(await deps.log.head());
+    if (await deps.store.get(CONSTITUENTS, id)) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  // The winner died between its claim and its create: the claim is stale, carry on without it.
+}

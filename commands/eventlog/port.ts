@@ -1,0 +1,101 @@
+/**
+ * The event log port. It is modelled on EventStoreDB so that its adapter maps one to one:
+ * stream revisions are bigints from 0, `$all` positions are {commit, prepare} pairs, and an
+ * append states what it expects of the stream (no stream yet, any, or an exact revision).
+ */
+
+export type Source = 'Public API' | 'Application';
+
+export interface EventMetadata {
+  team: number;
+  source: Source;
+  /** The API key's name for Public API writes; null for the application. */
+  keyName: string | null;
+  correlationId: string;
+  /** ISO date-time with Z, when the change was decided. */
+  at: string;
+}
+
+export interface NewEvent<T extends string = string, D = Record<string, unknown>> {
+  type: T;
+  data: D;
+  metadata: EventMetadata;
+}
+
+export interface Position {
+  commit: bigint;
+  prepare: bigint;
+}
+
+export interface RecordedEvent<T extends string = string, D = Record<string, unknown>> {
+  stream: string;
+  revision: bigint;
+  position: Position;
+  type: T;
+  data: D;
+  metadata: EventMetadata;
+}
+
+export const NO_STREAM = 'no_stream' as const;
+export const ANY = 'any' as const;
+export type ExpectedRevision = typeof NO_STREAM | typeof ANY | bigint;
+
+export interface AppendResult {
+  /** Revision of the last event written. */
+  nextExpectedRevision: bigint;
+  /** Log position of the last event written. */
+  position: Position;
+}
+
+/** The port's only conflict: the stream was not at the expected revision. */
+export class WrongExpectedRevision extends Error {
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+    /** The stream's revision when the append was refused; null when it does not exist. */
+    readonly actual: bigint | null,
+  ) {
+    super(`stream ${stream}: expected revision ${String(expected)}, actual ${actual === null ? 'none' : String(actual)}`);
+    this.name = 'WrongExpectedRevision';
+  }
+}
+
+export interface Subscription {
+  /** Stops delivery; resolves once the handler is no longer running. */
+  stop(): Promise<void>;
+}
+
+export interface SubscribeOptions {
+  /** Only events whose type passes are delivered (system and bookkeeping events are skipped). */
+  filter?: (type: string) => boolean;
+  /**
+   * Called with the position of filtered-out stretches so that a follower's checkpoint can move
+   * on while nothing it cares about is written (EventStoreDB's checkpoint reached).
+   */
+  onCheckpoint?: (position: Position) => Promise<void> | void;
+  /** Called when the subscription fails for good after its own retries. */
+  onError?: (error: unknown) => void;
+}
+
+export interface EventLog {
+  append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /** Every event of a stream, oldest first; a missing stream is empty. */
+  readStream(stream: string): Promise<RecordedEvent[]>;
+  /**
+   * Follows the whole log after `from` (exclusive; null = from the start): catches up, then
+   * stays live. The handler is awaited before the next event is delivered.
+   */
+  subscribe(from: Position | null, handler: (event: RecordedEvent) => Promise<void> | void, options?: SubscribeOptions): Subscription;
+  /** Position of the last event in the log, or null when it is empty. */
+  head(): Promise<Position | null>;
+  close(): Promise<void>;
+}
+
+export const comparePositions = (a: Position, b: Position): number =>
+  a.commit < b.commit ? -1 : a.commit > b.commit ? 1 : a.prepare < b.prepare ? -1 : a.prepare > b.prepare ? 1 : 0;
+
+export const positionToString = (p: Position) => `${p.commit}/${p.prepare}`;
+export function positionFromString(s: string): Position {
+  const [c, p] = s.split('/');
+  return { commit: BigInt(c), prepare: BigInt(p ?? c) };
+}

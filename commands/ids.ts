@@ -1,0 +1,55 @@
+import { type EventLog, NO_STREAM, WrongExpectedRevision } from './eventlog/port.js';
+
+/**
+ * Ids are positive integers, unique per resource type across the installation and never reused
+ * (decisions.md 3). Each process reserves blocks of ids by appending to the type's id stream
+ * with the expected revision, so processes sharing a log never hand out the same id, and one
+ * durable write serves a whole block.
+ */
+export class IdAllocator {
+  private readonly blocks = new Map<string, { next: number; end: number }>();
+  private readonly inflight = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly blockSize = 100,
+  ) {}
+
+  static stream(kind: string) {
+    return `ids-${kind}`;
+  }
+
+  async next(kind: string): Promise<number> {
+    for (;;) {
+      const b = this.blocks.get(kind);
+      if (b && b.next <= b.end) return b.next++;
+      let p = this.inflight.get(kind);
+      if (!p) {
+        p = this.reserve(kind).finally(() => this.inflight.delete(kind));
+        this.inflight.set(kind, p);
+      }
+      await p;
+    }
+  }
+
+  private async reserve(kind: string): Promise<void> {
+    const stream = IdAllocator.stream(kind);
+    for (;;) {
+      const events = await this.log.readStream(stream);
+      const last = events.at(-1);
+      const from = last ? (last.data.to as number) + 1 : 1;
+      const to = from + this.blockSize - 1;
+      try {
+        await this.log.append(
+          stream,
+          [{ type: 'IdBlockReserved', data: { kind, from, to }, metadata: { team: 0, source: 'Application', keyName: null, correlationId: 'ids', at: new Date().toISOString() } }],
+          last ? last.revision : NO_STREAM,
+        );
+        this.blocks.set(kind, { next: from, end: to });
+        return;
+      } catch (err) {
+        if (!(err instanceof WrongExpectedRevision)) throw err;
+      }
+    }
+  }
+}

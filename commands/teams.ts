@@ -1,0 +1,59 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { decideCreateTeam, decideIssueKey, decideRevokeKey } from '../domain/team/decide.js';
+import { teamEvolver, teamStream } from '../domain/team/events.js';
+import { API_KEYS, type ApiKeyDoc, TEAMS } from '../projections/teams.js';
+import { eq } from '../projections/store/port.js';
+import { handle } from './aggregate.js';
+import type { WriteContext } from './context.js';
+import type { CommandDeps } from './deps.js';
+
+export async function createTeam(deps: CommandDeps, ctx: Omit<WriteContext, 'team'>, name: unknown): Promise<number> {
+  const id = await deps.ids.next('team');
+  const r = await handle(deps.log, teamStream(id), teamEvolver, { ...ctx, team: id }, (s) => decideCreateTeam({ id, name }, s));
+  await deps.settle(r.position);
+  return id;
+}
+
+export async function teamExists(deps: CommandDeps, team: number): Promise<boolean> {
+  return (await deps.store.get(TEAMS, team)) !== null;
+}
+
+/**
+ * Keys look like `tko_<prefix>_<secret>`: the prefix (random, public) finds the key's record,
+ * the secret (32 random bytes) is checked against a SHA-256 hash in constant time. A key has
+ * 256 bits of entropy, so a fast hash is enough; only the hash is stored.
+ */
+const KEY_FORMAT = /^tko_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
+const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
+
+export async function issueApiKey(
+  deps: CommandDeps,
+  ctx: WriteContext,
+  input: { name: unknown; scope: unknown },
+): Promise<{ keyId: number; key: string }> {
+  const prefix = randomBytes(6).toString('hex');
+  const secret = randomBytes(32).toString('base64url');
+  const keyId = await deps.ids.next('api_key');
+  const r = await handle(deps.log, teamStream(ctx.team), teamEvolver, ctx, (s) =>
+    decideIssueKey({ keyId, name: input.name, scope: input.scope, prefix: `tko_${prefix}`, hash: hashSecret(secret) }, s),
+  );
+  await deps.settle(r.position);
+  return { keyId, key: `tko_${prefix}_${secret}` };
+}
+
+export async function revokeApiKey(deps: CommandDeps, ctx: WriteContext, keyId: number): Promise<void> {
+  const r = await handle(deps.log, teamStream(ctx.team), teamEvolver, ctx, (s) => decideRevokeKey({ keyId }, s));
+  await deps.settle(r.position);
+}
+
+/** The key's record when the presented key is genuine and not revoked; otherwise null. */
+export async function verifyApiKey(deps: Pick<CommandDeps, 'store'>, presented: string): Promise<ApiKeyDoc | null> {
+  const m = KEY_FORMAT.exec(presented);
+  if (!m) return null;
+  const found = await deps.store.find<ApiKeyDoc>({ collection: API_KEYS, filter: eq('prefix', `tko_${m[1]}`), page: { page: 1, pageSize: 1 } });
+  const key = found.items[0];
+  const expected = Buffer.from(key ? key._hash : '0'.repeat(64), 'hex');
+  const actual = Buffer.from(hashSecret(m[2]), 'hex');
+  const same = timingSafeEqual(expected, actual);
+  return key && same && !key.revokedAt ? key : null;
+}

@@ -1,0 +1,37 @@
+import type { DomainEvent } from '../../commands/aggregate.js';
+import { changedFields, normaliseFields, type Values } from '../shared/fields.js';
+import { assertWritable } from '../shared/record.js';
+import { CONSTITUENT, type ConstituentState } from './events.js';
+import { CONSTITUENT_DEFAULTS, CONSTITUENT_FIELDS, CONSTITUENT_READ_ONLY, completeConstituent } from './rules.js';
+
+export interface CreateConstituent {
+  id: number;
+  team: number;
+  body: Values;
+}
+
+export interface UpdateConstituent {
+  id: number;
+  team: number;
+  body: Values;
+}
+
+/** Validates a create without deciding it: a failed create must write nothing, not even an id. */
+export function validateCreate(body: Values): Values {
+  const sent = normaliseFields(CONSTITUENT_FIELDS, body, CONSTITUENT_READ_ONLY);
+  return completeConstituent({ ...CONSTITUENT_DEFAULTS, ...sent }, sent, true);
+}
+
+export function decideCreate(cmd: CreateConstituent, state: ConstituentState): DomainEvent[] {
+  if (state.exists) throw new Error(`constituent ${cmd.id} already exists`);
+  return [{ type: `${CONSTITUENT}Created`, data: { id: cmd.id, fields: validateCreate(cmd.body) } }];
+}
+
+/** Only sent fields change; a PATCH that changes nothing records nothing (decisions.md 3). */
+export function decideUpdate(cmd: UpdateConstituent, state: ConstituentState): DomainEvent[] {
+  const sent = normaliseFields(CONSTITUENT_FIELDS, cmd.body, CONSTITUENT_READ_ONLY);
+  assertWritable(state, cmd.team, 'constituent', cmd.id);
+  const next = completeConstituent({ ...state.fields, ...sent }, sent, false);
+  const changes = changedFields(state.fields, next);
+  return Object.keys(changes).length ? [{ type: `${CONSTITUENT}Updated`, data: { id: cmd.id, changes } }] : [];
+}

@@ -1,0 +1,37 @@
+/**
+ * Errors carry a stable code from spec section 7; the API maps codes to statuses in one place
+ * (api/errors.ts). Messages say exactly what to fix.
+ */
+export type ErrorCode =
+  | 'invalid_field'
+  | 'missing_field'
+  | 'unknown_field'
+  | 'invalid_json'
+  | 'unauthorized'
+  | 'insufficient_scope'
+  | 'record_protected'
+  | 'not_found'
+  | 'ambiguous_match'
+  | 'not_open'
+  | 'task_busy'
+  | 'payload_too_large'
+  | 'rate_limited';
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export const invalidField = (field: string, message: string) => new DomainError('invalid_field', message, field);
+export const missingField = (field: string, message = `${field} is required.`) => new DomainError('missing_field', message, field);
+export const unknownField = (field: string, message = `${field} is not a writable field of this resource; remove it.`) =>
+  new DomainError('unknown_field', message, field);
+export const notFound = (what: string, id: number | string) => new DomainError('not_found', `No ${what} with id ${id} in this account.`);
+export const recordProtected = (what: string, id: number) =>
+  new DomainError('record_protected', `${what} ${id} is locked or view-only; it can be read but not changed.`);

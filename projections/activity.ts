@@ -1,0 +1,66 @@
+import type { RecordedEvent } from '../commands/eventlog/port.js';
+import type { Projector } from './runner.js';
+import { and, eq, type Query } from './store/port.js';
+
+export const ACTIVITY = 'activity';
+
+/**
+ * Streams that hold records (category -> record type). Id blocks and claim guards are
+ * bookkeeping, not changes, and stay out of the activity log.
+ */
+const RECORD_CATEGORIES = new Set([
+  'team',
+  'constituent',
+  'volunteer',
+  'volunteer_task',
+  'volunteer_task_group',
+  'event',
+  'event_ticket',
+  'donation',
+  'recurring_gift',
+  'webhook_endpoint',
+  'lookup',
+]);
+
+const pascal = (snake: string) => snake.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
+const snake = (p: string) => p.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+
+/** `volunteer_task-5` + `VolunteerTaskAssigned` -> {recordType: volunteer_task, recordId: 5, action: assigned}. */
+export function describeChange(e: RecordedEvent): { recordType: string; recordId: number; action: string } | null {
+  const dash = e.stream.lastIndexOf('-');
+  if (dash < 0) return null;
+  const recordType = e.stream.slice(0, dash);
+  const recordId = Number(e.stream.slice(dash + 1));
+  if (!RECORD_CATEGORIES.has(recordType) || !Number.isInteger(recordId)) return null;
+  const prefix = pascal(recordType);
+  const action = snake(e.type.startsWith(prefix) ? e.type.slice(prefix.length) : e.type);
+  return { recordType, recordId, action };
+}
+
+/** The account's activity log: every change, labelled with its source and key name. */
+export const activityProjection: Projector = {
+  name: ACTIVITY,
+  collections: [{ name: ACTIVITY, idField: 'id', indexes: [['FkTeam']] }],
+  async apply(event, store) {
+    const change = describeChange(event);
+    if (!change || !event.metadata.team) return;
+    // Keyed by log position, so a replayed event rewrites the same entry.
+    await store.put(ACTIVITY, {
+      id: Number(event.position.prepare),
+      FkTeam: event.metadata.team,
+      at: event.metadata.at,
+      source: event.metadata.source,
+      keyName: event.metadata.keyName,
+      action: change.action,
+      recordType: change.recordType,
+      recordId: change.recordId,
+    });
+  },
+};
+
+export const activityQuery = (team: number, page: { page: number; pageSize: number }): Query => ({
+  collection: ACTIVITY,
+  filter: and(eq('FkTeam', team)),
+  sort: [{ field: 'id', dir: 'desc' }],
+  page,
+});

@@ -1,0 +1,34 @@
+import { CONSTITUENT } from '../domain/constituent/events.js';
+import { CONSTITUENT_FIELDS } from '../domain/constituent/rules.js';
+import { emailKey } from '../domain/shared/values.js';
+import { recordProjection } from './records.js';
+import { and, eq, type Filter, type Query, searchFilter } from './store/port.js';
+
+export const CONSTITUENTS = 'constituents';
+
+export const constituentsProjection = recordProjection({
+  prefix: CONSTITUENT,
+  category: 'constituent',
+  collection: { name: CONSTITUENTS, idField: 'PkConstituent', indexes: [['FkTeam'], ['FkTeam', '_email1']] },
+  fields: Object.keys(CONSTITUENT_FIELDS),
+  derive: (doc) => ({ _email1: typeof doc.Email1 === 'string' ? emailKey(doc.Email1) : null }),
+});
+
+/** Emails match case-insensitively everywhere (decisions.md 3). */
+export const byEmail = (team: number, email: string): Filter => and(eq('FkTeam', team), eq('_email1', emailKey(email)));
+
+export const activeByEmail = (team: number, email: string): Filter =>
+  and(eq('FkTeam', team), eq('_email1', emailKey(email)), eq('IsActiveConstituent', true));
+
+/** Search by name, email or id, as the in-app list does (spec 4.1). */
+export function constituentSearch(team: number, search: string | undefined, page: { page: number; pageSize: number }): Query {
+  return {
+    collection: CONSTITUENTS,
+    filter: and(
+      eq('FkTeam', team),
+      search ? searchFilter(search, ['ConstituentName', 'FirstName', 'LastName', 'Nickname', 'Email1', 'Email2'], 'PkConstituent') : undefined,
+    ),
+    sort: [{ field: 'PkConstituent', dir: 'asc' }],
+    page,
+  };
+}

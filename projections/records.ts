@@ -1,0 +1,68 @@
+import type { RecordedEvent } from '../commands/eventlog/port.js';
+import { formatDateTime } from '../domain/shared/values.js';
+import type { Projector } from './runner.js';
+import type { CollectionDef, Doc, ReadStore } from './store/port.js';
+
+export interface RecordProjectionOptions {
+  /** Event type prefix of the aggregate (Constituent, Event, ...). */
+  prefix: string;
+  /** Stream category (`constituent` for `constituent-12`). */
+  category: string;
+  collection: CollectionDef;
+  /** Every public field, so unset ones read as null, never absent (decisions.md 3). */
+  fields: readonly string[];
+  /** Derived and internal (`_`-prefixed) fields, recomputed on every change. */
+  derive?: (doc: Doc, store: ReadStore) => Promise<Doc> | Doc;
+  /** Events of the aggregate beyond created/updated/locked/deleted. */
+  extra?: (doc: Doc, event: RecordedEvent, store: ReadStore) => Promise<Doc | null> | Doc | null;
+}
+
+export const utcDateTime = (iso: string) => formatDateTime(new Date(iso));
+
+/**
+ * The read model of a record aggregate: one document per record, guarded by the stream
+ * revision it last applied (`_rev`), so replaying an event changes nothing.
+ */
+export function recordProjection(o: RecordProjectionOptions): Projector {
+  const idField = o.collection.idField;
+  const blank = Object.fromEntries(o.fields.map((f) => [f, null]));
+  const streamPrefix = `${o.category}-`;
+  return {
+    name: o.collection.name,
+    collections: [o.collection],
+    async apply(event, store) {
+      if (!event.stream.startsWith(streamPrefix) || !event.type.startsWith(o.prefix)) return;
+      const id = Number(event.stream.slice(streamPrefix.length));
+      if (!Number.isInteger(id)) return;
+      const current = await store.get<Doc>(o.collection.name, id);
+      const rev = Number(event.revision);
+      if (current && (current._rev as number) >= rev) return;
+      const at = utcDateTime(event.metadata.at);
+      let next: Doc | null;
+      switch (event.type.slice(o.prefix.length)) {
+        case 'Created':
+          next = { ...blank, ...(event.data.fields as Doc), [idField]: id, FkTeam: event.metadata.team, DateCreated: at, DateLastModified: at };
+          break;
+        case 'Updated':
+          if (!current) return;
+          next = { ...current, ...(event.data.changes as Doc), DateLastModified: at };
+          break;
+        case 'Locked':
+        case 'Unlocked':
+          if (!current) return;
+          next = { ...current, _locked: event.type.endsWith('Locked') && !event.type.endsWith('Unlocked') };
+          break;
+        case 'Deleted':
+          await store.remove(o.collection.name, id);
+          return;
+        default:
+          if (!current || !o.extra) return;
+          next = await o.extra(current, event, store);
+          if (!next) return;
+          next = { ...next, DateLastModified: at };
+      }
+      if (o.derive) next = { ...next, ...(await o.derive(next, store)) };
+      await store.put(o.collection.name, { ...next, _rev: rev });
+    },
+  };
+}

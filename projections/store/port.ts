@@ -1,0 +1,92 @@
+import type { Position } from '../../commands/eventlog/port.js';
+
+/**
+ * The read-store port. A query is described once, as data (filters, a search, a sort, a page,
+ * sums), and each adapter compiles it: to in-memory evaluation (memory.ts) and to MongoDB
+ * filters (mongo.ts).
+ */
+
+export type Scalar = string | number | boolean | null;
+
+export type Filter =
+  | { op: 'eq'; field: string; value: Scalar }
+  | { op: 'ne'; field: string; value: Scalar }
+  | { op: 'in'; field: string; values: Scalar[] }
+  | { op: 'gte' | 'lte'; field: string; value: string | number }
+  | { op: 'and'; filters: Filter[] }
+  | { op: 'or'; filters: Filter[] }
+  /** Case-insensitive literal substring over the fields (decisions.md 5). */
+  | { op: 'contains'; fields: string[]; text: string };
+
+export interface SortKey {
+  field: string;
+  dir: 'asc' | 'desc';
+  /** Where null values go; the default is last for both directions. */
+  nulls?: 'first' | 'last';
+}
+
+export interface Query {
+  collection: string;
+  filter?: Filter;
+  sort?: SortKey[];
+  page?: { page: number; pageSize: number };
+  /** Fields summed over the whole filtered set, not only the page. */
+  sums?: string[];
+}
+
+export type Doc = Record<string, unknown>;
+
+export interface Page<T = Doc> {
+  items: T[];
+  total: number;
+  sums: Record<string, number>;
+}
+
+export interface CollectionDef {
+  name: string;
+  /** The field holding the record's id (PkConstituent, ...). */
+  idField: string;
+  /** Fields looked up by equality; each gets an index (with the team field first where it has one). */
+  indexes?: string[][];
+}
+
+export interface ReadStore {
+  defineCollection(def: CollectionDef): Promise<void>;
+  get<T = Doc>(collection: string, id: number | string): Promise<T | null>;
+  find<T = Doc>(query: Query): Promise<Page<T>>;
+  /** Replaces (or inserts) the whole document. */
+  put(collection: string, doc: Doc): Promise<void>;
+  /** Sets fields on every document matching the filter. */
+  updateWhere(collection: string, filter: Filter, set: Doc): Promise<void>;
+  remove(collection: string, id: number | string): Promise<void>;
+  getCheckpoint(name: string): Promise<Position | null>;
+  setCheckpoint(name: string, position: Position): Promise<void>;
+  close(): Promise<void>;
+}
+
+// ---- small builders so call sites read as the rule they state ----
+export const eq = (field: string, value: Scalar): Filter => ({ op: 'eq', field, value });
+export const and = (...filters: Array<Filter | undefined | false>): Filter => ({
+  op: 'and',
+  filters: filters.filter((f): f is Filter => Boolean(f)),
+});
+export const or = (...filters: Filter[]): Filter => ({ op: 'or', filters });
+export const gte = (field: string, value: string | number): Filter => ({ op: 'gte', field, value });
+export const lte = (field: string, value: string | number): Filter => ({ op: 'lte', field, value });
+
+/**
+ * The `search` parameter: case-insensitive substring over the named fields, and an all-digit
+ * search also matches the record's id exactly (decisions.md 5).
+ */
+export function searchFilter(text: string, fields: string[], idField: string): Filter {
+  const contains: Filter = { op: 'contains', fields, text };
+  return /^\d+$/.test(text) && Number.isSafeInteger(Number(text)) ? or(contains, eq(idField, Number(text))) : contains;
+}
+
+/** Internal bookkeeping fields start with `_` and never leave the API. */
+export type PublicView<T> = { [K in keyof T as K extends `_${string}` ? never : K]: T[K] };
+export function publicView<T extends object>(doc: T): PublicView<T> {
+  const out: Doc = {};
+  for (const [k, v] of Object.entries(doc)) if (!k.startsWith('_')) out[k] = v;
+  return out as PublicView<T>;
+}

@@ -1,0 +1,49 @@
+import type { Projector } from './runner.js';
+
+export const TEAMS = 'teams';
+export const API_KEYS = 'apiKeys';
+
+export interface ApiKeyDoc {
+  id: number;
+  FkTeam: number;
+  name: string;
+  scope: 'read_write' | 'read_only';
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+  _hash: string;
+}
+
+/** Teams and their API keys, looked up by the key's prefix on every request. */
+export const teamsProjection: Projector = {
+  name: 'teams',
+  collections: [
+    { name: TEAMS, idField: 'id' },
+    { name: API_KEYS, idField: 'id', indexes: [['prefix'], ['FkTeam']] },
+  ],
+  async apply(event, store) {
+    const d = event.data;
+    switch (event.type) {
+      case 'TeamCreated':
+        await store.put(TEAMS, { id: d.id, name: d.name, createdAt: event.metadata.at });
+        return;
+      case 'ApiKeyIssued':
+        await store.put(API_KEYS, {
+          id: d.keyId,
+          FkTeam: event.metadata.team,
+          name: d.name,
+          scope: d.scope,
+          prefix: d.prefix,
+          createdAt: event.metadata.at,
+          revokedAt: null,
+          _hash: d.hash,
+        });
+        return;
+      case 'ApiKeyRevoked': {
+        const key = await store.get<ApiKeyDoc>(API_KEYS, d.keyId as number);
+        if (key && !key.revokedAt) await store.put(API_KEYS, { ...key, revokedAt: event.metadata.at });
+        return;
+      }
+    }
+  },
+};
