@@ -1,0 +1,88 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/** A free TCP port on 127.0.0.1 (asked of the OS, then released for the caller to bind). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls `check` until it returns true; fails with `what` after `timeoutMs`. */
+export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 10;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 200);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+export interface NatsServer {
+  /** nats://127.0.0.1:<port> */
+  url: string;
+  port: number;
+  /** http://127.0.0.1:<port> of the monitoring endpoint (/healthz, /jsz). */
+  monitorUrl: string;
+  storeDir: string;
+  process: ChildProcess;
+  /** Stops the server and removes its store directory. */
+  stop(): Promise<void>;
+}
+
+const NATS_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
+
+/**
+ * Starts a real nats-server with JetStream on free ports and a fresh store directory, and resolves
+ * once its /healthz says JetStream is ready. Output is kept for the error when it fails to start.
+ */
+export async function startNats(): Promise<NatsServer> {
+  const [port, monitor] = [await freePort(), await freePort()];
+  const storeDir = mkdtempSync(path.join(tmpdir(), 'turnout-nats-'));
+  const child = spawn(NATS_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitor), '-sd', storeDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d) => (output += d));
+  child.stderr?.on('data', (d) => (output += d));
+  let exited = false;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+  const monitorUrl = `http://127.0.0.1:${monitor}`;
+  const stop = async () => {
+    if (!exited) {
+      child.kill('SIGTERM');
+      await Promise.race([exit, new Promise((r) => setTimeout(r, 5_000))]);
+      if (!exited) child.kill('SIGKILL');
+      await exit;
+    }
+    rmSync(storeDir, { recursive: true, force: true });
+  };
+  try {
+    await waitUntil('nats-server to be ready', async () => {
+      if (exited) throw new Error(`nats-server exited: ${output}`);
+      const r = await fetch(`${monitorUrl}/healthz?js-enabled-only=true`);
+      return r.ok;
+    });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url: `nats://127.0.0.1:${port}`, port, monitorUrl, storeDir, process: child, stop };
+}
