@@ -19,3 +19,20 @@ describe('a first constituent', () => {
     expect(g.body.constituent.Email1).toBe('ada@example.org');
   });
 });
+
+describe('lookups', () => {
+  it('lists what the application added, per team, and the fixed time zones', async () => {
+    const a = await t.team();
+    const b = await t.team();
+    const s = await a.admin.post('/lookups/statuses', { name: 'Confirmed' });
+    expect(s.status, s.raw).toBe(201);
+    expect((await a.admin.post('/lookups/statuses', { name: 'confirmed' })).body.error.code).toBe('invalid_field');
+    expect((await a.admin.post('/lookups/nope', { name: 'x' })).status).toBe(400);
+    const la = await a.api.Integration.get('/lookups');
+    expect(la.body.statuses).toEqual([{ id: s.body.id, name: 'Confirmed' }]);
+    expect(la.body.districts).toEqual([]);
+    expect((await b.api.Integration.get('/lookups')).body.statuses).toEqual([]);
+    const tz = await a.api.Integration.get('/lookups/event-time-zones');
+    expect(tz.body.eventTimeZones.map((z: { name: string }) => z.name)).toContain('America/Chicago');
+  });
+});

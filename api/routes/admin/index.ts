@@ -5,6 +5,7 @@ import { adminTokenHook } from '../../auth.js';
 import type { Services } from '../../services.js';
 import { historyRoutes } from './history.js';
 import { lockRoutes } from './locks.js';
+import { adminLookupRoutes } from './lookups.js';
 import { teamRoutes } from './teams.js';
 
 /**
@@ -22,4 +23,5 @@ export const adminRoutes =
     await app.register(teamRoutes(services));
     await app.register(historyRoutes(services));
     await app.register(lockRoutes(services));
+    await app.register(adminLookupRoutes(services));
   };

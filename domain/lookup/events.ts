@@ -1,0 +1,42 @@
+import type { DomainEvent, Evolver } from '../../commands/aggregate.js';
+import { invalidField, missingField } from '../shared/errors.js';
+
+/**
+ * A team's own lists whose ids are used in Fk fields (spec 4.5). One stream per team,
+ * `lookup-<team>`, with `LookupAdded {list, id, name}`.
+ */
+export const LOOKUP_LISTS = ['categories', 'outcomes', 'statuses', 'eventTypes', 'seasons', 'districts', 'precincts'] as const;
+export type LookupList = (typeof LOOKUP_LISTS)[number];
+
+export const isLookupList = (s: string): s is LookupList => (LOOKUP_LISTS as readonly string[]).includes(s);
+export const lookupStream = (team: number) => `lookup-${team}`;
+
+export interface LookupState {
+  names: Map<LookupList, Set<string>>;
+}
+
+export const lookupEvolver: Evolver<LookupState> = {
+  initial: () => ({ names: new Map() }),
+  evolve(state, e) {
+    if (e.type !== 'LookupAdded') return state;
+    const list = e.data.list as LookupList;
+    const names = new Map(state.names);
+    names.set(list, new Set([...(names.get(list) ?? []), (e.data.name as string).toLowerCase()]));
+    return { names };
+  },
+};
+
+/** A name appears once per list (case-insensitive), so integrators can tell entries apart. */
+export function validateLookupName(raw: unknown): string {
+  if (raw === undefined) throw missingField('name');
+  if (typeof raw !== 'string' || raw.trim() === '') throw invalidField('name', 'name must be a non-empty string.');
+  const name = raw.trim();
+  if (name.length > 150) throw invalidField('name', 'name must be at most 150 characters.');
+  return name;
+}
+
+export function decideAddLookup(cmd: { list: LookupList; id: number; name: unknown }, state: LookupState): DomainEvent[] {
+  const name = validateLookupName(cmd.name);
+  if (state.names.get(cmd.list)?.has(name.toLowerCase())) throw invalidField('name', `${cmd.list} already has an entry named "${name}".`);
+  return [{ type: 'LookupAdded', data: { list: cmd.list, id: cmd.id, name } }];
+}

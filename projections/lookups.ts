@@ -1,0 +1,35 @@
+import { invalidField } from '../domain/shared/errors.js';
+import type { LookupList } from '../domain/lookup/events.js';
+import type { Projector } from './runner.js';
+import type { ReadStore } from './store/port.js';
+
+export const LOOKUPS = 'lookups';
+
+export interface LookupDoc {
+  id: number;
+  FkTeam: number;
+  list: LookupList;
+  name: string;
+}
+
+export const lookupsProjection: Projector = {
+  name: LOOKUPS,
+  collections: [{ name: LOOKUPS, idField: 'id', indexes: [['FkTeam', 'list']] }],
+  async apply(event, store) {
+    if (event.type !== 'LookupAdded') return;
+    const d = event.data;
+    await store.put(LOOKUPS, { id: d.id, FkTeam: event.metadata.team, list: d.list, name: d.name });
+  },
+};
+
+export async function lookupName(store: ReadStore, team: number, list: LookupList, id: number): Promise<string | null> {
+  const doc = await store.get<LookupDoc>(LOOKUPS, id);
+  return doc && doc.FkTeam === team && doc.list === list ? doc.name : null;
+}
+
+/** An Fk field must name an entry of the team's own list: otherwise invalid_field naming it (decisions.md 3). */
+export async function assertLookup(store: ReadStore, team: number, list: LookupList, id: unknown, field: string): Promise<void> {
+  if (id === null || id === undefined) return;
+  if ((await lookupName(store, team, list, id as number)) === null)
+    throw invalidField(field, `${field} ${id} is not in this account's ${list}; see GET /lookups.`);
+}
