@@ -1,0 +1,333 @@
+import {
+  ANY as ESDB_ANY,
+  type AllStreamResolvedEvent,
+  type AllStreamSubscription,
+  type AppendExpectedRevision,
+  BACKWARDS,
+  END,
+  ErrorType,
+  EventStoreDBClient,
+  excludeSystemEvents,
+  isCommandError,
+  jsonEvent,
+  NO_STREAM as ESDB_NO_STREAM,
+  type ResolvedEvent,
+  START,
+  type WrongExpectedVersionError,
+} from '@eventstore/db-client';
+import {
+  ANY,
+  type AppendResult,
+  comparePositions,
+  type EventLog,
+  type EventMetadata,
+  type ExpectedRevision,
+  type NewEvent,
+  NO_STREAM,
+  type Position,
+  type RecordedEvent,
+  type SubscribeOptions,
+  type Subscription,
+  WrongExpectedRevision,
+} from './port.js';
+
+export interface EsdbEventLogOptions {
+  /** First and longest wait between resubscriptions after a dropped connection (doubling, with jitter). */
+  retryInitialMs?: number;
+  retryMaxMs?: number;
+  /** A follower that cannot resubscribe for this long reports through onError and gives up. */
+  giveUpAfterMs?: number;
+  /** While catching up through events the filter skips, report a checkpoint at least this often. */
+  checkpointEvery?: number;
+}
+
+type Settings = Required<EsdbEventLogOptions>;
+type Handler = (event: RecordedEvent) => Promise<void> | void;
+
+const DEFAULTS: Settings = { retryInitialMs: 100, retryMaxMs: 5_000, giveUpAfterMs: 5 * 60_000, checkpointEvery: 256 };
+/** The server's "no position" (-1 as an unsigned 64-bit integer). */
+const NO_POSITION = 2n ** 64n - 1n;
+
+/**
+ * The production event log on EventStoreDB. The port was modelled on it, so this adapter only
+ * translates: expected revisions, WrongExpectedVersion, $all positions and catch-up subscriptions.
+ */
+export class EsdbEventLog implements EventLog {
+  private readonly settings: Settings;
+  private readonly followers = new Set<Follower>();
+  private closed = false;
+
+  constructor(
+    private readonly client: EventStoreDBClient,
+    options: EsdbEventLogOptions = {},
+  ) {
+    this.settings = { ...DEFAULTS, ...options };
+  }
+
+  /** From `esdb://host:2113?tls=false` (TURNOUT_EVENTSTORE_URL). */
+  static connect(connectionString: string, options?: EsdbEventLogOptions): EsdbEventLog {
+    return new EsdbEventLog(EventStoreDBClient.connectionString(connectionString), options);
+  }
+
+  async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (this.closed) throw new Error('event log is closed');
+    if (events.length === 0) throw new Error('append needs at least one event');
+    const proposed = events.map((e) => {
+      // The client serialises inside a promise executor, where a throw (a bigint, a cycle) leaves the
+      // append pending forever: serialise once here so such an append fails, and fails alone.
+      JSON.stringify(e.data);
+      JSON.stringify(e.metadata);
+      return jsonEvent({ type: e.type, data: e.data, metadata: { ...e.metadata } });
+    });
+    let result;
+    try {
+      result = await this.client.appendToStream(stream, proposed, { expectedRevision: toEsdbExpected(expected) });
+    } catch (err) {
+      if (isErrorOfType(err, ErrorType.WRONG_EXPECTED_VERSION)) {
+        const actual = (err as WrongExpectedVersionError).actualVersion;
+        throw new WrongExpectedRevision(stream, expected, typeof actual === 'bigint' ? actual : null);
+      }
+      throw err;
+    }
+    const position = knownPosition(result.position) ?? (await this.lastPosition(stream));
+    return { nextExpectedRevision: result.nextExpectedRevision, position };
+  }
+
+  async readStream(stream: string): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    try {
+      for await (const resolved of this.client.readStream(stream)) {
+        const e = toRecorded(resolved);
+        if (e) out.push(e);
+      }
+    } catch (err) {
+      if (isErrorOfType(err, ErrorType.STREAM_NOT_FOUND)) return [];
+      throw err;
+    }
+    return out;
+  }
+
+  async head(): Promise<Position | null> {
+    // The newest event a follower would see: system events ($-typed) are never delivered.
+    const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END });
+    try {
+      for await (const resolved of read) {
+        const e = resolved.event;
+        if (e && !e.type.startsWith('$')) return knownPosition(e.position);
+      }
+      return null;
+    } finally {
+      // Stop the server walking the rest of $all backwards.
+      await read.cancel().catch(() => undefined);
+    }
+  }
+
+  subscribe(from: Position | null, handler: Handler, options: SubscribeOptions = {}): Subscription {
+    if (this.closed) throw new Error('event log is closed');
+    const follower = new Follower(this.client, from, handler, options, this.settings);
+    this.followers.add(follower);
+    void follower.done.finally(() => this.followers.delete(follower));
+    return follower;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.followers].map((f) => f.stop()));
+    await this.client.dispose();
+  }
+
+  /** The position of a stream's last event, for the rare append the server answers without one. */
+  private async lastPosition(stream: string): Promise<Position> {
+    for await (const resolved of this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END, maxCount: 1 })) {
+      const p = knownPosition(resolved.event?.position);
+      if (p) return p;
+    }
+    throw new Error(`EventStoreDB gave no log position for the append to ${stream}`);
+  }
+}
+
+/** A server checkpoint, carried through the subscription's own buffer (see Follower.open). */
+class CheckpointMarker {
+  constructor(readonly position: Position) {}
+}
+
+/** The handler or onCheckpoint failed: the subscription fails for good, as the SQLite one does. */
+class ConsumerFailure extends Error {
+  constructor(readonly failure: unknown) {
+    super('subscription handler failed');
+  }
+}
+
+/**
+ * One catch-up subscription to $all, resubscribed after a drop from the last position it went
+ * through (positions are exclusive, so nothing is delivered twice and nothing is skipped).
+ */
+class Follower implements Subscription {
+  readonly done: Promise<void>;
+  private stopping = false;
+  private current: AllStreamSubscription | null = null;
+  /** Where a resubscription starts: the last event delivered or skipped, or the last checkpoint. */
+  private resume: Position | null;
+  /** The furthest position the follower has been told about, by an event or a checkpoint. */
+  private reported: Position | null;
+  private skipped = 0;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    private readonly client: EventStoreDBClient,
+    from: Position | null,
+    private readonly handler: Handler,
+    private readonly options: SubscribeOptions,
+    private readonly settings: Settings,
+  ) {
+    this.resume = from;
+    this.reported = from;
+    this.done = this.run();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.stopping) {
+      this.stopping = true;
+      this.wake?.();
+      const sub = this.current;
+      if (sub) {
+        await sub.unsubscribe().catch(() => undefined);
+        // A cancelled call does not end the stream it was piped into; end it so the loop sees it.
+        sub.destroy();
+      }
+    }
+    await this.done;
+  }
+
+  private async run(): Promise<void> {
+    let delay = this.settings.retryInitialMs;
+    let failingSince: number | null = null;
+    while (!this.stopping) {
+      const sub = this.open();
+      let dropped: unknown = new Error('EventStoreDB ended the subscription');
+      try {
+        for await (const item of sub as AsyncIterable<AllStreamResolvedEvent | CheckpointMarker>) {
+          failingSince = null;
+          delay = this.settings.retryInitialMs;
+          try {
+            await this.consume(item, sub);
+          } catch (err) {
+            throw err instanceof ConsumerFailure ? err : new ConsumerFailure(err);
+          }
+          if (this.stopping) break;
+        }
+      } catch (err) {
+        dropped = err;
+      } finally {
+        this.current = null;
+        void sub.unsubscribe().catch(() => undefined);
+        sub.destroy();
+      }
+      if (this.stopping) return;
+      if (dropped instanceof ConsumerFailure) return this.options.onError?.(dropped.failure);
+      failingSince ??= Date.now();
+      if (isPermanent(dropped) || Date.now() - failingSince > this.settings.giveUpAfterMs) return this.options.onError?.(dropped);
+      await this.pause(delay);
+      delay = Math.min(delay * 2, this.settings.retryMaxMs);
+    }
+  }
+
+  private open(): AllStreamSubscription {
+    const sub = this.client.subscribeToAll({
+      fromPosition: this.resume ?? START,
+      filter: excludeSystemEvents({
+        // The client calls this as soon as the checkpoint arrives, while events read before it may
+        // still wait in the buffer for the handler. Pushed through that same buffer, the checkpoint
+        // stays behind them: it never claims an event that was not applied yet.
+        checkpointReached: (s, position) => {
+          try {
+            s.push(new CheckpointMarker(position));
+          } catch {
+            // The stream is already closing; the next subscription will report it again.
+          }
+        },
+      }),
+    });
+    // Errors reach the loop through the iterator; this keeps a late one from crashing the process.
+    sub.on('error', () => undefined);
+    this.current = sub;
+    return sub;
+  }
+
+  private async consume(item: AllStreamResolvedEvent | CheckpointMarker, sub: AllStreamSubscription): Promise<void> {
+    if (item instanceof CheckpointMarker) return this.checkpoint(item.position);
+    const position = knownPosition(item.event?.position);
+    if (!position) return;
+    const event = toRecorded(item);
+    if (event && (!this.options.filter || this.options.filter(event.type))) {
+      await this.handler(event);
+      this.resume = position;
+      this.reported = position;
+      this.skipped = 0;
+      return;
+    }
+    this.resume = position;
+    // A stretch the follower does not want: report where it ends (nothing more is buffered), or
+    // every so often while catching up, so a checkpoint moves on while nothing relevant is written.
+    this.skipped++;
+    if (sub.readableLength === 0 || this.skipped >= this.settings.checkpointEvery) await this.checkpoint(position);
+  }
+
+  private async checkpoint(position: Position): Promise<void> {
+    this.skipped = 0;
+    // Server checkpoints can lag behind events already delivered: only ever move forward.
+    if (this.reported && comparePositions(position, this.reported) <= 0) return;
+    this.reported = position;
+    if (!this.resume || comparePositions(position, this.resume) > 0) this.resume = position;
+    await this.options.onCheckpoint?.(position);
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms * (0.5 + Math.random() / 2));
+      this.wake = done;
+    });
+  }
+}
+
+function toEsdbExpected(expected: ExpectedRevision): AppendExpectedRevision {
+  if (expected === NO_STREAM) return ESDB_NO_STREAM;
+  if (expected === ANY) return ESDB_ANY;
+  return expected;
+}
+
+function knownPosition(p: { commit: bigint; prepare: bigint } | undefined): Position | null {
+  if (!p || p.commit === NO_POSITION || p.commit < 0n) return null;
+  return { commit: p.commit, prepare: p.prepare };
+}
+
+/** Only this service's events: JSON and not system ($-typed) events. */
+function toRecorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | null {
+  const e = resolved.event;
+  if (!e || !e.isJson || e.type.startsWith('$')) return null;
+  const position = knownPosition(e.position);
+  if (!position) throw new Error(`EventStoreDB sent ${e.streamId}@${e.revision} without a log position`);
+  return {
+    stream: e.streamId,
+    revision: e.revision,
+    position,
+    type: e.type,
+    data: e.data as Record<string, unknown>,
+    metadata: e.metadata as unknown as EventMetadata,
+  };
+}
+
+function isErrorOfType(err: unknown, type: ErrorType): boolean {
+  return err instanceof Error && isCommandError(err) && err.type === type;
+}
+
+/** Errors a resubscription cannot cure. */
+function isPermanent(err: unknown): boolean {
+  return [ErrorType.ACCESS_DENIED, ErrorType.INVALID_ARGUMENT, ErrorType.UNSUPPORTED].some((t) => isErrorOfType(err, t));
+}
