@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { type KV, Kvm } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Lease } from './lease.js';
+
+/**
+ * A lease in a NATS KV bucket whose TTL is the lease's: the server drops an entry nobody renewed,
+ * by its own clock, so process clocks never decide who holds it. Taking a free lease is `create`
+ * (fails if an entry exists); renewing is `update` at the revision this holder last wrote (fails
+ * if anyone else wrote since).
+ */
+export class NatsLease implements Lease {
+  private revision = 0;
+  readonly holder = randomUUID();
+
+  private constructor(
+    private readonly kv: KV,
+    private readonly key: string,
+    readonly ttlMs: number,
+  ) {}
+
+  static async open(nc: NatsConnection, name: string, ttlMs = 15_000, bucket = 'turnout_leases'): Promise<NatsLease> {
+    const kv = await new Kvm(nc).create(`${bucket}_${Math.round(ttlMs / 1000)}s`, { history: 1, ttl: ttlMs, description: 'Turnout leases' });
+    return new NatsLease(kv, name, ttlMs);
+  }
+
+  async acquire(): Promise<boolean> {
+    const value = JSON.stringify({ holder: this.holder, at: new Date().toISOString() });
+    try {
+      this.revision = this.revision ? await this.kv.update(this.key, value, this.revision) : await this.kv.create(this.key, value);
+      return true;
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      // Someone else holds it, or took it after ours lapsed.
+      this.revision = 0;
+      return false;
+    }
+  }
+
+  async release(): Promise<void> {
+    if (!this.revision) return;
+    const rev = this.revision;
+    this.revision = 0;
+    await this.kv.delete(this.key, { previousSeq: rev }).catch((err) => {
+      if (!isConflict(err)) throw err;
+    });
+  }
+}
+
+function isConflict(err: unknown): boolean {
+  if (err instanceof JetStreamApiError)
+    return err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown;
+  return err instanceof Error && /wrong last sequence|key exists/i.test(err.message);
+}

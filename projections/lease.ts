@@ -1,0 +1,102 @@
+/**
+ * One projector instance writes a shared read store at a time. Two writers would not corrupt it
+ * (projectors are idempotent and guard on stream revision), but they would double the load and
+ * race on the checkpoint, so projector processes elect a holder through a lease with an expiry
+ * kept by the lease store's own clock; the others stand by and take over when it lapses.
+ *
+ * Embedded read models live in each process's memory, so every process projects its own and
+ * needs no lease.
+ */
+export interface Lease {
+  /** How long a taken or renewed lease lasts without renewal. */
+  readonly ttlMs: number;
+  /** Takes the lease if it is free or lapsed, renews it if this holder has it; true while held. */
+  acquire(): Promise<boolean>;
+  /** Gives the lease up at once, if this holder has it. */
+  release(): Promise<void>;
+}
+
+/** What the keeper starts while it holds the lease and stops when it loses it. */
+export interface LeasedWork {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface LeaseKeeperOptions {
+  onChange?: (held: boolean) => void;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Renews the lease every third of its TTL and runs the work only while it holds it. A renewal
+ * that fails, or takes longer than a third of the TTL, stops the work at once: the holder gives
+ * up at most two thirds into the TTL, before any standby can take over.
+ */
+export class LeaseKeeper {
+  private timer: NodeJS.Timeout | null = null;
+  private running = false;
+  private stopped = false;
+  private ticking: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly lease: Lease,
+    private readonly work: LeasedWork,
+    private readonly options: LeaseKeeperOptions = {},
+  ) {}
+
+  get held(): boolean {
+    return this.running;
+  }
+
+  /** Resolves after the first attempt, holding or standing by. */
+  async start(): Promise<void> {
+    await this.tick();
+  }
+
+  private tick(): Promise<void> {
+    this.ticking = this.ticking.then(async () => {
+      if (this.stopped) return;
+      const held = await this.renew();
+      if (this.stopped) return;
+      try {
+        if (held && !this.running) {
+          this.running = true;
+          await this.work.start();
+          this.options.onChange?.(true);
+        } else if (!held && this.running) {
+          this.running = false;
+          await this.work.stop();
+          this.options.onChange?.(false);
+        }
+      } catch (err) {
+        this.options.onError?.(err);
+      }
+      if (!this.stopped) this.timer = setTimeout(() => void this.tick(), this.lease.ttlMs / 3);
+    });
+    return this.ticking;
+  }
+
+  private async renew(): Promise<boolean> {
+    let timeout: NodeJS.Timeout | undefined;
+    try {
+      const late = new Promise<boolean>((resolve) => (timeout = setTimeout(() => resolve(false), this.lease.ttlMs / 3)));
+      return await Promise.race([this.lease.acquire(), late]);
+    } catch (err) {
+      this.options.onError?.(err);
+      return false;
+    } finally {
+      clearTimeout(timeout);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.ticking;
+    if (this.running) {
+      this.running = false;
+      await this.work.stop();
+    }
+    await this.lease.release().catch((err) => this.options.onError?.(err));
+  }
+}
