@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { stateCode } from '../../domain/shared/states.js';
+import { parseDate, parseDateTime, parseEmail, parsePhone, parseTime } from '../../domain/shared/values.js';
+
+describe('value rules (decisions.md 3)', () => {
+  it('accepts only calendar dates', () => {
+    expect(parseDate('2024-02-29')).toBe('2024-02-29');
+    expect(parseDate('2026-02-29')).toBeNull();
+    expect(parseDate('2026-02-30')).toBeNull();
+    expect(parseDate('2026-13-01')).toBeNull();
+    expect(parseDate('2026-1-01')).toBeNull();
+  });
+
+  it('reads date-times without an offset as UTC and converts offsets', () => {
+    expect(parseDateTime('2026-05-01T18:30:00')).toBe('2026-05-01T18:30:00');
+    expect(parseDateTime('2026-05-01T18:30')).toBe('2026-05-01T18:30:00');
+    expect(parseDateTime('2026-05-01T18:30:00Z')).toBe('2026-05-01T18:30:00');
+    expect(parseDateTime('2026-05-01T18:30:00-05:00')).toBe('2026-05-01T23:30:00');
+    expect(parseDateTime('2026-05-01T23:30:00+02:00')).toBe('2026-05-01T21:30:00');
+    expect(parseDateTime('2026-02-30T10:00:00')).toBeNull();
+    expect(parseDateTime('2026-05-01T24:00:00')).toBeNull();
+    expect(parseDateTime('tomorrow')).toBeNull();
+  });
+
+  it('stores times as 24-hour HH:MM', () => {
+    expect(parseTime('18:00')).toBe('18:00');
+    expect(parseTime('6:00 PM')).toBe('18:00');
+    expect(parseTime('6 PM')).toBe('18:00');
+    expect(parseTime('12:30 am')).toBe('00:30');
+    expect(parseTime('12 PM')).toBe('12:00');
+    expect(parseTime('9:05')).toBe('09:05');
+    expect(parseTime('25:00')).toBeNull();
+    expect(parseTime('13 PM')).toBeNull();
+  });
+
+  it('keeps phone digits, drops a leading 1 on 11 digits, and refuses the rest', () => {
+    expect(parsePhone('(555) 867-5309')).toBe('5558675309');
+    expect(parsePhone('1-555-867-5309')).toBe('5558675309');
+    expect(parsePhone('2-555-867-5309')).toBeNull();
+    expect(parsePhone('867-5309')).toBeNull();
+    expect(parsePhone('555-867-5309 x12')).toBeNull();
+  });
+
+  it('maps state names and codes in any case, DC and territories included', () => {
+    expect(stateCode('oh')).toBe('OH');
+    expect(stateCode('New  Mexico')).toBe('NM');
+    expect(stateCode('district of columbia')).toBe('DC');
+    expect(stateCode('Puerto Rico')).toBe('PR');
+    expect(stateCode('Ontario')).toBeNull();
+  });
+
+  it('validates email addresses', () => {
+    expect(parseEmail('Ada@Example.org')).toBe('Ada@Example.org');
+    for (const bad of ['nope', 'a@b', 'a b@c.org', 'a@@c.org', '.a@c.org', 'a..b@c.org', 'a@-c.org']) expect(parseEmail(bad), bad).toBeNull();
+  });
+});
