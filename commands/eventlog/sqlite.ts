@@ -15,7 +15,8 @@ import {
 
 interface Pending {
   stream: string;
-  events: NewEvent[];
+  /** Serialised when the append is accepted, so one that cannot be fails alone, not its batch. */
+  events: Array<{ type: string; data: string; metadata: string }>;
   expected: ExpectedRevision;
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
@@ -98,8 +99,14 @@ export class SqliteEventLog implements EventLog {
   append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new Error('event log is closed'));
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
+    let rows: Pending['events'];
+    try {
+      rows = events.map((e) => ({ type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata) }));
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return new Promise((resolve, reject) => {
-      this.pending.push({ stream, events, expected, resolve, reject });
+      this.pending.push({ stream, events: rows, expected, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -142,7 +149,7 @@ export class SqliteEventLog implements EventLog {
     let position = 0n;
     for (const e of p.events) {
       revision += 1n;
-      const r = this.stmt.insert.run(p.stream, revision, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata));
+      const r = this.stmt.insert.run(p.stream, revision, e.type, e.data, e.metadata);
       position = BigInt(r.lastInsertRowid);
     }
     return { ok: { nextExpectedRevision: revision, position: { commit: position, prepare: position } } };
