@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../api/app.js';
+import { testConfig } from '../../api/config.js';
+import { openRuntime } from '../../api/wiring.js';
+import { client, startTestApp } from '../support/app.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+describe('restarting on the same data directory', () => {
+  it('rebuilds the read models from the log, keeps keys working and never reuses ids', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'turnout-restart-'));
+    dirs.push(dir);
+    const first = await startTestApp({ dataDir: dir });
+    const team = await first.team();
+    const made = (await team.api.Integration.post('/constituents', { FirstName: 'Mae', LastName: 'Jemison', Email1: 'mae@example.org' })).body.constituent;
+    await team.api.Integration.patch(`/constituents/${made.PkConstituent}`, { Nickname: 'Doc' });
+    await first.close();
+
+    const second = await startTestApp({ dataDir: dir });
+    const api = client(second.app, '/api/v1', team.keys.Integration.key);
+    const read = await api.get(`/constituents/${made.PkConstituent}`);
+    expect(read.status).toBe(200);
+    expect(read.body.constituent).toMatchObject({ ConstituentName: 'Mae Jemison', Nickname: 'Doc' });
+    expect((await api.get('/constituents?email=MAE@example.org')).body.total).toBe(1);
+    const next = (await api.post('/constituents', { LastName: 'Next' })).body.constituent;
+    expect(next.PkConstituent).toBeGreaterThan(made.PkConstituent);
+    expect((await second.admin.get(`/teams/${team.id}/activity`)).body.total).toBeGreaterThanOrEqual(3);
+    await second.close();
+  });
+});
+
+describe('logs', () => {
+  it('never carry an API key or the admin token', async () => {
+    let out = '';
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        out += chunk;
+        cb();
+      },
+    });
+    const config = testConfig();
+    const runtime = await openRuntime(config);
+    const app = await buildApp(runtime.services, { logger: { level: 'trace', stream: sink } });
+    const admin = client(app, '/admin/v1', config.adminToken);
+    const t = await admin.post('/teams', { name: 'Logged' });
+    const k = await admin.post(`/teams/${t.body.team.id}/api-keys`, { name: 'K', scope: 'read_write' });
+    const api = client(app, '/api/v1', k.body.key);
+    await api.post('/constituents', { LastName: 'X' });
+    await api.get('/constituents?search=X');
+    await client(app, '/api/v1', k.body.key + 'x').get('/constituents');
+    await app.close();
+    await runtime.close();
+    expect(out.length).toBeGreaterThan(100);
+    expect(out).not.toContain(k.body.key.split('_')[2]);
+    expect(out).not.toContain(config.adminToken!);
+  });
+});
