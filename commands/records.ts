@@ -1,4 +1,6 @@
 import { constituentEvolver } from '../domain/constituent/events.js';
+import { eventTicketEvolver } from '../domain/event-ticket/events.js';
+import { eventEvolver } from '../domain/event/events.js';
 import { type RecordState, decideDelete, decideLock } from '../domain/shared/record.js';
 import type { Evolver } from './aggregate.js';
 import { handle } from './aggregate.js';
@@ -35,6 +37,9 @@ export const recordKind = (path: string) => kinds.get(path);
 export const recordKinds = () => [...kinds.values()];
 
 registerRecordKind({ path: 'constituents', category: 'constituent', prefix: 'Constituent', what: 'constituent', evolver: constituentEvolver, lockable: true, deletable: true });
+registerRecordKind({ path: 'events', category: 'event', prefix: 'Event', what: 'event', evolver: eventEvolver, lockable: true, deletable: true });
+// Ticket sales are recorded, never edited through /admin/v1; registered for their history only.
+registerRecordKind({ path: 'event-tickets', category: 'event_ticket', prefix: 'EventTicket', what: 'event ticket sale', evolver: eventTicketEvolver, lockable: false, deletable: false });
 
 export async function lockRecord(deps: CommandDeps, ctx: WriteContext, kind: RecordKind, id: number, lock: boolean): Promise<void> {
   const r = await handle(deps.log, `${kind.category}-${id}`, kind.evolver, ctx, (s) => decideLock(kind.prefix, s, ctx.team, kind.what, id, lock));

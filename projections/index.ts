@@ -1,8 +1,10 @@
 import { activityProjection } from './activity.js';
+import { eventTicketsProjection } from './event-tickets.js';
+import { eventsProjection } from './events.js';
 import { constituentsProjection } from './constituents.js';
 import { lookupsProjection } from './lookups.js';
 import type { Projector } from './runner.js';
 import { teamsProjection } from './teams.js';
 
 /** Every read model, in the order they are applied to each event. */
-export const projectors: Projector[] = [teamsProjection, constituentsProjection, lookupsProjection, activityProjection];
+export const projectors: Projector[] = [teamsProjection, constituentsProjection, lookupsProjection, eventsProjection, eventTicketsProjection, activityProjection];

@@ -2,6 +2,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { apiKeyHook } from '../auth.js';
 import type { Services } from '../services.js';
 import { constituentRoutes } from './constituents.js';
+import { eventTicketRoutes } from './event-tickets.js';
+import { eventRoutes } from './events.js';
 import { lookupRoutes } from './lookups.js';
 
 /** Everything under /api/v1: one key check, one rate limit, one scope rule for every resource. */
@@ -11,4 +13,6 @@ export const publicRoutes =
     app.addHook('onRequest', apiKeyHook(services, services.limiter));
     await app.register(constituentRoutes(services));
     await app.register(lookupRoutes(services));
+    await app.register(eventRoutes(services));
+    await app.register(eventTicketRoutes(services));
   };

@@ -3,6 +3,8 @@ import { teamExists } from '../../../commands/teams.js';
 import { notFound } from '../../../domain/shared/errors.js';
 import { adminTokenHook } from '../../auth.js';
 import type { Services } from '../../services.js';
+import { adminEventTicketRoutes } from './event-tickets.js';
+import { adminEventRoutes } from './events.js';
 import { historyRoutes } from './history.js';
 import { lockRoutes } from './locks.js';
 import { adminLookupRoutes } from './lookups.js';
@@ -24,4 +26,6 @@ export const adminRoutes =
     await app.register(historyRoutes(services));
     await app.register(lockRoutes(services));
     await app.register(adminLookupRoutes(services));
+    await app.register(adminEventRoutes(services));
+    await app.register(adminEventTicketRoutes(services));
   };

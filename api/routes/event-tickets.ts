@@ -1,0 +1,49 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { notFound } from '../../domain/shared/errors.js';
+import type { Values } from '../../domain/shared/fields.js';
+import { EVENT_TICKETS, ticketSearch } from '../../projections/event-tickets.js';
+import { publicView, type ReadStore } from '../../projections/store/port.js';
+import { apiContext } from '../auth.js';
+import { API_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
+import * as S from '../schemas/event-ticket.js';
+import type { Services } from '../services.js';
+import { dateParam } from './events.js';
+
+export const readEventTicket = async (store: ReadStore, team: number, id: number) => {
+  const doc = await store.get<Values>(EVENT_TICKETS, id);
+  if (!doc || doc.FkTeam !== team) throw notFound('event ticket sale', id);
+  return publicView(doc);
+};
+
+/** Ticket sales are read-only here; the application records them (decisions.md 9). */
+export const eventTicketRoutes =
+  (services: Services): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.addSchema(S.EventTicket);
+    const tags = ['Event ticket sales'];
+
+    app.get(
+      '/event-tickets/:id',
+      { schema: { tags, summary: 'One ticket sale', params: IdParams, response: { 200: S.EventTicketOne, ...errors(...API_ERRORS) } } },
+      async (request) => ({ eventTicket: await readEventTicket(services.store, apiContext(request).team, request.params.id) }),
+    );
+
+    app.get(
+      '/event-tickets',
+      {
+        schema: {
+          tags,
+          summary: 'Ticket sales across all events or one; newest purchase first',
+          querystring: S.EventTicketListQuery,
+          response: { 200: S.EventTicketList, ...errors(...API_ERRORS) },
+        },
+      },
+      async (request) => {
+        const q = request.query;
+        const page = pageOf(q);
+        const filters = { ...q, purchasedFrom: dateParam('purchasedFrom', q.purchasedFrom), purchasedTo: dateParam('purchasedTo', q.purchasedTo) };
+        const r = await services.store.find<Values>(ticketSearch(apiContext(request).team, filters, page));
+        return { eventTickets: r.items.map(publicView), ...page, total: r.total };
+      },
+    );
+  };

@@ -1,0 +1,77 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { createEvent, updateEvent } from '../../commands/events.js';
+import { invalidField, notFound } from '../../domain/shared/errors.js';
+import type { Values } from '../../domain/shared/fields.js';
+import { parseDate } from '../../domain/shared/values.js';
+import { EVENTS, eventSearch } from '../../projections/events.js';
+import { publicView, type ReadStore } from '../../projections/store/port.js';
+import { apiContext } from '../auth.js';
+import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
+import * as S from '../schemas/event.js';
+import type { Services } from '../services.js';
+
+export const readEvent = async (store: ReadStore, team: number, id: number) => {
+  const doc = await store.get<Values>(EVENTS, id);
+  if (!doc || doc.FkTeam !== team) throw notFound('event', id);
+  return publicView(doc);
+};
+
+/** A date query parameter: YYYY-MM-DD and real on the calendar, else invalid_field naming it. */
+export function dateParam(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const d = parseDate(value);
+  if (d === null) throw invalidField(name, `${name} must be a real calendar date in the form YYYY-MM-DD.`);
+  return d;
+}
+
+export const eventRoutes =
+  (services: Services): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.addSchema(S.Event);
+    const tags = ['Events'];
+
+    app.post(
+      '/events',
+      {
+        schema: {
+          tags,
+          summary: 'Create an event, as the in-app Add Event does',
+          body: S.EventCreateBody,
+          response: { 201: S.EventCreated, ...errors(...API_WRITE_ERRORS) },
+        },
+      },
+      async (request, reply) => {
+        const ctx = apiContext(request);
+        const id = await createEvent(services, ctx, request.body as Values);
+        return reply.code(201).send({ created: true, event: await readEvent(services.store, ctx.team, id) });
+      },
+    );
+
+    app.patch(
+      '/events/:id',
+      { schema: { tags, summary: 'Update an event; omitted fields are untouched', params: IdParams, body: S.EventPatchBody, response: { 200: S.EventOne, ...errors(...API_WRITE_ERRORS) } } },
+      async (request) => {
+        const ctx = apiContext(request);
+        await updateEvent(services, ctx, request.params.id, request.body as Values);
+        return { event: await readEvent(services.store, ctx.team, request.params.id) };
+      },
+    );
+
+    app.get(
+      '/events/:id',
+      { schema: { tags, summary: 'One event with contact and location details', params: IdParams, response: { 200: S.EventOne, ...errors(...API_ERRORS) } } },
+      async (request) => ({ event: await readEvent(services.store, apiContext(request).team, request.params.id) }),
+    );
+
+    app.get(
+      '/events',
+      { schema: { tags, summary: 'Search events; newest start date first', querystring: S.EventListQuery, response: { 200: S.EventList, ...errors(...API_ERRORS) } } },
+      async (request) => {
+        const q = request.query;
+        const page = pageOf(q);
+        const filters = { ...q, startDate: dateParam('startDate', q.startDate), endDate: dateParam('endDate', q.endDate) };
+        const r = await services.store.find<Values>(eventSearch(apiContext(request).team, filters, page));
+        return { events: r.items.map(publicView), ...page, total: r.total };
+      },
+    );
+  };

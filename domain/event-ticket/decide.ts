@@ -1,0 +1,23 @@
+import type { DomainEvent } from '../../commands/aggregate.js';
+import { normaliseFields, type Values } from '../shared/fields.js';
+import { formatDateTime } from '../shared/values.js';
+import { EVENT_TICKET, type EventTicketState } from './events.js';
+import { completeTicket, TICKET_FIELDS, TICKET_READ_ONLY } from './rules.js';
+
+export interface RecordTicketSale {
+  id: number;
+  team: number;
+  body: Values;
+  /** The default PurchaseDate. */
+  now: Date;
+}
+
+/** Validates a sale without deciding it: a failed create must write nothing, not even an id. */
+export function validateTicketSale(body: Values, now: Date): Values {
+  return completeTicket(normaliseFields(TICKET_FIELDS, body, TICKET_READ_ONLY), formatDateTime(now));
+}
+
+export function decideRecordTicketSale(cmd: RecordTicketSale, state: EventTicketState): DomainEvent[] {
+  if (state.exists) throw new Error(`event ticket ${cmd.id} already exists`);
+  return [{ type: `${EVENT_TICKET}Created`, data: { id: cmd.id, fields: validateTicketSale(cmd.body, cmd.now) } }];
+}

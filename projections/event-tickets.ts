@@ -1,0 +1,81 @@
+import { CONSTITUENT } from '../domain/constituent/events.js';
+import { EVENT_TICKET, EVENT_TICKET_CATEGORY } from '../domain/event-ticket/events.js';
+import { netRevenue, TICKET_READ_FIELDS } from '../domain/event-ticket/rules.js';
+import { EVENT } from '../domain/event/events.js';
+import type { Values } from '../domain/shared/fields.js';
+import { CONSTITUENTS } from './constituents.js';
+import { EVENTS } from './events.js';
+import { recordProjection } from './records.js';
+import type { Projector } from './runner.js';
+import { and, eq, type Filter, gte, lte, type Query } from './store/port.js';
+
+export const EVENT_TICKETS = 'eventTickets';
+
+const sales = recordProjection({
+  prefix: EVENT_TICKET,
+  category: EVENT_TICKET_CATEGORY,
+  collection: { name: EVENT_TICKETS, idField: 'PkEventTicket', indexes: [['FkTeam'], ['FkEvent'], ['FkConstituent']] },
+  fields: TICKET_READ_FIELDS,
+  // Names are read from the linked records; a deleted one leaves the name the sale had.
+  derive: async (doc, store) => {
+    const event = await store.get<Values>(EVENTS, doc.FkEvent as number);
+    const buyer = await store.get<Values>(CONSTITUENTS, doc.FkConstituent as number);
+    return {
+      EventTitle: (event?.EventTitle as string | undefined) ?? (doc.EventTitle as string | null) ?? null,
+      PurchaserName: (buyer?.ConstituentName as string | undefined) ?? (doc.PurchaserName as string | null) ?? null,
+      NetRevenue: netRevenue(doc.GrossAmount as number, (doc.MerchantFees as number) ?? 0),
+    };
+  },
+});
+
+/**
+ * The ticket-sale read model, which also follows later renames of the linked event and
+ * purchaser. Replays apply renames in log order, so the last name wins as it did live.
+ */
+export const eventTicketsProjection: Projector = {
+  name: EVENT_TICKETS,
+  collections: sales.collections,
+  async apply(event, store) {
+    await sales.apply(event, store);
+    const changes = event.data.changes as Values | undefined;
+    if (!changes) return;
+    const id = event.data.id as number;
+    if (event.type === `${EVENT}Updated` && event.stream.startsWith('event-') && 'EventTitle' in changes)
+      await store.updateWhere(EVENT_TICKETS, eq('FkEvent', id), { EventTitle: changes.EventTitle });
+    if (event.type === `${CONSTITUENT}Updated` && event.stream.startsWith('constituent-') && 'ConstituentName' in changes)
+      await store.updateWhere(EVENT_TICKETS, eq('FkConstituent', id), { PurchaserName: changes.ConstituentName });
+  },
+};
+
+export interface TicketFilters {
+  eventId?: number;
+  constituentId?: number;
+  isPaidInFull?: boolean;
+  purchasedFrom?: string;
+  purchasedTo?: string;
+  minAmount?: number;
+  maxAmount?: number;
+}
+
+/** GET /event-tickets (decisions.md 6): across all events or one; newest PurchaseDate first. */
+export function ticketSearch(team: number, f: TicketFilters, page: { page: number; pageSize: number }): Query {
+  const filters: Array<Filter | undefined> = [
+    f.eventId === undefined ? undefined : eq('FkEvent', f.eventId),
+    f.constituentId === undefined ? undefined : eq('FkConstituent', f.constituentId),
+    f.isPaidInFull === undefined ? undefined : eq('IsPaidInFull', f.isPaidInFull),
+    // PurchaseDate is a UTC date-time; the date bounds take in their whole day.
+    f.purchasedFrom === undefined ? undefined : gte('PurchaseDate', `${f.purchasedFrom}T00:00:00`),
+    f.purchasedTo === undefined ? undefined : lte('PurchaseDate', `${f.purchasedTo}T23:59:59`),
+    f.minAmount === undefined ? undefined : gte('GrossAmount', f.minAmount),
+    f.maxAmount === undefined ? undefined : lte('GrossAmount', f.maxAmount),
+  ];
+  return {
+    collection: EVENT_TICKETS,
+    filter: and(eq('FkTeam', team), ...filters),
+    sort: [
+      { field: 'PurchaseDate', dir: 'desc' },
+      { field: 'PkEventTicket', dir: 'desc' },
+    ],
+    page,
+  };
+}
