@@ -1,0 +1,252 @@
+import { randomUUID } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import {
+  type AllStreamResolvedEvent,
+  type EventStoreDBClient,
+  StreamNotFoundError,
+  UnavailableError,
+  WrongExpectedVersionError,
+} from '@eventstore/db-client';
+// The client's own subscription stream, fed by a scripted gRPC call: what is under test is how the
+// adapter consumes it (ordering of checkpoints, drops, stop), so the real consumer-facing half is used.
+import { Subscription as ClientSubscription } from '@eventstore/db-client/dist/streams/utils/Subscription.js';
+import { describe, expect, it } from 'vitest';
+import { EsdbEventLog, type EsdbEventLogOptions } from '../../commands/eventlog/esdb.js';
+import { type Position, type RecordedEvent, type SubscribeOptions, WrongExpectedRevision } from '../../commands/eventlog/port.js';
+import { until } from './eventlog.contract.js';
+
+/** One subscribeToAll call: the options it was given and the gRPC call the test speaks for. */
+interface Call {
+  options: { fromPosition: unknown; filter?: { checkpointReached?: (s: never, p: Position) => Promise<void> | void } };
+  grpc: PassThrough & { cancelled: boolean };
+  event(e: AllStreamResolvedEvent): void;
+  checkpoint(p: Position): void;
+  drop(): void;
+}
+
+function scriptedClient(overrides: Record<string, unknown> = {}) {
+  const calls: Call[] = [];
+  const client = {
+    subscribeToAll(options: Call['options']) {
+      const grpc = Object.assign(new PassThrough({ objectMode: true }), { cancelled: false });
+      (grpc as unknown as { cancel(): void }).cancel = () => {
+        // Like a cancelled gRPC call: it stops, and it does not end the stream it is piped into.
+        grpc.cancelled = true;
+        grpc.unpipe();
+      };
+      const sub = new ClientSubscription(async () => grpc as never, (e: unknown) => e as AllStreamResolvedEvent, {}, options.filter?.checkpointReached as never);
+      calls.push({
+        options,
+        grpc,
+        event: (e) => grpc.write({ hasEvent: () => true, getEvent: () => e }),
+        checkpoint: (p) =>
+          grpc.write({
+            hasCheckpoint: () => true,
+            getCheckpoint: () => ({ getCommitPosition: () => String(p.commit), getPreparePosition: () => String(p.prepare) }),
+          }),
+        drop: () => grpc.emit('error', new UnavailableError()),
+      });
+      return sub;
+    },
+    async dispose() {},
+    ...overrides,
+  };
+  return { client: client as unknown as EventStoreDBClient, calls };
+}
+
+let nextPosition = 1000n;
+function recorded(type: string, stream = 'cart-1', revision = 0n, isJson = true): AllStreamResolvedEvent {
+  nextPosition += 10n;
+  const event = {
+    streamId: stream,
+    id: randomUUID(),
+    isJson,
+    revision,
+    type,
+    created: new Date(),
+    data: { type },
+    metadata: { team: 1, source: 'Application', keyName: null, correlationId: 'c', at: '2024-05-01T12:00:00.000Z' },
+    position: { commit: nextPosition, prepare: nextPosition },
+  };
+  return { event } as unknown as AllStreamResolvedEvent;
+}
+const positionOf = (e: AllStreamResolvedEvent) => e.event!.position;
+
+function follow(options: EsdbEventLogOptions = {}, sub: SubscribeOptions = {}, onEvent?: (e: RecordedEvent) => Promise<void> | void) {
+  const scripted = scriptedClient();
+  const log = new EsdbEventLog(scripted.client, { retryInitialMs: 1, retryMaxMs: 4, ...options });
+  const seen: string[] = [];
+  const subscription = log.subscribe(
+    null,
+    async (e) => {
+      seen.push(e.type);
+      await onEvent?.(e);
+    },
+    sub,
+  );
+  return { ...scripted, log, seen, subscription };
+}
+
+describe('following EventStoreDB through the client subscription', () => {
+  it('subscribes from the start, excluding system events on the server', async () => {
+    const f = follow();
+    await until('subscribed', () => f.calls.length === 1);
+    expect(f.calls[0].options.fromPosition).toBe('start');
+    expect(f.calls[0].options.filter).toMatchObject({ filterOn: 'eventType', regex: '^[^$].*' });
+    await f.subscription.stop();
+  });
+
+  it('keeps a server checkpoint behind the events the handler has not finished', async () => {
+    const order: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const f = follow({}, { onCheckpoint: (p) => void order.push(`checkpoint ${p.commit}`) }, async (e) => {
+      if (e.type === 'A') await gate;
+      order.push(e.type);
+    });
+    await until('subscribed', () => f.calls.length === 1);
+    const [a, b] = [recorded('A'), recorded('B')];
+    f.calls[0].event(a);
+    f.calls[0].event(b);
+    f.calls[0].checkpoint({ commit: positionOf(b).commit + 5n, prepare: positionOf(b).prepare + 5n });
+    await until('A is being handled', () => f.seen.length === 1);
+    release();
+    await until('the checkpoint arrived', () => order.length === 3);
+    expect(order).toEqual(['A', 'B', `checkpoint ${positionOf(b).commit + 5n}`]);
+    await f.subscription.stop();
+  });
+
+  it('ignores a server checkpoint that lags behind an event already delivered', async () => {
+    const checkpoints: Position[] = [];
+    const f = follow({}, { onCheckpoint: (p) => void checkpoints.push(p) });
+    await until('subscribed', () => f.calls.length === 1);
+    const a = recorded('A');
+    f.calls[0].event(a);
+    f.calls[0].checkpoint({ commit: positionOf(a).commit - 1n, prepare: positionOf(a).prepare - 1n });
+    const b = recorded('B');
+    f.calls[0].event(b);
+    await until('B arrived', () => f.seen.length === 2);
+    expect(checkpoints).toEqual([]);
+    await f.subscription.stop();
+  });
+
+  it('moves the checkpoint to the end of a stretch the filter skips, and skips non-JSON events', async () => {
+    const checkpoints: Position[] = [];
+    const f = follow({}, { filter: (t) => t !== 'Noise', onCheckpoint: (p) => void checkpoints.push(p) });
+    await until('subscribed', () => f.calls.length === 1);
+    const stretch = [recorded('Noise'), recorded('Noise'), recorded('Binary', 'x', 0n, false)];
+    for (const e of stretch) f.calls[0].event(e);
+    await until('a checkpoint at the end of the stretch', () => checkpoints.some((p) => p.commit === positionOf(stretch[2]).commit));
+    f.calls[0].event(recorded('Kept'));
+    await until('Kept arrived', () => f.seen.length === 1);
+    expect(f.seen).toEqual(['Kept']);
+    await f.subscription.stop();
+  });
+
+  it('resubscribes after a drop from the last position it went through, delivering nothing twice', async () => {
+    const f = follow();
+    await until('subscribed', () => f.calls.length === 1);
+    const [a, b] = [recorded('A'), recorded('B')];
+    f.calls[0].event(a);
+    f.calls[0].event(b);
+    await until('A and B arrived', () => f.seen.length === 2);
+    f.calls[0].drop();
+    await until('resubscribed', () => f.calls.length === 2);
+    expect(f.calls[1].options.fromPosition).toEqual(positionOf(b));
+    f.calls[1].event(recorded('C'));
+    await until('C arrived', () => f.seen.length === 3);
+    expect(f.seen).toEqual(['A', 'B', 'C']);
+    await f.subscription.stop();
+  });
+
+  it('reports through onError and stops retrying once resubscribing has failed for too long', async () => {
+    const errors: unknown[] = [];
+    const f = follow({ giveUpAfterMs: 30 }, { onError: (e) => void errors.push(e) });
+    // Every call fails as soon as it is made, as it does while the server is down.
+    const dropEach = setInterval(() => f.calls.at(-1)?.drop(), 1);
+    try {
+      await until('the follower gave up', () => errors.length === 1);
+    } finally {
+      clearInterval(dropEach);
+    }
+    expect(errors[0]).toBeInstanceOf(UnavailableError);
+    const attempts = f.calls.length;
+    expect(attempts).toBeGreaterThan(1);
+    await f.subscription.stop();
+    expect(f.calls.length).toBe(attempts);
+  });
+
+  it('fails for good when the handler throws: onError with its error, no resubscription', async () => {
+    const errors: unknown[] = [];
+    const boom = new Error('projector bug');
+    const f = follow({}, { onError: (e) => void errors.push(e) }, () => {
+      throw boom;
+    });
+    await until('subscribed', () => f.calls.length === 1);
+    f.calls[0].event(recorded('A'));
+    await until('the failure was reported', () => errors.length === 1);
+    expect(errors).toEqual([boom]);
+    await f.subscription.stop();
+    expect(f.calls).toHaveLength(1);
+  });
+
+  it('stops while waiting to resubscribe, without resubscribing', async () => {
+    const f = follow({ retryInitialMs: 60_000, retryMaxMs: 60_000 });
+    await until('subscribed', () => f.calls.length === 1);
+    f.calls[0].drop();
+    await f.subscription.stop();
+    expect(f.calls).toHaveLength(1);
+  });
+
+  it('cancels the server call when stopped', async () => {
+    const f = follow();
+    await until('subscribed', () => f.calls.length === 1);
+    await f.subscription.stop();
+    expect(f.calls[0].grpc.cancelled).toBe(true);
+  });
+});
+
+describe('appending and reading through the client', () => {
+  it('turns WrongExpectedVersion into WrongExpectedRevision with the actual revision', async () => {
+    const refuse = (current: bigint | 'no_stream') => async () => {
+      throw new WrongExpectedVersionError(undefined, { streamName: 's', expected: 0n, current });
+    };
+    const meta = { team: 1, source: 'Application' as const, keyName: null, correlationId: 'c', at: '2024-05-01T12:00:00.000Z' };
+    for (const [current, actual] of [
+      [3n, 3n],
+      ['no_stream', null],
+    ] as const) {
+      const log = new EsdbEventLog(scriptedClient({ appendToStream: refuse(current) }).client);
+      const err = await log.append('s', [{ type: 'A', data: {}, metadata: meta }], 0n).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WrongExpectedRevision);
+      expect(err).toMatchObject({ stream: 's', expected: 0n, actual });
+    }
+  });
+
+  it('reads a stream the server does not know as empty', async () => {
+    const readStream = () =>
+      (async function* () {
+        throw new StreamNotFoundError(undefined, 'cart-404');
+      })();
+    const log = new EsdbEventLog(scriptedClient({ readStream }).client);
+    expect(await log.readStream('cart-404')).toEqual([]);
+  });
+
+  it('answers head() with the newest event that is not a system event, and cancels the read', async () => {
+    const user = recorded('Opened');
+    const system = { event: { ...recorded('$metadata').event, type: '$metadata' } };
+    let cancelled = false;
+    const readAll = () =>
+      Object.assign(
+        (async function* () {
+          yield system;
+          yield user;
+          yield recorded('Older');
+        })(),
+        { cancel: async () => void (cancelled = true) },
+      );
+    const log = new EsdbEventLog(scriptedClient({ readAll }).client);
+    expect(await log.head()).toEqual(positionOf(user));
+    expect(cancelled).toBe(true);
+  });
+});
