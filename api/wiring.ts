@@ -8,7 +8,7 @@ import { ProjectionRunner } from '../projections/runner.js';
 import { MemoryReadStore } from '../projections/store/memory.js';
 import type { ReadStore } from '../projections/store/port.js';
 import type { Config } from './config.js';
-import { MemoryRateLimiter } from './ratelimit.js';
+import { keepProjectionLease, openLimiter, openNats, readsSettleToHead, settlingStore } from './scale.js';
 import type { Services } from './services.js';
 
 export interface Runtime {
@@ -45,31 +45,36 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
   const closers: Array<() => Promise<void> | void> = [];
   const log = await openLog(config);
   closers.push(() => log.close());
-  const store = await openStore(config);
-  closers.push(() => store.close());
+  const rawStore = await openStore(config);
+  closers.push(() => rawStore.close());
+  const nats = await openNats(config);
+  if (nats) closers.push(() => nats.drain());
 
   // The embedded read store lives in memory, so every process that reads keeps its own
-  // projector; with a shared store only the projector role writes.
-  const projectHere = !config.mongoUrl || config.role === 'all' || config.role === 'projector';
-  const runner = projectHere ? new ProjectionRunner(log, store, projectors, { onError: hooks.onProjectionError }) : null;
-  if (runner) {
+  // projector; with a shared store only the projector role writes, and only the lease holder.
+  const shared = Boolean(config.mongoUrl);
+  const projectHere = !shared || config.role === 'all' || config.role === 'projector';
+  const runner = projectHere ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError }) : null;
+  for (const p of projectors) for (const c of p.collections) await rawStore.defineCollection(c);
+  let leased: Awaited<ReturnType<typeof keepProjectionLease>> | null = null;
+  if (runner && shared) {
+    leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err));
+    closers.push(() => leased!.close());
+  } else if (runner) {
     await runner.start();
     closers.push(() => runner.stop());
-  } else {
-    for (const p of projectors) for (const c of p.collections) await store.defineCollection(c);
   }
 
+  // A shared store is written by whichever process holds the lease: wait on its checkpoint.
   const settle = async (position: Position | null) => {
     if (!position) return;
-    if (runner) return runner.waitFor(position);
+    if (runner && !shared) return runner.waitFor(position);
     const { waitForCheckpoint } = await import('../projections/checkpoint-wait.js');
-    return waitForCheckpoint(store, position);
+    return waitForCheckpoint(rawStore, position);
   };
+  const store = runner && readsSettleToHead(config) ? settlingStore(rawStore, log, (p) => runner.waitFor(p)) : rawStore;
 
-  const limiter =
-    config.rateLimitPerSecond > 0 || config.rateLimitPerMinute > 0
-      ? new MemoryRateLimiter({ perSecond: config.rateLimitPerSecond, perMinute: config.rateLimitPerMinute })
-      : null;
+  const limiter = await openLimiter(config, nats);
 
   const services: Services = {
     log,
@@ -81,7 +86,12 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
     extras: {},
     ready: async () => {
       await log.head();
-      return runner ? runner.caughtUp() : true;
+      if (!runner) {
+        // An API process without projectors is ready once the shared store answers.
+        await rawStore.getCheckpoint('read-models');
+        return true;
+      }
+      return leased && !leased.keeper.held ? true : runner.caughtUp();
     },
   };
   return {

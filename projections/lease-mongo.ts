@@ -24,10 +24,11 @@ export class MongoLease implements Lease {
     readonly ttlMs: number,
   ) {}
 
-  /** `url` is TURNOUT_MONGO_URL; the database is the one it names (as the read store's). */
+  /** `url` is TURNOUT_MONGO_URL; the database is the read store's: the one the URL names, else `turnout`. */
   static async connect(url: string, name: string, ttlMs = 15_000): Promise<MongoLease> {
     const client = await new MongoClient(url).connect();
-    return new MongoLease(client, client.db().collection<LeaseDoc>('_leases'), name, ttlMs);
+    const db = /^mongodb(?:\+srv)?:\/\/[^/?]*\/([^?]+)/.exec(url)?.[1];
+    return new MongoLease(client, client.db(db ? decodeURIComponent(db) : 'turnout').collection<LeaseDoc>('_leases'), name, ttlMs);
   }
 
   async acquire(): Promise<boolean> {

@@ -52,6 +52,8 @@ export class SqliteEventLog implements EventLog {
   private pending: Pending[] = [];
   private flushScheduled = false;
   private readonly listeners = new Set<() => void>();
+  /** The highest position head() has reported: a higher one means another process wrote. */
+  private seenHead = 0n;
   private closed = false;
   private readonly pollMs: number;
   private readonly batchSize: number;
@@ -163,6 +165,12 @@ export class SqliteEventLog implements EventLog {
     const r = this.stmt.head.get();
     if (!r || r.position === null) return null;
     const p = BigInt(r.position);
+    // Another process appended: wake the followers now rather than at their next poll, so a
+    // read that settles to the head (read-your-writes across processes) waits milliseconds.
+    if (p > this.seenHead) {
+      this.seenHead = p;
+      for (const l of this.listeners) l();
+    }
     return { commit: p, prepare: p };
   }
 
@@ -170,11 +178,17 @@ export class SqliteEventLog implements EventLog {
     let after = from ? from.commit : 0n;
     let stopped = false;
     let wake: (() => void) | null = null;
-    const listener = () => wake?.();
+    // Set by a wake-up that arrives while the loop is reading, so that it reads again at once.
+    let poked = false;
+    const listener = () => {
+      poked = true;
+      wake?.();
+    };
     this.listeners.add(listener);
     const loop = (async () => {
       while (!stopped && !this.closed) {
         let rows: Row[];
+        poked = false;
         try {
           rows = this.stmt.readAfter.all(after, this.batchSize);
         } catch (err) {
@@ -189,7 +203,7 @@ export class SqliteEventLog implements EventLog {
           after = e.position.commit;
         }
         if (rows.length > 0 && options.onCheckpoint && !stopped) await options.onCheckpoint({ commit: after, prepare: after });
-        if (rows.length < this.batchSize && !stopped) {
+        if (rows.length < this.batchSize && !stopped && !poked) {
           await new Promise<void>((resolve) => {
             const timer = setTimeout(done, this.pollMs);
             function done() {

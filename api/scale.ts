@@ -1,0 +1,95 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { EventLog } from '../commands/eventlog/port.js';
+import { type Lease, LeaseKeeper } from '../projections/lease.js';
+import type { ProjectionRunner } from '../projections/runner.js';
+import type { ReadStore } from '../projections/store/port.js';
+import type { Config } from './config.js';
+import { MemoryRateLimiter, type RateLimiter } from './ratelimit.js';
+
+/**
+ * What changes when several processes share the stores (docs/production.md). openRuntime asks
+ * these; everything here is a no-op in the embedded single-process default.
+ */
+
+/** One NATS connection per process, shared by the rate limiter, the lease and the delivery queue. */
+export async function openNats(config: Config): Promise<NatsConnection | null> {
+  if (!config.natsUrl) return null;
+  const { connect } = await import('@nats-io/transport-node');
+  return connect({ servers: config.natsUrl, name: `turnout-${config.role}-${process.pid}`, maxReconnectAttempts: -1 });
+}
+
+/** Per-key limits: in NATS KV when API processes share it, so the limit holds whichever serves. */
+export async function openLimiter(config: Config, nats: NatsConnection | null): Promise<RateLimiter | null> {
+  const limits = { perSecond: config.rateLimitPerSecond, perMinute: config.rateLimitPerMinute };
+  if (limits.perSecond === 0 && limits.perMinute === 0) return null;
+  if (!nats) return new MemoryRateLimiter(limits);
+  const { NatsRateLimiter } = await import('./ratelimit-nats.js');
+  return NatsRateLimiter.open(nats, limits);
+}
+
+/**
+ * Read models kept in this process's memory while the log is shared with other processes (the
+ * SQLite file, or EventStoreDB without MongoDB). Another process may have answered a write that
+ * this one has not projected yet, so every read first settles to the log's head: a write answered
+ * anywhere before the read began is then visible here. On SQLite the head is one indexed query and
+ * wakes the follower at once, so an idle process answers in about a millisecond.
+ */
+export function readsSettleToHead(config: Config): boolean {
+  return !config.mongoUrl && (Boolean(config.eventStoreUrl) || config.dataDir !== ':memory:');
+}
+
+export function settlingStore(store: ReadStore, log: EventLog, waitFor: (p: NonNullable<Awaited<ReturnType<EventLog['head']>>>) => Promise<void>): ReadStore {
+  const settle = async () => {
+    const head = await log.head();
+    if (head) await waitFor(head);
+  };
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'get' || prop === 'find') {
+        const read = Reflect.get(target, prop, receiver) as (...args: unknown[]) => Promise<unknown>;
+        return async (...args: unknown[]) => {
+          await settle();
+          return read.apply(target, args);
+        };
+      }
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
+/**
+ * With a shared read store (MongoDB) only the holder of the projection lease runs the projectors;
+ * other projector processes stand by. The lease is in NATS KV when NATS is configured, else a
+ * document in the read store's database.
+ */
+export async function keepProjectionLease(
+  config: Config,
+  nats: NatsConnection | null,
+  runner: ProjectionRunner,
+  onError: (err: unknown) => void,
+): Promise<{ keeper: LeaseKeeper; close: () => Promise<void> }> {
+  let lease: Lease;
+  let closeLease = async () => {};
+  if (nats) {
+    const { NatsLease } = await import('../projections/lease-nats.js');
+    lease = await NatsLease.open(nats, 'read-models');
+  } else {
+    const { MongoLease } = await import('../projections/lease-mongo.js');
+    const l = await MongoLease.connect(config.mongoUrl!, 'read-models');
+    lease = l;
+    closeLease = () => l.close();
+  }
+  const keeper = new LeaseKeeper(lease, runner, {
+    onError,
+    onChange: (held) => console.log(held ? 'projection lease taken: projecting' : 'projection lease lost: standing by'),
+  });
+  await keeper.start();
+  return {
+    keeper,
+    close: async () => {
+      await keeper.stop();
+      await closeLease();
+    },
+  };
+}
