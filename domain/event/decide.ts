@@ -33,7 +33,8 @@ export const validateUpdate = (body: Values): Values => normaliseFields(EVENT_FI
 
 /**
  * Creation as the in-app Add Event does it (spec 2.5): the event, its seeded notification
- * templates and the public form defaults, in one append, so no reader ever sees a half-built event.
+ * templates and the public form defaults, in one append, so the log never holds an event
+ * without them and the 201 answers only once all three are on the read model.
  */
 export function decideCreate(cmd: CreateEvent, state: EventState): DomainEvent[] {
   if (state.exists) throw new Error(`event ${cmd.id} already exists`);
