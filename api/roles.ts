@@ -1,3 +1,4 @@
+import { startNotificationSender, transportFor } from '../commands/notifications/sender.js';
 import type { Config } from './config.js';
 import type { Runtime } from './wiring.js';
 
@@ -7,6 +8,11 @@ import type { Runtime } from './wiring.js';
  * Each part registers its own stop with runtime.onClose.
  */
 export async function startRoles(config: Config, runtime: Runtime): Promise<void> {
+  // Notifications go out from the process that runs the background work ('all', or 'dispatcher' in production).
+  if (config.role === 'all' || config.role === 'dispatcher') {
+    const sender = startNotificationSender(runtime.services, { transport: transportFor(config), from: process.env.TURNOUT_MAIL_FROM });
+    runtime.onClose(() => sender.stop());
+  }
   void config;
   void runtime;
 }

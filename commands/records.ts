@@ -1,4 +1,8 @@
 import { constituentEvolver } from '../domain/constituent/events.js';
+import { taskGroupEvolver } from '../domain/task-group/events.js';
+import { taskEvolver } from '../domain/volunteer-task/events.js';
+import { volunteerEvolver } from '../domain/volunteer/events.js';
+import { unassignDeletedVolunteer } from './volunteer-tasks.js';
 import { eventTicketEvolver } from '../domain/event-ticket/events.js';
 import { eventEvolver } from '../domain/event/events.js';
 import { type RecordState, decideDelete, decideLock } from '../domain/shared/record.js';
@@ -37,6 +41,9 @@ export const recordKind = (path: string) => kinds.get(path);
 export const recordKinds = () => [...kinds.values()];
 
 registerRecordKind({ path: 'constituents', category: 'constituent', prefix: 'Constituent', what: 'constituent', evolver: constituentEvolver, lockable: true, deletable: true });
+registerRecordKind({ path: 'volunteers', category: 'volunteer', prefix: 'Volunteer', what: 'volunteer', evolver: volunteerEvolver, lockable: true, deletable: true, afterDelete: unassignDeletedVolunteer });
+registerRecordKind({ path: 'volunteer-tasks', category: 'volunteer_task', prefix: 'VolunteerTask', what: 'volunteer task', evolver: taskEvolver, lockable: true, deletable: true });
+registerRecordKind({ path: 'volunteer-task-groups', category: 'volunteer_task_group', prefix: 'VolunteerTaskGroup', what: 'volunteer task group', evolver: taskGroupEvolver, lockable: false, deletable: false });
 registerRecordKind({ path: 'events', category: 'event', prefix: 'Event', what: 'event', evolver: eventEvolver, lockable: true, deletable: true });
 // Ticket sales are recorded, never edited through /admin/v1; registered for their history only.
 registerRecordKind({ path: 'event-tickets', category: 'event_ticket', prefix: 'EventTicket', what: 'event ticket sale', evolver: eventTicketEvolver, lockable: false, deletable: false });

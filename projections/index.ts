@@ -1,4 +1,8 @@
 import { activityProjection } from './activity.js';
+import { outboxProjection } from './outbox.js';
+import { taskGroupsProjection } from './task-groups.js';
+import { volunteerTasksProjection } from './volunteer-tasks.js';
+import { volunteersProjection } from './volunteers.js';
 import { eventTicketsProjection } from './event-tickets.js';
 import { eventsProjection } from './events.js';
 import { constituentsProjection } from './constituents.js';
@@ -7,4 +11,4 @@ import type { Projector } from './runner.js';
 import { teamsProjection } from './teams.js';
 
 /** Every read model, in the order they are applied to each event. */
-export const projectors: Projector[] = [teamsProjection, constituentsProjection, lookupsProjection, eventsProjection, eventTicketsProjection, activityProjection];
+export const projectors: Projector[] = [teamsProjection, constituentsProjection, lookupsProjection, eventsProjection, eventTicketsProjection, volunteersProjection, taskGroupsProjection, volunteerTasksProjection, outboxProjection, activityProjection];

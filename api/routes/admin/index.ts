@@ -8,6 +8,9 @@ import { adminEventRoutes } from './events.js';
 import { historyRoutes } from './history.js';
 import { lockRoutes } from './locks.js';
 import { adminLookupRoutes } from './lookups.js';
+import { adminOutboxRoutes } from './outbox.js';
+import { adminTaskGroupRoutes } from './task-groups.js';
+import { adminVolunteerTaskRoutes } from './volunteer-tasks.js';
 import { teamRoutes } from './teams.js';
 
 /**
@@ -26,6 +29,9 @@ export const adminRoutes =
     await app.register(historyRoutes(services));
     await app.register(lockRoutes(services));
     await app.register(adminLookupRoutes(services));
+    await app.register(adminVolunteerTaskRoutes(services));
+    await app.register(adminTaskGroupRoutes(services));
+    await app.register(adminOutboxRoutes(services));
     await app.register(adminEventRoutes(services));
     await app.register(adminEventTicketRoutes(services));
   };

@@ -1,0 +1,44 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { cancelTask, setTaskGeography, signUpForTask } from '../../../commands/volunteer-tasks.js';
+import type { Values } from '../../../domain/shared/fields.js';
+import { adminContext } from '../../auth.js';
+import { TeamRecordParams } from '../../schemas/admin.js';
+import { errors } from '../../schemas/common.js';
+import * as S from '../../schemas/volunteer-task.js';
+import type { Services } from '../../services.js';
+import { readTask } from '../volunteer-tasks.js';
+
+const ERRORS = errors(400, 401, 403, 404, 409);
+
+/** The task's own geography, the public sign-up and the volunteer's own cancel (decisions.md 9). */
+export const adminVolunteerTaskRoutes =
+  (services: Services): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.patch(
+      '/teams/:teamId/volunteer-tasks/:id',
+      { schema: { hide: true, params: TeamRecordParams, body: S.GeographyBody, response: { 200: S.TaskOnePlain, ...ERRORS } } },
+      async (request) => {
+        const { teamId, id } = request.params;
+        await setTaskGeography(services, adminContext(request, teamId), id, request.body as Values);
+        return { volunteerTask: await readTask(services, teamId, id) };
+      },
+    );
+    app.post(
+      '/teams/:teamId/volunteer-tasks/:id/sign-up',
+      { schema: { hide: true, params: TeamRecordParams, body: S.SignUpBody, response: { 200: S.TaskOnePlain, ...ERRORS } } },
+      async (request) => {
+        const { teamId, id } = request.params;
+        await signUpForTask(services, adminContext(request, teamId), id, request.body.FkVolunteer);
+        return { volunteerTask: await readTask(services, teamId, id) };
+      },
+    );
+    app.post(
+      '/teams/:teamId/volunteer-tasks/:id/cancel',
+      { schema: { hide: true, params: TeamRecordParams, body: S.CancelBody, response: { 200: S.TaskOnePlain, ...ERRORS } } },
+      async (request) => {
+        const { teamId, id } = request.params;
+        await cancelTask(services, adminContext(request, teamId), id, request.body?.FkVolunteer);
+        return { volunteerTask: await readTask(services, teamId, id) };
+      },
+    );
+  };

@@ -1,0 +1,37 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { notFound } from '../../domain/shared/errors.js';
+import type { Values } from '../../domain/shared/fields.js';
+import { publicView } from '../../projections/store/port.js';
+import { TASK_GROUPS, taskGroupSearch } from '../../projections/task-groups.js';
+import { apiContext } from '../auth.js';
+import { API_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
+import * as S from '../schemas/task-group.js';
+import type { Services } from '../services.js';
+
+export const readTaskGroup = async (services: Services, team: number, id: number) => {
+  const doc = await services.store.get<Values>(TASK_GROUPS, id);
+  if (!doc || doc.FkTeam !== team) throw notFound('volunteer task group', id);
+  return publicView(doc);
+};
+
+/** Task groups are read-only here (spec 2.4); the application creates them. */
+export const taskGroupRoutes =
+  (services: Services): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.addSchema(S.TaskGroup);
+    const tags = ['Volunteer task groups'];
+    app.get(
+      '/volunteer-task-groups/:id',
+      { schema: { tags, summary: 'One task group', params: IdParams, response: { 200: S.TaskGroupOne, ...errors(...API_ERRORS) } } },
+      async (request) => ({ volunteerTaskGroup: await readTaskGroup(services, apiContext(request).team, request.params.id) }),
+    );
+    app.get(
+      '/volunteer-task-groups',
+      { schema: { tags, summary: 'Task groups, searched by title or location', querystring: S.TaskGroupListQuery, response: { 200: S.TaskGroupList, ...errors(...API_ERRORS) } } },
+      async (request) => {
+        const page = pageOf(request.query);
+        const r = await services.store.find<Values>(taskGroupSearch(apiContext(request).team, request.query.search, page));
+        return { volunteerTaskGroups: r.items.map(publicView), ...page, total: r.total };
+      },
+    );
+  };

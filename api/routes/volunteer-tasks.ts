@@ -1,0 +1,84 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { createTask, updateTask } from '../../commands/volunteer-tasks.js';
+import { notFound } from '../../domain/shared/errors.js';
+import type { Values } from '../../domain/shared/fields.js';
+import { publicView } from '../../projections/store/port.js';
+import { VOLUNTEER_TASKS, taskSearch } from '../../projections/volunteer-tasks.js';
+import { apiContext } from '../auth.js';
+import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
+import * as S from '../schemas/volunteer-task.js';
+import type { Services } from '../services.js';
+
+export const readTask = async (services: Services, team: number, id: number) => {
+  const doc = await services.store.get<Values>(VOLUNTEER_TASKS, id);
+  if (!doc || doc.FkTeam !== team) throw notFound('volunteer task', id);
+  return publicView(doc);
+};
+
+export const volunteerTaskRoutes =
+  (services: Services): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.addSchema(S.VolunteerTask);
+    const tags = ['Volunteer tasks'];
+
+    app.post(
+      '/volunteer-tasks',
+      {
+        schema: {
+          tags,
+          summary: 'Create a task; with FkVolunteer it is created assigned',
+          body: S.CreateTaskBody,
+          response: { 201: S.TaskCreated, ...errors(...API_WRITE_ERRORS) },
+        },
+      },
+      async (request, reply) => {
+        const ctx = apiContext(request);
+        const id = await createTask(services, ctx, request.body as Values);
+        return reply.code(201).send({ created: true, volunteerTask: await readTask(services, ctx.team, id) });
+      },
+    );
+
+    app.patch(
+      '/volunteer-tasks/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Update a task, assign, reassign or unassign it; ifOpen=true claims it only while unassigned',
+          description:
+            '409 not_open: ifOpen=true and the task has a volunteer. 409 task_busy: FkVolunteer changed while another sign-up or assignment for the task was being saved; nothing changed, retry.',
+          params: IdParams,
+          querystring: S.PatchQuery,
+          body: S.UpdateTaskBody,
+          response: { 200: S.TaskOne, ...errors(...API_WRITE_ERRORS) },
+        },
+      },
+      async (request) => {
+        const ctx = apiContext(request);
+        await updateTask(services, ctx, request.params.id, request.body as Values, request.query.ifOpen === true);
+        return { volunteerTask: await readTask(services, ctx.team, request.params.id) };
+      },
+    );
+
+    app.get(
+      '/volunteer-tasks/:id',
+      { schema: { tags, summary: 'One task with contact and location details', params: IdParams, response: { 200: S.TaskOne, ...errors(...API_ERRORS) } } },
+      async (request) => ({ volunteerTask: await readTask(services, apiContext(request).team, request.params.id) }),
+    );
+
+    app.get(
+      '/volunteer-tasks',
+      {
+        schema: {
+          tags,
+          summary: 'Search tasks; totalHours covers the whole filtered set',
+          querystring: S.TaskListQuery,
+          response: { 200: S.TaskList, ...errors(...API_ERRORS) },
+        },
+      },
+      async (request) => {
+        const page = pageOf(request.query);
+        const r = await services.store.find<Values>(taskSearch(apiContext(request).team, request.query, page));
+        return { volunteerTasks: r.items.map(publicView), ...page, total: r.total, totalHours: r.sums.NumberOfHours ?? 0 };
+      },
+    );
+  };

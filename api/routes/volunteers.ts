@@ -1,0 +1,81 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { registerVolunteer, updateVolunteer } from '../../commands/volunteers.js';
+import { notFound } from '../../domain/shared/errors.js';
+import type { Values } from '../../domain/shared/fields.js';
+import { publicView } from '../../projections/store/port.js';
+import { VOLUNTEERS, volunteerSearch } from '../../projections/volunteers.js';
+import { apiContext } from '../auth.js';
+import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
+import * as S from '../schemas/volunteer.js';
+import type { Services } from '../services.js';
+
+export const readVolunteer = async (services: Services, team: number, id: number) => {
+  const doc = await services.store.get<Values>(VOLUNTEERS, id);
+  if (!doc || doc.FkTeam !== team) throw notFound('volunteer', id);
+  return publicView(doc);
+};
+
+export const volunteerRoutes =
+  (services: Services): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.addSchema(S.Volunteer);
+    const tags = ['Volunteers'];
+
+    app.post(
+      '/volunteers',
+      {
+        schema: {
+          tags,
+          summary: 'Register a constituent as a volunteer; an existing registration answers 200 with created: false',
+          body: S.CreateVolunteerBody,
+          response: { 201: S.VolunteerCreated, 200: S.VolunteerCreated, ...errors(...API_WRITE_ERRORS) },
+        },
+      },
+      async (request, reply) => {
+        const ctx = apiContext(request);
+        const r = await registerVolunteer(services, ctx, request.body as Values);
+        return reply.code(r.created ? 201 : 200).send({ created: r.created, volunteer: await readVolunteer(services, ctx.team, r.id) });
+      },
+    );
+
+    app.patch(
+      '/volunteers/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Update status, suspension and flags; only sent fields change',
+          params: IdParams,
+          body: S.UpdateVolunteerBody,
+          response: { 200: S.VolunteerOne, ...errors(...API_WRITE_ERRORS) },
+        },
+      },
+      async (request) => {
+        const ctx = apiContext(request);
+        await updateVolunteer(services, ctx, request.params.id, request.body as Values);
+        return { volunteer: await readVolunteer(services, ctx.team, request.params.id) };
+      },
+    );
+
+    app.get(
+      '/volunteers/:id',
+      { schema: { tags, summary: 'One volunteer', params: IdParams, response: { 200: S.VolunteerOne, ...errors(...API_ERRORS) } } },
+      async (request) => ({ volunteer: await readVolunteer(services, apiContext(request).team, request.params.id) }),
+    );
+
+    app.get(
+      '/volunteers',
+      {
+        schema: {
+          tags,
+          summary: 'Look up by email, or search by name or email, optionally active or inactive',
+          querystring: S.VolunteerListQuery,
+          response: { 200: S.VolunteerList, ...errors(...API_ERRORS) },
+        },
+      },
+      async (request) => {
+        const page = pageOf(request.query);
+        const r = await services.store.find<Values>(volunteerSearch(apiContext(request).team, request.query, page));
+        return { volunteers: r.items.map(publicView), ...page, total: r.total };
+      },
+    );
+  };

@@ -1,0 +1,75 @@
+import { decideCreate, decideUpdate, validateCreate } from '../domain/volunteer/decide.js';
+import { volunteerClaimStream, volunteerEvolver, volunteerStream } from '../domain/volunteer/events.js';
+import { DomainError, invalidField } from '../domain/shared/errors.js';
+import type { Values } from '../domain/shared/fields.js';
+import { todayUtc } from '../domain/shared/values.js';
+import { CONSTITUENTS } from '../projections/constituents.js';
+import { handle, load } from './aggregate.js';
+import type { WriteContext } from './context.js';
+import { metadataOf } from './context.js';
+import type { CommandDeps } from './deps.js';
+import { NO_STREAM, WrongExpectedRevision } from './eventlog/port.js';
+
+/** decisions.md 6: the constituent must be one of the team's own. */
+async function assertConstituent(deps: CommandDeps, team: number, id: number): Promise<void> {
+  const doc = await deps.store.get<{ FkTeam: number }>(CONSTITUENTS, id);
+  if (!doc || doc.FkTeam !== team) throw invalidField('FkConstituent', `FkConstituent ${id} is not a constituent of this account; create the constituent first.`);
+}
+
+/**
+ * Registers a constituent as a volunteer (spec 4.2): at most one volunteer per constituent, so a
+ * second registration answers the existing record with created: false.
+ *
+ * Concurrent registrations of one constituent create exactly one volunteer: before creating, a
+ * registration appends a claim naming its new id to the constituent's claim stream, expecting
+ * the revision it saw (no stream at first). One append wins; the losers start over, find the
+ * winner's claim, wait until its volunteer exists and answer it. A claim whose volunteer was
+ * deleted (or never written, the winner having died in between) may be claimed again.
+ */
+export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<{ id: number; created: boolean }> {
+  const today = todayUtc(ctx.now);
+  const fields = validateCreate(body, today);
+  const constituentId = fields.FkConstituent as number;
+  await assertConstituent(deps, ctx.team, constituentId);
+  const stream = volunteerClaimStream(constituentId);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const last = (await deps.log.readStream(stream)).at(-1);
+    if (last) {
+      const existing = await claimedVolunteer(deps, last.data.volunteerId as number);
+      if (existing) {
+        await deps.settle(existing.position);
+        return { id: last.data.volunteerId as number, created: false };
+      }
+    }
+    const id = await deps.ids.next('volunteer');
+    try {
+      await deps.log.append(stream, [{ type: 'VolunteerConstituentClaimed', data: { volunteerId: id, constituentId }, metadata: metadataOf(ctx) }], last ? last.revision : NO_STREAM);
+    } catch (err) {
+      if (err instanceof WrongExpectedRevision) continue;
+      throw err;
+    }
+    const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => decideCreate({ id, body, today }, s));
+    await deps.settle(r.position);
+    return { id, created: true };
+  }
+  throw new DomainError('task_busy', 'Too many concurrent registrations of this constituent; retry.');
+}
+
+/** The claimed volunteer once it exists and is not deleted; null when the claim is void. */
+async function claimedVolunteer(deps: CommandDeps, id: number) {
+  // A claim is written just before its volunteer: give the winner a moment to land it.
+  const deadline = Date.now() + 5_000;
+  for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+    const loaded = await load(deps.log, volunteerStream(id), volunteerEvolver);
+    if (loaded.state.exists) return loaded.state.deleted ? null : { position: loaded.events.at(-1)!.position };
+    if (Date.now() > deadline) return null;
+    await new Promise((r) => setTimeout(r, delay));
+  }
+}
+
+/** Status, suspension and flags; edits racing with other edits are decided again on fresh state. */
+export async function updateVolunteer(deps: CommandDeps, ctx: WriteContext, id: number, body: Values): Promise<void> {
+  const today = todayUtc(ctx.now);
+  const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => decideUpdate({ id, team: ctx.team, body, today }, s));
+  await deps.settle(r.position);
+}

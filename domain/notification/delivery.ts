@@ -1,0 +1,52 @@
+import type { DomainEvent, Evolver } from '../../commands/aggregate.js';
+
+/**
+ * The delivery record of one notification: stream `notification-<id>`, appended with the
+ * expected revision, so two senders (or one sender after a restart) can never both hold it.
+ *   NotificationClaimed {id, owner, leaseUntil}   a sender is about to hand it to the transport
+ *   NotificationSent {id}                         the transport accepted it: never sent again
+ *   NotificationAttemptFailed {id, error, attempt, retryAt}  the transport refused it; released
+ *   NotificationFailed {id, error}                given up (attempts spent, or delivery unknown)
+ */
+export type DeliveryStatus = 'open' | 'claimed' | 'sent' | 'failed';
+
+export interface DeliveryState {
+  status: DeliveryStatus;
+  attempts: number;
+  owner: string | null;
+  leaseUntil: number;
+  retryAt: number;
+}
+
+export const notificationStream = (id: string) => `notification-${id}`;
+
+export const deliveryEvolver: Evolver<DeliveryState> = {
+  initial: () => ({ status: 'open', attempts: 0, owner: null, leaseUntil: 0, retryAt: 0 }),
+  evolve(s, e) {
+    switch (e.type) {
+      case 'NotificationClaimed':
+        return { ...s, status: 'claimed', owner: e.data.owner as string, leaseUntil: Date.parse(e.data.leaseUntil as string) };
+      case 'NotificationSent':
+        return { ...s, status: 'sent' };
+      case 'NotificationAttemptFailed':
+        return { ...s, status: 'open', owner: null, attempts: e.data.attempt as number, retryAt: Date.parse(e.data.retryAt as string) };
+      case 'NotificationFailed':
+        return { ...s, status: 'failed' };
+      default:
+        return s;
+    }
+  },
+};
+
+export function decideClaim(s: DeliveryState, c: { id: string; owner: string; now: Date; leaseMs: number }): DomainEvent[] {
+  if (s.status !== 'open' || s.retryAt > c.now.getTime()) return [];
+  return [{ type: 'NotificationClaimed', data: { id: c.id, owner: c.owner, leaseUntil: new Date(c.now.getTime() + c.leaseMs).toISOString() } }];
+}
+
+/** After a refused attempt: retry with doubling delays until the attempts are spent. */
+export function decideAttemptFailed(s: DeliveryState, c: { id: string; error: string; now: Date; maxAttempts: number; retryBaseMs: number }): DomainEvent[] {
+  const attempt = s.attempts + 1;
+  if (attempt >= c.maxAttempts) return [{ type: 'NotificationFailed', data: { id: c.id, error: c.error } }];
+  const retryAt = new Date(c.now.getTime() + c.retryBaseMs * 2 ** (attempt - 1)).toISOString();
+  return [{ type: 'NotificationAttemptFailed', data: { id: c.id, error: c.error, attempt, retryAt } }];
+}

@@ -1,0 +1,30 @@
+import type { DomainEvent, Evolver } from '../../commands/aggregate.js';
+import { normaliseFields, requireText, type FieldSpec, type Values } from '../shared/fields.js';
+import { type RecordState, recordEvolver } from '../shared/record.js';
+
+/**
+ * Task groups (spec 2.4) are read-only in the public API and created in the application:
+ * VolunteerTaskGroupCreated {id, fields}. The state is the common record.
+ */
+export const TASK_GROUP = 'VolunteerTaskGroup';
+export type TaskGroupState = RecordState;
+export const taskGroupEvolver: Evolver<TaskGroupState> = recordEvolver(TASK_GROUP);
+export const taskGroupStream = (id: number) => `volunteer_task_group-${id}`;
+
+export const TASK_GROUP_FIELDS: FieldSpec = {
+  TaskGroupTitle: { kind: 'string', max: 500, nullable: false },
+  GroupLocationName: { kind: 'string', max: 500 },
+  FkDistrict: { kind: 'ref' },
+  FkPrecinct: { kind: 'ref' },
+};
+
+export function validateCreateGroup(body: Values): Values {
+  const fields = normaliseFields(TASK_GROUP_FIELDS, body);
+  requireText(fields, 'TaskGroupTitle', 'TaskGroupTitle is required and cannot be empty.');
+  return { GroupLocationName: null, FkDistrict: null, FkPrecinct: null, ...fields };
+}
+
+export function decideCreateGroup(cmd: { id: number; body: Values }, state: TaskGroupState): DomainEvent[] {
+  if (state.exists) throw new Error(`task group ${cmd.id} already exists`);
+  return [{ type: `${TASK_GROUP}Created`, data: { id: cmd.id, fields: validateCreateGroup(cmd.body) } }];
+}

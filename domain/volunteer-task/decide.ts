@@ -1,0 +1,109 @@
+import type { DomainEvent } from '../../commands/aggregate.js';
+import { DomainError, invalidField } from '../shared/errors.js';
+import { changedFields, normaliseFields, requireText, type Values } from '../shared/fields.js';
+import { assertWritable } from '../shared/record.js';
+import { ASSIGNED, type AssignVia, TASK, type TaskState, UNASSIGNED } from './events.js';
+import { TASK_FIELDS, TASK_GEOGRAPHY_FIELDS, TASK_READ_ONLY, checkTaskTimes } from './rules.js';
+
+export const notOpen = (id: number, holder: unknown) =>
+  new DomainError('not_open', `Task ${id} is already assigned (FkVolunteer ${holder}); it is not open to claim.`);
+
+export const taskBusy = (id: number) =>
+  new DomainError('task_busy', `Another sign-up or assignment for task ${id} was being saved at the same time; nothing changed. Read the task and retry.`);
+
+const dateWithoutVolunteer = () =>
+  invalidField('DateAssigned', 'DateAssigned belongs to an assignment; send it with FkVolunteer, or on a task that has a volunteer.');
+
+const holderOf = (state: TaskState) => (state.fields.FkVolunteer as number | null | undefined) ?? null;
+
+function assigned(id: number, volunteerId: number, previous: number | null, via: AssignVia, date: unknown, today: string): DomainEvent {
+  return { type: ASSIGNED, data: { id, volunteerId, previousVolunteerId: previous, via, DateAssigned: (date as string | null | undefined) ?? today } };
+}
+
+/** Validates a create without deciding it: a failed create must write nothing, not even an id. */
+export function validateCreate(body: Values): Values {
+  const sent = normaliseFields(TASK_FIELDS, body, TASK_READ_ONLY);
+  requireText(sent, 'VolunteerTaskTitle', 'VolunteerTaskTitle is required and cannot be empty.');
+  checkTaskTimes(sent);
+  if ((sent.FkVolunteer ?? null) === null && (sent.DateAssigned ?? null) !== null) throw dateWithoutVolunteer();
+  return sent;
+}
+
+/** A task created with a volunteer is created, then assigned: the assignment has its side effects. */
+export function decideCreate(cmd: { id: number; body: Values; today: string }, state: TaskState): DomainEvent[] {
+  if (state.exists) throw new Error(`task ${cmd.id} already exists`);
+  const { FkVolunteer, DateAssigned, ...fields } = validateCreate(cmd.body);
+  const created: DomainEvent = { type: `${TASK}Created`, data: { id: cmd.id, fields: { ...fields, FkVolunteer: null, DateAssigned: null } } };
+  if (typeof FkVolunteer !== 'number') return [created];
+  return [created, assigned(cmd.id, FkVolunteer, null, 'api', DateAssigned, cmd.today)];
+}
+
+export interface UpdateTask {
+  id: number;
+  team: number;
+  body: Values;
+  /** `ifOpen=true`: assign only while the task is unassigned (spec 3). */
+  ifOpen: boolean;
+  today: string;
+}
+
+/**
+ * A PATCH (spec 3): field edits become VolunteerTaskUpdated; a change of FkVolunteer becomes an
+ * assignment (DateAssigned stamped today when not sent), a reassignment (previousVolunteerId set)
+ * or an unassignment. With ifOpen, a task that has a volunteer is not_open.
+ */
+export function decideUpdate(cmd: UpdateTask, state: TaskState): DomainEvent[] {
+  const sent = normaliseFields(TASK_FIELDS, cmd.body, TASK_READ_ONLY);
+  if (cmd.ifOpen && typeof sent.FkVolunteer !== 'number')
+    throw invalidField('ifOpen', 'ifOpen=true claims the task for a volunteer: send FkVolunteer with the volunteer id.');
+  assertWritable(state, cmd.team, 'volunteer task', cmd.id);
+  const holder = holderOf(state);
+  if (cmd.ifOpen && holder !== null) throw notOpen(cmd.id, holder);
+  const { FkVolunteer, ...rest } = sent;
+  const target = 'FkVolunteer' in sent ? ((FkVolunteer as number | null) ?? null) : holder;
+  const assigning = target !== null && target !== holder;
+  if (assigning) delete rest.DateAssigned;
+  checkTaskTimes({ ...state.fields, ...rest });
+  if (target === null && (rest.DateAssigned ?? null) !== null) throw dateWithoutVolunteer();
+  if (target === null && 'DateAssigned' in rest) delete rest.DateAssigned;
+  const changes = changedFields(state.fields, rest);
+  const events: DomainEvent[] = Object.keys(changes).length ? [{ type: `${TASK}Updated`, data: { id: cmd.id, changes } }] : [];
+  if (assigning) events.push(assigned(cmd.id, target, holder, 'api', sent.DateAssigned, cmd.today));
+  else if (target === null && holder !== null) events.push({ type: UNASSIGNED, data: { id: cmd.id, volunteerId: holder, reason: 'unassigned' } });
+  return events;
+}
+
+/** The public sign-up (decisions.md 9): a claim like ifOpen=true, serialised with it. */
+export function decideSignUp(cmd: { id: number; team: number; volunteerId: number; today: string }, state: TaskState): DomainEvent[] {
+  assertWritable(state, cmd.team, 'volunteer task', cmd.id);
+  const holder = holderOf(state);
+  if (holder !== null) throw notOpen(cmd.id, holder);
+  return [assigned(cmd.id, cmd.volunteerId, null, 'signup', null, cmd.today)];
+}
+
+/**
+ * The volunteer's own cancel. Naming the volunteer guards against canceling someone who took the
+ * task over meanwhile; canceling an open task records nothing.
+ */
+export function decideCancel(cmd: { id: number; team: number; volunteerId?: number }, state: TaskState): DomainEvent[] {
+  assertWritable(state, cmd.team, 'volunteer task', cmd.id);
+  const holder = holderOf(state);
+  if (cmd.volunteerId !== undefined && holder !== cmd.volunteerId)
+    throw invalidField('FkVolunteer', `Task ${cmd.id} is not held by volunteer ${cmd.volunteerId}; there is nothing of theirs to cancel.`);
+  if (holder === null) return [];
+  return [{ type: UNASSIGNED, data: { id: cmd.id, volunteerId: holder, reason: 'canceled' } }];
+}
+
+/** A deleted volunteer's tasks become unassigned (decisions.md 7), locked or not: it is a consequence, not an edit. */
+export function decideVolunteerDeleted(cmd: { id: number; volunteerId: number }, state: TaskState): DomainEvent[] {
+  if (!state.exists || state.deleted || holderOf(state) !== cmd.volunteerId) return [];
+  return [{ type: UNASSIGNED, data: { id: cmd.id, volunteerId: cmd.volunteerId, reason: 'volunteer_deleted' } }];
+}
+
+/** The task's own district and precinct, from the application surface. */
+export function decideGeography(cmd: { id: number; team: number; body: Values }, state: TaskState): DomainEvent[] {
+  const sent = normaliseFields(TASK_GEOGRAPHY_FIELDS, cmd.body);
+  assertWritable(state, cmd.team, 'volunteer task', cmd.id);
+  const changes = changedFields(state.fields, sent);
+  return Object.keys(changes).length ? [{ type: `${TASK}Updated`, data: { id: cmd.id, changes } }] : [];
+}

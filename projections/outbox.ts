@@ -1,0 +1,136 @@
+import type { RecordedEvent } from '../commands/eventlog/port.js';
+import { planNotifications, rescheduleReminder } from '../domain/notification/schedule.js';
+import { ASSIGNED, TASK, UNASSIGNED } from '../domain/volunteer-task/events.js';
+import { formatDateTime } from '../domain/shared/values.js';
+import type { Projector } from './runner.js';
+import { and, type Doc, eq, type Filter, lte, type Query, type ReadStore } from './store/port.js';
+import { VOLUNTEER_TASKS } from './volunteer-tasks.js';
+import { VOLUNTEERS } from './volunteers.js';
+
+export const NOTIFICATIONS = 'notifications';
+
+export interface NotificationDoc {
+  id: string;
+  FkTeam: number;
+  kind: string;
+  taskId: number;
+  volunteerId: number;
+  to: string | null;
+  sendAt: string;
+  /** pending, sending, sent, canceled, failed, or skipped (the volunteer has no email address). */
+  status: string;
+  attempts: number;
+  error: string | null;
+  sentAt: string | null;
+  /** When the sender should next try: sendAt, or the retry time after a refused attempt. */
+  _dueAt: string;
+}
+
+async function cancelPending(store: ReadStore, filter: Filter): Promise<void> {
+  await store.updateWhere(NOTIFICATIONS, and(filter, eq('status', 'pending')), { status: 'canceled' });
+}
+
+async function onAssigned(event: RecordedEvent, taskId: number, store: ReadStore): Promise<void> {
+  const previous = event.data.previousVolunteerId as number | null;
+  // A reassignment cancels the removed volunteer's queued messages (decisions.md 8).
+  if (previous !== null) await cancelPending(store, and(eq('taskId', taskId), eq('volunteerId', previous)));
+  const task = await store.get<Doc>(VOLUNTEER_TASKS, taskId);
+  if (!task) return;
+  const volunteerId = event.data.volunteerId as number;
+  const volunteer = await store.get<Doc>(VOLUNTEERS, volunteerId);
+  const to = (volunteer?.Email1 as string | null | undefined) ?? null;
+  const plan = planNotifications({ taskId, revision: Number(event.revision), assignedAt: event.metadata.at, start: (task.TaskStartDateTime as string | null) ?? null });
+  for (const p of plan) {
+    if (await store.get(NOTIFICATIONS, p.id)) continue; // a replayed assignment queues nothing twice
+    const doc: NotificationDoc = {
+      id: p.id,
+      FkTeam: event.metadata.team,
+      kind: p.kind,
+      taskId,
+      volunteerId,
+      to,
+      sendAt: p.sendAt,
+      status: to ? 'pending' : 'skipped',
+      attempts: 0,
+      error: to ? null : 'The volunteer has no email address.',
+      sentAt: null,
+      _dueAt: p.sendAt,
+    };
+    await store.put(NOTIFICATIONS, doc as unknown as Doc);
+  }
+}
+
+async function onStartChanged(event: RecordedEvent, taskId: number, store: ReadStore): Promise<void> {
+  const pending = await store.find<NotificationDoc>({ collection: NOTIFICATIONS, filter: and(eq('taskId', taskId), eq('status', 'pending'), eq('kind', 'task_reminder')) });
+  const sendAt = rescheduleReminder((event.data.changes as Doc).TaskStartDateTime as string | null, event.metadata.at);
+  for (const n of pending.items)
+    await store.put(NOTIFICATIONS, (sendAt ? { ...n, sendAt, _dueAt: sendAt } : { ...n, status: 'canceled' }) as unknown as Doc);
+}
+
+async function onDelivery(event: RecordedEvent, store: ReadStore): Promise<void> {
+  const n = await store.get<NotificationDoc>(NOTIFICATIONS, event.data.id as string);
+  if (!n) return;
+  let next: Partial<NotificationDoc>;
+  switch (event.type) {
+    case 'NotificationClaimed':
+      next = { status: 'sending' };
+      break;
+    case 'NotificationSent':
+      next = { status: 'sent', sentAt: formatDateTime(new Date(event.metadata.at)), error: null, attempts: n.attempts + 1 };
+      break;
+    case 'NotificationAttemptFailed':
+      next = { status: 'pending', attempts: event.data.attempt as number, error: event.data.error as string, _dueAt: formatDateTime(new Date(event.data.retryAt as string)) };
+      break;
+    case 'NotificationFailed':
+      next = { status: 'failed', error: event.data.error as string };
+      break;
+    default:
+      return;
+  }
+  await store.put(NOTIFICATIONS, { ...n, ...next } as unknown as Doc);
+}
+
+/**
+ * The notification outbox, derived from the log: assignments queue, unassignments, reassignments
+ * and deletions cancel, start changes move the reminder, and the delivery streams
+ * (`notification-<id>`) record claims, sends and failures. Rebuilt from the log on every start,
+ * so a restart loses nothing due and forgets nothing sent.
+ */
+export const outboxProjection: Projector = {
+  name: NOTIFICATIONS,
+  collections: [{ name: NOTIFICATIONS, idField: 'id', indexes: [['FkTeam'], ['taskId'], ['status']] }],
+  async apply(event, store) {
+    if (event.stream.startsWith('notification-')) return onDelivery(event, store);
+    if (!event.stream.startsWith('volunteer_task-')) return;
+    const taskId = Number(event.stream.slice('volunteer_task-'.length));
+    switch (event.type) {
+      case ASSIGNED:
+        return onAssigned(event, taskId, store);
+      case UNASSIGNED:
+        return cancelPending(store, and(eq('taskId', taskId), eq('volunteerId', event.data.volunteerId as number)));
+      case `${TASK}Deleted`:
+        return cancelPending(store, eq('taskId', taskId));
+      case `${TASK}Updated`:
+        if ('TaskStartDateTime' in (event.data.changes as Doc)) return onStartChanged(event, taskId, store);
+    }
+  },
+};
+
+export const outboxQuery = (team: number): Query => ({
+  collection: NOTIFICATIONS,
+  filter: eq('FkTeam', team),
+  sort: [
+    { field: 'sendAt', dir: 'asc' },
+    { field: 'id', dir: 'asc' },
+  ],
+});
+
+/** What the sender should try now. */
+export const dueQuery = (now: Date, limit: number): Query => ({
+  collection: NOTIFICATIONS,
+  filter: and(eq('status', 'pending'), lte('_dueAt', formatDateTime(now))),
+  sort: [{ field: '_dueAt', dir: 'asc' }],
+  page: { page: 1, pageSize: limit },
+});
+
+export const sendingQuery = (): Query => ({ collection: NOTIFICATIONS, filter: eq('status', 'sending') });

@@ -1,0 +1,106 @@
+import { ASSIGNED, TASK, UNASSIGNED } from '../domain/volunteer-task/events.js';
+import { TASK_DERIVED, TASK_FIELDS, numberOfHours } from '../domain/volunteer-task/rules.js';
+import { lookupName } from './lookups.js';
+import { recordProjection } from './records.js';
+import type { Projector } from './runner.js';
+import { and, type Doc, eq, type Query, searchFilter } from './store/port.js';
+import { TASK_GROUPS } from './task-groups.js';
+import { VOLUNTEERS } from './volunteers.js';
+
+export const VOLUNTEER_TASKS = 'volunteerTasks';
+
+/** The assigned volunteer as a task read shows them: all null together when unassigned (spec 2.3). */
+function volunteerFields(v: Doc | null): Doc {
+  return {
+    VolunteerName: v?.ConstituentName ?? null,
+    VolunteerEmail: v?.Email1 ?? null,
+    VolunteerPhone: v?.Phone1 ?? null,
+    _volunteerConstituent: v?.FkConstituent ?? null,
+  };
+}
+
+const base = recordProjection({
+  prefix: TASK,
+  category: 'volunteer_task',
+  collection: {
+    name: VOLUNTEER_TASKS,
+    idField: 'PkTask',
+    indexes: [['FkTeam'], ['FkTeam', 'FkVolunteer'], ['FkTeam', 'FkTaskGroup'], ['_volunteerConstituent']],
+  },
+  fields: [...Object.keys(TASK_FIELDS), ...TASK_DERIVED],
+  extra: (doc, event) => {
+    if (event.type === ASSIGNED) return { ...doc, FkVolunteer: event.data.volunteerId, DateAssigned: event.data.DateAssigned };
+    if (event.type === UNASSIGNED) return { ...doc, FkVolunteer: null, DateAssigned: null };
+    return null;
+  },
+  derive: async (doc, store) => {
+    const team = doc.FkTeam as number;
+    const volunteer = doc.FkVolunteer ? await store.get<Doc>(VOLUNTEERS, doc.FkVolunteer as number) : null;
+    const group = doc.FkTaskGroup ? await store.get<Doc>(TASK_GROUPS, doc.FkTaskGroup as number) : null;
+    return {
+      NumberOfHours: numberOfHours(doc),
+      ...volunteerFields(volunteer),
+      TaskGroupTitle: group?.TaskGroupTitle ?? null,
+      FkDistrict: doc.FkDistrict ?? null,
+      DistrictName: doc.FkDistrict ? await lookupName(store, team, 'districts', doc.FkDistrict as number) : null,
+      FkPrecinct: doc.FkPrecinct ?? null,
+      PrecinctName: doc.FkPrecinct ? await lookupName(store, team, 'precincts', doc.FkPrecinct as number) : null,
+    };
+  },
+});
+
+/** Tasks, plus following the assigned volunteer's constituent (decisions.md 6). */
+export const volunteerTasksProjection: Projector = {
+  ...base,
+  async apply(event, store) {
+    await base.apply(event, store);
+    if (event.type !== 'ConstituentUpdated') return;
+    const changes = event.data.changes as Doc;
+    const set: Doc = {};
+    if ('ConstituentName' in changes) set.VolunteerName = changes.ConstituentName;
+    if ('Email1' in changes) set.VolunteerEmail = changes.Email1;
+    if ('Phone1' in changes) set.VolunteerPhone = changes.Phone1;
+    if (Object.keys(set).length) await store.updateWhere(VOLUNTEER_TASKS, eq('_volunteerConstituent', event.data.id as number), set);
+  },
+};
+
+export interface TaskListQuery {
+  search?: string;
+  isComplete?: boolean;
+  volunteerId?: number;
+  taskGroupId?: number;
+}
+
+/**
+ * Search over title, description, contact, location and volunteer name (spec 4.3); ordered by
+ * start, nulls last, then id (decisions.md 5); hours summed over the whole filtered set.
+ */
+export function taskSearch(team: number, q: TaskListQuery, page: { page: number; pageSize: number }): Query {
+  const fields = [
+    'VolunteerTaskTitle',
+    'VolunteerTaskDescription',
+    'ContactName',
+    'ContactEmail',
+    'DeliveryLocationName',
+    'DeliveryLocationAddress',
+    'DeliveryLocationCity',
+    'VolunteerName',
+  ];
+  return {
+    collection: VOLUNTEER_TASKS,
+    filter: and(
+      eq('FkTeam', team),
+      q.search ? searchFilter(q.search, fields, 'PkTask') : undefined,
+      // An unset IsComplete is not complete.
+      q.isComplete !== undefined && (q.isComplete ? eq('IsComplete', true) : { op: 'ne', field: 'IsComplete', value: true }),
+      q.volunteerId !== undefined && eq('FkVolunteer', q.volunteerId),
+      q.taskGroupId !== undefined && eq('FkTaskGroup', q.taskGroupId),
+    ),
+    sort: [
+      { field: 'TaskStartDateTime', dir: 'asc', nulls: 'last' },
+      { field: 'PkTask', dir: 'asc' },
+    ],
+    page,
+    sums: ['NumberOfHours'],
+  };
+}

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import type { DomainEvent } from '../../commands/aggregate.js';
+import { decideCancel, decideCreate, decideSignUp, decideUpdate, decideVolunteerDeleted } from '../../domain/volunteer-task/decide.js';
+import { type TaskState, taskEvolver } from '../../domain/volunteer-task/events.js';
+import { DomainError } from '../../domain/shared/errors.js';
+
+const TEAM = 7;
+const TODAY = '2026-03-01';
+const meta = { team: TEAM, at: '2026-03-01T10:00:00.000Z' };
+
+/** given(events).when(decide).then(events | error code) */
+function given(...events: DomainEvent[]) {
+  const state = events.reduce((s, e) => taskEvolver.evolve(s, { ...e, metadata: meta } as DomainEvent), taskEvolver.initial());
+  return {
+    when: (decide: (s: TaskState) => DomainEvent[]) => ({
+      then(expected: DomainEvent[]) {
+        expect(decide(state)).toEqual(expected);
+      },
+      thenFails(code: string, field?: string) {
+        let err: unknown;
+        try {
+          decide(state);
+        } catch (e) {
+          err = e;
+        }
+        expect(err).toBeInstanceOf(DomainError);
+        expect((err as DomainError).code).toBe(code);
+        if (field) expect((err as DomainError).field).toBe(field);
+      },
+    }),
+  };
+}
+
+const created: DomainEvent = { type: 'VolunteerTaskCreated', data: { id: 1, fields: { VolunteerTaskTitle: 'Phone bank', FkVolunteer: null, DateAssigned: null } } };
+const assigned = (volunteerId: number, previousVolunteerId: number | null = null, via = 'api'): DomainEvent => ({
+  type: 'VolunteerTaskAssigned',
+  data: { id: 1, volunteerId, previousVolunteerId, via, DateAssigned: TODAY },
+});
+const patch = (body: Record<string, unknown>, ifOpen = false) => (s: TaskState) => decideUpdate({ id: 1, team: TEAM, body, ifOpen, today: TODAY }, s);
+
+describe('assigning a volunteer task', () => {
+  it('assigns an unassigned task and stamps DateAssigned with today', () =>
+    given(created).when(patch({ FkVolunteer: 5 })).then([assigned(5)]));
+
+  it('keeps a DateAssigned that was sent', () =>
+    given(created)
+      .when(patch({ FkVolunteer: 5, DateAssigned: '2026-02-01' }))
+      .then([{ type: 'VolunteerTaskAssigned', data: { id: 1, volunteerId: 5, previousVolunteerId: null, via: 'api', DateAssigned: '2026-02-01' } }]));
+
+  it('claims an open task with ifOpen', () => given(created).when(patch({ FkVolunteer: 5 }, true)).then([assigned(5)]));
+
+  it('refuses ifOpen on a taken task with not_open', () => given(created, assigned(5)).when(patch({ FkVolunteer: 6 }, true)).thenFails('not_open'));
+
+  it('refuses ifOpen even for the volunteer who holds it', () => given(created, assigned(5)).when(patch({ FkVolunteer: 5 }, true)).thenFails('not_open'));
+
+  it('refuses ifOpen without a volunteer', () => given(created).when(patch({ VolunteerTaskTitle: 'x' }, true)).thenFails('invalid_field', 'ifOpen'));
+
+  it('reassigns with the previous volunteer in the audit trail', () => given(created, assigned(5)).when(patch({ FkVolunteer: 6 })).then([assigned(6, 5)]));
+
+  it('unassigns with reason unassigned', () =>
+    given(created, assigned(5))
+      .when(patch({ FkVolunteer: null }))
+      .then([{ type: 'VolunteerTaskUnassigned', data: { id: 1, volunteerId: 5, reason: 'unassigned' } }]));
+
+  it('records nothing when the same volunteer is sent again', () => given(created, assigned(5)).when(patch({ FkVolunteer: 5 })).then([]));
+
+  it('records nothing when unassigning an open task', () => given(created).when(patch({ FkVolunteer: null })).then([]));
+
+  it('keeps field edits apart from the assignment', () =>
+    given(created)
+      .when(patch({ FkVolunteer: 5, IsComplete: true }))
+      .then([{ type: 'VolunteerTaskUpdated', data: { id: 1, changes: { IsComplete: true } } }, assigned(5)]));
+
+  it('refuses a DateAssigned on a task without a volunteer', () =>
+    given(created).when(patch({ DateAssigned: '2026-01-01' })).thenFails('invalid_field', 'DateAssigned'));
+
+  it('refuses writes to a locked task', () =>
+    given(created, { type: 'VolunteerTaskLocked', data: { id: 1 } }).when(patch({ FkVolunteer: 5 })).thenFails('record_protected'));
+
+  it('refuses an end before the start, naming TaskEndDateTime', () =>
+    given(created)
+      .when(patch({ TaskStartDateTime: '2026-05-01T10:00:00', TaskEndDateTime: '2026-05-01T09:00:00' }))
+      .thenFails('invalid_field', 'TaskEndDateTime'));
+
+  it('creates an assigned task as created, then assigned', () =>
+    given()
+      .when((s) => decideCreate({ id: 1, body: { VolunteerTaskTitle: 'Phone bank', FkVolunteer: 5 }, today: TODAY }, s))
+      .then([created, assigned(5)]));
+
+  it('is not_found for another team', () =>
+    given(created).when((s) => decideUpdate({ id: 1, team: TEAM + 1, body: { IsComplete: true }, ifOpen: false, today: TODAY }, s)).thenFails('not_found'));
+});
+
+describe('the public sign-up and the cancel', () => {
+  const signUp = (volunteerId: number) => (s: TaskState) => decideSignUp({ id: 1, team: TEAM, volunteerId, today: TODAY }, s);
+  const cancel = (volunteerId?: number) => (s: TaskState) => decideCancel({ id: 1, team: TEAM, volunteerId }, s);
+
+  it('signs up for an open task', () => given(created).when(signUp(5)).then([assigned(5, null, 'signup')]));
+  it('refuses a taken task with not_open', () => given(created, assigned(6)).when(signUp(5)).thenFails('not_open'));
+  it('cancels with reason canceled', () =>
+    given(created, assigned(5)).when(cancel()).then([{ type: 'VolunteerTaskUnassigned', data: { id: 1, volunteerId: 5, reason: 'canceled' } }]));
+  it('refuses to cancel for a volunteer who does not hold the task', () => given(created, assigned(6)).when(cancel(5)).thenFails('invalid_field', 'FkVolunteer'));
+  it('records nothing when an open task is canceled', () => given(created).when(cancel()).then([]));
+  it('unassigns a deleted volunteer with reason volunteer_deleted', () =>
+    given(created, assigned(5))
+      .when((s) => decideVolunteerDeleted({ id: 1, volunteerId: 5 }, s))
+      .then([{ type: 'VolunteerTaskUnassigned', data: { id: 1, volunteerId: 5, reason: 'volunteer_deleted' } }]));
+  it('leaves tasks of other volunteers alone when one is deleted', () =>
+    given(created, assigned(6)).when((s) => decideVolunteerDeleted({ id: 1, volunteerId: 5 }, s)).then([]));
+});
