@@ -123,9 +123,14 @@ export class SqliteEventLog implements EventLog {
     if (batch.length === 0) return;
     const outcomes: Array<{ ok: AppendResult } | { err: unknown }> = [];
     try {
-      this.db.transaction(() => {
-        for (const p of batch) outcomes.push(this.write(p));
-      })();
+      // IMMEDIATE takes the write lock before the revision checks read: with another process on
+      // the file, a deferred transaction that read first fails at once with SQLITE_BUSY
+      // (stale snapshot) instead of waiting out busy_timeout.
+      this.db
+        .transaction(() => {
+          for (const p of batch) outcomes.push(this.write(p));
+        })
+        .immediate();
     } catch (err) {
       // The commit itself failed (disk full, I/O error): nothing of the batch is durable.
       for (const p of batch) p.reject(err);

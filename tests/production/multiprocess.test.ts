@@ -1,0 +1,97 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startNats, type NatsServer } from '../support/nats.js';
+import { type Build, buildService, http, spawnTurnout, type TurnoutProcess } from '../support/process.js';
+
+/**
+ * Two API processes on one embedded SQLite log and one NATS server, as a load balancer would
+ * spread requests over them: each keeps its own read models, limits are shared through NATS KV.
+ */
+const PER_MINUTE = 40;
+let build: Build;
+let nats: NatsServer;
+let dataDir: string;
+let a: TurnoutProcess;
+let b: TurnoutProcess;
+
+beforeAll(async () => {
+  [build, nats] = await Promise.all([buildService(), startNats()]);
+  dataDir = mkdtempSync(path.join(tmpdir(), 'turnout-mp-'));
+  const env = {
+    TURNOUT_DATA_DIR: dataDir,
+    TURNOUT_NATS_URL: nats.url,
+    TURNOUT_RATE_LIMIT_PER_SECOND: '0',
+    TURNOUT_RATE_LIMIT_PER_MINUTE: String(PER_MINUTE),
+  };
+  // The first start creates the file; start them one after the other so neither races the schema.
+  a = await spawnTurnout(build, { role: 'api', env });
+  b = await spawnTurnout(build, { role: 'api', env });
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+  await nats?.stop();
+  build?.remove();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+const admin = (p: TurnoutProcess) => http(p.url!, 'test-admin-token');
+
+/** A team made on one process, with a fresh key; returns a client per process for that key. */
+async function teamWithKey(on: TurnoutProcess) {
+  const t = await admin(on).post('/admin/v1/teams', { name: `Team ${Math.random().toString(36).slice(2, 8)}` });
+  expect(t.status, JSON.stringify(t.body)).toBe(201);
+  const k = await admin(on).post(`/admin/v1/teams/${t.body.team.id}/api-keys`, { name: 'Integration', scope: 'read_write' });
+  expect(k.status, JSON.stringify(k.body)).toBe(201);
+  return { A: http(`${a.url}/api/v1`, k.body.key), B: http(`${b.url}/api/v1`, k.body.key) };
+}
+
+describe('two API processes sharing the embedded log', () => {
+  it('reads on one process what the other has just written', async () => {
+    // The key itself was written on A: B must already know it for its very first request.
+    const api = await teamWithKey(a);
+    for (let i = 0; i < 10; i++) {
+      const [writer, reader] = i % 2 ? [api.B, api.A] : [api.A, api.B];
+      const c = await writer.post('/constituents', { FirstName: `Reader${i}`, LastName: 'Test', Email1: `r${i}@example.org` });
+      expect(c.status, JSON.stringify(c.body)).toBe(201);
+      const id = c.body.constituent.PkConstituent;
+      const g = await reader.get(`/constituents/${id}`);
+      expect(g.status, JSON.stringify(g.body)).toBe(200);
+      expect(g.body.constituent.FirstName).toBe(`Reader${i}`);
+      const p = await reader.patch(`/constituents/${id}`, { Nickname: `N${i}` });
+      expect(p.status, JSON.stringify(p.body)).toBe(200);
+      expect((await writer.get(`/constituents/${id}`)).body.constituent.Nickname).toBe(`N${i}`);
+    }
+  });
+
+  it('holds one rate limit per key across both processes', async () => {
+    const api = await teamWithKey(b);
+    const replies = [];
+    for (let i = 0; i < PER_MINUTE + 10; i++) replies.push(await (i % 2 ? api.B : api.A).get('/constituents?pageSize=1'));
+    const statuses = replies.map((r) => r.status);
+    // Each process alone would let PER_MINUTE through; together they let PER_MINUTE through.
+    expect(statuses.filter((s) => s === 200)).toHaveLength(PER_MINUTE);
+    expect(statuses.slice(PER_MINUTE).every((s) => s === 429)).toBe(true);
+    const refused = replies[PER_MINUTE];
+    expect(refused.body.error.code).toBe('rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('creates exactly one constituent when twenty upserts of one email race over both processes', async () => {
+    const api = await teamWithKey(a);
+    const email = 'racer@example.org';
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? api.B : api.A).post('/constituents?mode=upsert&matchOn=email', { FirstName: `Racer${i}`, LastName: 'Test', Email1: email })),
+    );
+    for (const r of replies) expect([200, 201], JSON.stringify(r.body)).toContain(r.status);
+    expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
+    const ids = new Set(replies.map((r) => r.body.constituent.PkConstituent));
+    expect(ids.size).toBe(1);
+    for (const api2 of [api.A, api.B]) {
+      const list = await api2.get(`/constituents?email=${encodeURIComponent(email)}`);
+      expect(list.body.total).toBe(1);
+    }
+  });
+});

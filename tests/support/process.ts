@@ -1,0 +1,131 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { freePort, waitUntil } from './nats.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export interface Build {
+  /** The compiled api/server.js. */
+  server: string;
+  remove(): void;
+}
+
+/**
+ * Compiles the service (tsconfig.build.json) into a directory of its own, so that test files
+ * building at the same time, and whoever runs `npm run build`, never overwrite each other's output.
+ * It lives under node_modules/.cache so the compiled files resolve the project's packages.
+ * A type error elsewhere in the tree does not stop tsc emitting; the processes then show whether
+ * what they need works.
+ */
+export async function buildService(): Promise<Build> {
+  const outDir = path.join(ROOT, 'node_modules', '.cache', 'turnout-test-dist', `${process.pid}-${Date.now()}`);
+  mkdirSync(outDir, { recursive: true });
+  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const result = await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', outDir], { cwd: ROOT, maxBuffer: 16 << 20 }).catch(
+    (err: { stdout?: string }) => ({ stdout: err.stdout ?? String(err) }),
+  );
+  const server = path.join(outDir, 'api', 'server.js');
+  if (!existsSync(server)) throw new Error(`the build produced no api/server.js:\n${result.stdout}`);
+  return { server, remove: () => rmSync(outDir, { recursive: true, force: true }) };
+}
+
+export interface TurnoutProcess {
+  /** http://127.0.0.1:<port>, or null for roles without an HTTP server. */
+  url: string | null;
+  role: string;
+  process: ChildProcess;
+  /** Everything it printed so far (stdout and stderr). */
+  output(): string;
+  /** SIGTERM, then waits for it to exit (SIGKILL after 10 s). */
+  stop(): Promise<void>;
+}
+
+export interface SpawnOptions {
+  role?: 'all' | 'api' | 'projector' | 'dispatcher';
+  env?: Record<string, string | undefined>;
+  /** Resolve only once /readyz says ready (default true for roles with an HTTP server). */
+  ready?: boolean;
+  /** For roles without an HTTP server: resolve once the output contains this. */
+  waitForOutput?: string | RegExp;
+}
+
+/** Starts a Turnout process from a build, on a free port, and waits until it serves. */
+export async function spawnTurnout(build: Build, options: SpawnOptions = {}): Promise<TurnoutProcess> {
+  const role = options.role ?? 'all';
+  const serves = role === 'all' || role === 'api';
+  const port = serves ? await freePort() : 0;
+  const child = spawn(process.execPath, [build.server, '--role', role], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, NODE_ENV: 'test', HOST: '127.0.0.1', PORT: String(port), TURNOUT_ADMIN_TOKEN: 'test-admin-token', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d) => (out += d));
+  child.stderr?.on('data', (d) => (out += d));
+  let exited: number | string | null = null;
+  const exit = new Promise<void>((resolve) => child.once('exit', (code, signal) => ((exited = code ?? signal ?? 'exit'), resolve())));
+  const url = serves ? `http://127.0.0.1:${port}` : null;
+  const proc: TurnoutProcess = {
+    url,
+    role,
+    process: child,
+    output: () => out,
+    stop: async () => {
+      if (exited === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exit;
+        clearTimeout(timer);
+      }
+    },
+  };
+  const alive = () => {
+    if (exited !== null) throw new Error(`turnout --role ${role} exited (${exited}):\n${out}`);
+  };
+  try {
+    if (url) {
+      const path = options.ready === false ? '/healthz' : '/readyz';
+      await waitUntil(`turnout --role ${role} ${path}`, async () => {
+        alive();
+        return (await fetch(url + path)).ok;
+      }, 20_000);
+    } else {
+      const want = options.waitForOutput ?? 'running';
+      await waitUntil(`turnout --role ${role} to start`, () => {
+        alive();
+        return typeof want === 'string' ? out.includes(want) : want.test(out);
+      }, 20_000);
+    }
+  } catch (err) {
+    await proc.stop();
+    throw err instanceof Error && !err.message.includes(out) && out ? new Error(`${err.message}\n--- output ---\n${out}`) : err;
+  }
+  return proc;
+}
+
+/** A small JSON client for a spawned process. */
+export function http(base: string, token?: string) {
+  const call = async (method: string, url: string, body?: unknown) => {
+    const r = await fetch(base + url, {
+      method,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await r.text();
+    let json: any = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = text;
+    }
+    return { status: r.status, body: json, headers: r.headers };
+  };
+  return {
+    get: (u: string) => call('GET', u),
+    post: (u: string, b?: unknown) => call('POST', u, b),
+    patch: (u: string, b?: unknown) => call('PATCH', u, b),
+    del: (u: string) => call('DELETE', u),
+  };
+}
