@@ -1,4 +1,5 @@
 import { startNotificationSender, transportFor } from '../commands/notifications/sender.js';
+import { startDispatcher } from '../dispatcher/start.js';
 import type { Config } from './config.js';
 import type { Runtime } from './wiring.js';
 
@@ -13,6 +14,8 @@ export async function startRoles(config: Config, runtime: Runtime): Promise<void
     const sender = startNotificationSender(runtime.services, { transport: transportFor(config), from: process.env.TURNOUT_MAIL_FROM });
     runtime.onClose(() => sender.stop());
   }
+  // The webhook dispatcher follows the log from its own checkpoint; it registers its stop itself.
+  if (config.role === 'all' || config.role === 'dispatcher') await startDispatcher(config, runtime);
   void config;
   void runtime;
 }

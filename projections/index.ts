@@ -6,9 +6,11 @@ import { volunteersProjection } from './volunteers.js';
 import { eventTicketsProjection } from './event-tickets.js';
 import { eventsProjection } from './events.js';
 import { constituentsProjection } from './constituents.js';
+import { donationsProjection, recurringGiftsProjection } from './donations.js';
+import { webhookEndpointsProjection } from './webhook-endpoints.js';
 import { lookupsProjection } from './lookups.js';
 import type { Projector } from './runner.js';
 import { teamsProjection } from './teams.js';
 
 /** Every read model, in the order they are applied to each event. */
-export const projectors: Projector[] = [teamsProjection, constituentsProjection, lookupsProjection, eventsProjection, eventTicketsProjection, volunteersProjection, taskGroupsProjection, volunteerTasksProjection, outboxProjection, activityProjection];
+export const projectors: Projector[] = [teamsProjection, constituentsProjection, lookupsProjection, donationsProjection, recurringGiftsProjection, webhookEndpointsProjection, eventsProjection, eventTicketsProjection, volunteersProjection, taskGroupsProjection, volunteerTasksProjection, outboxProjection, activityProjection];

@@ -3,6 +3,7 @@ import { teamExists } from '../../../commands/teams.js';
 import { notFound } from '../../../domain/shared/errors.js';
 import { adminTokenHook } from '../../auth.js';
 import type { Services } from '../../services.js';
+import { adminDonationRoutes } from './donations.js';
 import { adminEventTicketRoutes } from './event-tickets.js';
 import { adminEventRoutes } from './events.js';
 import { historyRoutes } from './history.js';
@@ -12,6 +13,7 @@ import { adminOutboxRoutes } from './outbox.js';
 import { adminTaskGroupRoutes } from './task-groups.js';
 import { adminVolunteerTaskRoutes } from './volunteer-tasks.js';
 import { teamRoutes } from './teams.js';
+import { webhookEndpointRoutes } from './webhook-endpoints.js';
 
 /**
  * The application surface (decisions.md 9): what team admins, the public sign-up page and the
@@ -26,6 +28,8 @@ export const adminRoutes =
       if (teamId !== undefined && !(await teamExists(services, teamId))) throw notFound('team', teamId);
     });
     await app.register(teamRoutes(services));
+    await app.register(webhookEndpointRoutes(services));
+    await app.register(adminDonationRoutes(services));
     await app.register(historyRoutes(services));
     await app.register(lockRoutes(services));
     await app.register(adminLookupRoutes(services));

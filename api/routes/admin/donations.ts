@@ -1,0 +1,103 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { flagDonation, recordDonation, refundDonation, updateDonation } from '../../../commands/donations.js';
+import { deleteRecord, recordKind } from '../../../commands/records.js';
+import { cancelRecurringGift, startRecurringGift } from '../../../commands/recurring-gifts.js';
+import { notFound } from '../../../domain/shared/errors.js';
+import type { Values } from '../../../domain/shared/fields.js';
+import { DONATIONS, RECURRING_GIFTS } from '../../../projections/donations.js';
+import { publicView } from '../../../projections/store/port.js';
+import { adminContext } from '../../auth.js';
+import { TeamParams, TeamRecordParams } from '../../schemas/admin.js';
+import * as S from '../../schemas/donation.js';
+import { errors } from '../../schemas/common.js';
+import type { Services } from '../../services.js';
+
+const hide = true;
+
+/** Donations and recurring gifts, recorded in-app (decisions.md 9); they reach integrators as webhooks. */
+export const adminDonationRoutes =
+  (services: Services): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const read = async (collection: string, what: string, team: number, id: number) => {
+      const doc = await services.store.get<Values>(collection, id);
+      if (!doc || doc.FkTeam !== team) throw notFound(what, id);
+      return publicView(doc) as never;
+    };
+    const donation = (team: number, id: number) => read(DONATIONS, 'donation', team, id);
+    const One = Type.Object({ donation: S.Donation });
+
+    app.post(
+      '/teams/:teamId/donations',
+      { schema: { hide, params: TeamParams, body: S.DonationBody, response: { 201: One, ...errors(400, 401, 404) } } },
+      async (request, reply) => {
+        const ctx = adminContext(request, request.params.teamId);
+        const id = await recordDonation(services, ctx, request.body as Values);
+        return reply.code(201).send({ donation: await donation(ctx.team, id) });
+      },
+    );
+
+    app.patch(
+      '/teams/:teamId/donations/:id',
+      { schema: { hide, params: TeamRecordParams, body: S.DonationBody, response: { 200: One, ...errors(400, 401, 403, 404) } } },
+      async (request) => {
+        const ctx = adminContext(request, request.params.teamId);
+        await updateDonation(services, ctx, request.params.id, request.body as Values);
+        return { donation: await donation(ctx.team, request.params.id) };
+      },
+    );
+
+    app.delete(
+      '/teams/:teamId/donations/:id',
+      { schema: { hide, params: TeamRecordParams, response: { 200: One, ...errors(401, 403, 404) } } },
+      async (request) => {
+        const ctx = adminContext(request, request.params.teamId);
+        const before = await donation(ctx.team, request.params.id);
+        await deleteRecord(services, ctx, recordKind('donations')!, request.params.id);
+        return { donation: before };
+      },
+    );
+
+    app.post(
+      '/teams/:teamId/donations/:id/refund',
+      { schema: { hide, params: TeamRecordParams, body: S.RefundBody, response: { 201: One, ...errors(400, 401, 404) } } },
+      async (request, reply) => {
+        const ctx = adminContext(request, request.params.teamId);
+        const refundId = await refundDonation(services, ctx, request.params.id, request.body.Amount);
+        return reply.code(201).send({ donation: await donation(ctx.team, refundId) });
+      },
+    );
+
+    for (const [action, flag] of [['receipt', 'Receipted'], ['thank', 'Thanked']] as const) {
+      app.post(
+        `/teams/:teamId/donations/:id/${action}`,
+        { schema: { hide, params: TeamRecordParams, response: { 200: One, ...errors(401, 403, 404) } } },
+        async (request) => {
+          const ctx = adminContext(request, request.params.teamId);
+          await flagDonation(services, ctx, request.params.id, flag);
+          return { donation: await donation(ctx.team, request.params.id) };
+        },
+      );
+    }
+
+    const Gift = Type.Object({ recurringGift: S.RecurringGift });
+    app.post(
+      '/teams/:teamId/recurring-gifts',
+      { schema: { hide, params: TeamParams, body: S.RecurringGiftBody, response: { 201: Gift, ...errors(400, 401, 404) } } },
+      async (request, reply) => {
+        const ctx = adminContext(request, request.params.teamId);
+        const id = await startRecurringGift(services, ctx, request.body as Values);
+        return reply.code(201).send({ recurringGift: await read(RECURRING_GIFTS, 'recurring gift', ctx.team, id) });
+      },
+    );
+
+    app.delete(
+      '/teams/:teamId/recurring-gifts/:id',
+      { schema: { hide, params: TeamRecordParams, response: { 200: Gift, ...errors(401, 404) } } },
+      async (request) => {
+        const ctx = adminContext(request, request.params.teamId);
+        await cancelRecurringGift(services, ctx, request.params.id);
+        return { recurringGift: await read(RECURRING_GIFTS, 'recurring gift', ctx.team, request.params.id) };
+      },
+    );
+  };

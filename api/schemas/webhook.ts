@@ -1,0 +1,46 @@
+import { Type } from '@sinclair/typebox';
+import { Body, Nullable, Paging } from './common.js';
+
+export const WebhookEndpoint = Type.Object({
+  id: Type.Integer(),
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  active: Type.Boolean(),
+  description: Nullable(Type.String()),
+  createdAt: Type.String(),
+});
+
+export const EndpointParams = Type.Object({ teamId: Type.Integer({ minimum: 1 }), id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+
+// Types are checked by the domain so that its messages (unknown event type, https only) name the field.
+export const CreateEndpointBody = Body({
+  url: Type.Unknown({ description: 'https:// address of the receiver' }),
+  events: Type.Unknown({ description: 'Event types, or ["*"] for all (including types added later)' }),
+  active: Type.Optional(Type.Unknown({ description: 'Default true' })),
+  description: Type.Optional(Type.Unknown()),
+});
+export const UpdateEndpointBody = Body({
+  url: Type.Optional(Type.Unknown()),
+  events: Type.Optional(Type.Unknown()),
+  active: Type.Optional(Type.Unknown()),
+  description: Type.Optional(Type.Unknown()),
+});
+export const RotateBody = Type.Union([Body({ expiresInSeconds: Type.Optional(Type.Unknown({ description: 'Seconds the old secret keeps signing (default 0)' })) }), Type.Null()]);
+
+export const Delivery = Type.Object({
+  id: Type.String({ description: 'The attempt\'s X-Turnout-Delivery' }),
+  eventId: Type.String(),
+  eventType: Type.String(),
+  attempt: Type.Integer(),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('abandoned')]),
+  responseStatus: Nullable(Type.Integer()),
+  durationMs: Nullable(Type.Integer()),
+  error: Nullable(Type.String()),
+  attemptedAt: Nullable(Type.String()),
+  nextAttemptAt: Nullable(Type.String()),
+});
+
+export const DeliveriesQuery = Type.Object(
+  { status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('abandoned')])), ...Paging },
+  { additionalProperties: false },
+);

@@ -1,0 +1,62 @@
+import { donationEvolver, donationStream } from '../domain/donation/events.js';
+import { decideFlag, decideRecordDonation, decideRefund, decideUpdateDonation, refundFields, validateDonation } from '../domain/donation/decide.js';
+import { checkAmount } from '../domain/donation/rules.js';
+import { invalidField } from '../domain/shared/errors.js';
+import type { Values } from '../domain/shared/fields.js';
+import type { RecordState } from '../domain/shared/record.js';
+import { CONSTITUENTS } from '../projections/constituents.js';
+import { type Evolver, handle } from './aggregate.js';
+import type { WriteContext } from './context.js';
+import type { CommandDeps } from './deps.js';
+import { registerRecordKind } from './records.js';
+
+registerRecordKind({
+  path: 'donations',
+  category: 'donation',
+  prefix: 'Donation',
+  what: 'donation',
+  evolver: donationEvolver as unknown as Evolver<RecordState>,
+  lockable: true,
+  deletable: true,
+});
+
+/** The donor must be a constituent of the same team. */
+export async function checkDonor(deps: CommandDeps, team: number, id: unknown): Promise<void> {
+  if (id === undefined) return;
+  const c = await deps.store.get<{ FkTeam: number }>(CONSTITUENTS, id as number);
+  if (!c || c.FkTeam !== team) throw invalidField('FkConstituent', `FkConstituent ${String(id)} is not a constituent of this team.`);
+}
+
+export async function recordDonation(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<number> {
+  const fields = validateDonation(body, ctx.now);
+  await checkDonor(deps, ctx.team, fields.FkConstituent);
+  const id = await deps.ids.next('donation');
+  const r = await handle(deps.log, donationStream(id), donationEvolver, ctx, (s) => decideRecordDonation({ id, fields }, s));
+  await deps.settle(r.position);
+  return id;
+}
+
+export async function updateDonation(deps: CommandDeps, ctx: WriteContext, id: number, body: Values): Promise<void> {
+  await checkDonor(deps, ctx.team, body.FkConstituent ?? undefined);
+  const r = await handle(deps.log, donationStream(id), donationEvolver, ctx, (s) => decideUpdateDonation({ id, team: ctx.team, body }, s));
+  await deps.settle(r.position);
+}
+
+export async function flagDonation(deps: CommandDeps, ctx: WriteContext, id: number, flag: 'Receipted' | 'Thanked'): Promise<void> {
+  const r = await handle(deps.log, donationStream(id), donationEvolver, ctx, (s) => decideFlag({ id, team: ctx.team, flag }, s));
+  await deps.settle(r.position);
+}
+
+/**
+ * A refund is recorded on the refunded donation first (its expected revision serialises
+ * concurrent refunds, so together they never exceed the gift), then as its own donation.
+ */
+export async function refundDonation(deps: CommandDeps, ctx: WriteContext, id: number, amount: unknown): Promise<number> {
+  checkAmount('Amount', amount); // before an id is taken
+  const refundId = await deps.ids.next('donation');
+  const original = await handle(deps.log, donationStream(id), donationEvolver, ctx, (s) => decideRefund({ id, team: ctx.team, refundId, amount }, s));
+  const fields = refundFields(original.state, original.events[0].data.Amount as number, ctx.now);
+  const r = await handle(deps.log, donationStream(refundId), donationEvolver, ctx, (s) => decideRecordDonation({ id: refundId, fields }, s));
+  await deps.settle(r.position);
+  return refundId;
+}

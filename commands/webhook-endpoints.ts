@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import {
+  decideCreateEndpoint,
+  decideDeleteEndpoint,
+  decideRotateSecret,
+  decideUpdateEndpoint,
+  type EndpointInput,
+  validateEndpointCreate,
+  validateEndpointUpdate,
+} from '../domain/webhook-endpoint/decide.js';
+import { endpointEvolver, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
+import { invalidField } from '../domain/shared/errors.js';
+import { checkEndpointUrl, UnsafeUrlError, type UrlPolicy } from '../dispatcher/ssrf.js';
+import { handle } from './aggregate.js';
+import type { WriteContext } from './context.js';
+import type { CommandDeps } from './deps.js';
+
+/** `whsec_` + 32 random bytes in base64 (decisions.md 7). */
+export const newSecret = () => 'whsec_' + randomBytes(32).toString('base64');
+
+async function checkUrl(url: unknown, policy: UrlPolicy): Promise<void> {
+  if (typeof url !== 'string') return; // the domain names the type error
+  try {
+    await checkEndpointUrl(url, policy);
+  } catch (err) {
+    if (err instanceof UnsafeUrlError) throw invalidField('url', err.message);
+    throw err;
+  }
+}
+
+export async function createEndpoint(deps: CommandDeps, ctx: WriteContext, input: EndpointInput, policy: UrlPolicy): Promise<{ id: number; secret: string }> {
+  validateEndpointCreate(input);
+  await checkUrl(input.url, policy);
+  const id = await deps.ids.next('webhook_endpoint');
+  const secret = newSecret();
+  const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) => decideCreateEndpoint({ id, input, secret }, s));
+  await deps.settle(r.position);
+  return { id, secret };
+}
+
+export async function updateEndpoint(deps: CommandDeps, ctx: WriteContext, id: number, input: EndpointInput, policy: UrlPolicy): Promise<void> {
+  validateEndpointUpdate(input);
+  if (input.url !== undefined) await checkUrl(input.url, policy);
+  const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) => decideUpdateEndpoint({ id, team: ctx.team, input }, s));
+  await deps.settle(r.position);
+}
+
+export async function rotateEndpointSecret(deps: CommandDeps, ctx: WriteContext, id: number, expiresInSeconds: unknown): Promise<string> {
+  const secret = newSecret();
+  const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) =>
+    decideRotateSecret({ id, team: ctx.team, secret, expiresInSeconds, now: ctx.now }, s),
+  );
+  await deps.settle(r.position);
+  return secret;
+}
+
+export async function deleteEndpoint(deps: CommandDeps, ctx: WriteContext, id: number): Promise<void> {
+  const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) => decideDeleteEndpoint({ id, team: ctx.team }, s));
+  await deps.settle(r.position);
+}

@@ -1,0 +1,146 @@
+import type { DomainEvent } from '../commands/aggregate.js';
+import type { EventLog, Position, RecordedEvent, Subscription } from '../commands/eventlog/port.js';
+import { endpointEvolver, type EndpointState } from '../domain/webhook-endpoint/events.js';
+import { subscribes } from '../domain/webhook-endpoint/types.js';
+import { WEBHOOK_ENDPOINTS } from '../projections/webhook-endpoints.js';
+import type { ReadStore } from '../projections/store/port.js';
+import { mapEvent, mayFire } from './catalog.js';
+import type { Delivery, DeliveryLog } from './deliveries.js';
+import { AsOf } from './history.js';
+import type { DeliveryQueue, DeliveryTask } from './queue/port.js';
+import { deliveryId } from './worker.js';
+
+export interface DispatcherDeps {
+  log: EventLog;
+  store: ReadStore;
+  queue: DeliveryQueue;
+  deliveries: DeliveryLog;
+  /** Resolves once the read models include a position (to list endpoints at start). */
+  settle: (position: Position | null) => Promise<void>;
+  onError?: (err: unknown) => void;
+}
+
+const ENDPOINT_STREAM = 'webhook_endpoint-';
+
+/** `evt_<log position>_<unix seconds>` (decisions.md 7): the same for every endpoint and attempt. */
+export const envelopeId = (e: RecordedEvent) => `evt_${e.position.commit}_${Math.floor(Date.parse(e.metadata.at) / 1000)}`;
+
+/**
+ * Follows the log from its own checkpoint (never called from a route) and turns each domain
+ * event into one queued task per (webhook type, subscribed endpoint of the event's team).
+ *
+ * Endpoints are matched as of the event: the dispatcher folds endpoint events itself, in log
+ * order, so an endpoint created later never receives earlier events and a deactivated one
+ * stops at once. Task ids are deterministic, so a replay after a restart does not enqueue twice.
+ */
+export class Dispatcher {
+  private readonly endpoints = new Map<number, EndpointState>();
+  private subscription: Subscription | null = null;
+  private tasks: DeliveryTask[] = [];
+  private pending: Delivery[] = [];
+  private last: Position | null = null;
+  private flushing: Promise<void> | null = null;
+  private flushScheduled = false;
+  private lastCheckpointWrite = 0;
+
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  async start(): Promise<void> {
+    const from = await this.deps.queue.checkpoint();
+    await this.loadEndpoints(from);
+    this.subscription = this.deps.log.subscribe(from, (e) => this.handle(e), { onError: this.deps.onError });
+  }
+
+  /** Every endpoint ever created, folded up to the checkpoint; later events come through the subscription. */
+  private async loadEndpoints(from: Position | null): Promise<void> {
+    if (!from) return;
+    await this.deps.settle(await this.deps.log.head());
+    const all = await this.deps.store.find<{ id: number }>({ collection: WEBHOOK_ENDPOINTS });
+    for (const { id } of all.items) {
+      const h = new AsOf(this.deps.log, from);
+      const s = await h.state(`${ENDPOINT_STREAM}${id}`, endpointEvolver);
+      if (s.exists) this.endpoints.set(id, s);
+    }
+  }
+
+  private subscribed(team: number): EndpointState[] {
+    const out: EndpointState[] = [];
+    for (const ep of this.endpoints.values()) if (ep.team === team && ep.active && !ep.deleted) out.push(ep);
+    return out;
+  }
+
+  private async handle(e: RecordedEvent): Promise<void> {
+    if (e.stream.startsWith(ENDPOINT_STREAM)) {
+      const id = Number(e.stream.slice(ENDPOINT_STREAM.length));
+      this.endpoints.set(id, endpointEvolver.evolve(this.endpoints.get(id) ?? endpointEvolver.initial(), e as DomainEvent));
+    } else if (mayFire(e)) {
+      const candidates = this.subscribed(e.metadata.team);
+      if (candidates.length) {
+        const mapped = await mapEvent(e, new AsOf(this.deps.log, e.position));
+        const id = envelopeId(e);
+        for (const m of mapped) {
+          const targets = candidates.filter((ep) => subscribes(ep.events, m.type));
+          if (!targets.length) continue;
+          const body = JSON.stringify({ id, type: m.type, created: Math.floor(Date.parse(e.metadata.at) / 1000), team: e.metadata.team, version: Number(e.revision), data: m.data });
+          for (const ep of targets) {
+            const task: DeliveryTask = { id: `${e.position.commit}.${m.type}.${ep.id}`, endpointId: ep.id, team: ep.team, eventId: id, eventType: m.type, body };
+            this.tasks.push(task);
+            this.pending.push({
+              id: deliveryId(task.id, 1), endpointId: ep.id, eventId: id, eventType: m.type, attempt: 1, status: 'pending',
+              responseStatus: null, durationMs: null, error: null, attemptedAt: null, nextAttemptAt: new Date().toISOString(),
+            });
+          }
+        }
+      }
+    }
+    // Only now, with its tasks buffered, may a flush move the checkpoint past this event.
+    this.last = e.position;
+    // Enqueue in batches: everything the log handed over in one turn shares one durable write.
+    if (this.tasks.length >= 256) await this.flush();
+    else this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush().catch((err) => this.deps.onError?.(err));
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (!this.last) return;
+    // With nothing to enqueue the checkpoint may lag a little: replaying such events enqueues nothing.
+    if (!this.tasks.length && Date.now() - this.lastCheckpointWrite < 1000) return;
+    const tasks = this.tasks;
+    const pending = this.pending;
+    const at = this.last;
+    this.tasks = [];
+    this.pending = [];
+    this.flushing = (async () => {
+      // Pending rows first: the worker may finish an attempt the moment its task is queued.
+      await this.deps.deliveries.record(pending);
+      await this.deps.queue.enqueue(tasks, at);
+      this.lastCheckpointWrite = Date.now();
+    })();
+    try {
+      await this.flushing;
+    } catch (err) {
+      // Nothing was enqueued: keep the tasks for the next flush (their ids make a partial write harmless).
+      this.tasks = [...tasks, ...this.tasks];
+      this.pending = [...pending, ...this.pending];
+      throw err;
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.subscription?.stop();
+    this.subscription = null;
+    this.lastCheckpointWrite = 0;
+    await this.flush();
+  }
+}

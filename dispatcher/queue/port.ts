@@ -1,0 +1,45 @@
+import type { Position } from '../../commands/eventlog/port.js';
+
+/**
+ * The durable delivery queue: one task per (event, webhook type, endpoint), at least once.
+ * Adapters: sqlite.ts (embedded, in the event log's file) and nats.ts (JetStream work queue).
+ * They hold no business rules: the worker decides retries and abandonment.
+ */
+export interface DeliveryTask {
+  /** Deterministic (`<position>.<type>.<endpoint>`), so a replayed event is not enqueued twice. */
+  id: string;
+  endpointId: number;
+  team: number;
+  /** The envelope id, the same on every attempt. */
+  eventId: string;
+  eventType: string;
+  /** The envelope JSON, prepared once as of the event and sent byte for byte on every attempt. */
+  body: string;
+}
+
+export interface Lease {
+  task: DeliveryTask;
+  /** This attempt's number, from 1. */
+  attempt: number;
+}
+
+/** What became of an attempt: finished (delivered or given up), or try again after a delay. */
+export type Outcome = { kind: 'done' } | { kind: 'retry'; delayMs: number };
+
+export interface Consumer {
+  /** Stops taking tasks; resolves once attempts in flight have finished. */
+  stop(): Promise<void>;
+}
+
+export interface DeliveryQueue {
+  /** The dispatcher's position in the log: every event up to it has been enqueued. */
+  checkpoint(): Promise<Position | null>;
+  /**
+   * Enqueues tasks (an id already enqueued is ignored) and then records the checkpoint; where the
+   * backend allows, as one atomic step.
+   */
+  enqueue(tasks: DeliveryTask[], checkpoint: Position): Promise<void>;
+  /** Hands due tasks to the handler, at most `concurrency` at once, until stopped. */
+  consume(handler: (lease: Lease) => Promise<Outcome>, options: { concurrency: number }): Consumer;
+  close(): Promise<void>;
+}

@@ -1,0 +1,151 @@
+import type Database from 'better-sqlite3';
+import { type Position, positionFromString, positionToString } from '../../commands/eventlog/port.js';
+import type { Consumer, DeliveryQueue, DeliveryTask, Lease, Outcome } from './port.js';
+
+interface TaskRow {
+  id: string;
+  endpoint_id: number | bigint;
+  team: number | bigint;
+  event_id: string;
+  event_type: string;
+  body: string;
+  attempts: number | bigint;
+  due_at: number | bigint;
+}
+
+/**
+ * The embedded queue: a table in the event log's SQLite file. Enqueueing and moving the
+ * dispatcher's checkpoint are one transaction, so after a crash an event is either fully
+ * enqueued with the checkpoint past it, or not at all and replayed; `INSERT OR IGNORE` on the
+ * deterministic task id covers the rest.
+ *
+ * One consumer per file (the embedded product runs in one process): leases are kept in memory,
+ * and an attempt cut short by a crash stays due, so it is redone after restart (at least once).
+ */
+export class SqliteDeliveryQueue implements DeliveryQueue {
+  private readonly wakers = new Set<() => void>();
+  private readonly stmt;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly name = 'webhooks',
+    private readonly now: () => number = Date.now,
+  ) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS webhook_tasks (
+        id TEXT PRIMARY KEY, endpoint_id INTEGER NOT NULL, team INTEGER NOT NULL, event_id TEXT NOT NULL,
+        event_type TEXT NOT NULL, body TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, due_at INTEGER NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS webhook_tasks_due ON webhook_tasks (due_at);
+      CREATE TABLE IF NOT EXISTS webhook_checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL);
+    `);
+    this.stmt = {
+      insert: db.prepare(
+        'INSERT OR IGNORE INTO webhook_tasks (id, endpoint_id, team, event_id, event_type, body, attempts, due_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)',
+      ),
+      setCheckpoint: db.prepare('INSERT INTO webhook_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position'),
+      getCheckpoint: db.prepare<[string], { position: string }>('SELECT position FROM webhook_checkpoints WHERE name = ?'),
+      due: db.prepare<[number, number], TaskRow>('SELECT * FROM webhook_tasks WHERE due_at <= ? ORDER BY due_at LIMIT ?'),
+      nextAfter: db.prepare<[number], { at: number | bigint | null }>('SELECT MIN(due_at) AS at FROM webhook_tasks WHERE due_at > ?'),
+      done: db.prepare('DELETE FROM webhook_tasks WHERE id = ?'),
+      retry: db.prepare('UPDATE webhook_tasks SET attempts = ?, due_at = ? WHERE id = ?'),
+    };
+  }
+
+  async checkpoint(): Promise<Position | null> {
+    const r = this.stmt.getCheckpoint.get(this.name);
+    return r ? positionFromString(r.position) : null;
+  }
+
+  async enqueue(tasks: DeliveryTask[], checkpoint: Position): Promise<void> {
+    const due = this.now();
+    this.db.transaction(() => {
+      for (const t of tasks) this.stmt.insert.run(t.id, t.endpointId, t.team, t.eventId, t.eventType, t.body, due);
+      this.stmt.setCheckpoint.run(this.name, positionToString(checkpoint));
+    })();
+    if (tasks.length) for (const w of this.wakers) w();
+  }
+
+  consume(handler: (lease: Lease) => Promise<Outcome>, options: { concurrency: number }): Consumer {
+    const inflight = new Map<string, Promise<void>>();
+    let stopped = false;
+    // A wake-up that arrives while the loop is busy is kept, so it is never lost.
+    let kicked = false;
+    let wake: (() => void) | null = null;
+    const waker = () => {
+      kicked = true;
+      wake?.();
+    };
+    this.wakers.add(waker);
+
+    const run = async (row: TaskRow) => {
+      const attempt = Number(row.attempts) + 1;
+      const task: DeliveryTask = {
+        id: row.id,
+        endpointId: Number(row.endpoint_id),
+        team: Number(row.team),
+        eventId: row.event_id,
+        eventType: row.event_type,
+        body: row.body,
+      };
+      try {
+        const outcome = await handler({ task, attempt });
+        if (outcome.kind === 'done') this.stmt.done.run(row.id);
+        else this.stmt.retry.run(attempt, this.now() + outcome.delayMs, row.id);
+      } catch {
+        // The handler records its own failures; an unexpected throw leaves the task due, to retry.
+      } finally {
+        inflight.delete(row.id);
+        waker();
+      }
+    };
+
+    const loop = (async () => {
+      while (!stopped) {
+        kicked = false;
+        const now = this.now();
+        const free = options.concurrency - inflight.size;
+        if (free > 0) {
+          let took = 0;
+          for (const row of this.stmt.due.all(now, free + inflight.size)) {
+            if (took >= free) break;
+            if (inflight.has(row.id)) continue;
+            inflight.set(row.id, run(row));
+            took++;
+          }
+        }
+        // Sleep until a completion or an enqueue wakes us, the next task falls due, or a second
+        // passes (tasks another writer of the file added).
+        let waitMs = 1000;
+        if (inflight.size < options.concurrency) {
+          const next = this.stmt.nextAfter.get(now)?.at;
+          if (next !== null && next !== undefined) waitMs = Math.max(1, Math.min(waitMs, Number(next) - now));
+        }
+        if (kicked || stopped) continue;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, waitMs);
+          function done() {
+            clearTimeout(timer);
+            wake = null;
+            resolve();
+          }
+          wake = done;
+        });
+      }
+    })();
+
+    return {
+      stop: async () => {
+        stopped = true;
+        wake?.();
+        this.wakers.delete(waker);
+        await loop;
+        await Promise.all(inflight.values());
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    for (const w of this.wakers) w();
+  }
+}

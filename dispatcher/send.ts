@@ -1,0 +1,101 @@
+import http from 'node:http';
+import https from 'node:https';
+import { parseEndpointUrl, safeLookup, type Lookup, UnsafeUrlError } from './ssrf.js';
+
+export interface SendResult {
+  ok: boolean;
+  responseStatus: number | null;
+  durationMs: number;
+  error: string | null;
+}
+
+export interface SenderOptions {
+  timeoutMs: number;
+  allowInsecure: boolean;
+  /** DNS for the SSRF check (tests substitute their own). */
+  lookup?: Lookup;
+  /** How much of a receiver's answer is read: enough to keep the connection, never a flood. */
+  maxResponseBytes?: number;
+}
+
+/**
+ * One HTTP POST of a webhook (spec 6.6): any 2xx is success; a non-2xx, a redirect (never
+ * followed) and a time-out are failures. Connections are kept alive per origin. Unless insecure
+ * mode is on, the URL is judged again on every send (DNS can change since the endpoint was
+ * saved) and the sockets resolve names through the SSRF guard, so the address checked is the
+ * one connected to.
+ */
+export class Sender {
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
+  private readonly maxBytes: number;
+
+  constructor(private readonly options: SenderOptions) {
+    const lookup = options.allowInsecure ? undefined : (safeLookup(options.lookup) as never);
+    const common = { keepAlive: true, maxSockets: 64, maxFreeSockets: 16, timeout: options.timeoutMs + 1000, lookup };
+    this.httpAgent = new http.Agent(common);
+    this.httpsAgent = new https.Agent(common);
+    this.maxBytes = options.maxResponseBytes ?? 4096;
+  }
+
+  async send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
+    const started = performance.now();
+    const took = () => Math.round(performance.now() - started);
+    let target: URL;
+    try {
+      target = parseEndpointUrl(url, { allowInsecure: this.options.allowInsecure });
+    } catch (err) {
+      return { ok: false, responseStatus: null, durationMs: took(), error: err instanceof Error ? err.message : String(err) };
+    }
+    const lib = target.protocol === 'https:' ? https : http;
+    const agent = target.protocol === 'https:' ? this.httpsAgent : this.httpAgent;
+    return new Promise<SendResult>((resolve) => {
+      let settled = false;
+      const finish = (r: Omit<SendResult, 'durationMs'>) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve({ ...r, durationMs: took() });
+      };
+      const req = lib.request(
+        target,
+        {
+          method: 'POST',
+          agent,
+          headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'Turnout-Webhooks/1' },
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          let read = 0;
+          res.on('data', (chunk: Buffer) => {
+            read += chunk.length;
+            // Past the cap the rest is not wanted: drop the connection rather than read a flood.
+            if (read > this.maxBytes) res.destroy();
+          });
+          const done = () => {
+            if (status >= 200 && status < 300) finish({ ok: true, responseStatus: status, error: null });
+            else if (status >= 300 && status < 400)
+              finish({ ok: false, responseStatus: status, error: `redirect (${status}${res.headers.location ? ` to ${res.headers.location}` : ''}) not followed` });
+            else finish({ ok: false, responseStatus: status, error: `receiver answered ${status}` });
+          };
+          res.on('end', done);
+          res.on('close', done);
+          res.on('error', done);
+        },
+      );
+      const timer = setTimeout(() => {
+        finish({ ok: false, responseStatus: null, error: `timed out after ${this.options.timeoutMs} ms` });
+        req.destroy();
+      }, this.options.timeoutMs);
+      req.on('error', (err) =>
+        finish({ ok: false, responseStatus: null, error: err instanceof UnsafeUrlError ? `refused: ${err.message}` : `connection failed: ${err.message}` }),
+      );
+      req.end(body);
+    });
+  }
+
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+}

@@ -1,0 +1,56 @@
+import { endpointEvolver, type EndpointState, WEBHOOK_ENDPOINT } from '../domain/webhook-endpoint/events.js';
+import type { Projector } from './runner.js';
+import { and, eq, type Query } from './store/port.js';
+
+export const WEBHOOK_ENDPOINTS = 'webhookEndpoints';
+
+export interface WebhookEndpointDoc {
+  id: number;
+  FkTeam: number;
+  url: string;
+  events: string[];
+  active: boolean;
+  description: string | null;
+  createdAt: string;
+  /** Internal: signing secrets, newest first, never in a list answer. */
+  _secrets: EndpointState['secrets'];
+  _deleted: boolean;
+  _rev: number;
+}
+
+/** The team's webhook endpoints (decisions.md 9). */
+export const webhookEndpointsProjection: Projector = {
+  name: WEBHOOK_ENDPOINTS,
+  collections: [{ name: WEBHOOK_ENDPOINTS, idField: 'id', indexes: [['FkTeam']] }],
+  async apply(event, store) {
+    if (!event.stream.startsWith('webhook_endpoint-') || !event.type.startsWith(WEBHOOK_ENDPOINT)) return;
+    const id = Number(event.stream.slice('webhook_endpoint-'.length));
+    const current = await store.get<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS, id);
+    const rev = Number(event.revision);
+    if (current && current._rev >= rev) return;
+    if (!current && event.type !== `${WEBHOOK_ENDPOINT}Created`) return;
+    const before: EndpointState = current
+      ? { exists: true, deleted: current._deleted, id, team: current.FkTeam, url: current.url, events: current.events, active: current.active, description: current.description, secrets: current._secrets, createdAt: current.createdAt }
+      : endpointEvolver.initial();
+    const s = endpointEvolver.evolve(before, event);
+    await store.put(WEBHOOK_ENDPOINTS, {
+      id,
+      FkTeam: s.team,
+      url: s.url,
+      events: s.events,
+      active: s.active,
+      description: s.description,
+      createdAt: s.createdAt,
+      _secrets: s.secrets,
+      // Kept after a delete (hidden from the API) so the dispatcher can rebuild endpoints as of any point.
+      _deleted: s.deleted,
+      _rev: rev,
+    });
+  },
+};
+
+export const endpointsOfTeam = (team: number): Query => ({
+  collection: WEBHOOK_ENDPOINTS,
+  filter: and(eq('FkTeam', team), eq('_deleted', false)),
+  sort: [{ field: 'id', dir: 'asc' }],
+});
