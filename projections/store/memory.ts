@@ -56,7 +56,9 @@ export class MemoryReadStore implements ReadStore {
 
   async updateWhere(collection: string, filter: Filter, set: Doc): Promise<void> {
     const c = this.col(collection);
-    for (const doc of this.candidates(c, filter)) {
+    // Collected first: put() re-indexes, and a document deleted then re-added to the index bucket
+    // being iterated would be visited again, for ever.
+    for (const doc of [...this.candidates(c, filter)]) {
       if (matches(doc, filter, this.textOf)) await this.put(collection, { ...doc, ...set });
     }
   }
