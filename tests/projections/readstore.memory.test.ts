@@ -1,0 +1,7 @@
+import { MemoryReadStore } from '../../projections/store/memory.js';
+import { readStoreContract } from './readstore.contract.js';
+
+readStoreContract('MemoryReadStore', async () => {
+  const store = new MemoryReadStore();
+  return { store, cleanup: () => store.close() };
+});
