@@ -8,7 +8,9 @@ import net from 'node:net';
  * and the connection gains nothing.
  */
 
+// Separate lists: Node's BlockList matches IPv4 addresses against IPv4-mapped IPv6 rules too.
 const blocked = new net.BlockList();
+const blocked6 = new net.BlockList();
 // IPv4 special-purpose ranges (IANA registry): "this network", private, CGNAT, loopback,
 // link-local, IETF protocol assignments, documentation, 6to4 relay, benchmarking, multicast,
 // reserved and broadcast.
@@ -25,7 +27,7 @@ for (const [a, p] of [
   ['::', 96], ['::ffff:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23],
   ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const)
-  blocked.addSubnet(a, p, 'ipv6');
+  blocked6.addSubnet(a, p, 'ipv6');
 
 /** The IPv4 inside an IPv4-mapped (::ffff:a.b.c.d) IPv6 address, if it is one. */
 function mappedIPv4(address: string): string | null {
@@ -47,7 +49,7 @@ export function isPublicAddress(address: string): boolean {
   if (family === 6) {
     const v4 = mappedIPv4(ip);
     if (v4 !== null) return false;
-    return !blocked.check(ip, 'ipv6');
+    return !blocked6.check(ip, 'ipv6');
   }
   return false;
 }
