@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WEBHOOK_TYPES } from '../../dispatcher/catalog.js';
+import { startReceiver, startWebhookApp, type Receiver } from './support.js';
+
+let t: Awaited<ReturnType<typeof startWebhookApp>>;
+let rx: Receiver;
+beforeAll(async () => {
+  t = await startWebhookApp();
+  rx = await startReceiver();
+});
+afterAll(async () => {
+  await t.close();
+  await rx.close();
+});
+
+const ok = (r: { status: number; raw: string }, status = 200) => {
+  expect(r.status, r.raw).toBe(status);
+  return r as any;
+};
+
+describe('the event catalog, end to end', () => {
+  it('fires every type of spec 6.2 at a receiver subscribed to ["*"], with the API field names', async () => {
+    const team = await t.team();
+    ok(await team.admin.post('/webhook-endpoints', { url: rx.url('/all'), events: ['*'] }), 201);
+    const api = team.api.Integration;
+    const district = ok(await team.admin.post('/lookups/districts', { name: 'North' }), 201).body.id;
+    const group = ok(await team.admin.post('/volunteer-task-groups', { TaskGroupTitle: 'Canvass', GroupLocationName: 'Hall', FkDistrict: district }), 201).body.volunteerTaskGroup;
+
+    const c = ok(await api.post('/constituents', { FirstName: 'Ada', LastName: 'Lovelace', Email1: 'ada@example.org', Phone1: '5558675309' }), 201).body.constituent;
+    ok(await api.patch(`/constituents/${c.PkConstituent}`, { Nickname: 'Countess' }));
+    const c2 = ok(await api.post('/constituents', { FirstName: 'Grace' }), 201).body.constituent;
+    const v = ok(await api.post('/volunteers', { FkConstituent: c.PkConstituent }), 201).body.volunteer;
+    ok(await api.patch(`/volunteers/${v.PkVolunteer}`, { NumTeeShirtsNeeded: 2 }));
+    const v2 = ok(await api.post('/volunteers', { FkConstituent: c2.PkConstituent }), 201).body.volunteer;
+    const task = ok(
+      await api.post('/volunteer-tasks', { VolunteerTaskTitle: 'Knock doors', VolunteerTaskDescription: 'Ward 3', TaskStartDateTime: '2030-05-01T10:00:00', TaskEndDateTime: '2030-05-01T12:30:00', FkTaskGroup: group.PkTaskGroup }),
+      201,
+    ).body.volunteerTask;
+    ok(await api.patch(`/volunteer-tasks/${task.PkTask}`, { FkVolunteer: v.PkVolunteer }));
+    ok(await api.patch(`/volunteer-tasks/${task.PkTask}`, { FkVolunteer: null }));
+    ok(await team.admin.post(`/volunteer-tasks/${task.PkTask}/sign-up`, { FkVolunteer: v2.PkVolunteer }));
+    ok(await team.admin.post(`/volunteer-tasks/${task.PkTask}/cancel`, {}));
+    ok(await api.patch(`/volunteer-tasks/${task.PkTask}`, { Mileage: 12 }));
+
+    const ev = ok(await api.post('/events', { EventTitle: 'Gala', StartDate: '2030-06-01', StartTime: '18:00' }), 201).body.event;
+    ok(await api.patch(`/events/${ev.PkEvent}`, { Theme: 'Blue' })); // not a listed change: no event.updated
+    ok(await api.patch(`/events/${ev.PkEvent}`, { StartTime: '7 PM' }));
+
+    const d = ok(await team.admin.post('/donations', { FkConstituent: c.PkConstituent, Amount: 50, GiftDate: '2030-01-02', Purpose: 'General' }), 201).body.donation;
+    ok(await team.admin.patch(`/donations/${d.PkDonation}`, { Purpose: 'Building' }));
+    ok(await team.admin.post(`/donations/${d.PkDonation}/receipt`));
+    ok(await team.admin.post(`/donations/${d.PkDonation}/thank`));
+    const refund = ok(await team.admin.post(`/donations/${d.PkDonation}/refund`, { Amount: 20 }), 201).body.donation;
+    const d2 = ok(await team.admin.post('/donations', { FkConstituent: c2.PkConstituent, Amount: 5 }), 201).body.donation;
+    ok(await team.admin.del(`/donations/${d2.PkDonation}`));
+    const g = ok(await team.admin.post('/recurring-gifts', { FkConstituent: c.PkConstituent, Amount: 10, Frequency: 'monthly' }), 201).body.recurringGift;
+    ok(await team.admin.del(`/recurring-gifts/${g.PkRecurringGift}`));
+
+    ok(await team.admin.del(`/volunteer-tasks/${task.PkTask}`));
+    ok(await team.admin.del(`/events/${ev.PkEvent}`));
+    ok(await team.admin.del(`/volunteers/${v2.PkVolunteer}`));
+    ok(await team.admin.del(`/constituents/${c2.PkConstituent}`));
+
+    await rx.waitFor((r) => r.path === '/all' && r.json.type === 'constituent.deleted', 1, 15_000);
+    const byType = (type: string) => rx.on('/all').filter((r) => r.json.type === type).map((r) => r.json);
+    const missing = WEBHOOK_TYPES.filter((type) => byType(type).length === 0);
+    expect(missing).toEqual([]);
+
+    // Spec 6.3 and 6.4 shapes.
+    expect(byType('constituent.updated')[0].data).toMatchObject({ PkConstituent: c.PkConstituent, Nickname: 'Countess', DateLastModified: expect.any(String) });
+    expect(byType('constituent.deleted')[0].data).toMatchObject({ PkConstituent: c2.PkConstituent, DeletedUtc: expect.any(String) });
+    expect(byType('volunteer.created').find((e) => e.data.PkVolunteer === v.PkVolunteer).data).toMatchObject({ FkConstituent: c.PkConstituent, ConstituentName: 'Ada Lovelace', Email1: 'ada@example.org' });
+    const signedUp = byType('volunteer_task.signed_up')[0].data;
+    expect(signedUp).toEqual({
+      constituent: { PkConstituent: String(c.PkConstituent), FirstName: 'Ada', LastName: 'Lovelace', Email1: 'ada@example.org', Phone1: '5558675309' },
+      task: { PkTask: task.PkTask, TaskStartDateTime: '2030-05-01T10:00:00', TaskEndDateTime: '2030-05-01T12:30:00', VolunteerTaskTitle: 'Knock doors', VolunteerTaskDescription: 'Ward 3' },
+      taskGroup: { PkTaskGroup: String(group.PkTaskGroup), TaskGroupTitle: 'Canvass', GroupLocationName: 'Hall', DistrictName: 'North', PrecinctName: null },
+      EventUtc: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/),
+    });
+    expect(byType('volunteer_task.unassigned')[0].data.constituent.FirstName).toBe('Ada');
+    expect(byType('volunteer_task.canceled')[0].data.constituent.FirstName).toBe('Grace');
+    const taskUpdates = byType('volunteer_task.updated');
+    expect(taskUpdates.length).toBeGreaterThanOrEqual(5); // assign, unassign, sign-up, cancel, Mileage
+    expect(taskUpdates.find((e) => e.data.FkVolunteer === v.PkVolunteer).data).toMatchObject({ VolunteerName: 'Ada Lovelace', TaskGroupTitle: 'Canvass', NumberOfHours: 2.5 });
+    expect(byType('event.created')).toHaveLength(1);
+    expect(byType('event.updated')).toHaveLength(1);
+    expect(byType('event.updated')[0].data).toMatchObject({ PkEvent: ev.PkEvent, StartTime: '19:00', Theme: 'Blue' });
+    expect(byType('donation.created')[0].data).toMatchObject({ PkDonation: d.PkDonation, FkConstituent: c.PkConstituent, Amount: 50, GiftDate: '2030-01-02', Purpose: 'General' });
+    expect(byType('donation.refunded')[0].data).toMatchObject({ PkDonation: refund.PkDonation, RefundAmount: 20, FkRefundedDonation: d.PkDonation });
+    expect(byType('donation.receipted')[0].data.IsReceipted).toBe(true);
+    expect(byType('donation.recurring_started')[0].data).toMatchObject({ PkRecurringGift: g.PkRecurringGift, Frequency: 'monthly', Amount: 10 });
+    for (const e of rx.on('/all').map((r) => r.json)) {
+      expect(e.team).toBe(team.id);
+      expect(e.id).toMatch(/^evt_\d+_\d+$/);
+    }
+  }, 30_000);
+});
