@@ -34,7 +34,13 @@ export const adminVolunteerTaskRoutes =
     );
     app.post(
       '/teams/:teamId/volunteer-tasks/:id/cancel',
-      { schema: { hide: true, params: TeamRecordParams, body: S.CancelBody, response: { 200: S.TaskOnePlain, ...ERRORS } } },
+      {
+        schema: { hide: true, params: TeamRecordParams, body: S.CancelBody, response: { 200: S.TaskOnePlain, ...ERRORS } },
+        // The cancel form may post no body at all; that is "whoever holds it".
+        preValidation: async (request) => {
+          if (request.body === undefined || request.body === null) request.body = {};
+        },
+      },
       async (request) => {
         const { teamId, id } = request.params;
         await cancelTask(services, adminContext(request, teamId), id, request.body?.FkVolunteer);
