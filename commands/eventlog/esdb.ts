@@ -1,35 +1,7 @@
-import {
-  ANY as ESDB_ANY,
-  type AllStreamResolvedEvent,
-  type AllStreamSubscription,
-  type AppendExpectedRevision,
-  BACKWARDS,
-  END,
-  ErrorType,
-  EventStoreDBClient,
-  excludeSystemEvents,
-  isCommandError,
-  jsonEvent,
-  NO_STREAM as ESDB_NO_STREAM,
-  type ResolvedEvent,
-  START,
-  type WrongExpectedVersionError,
-} from '@eventstore/db-client';
-import {
-  ANY,
-  type AppendResult,
-  comparePositions,
-  type EventLog,
-  type EventMetadata,
-  type ExpectedRevision,
-  type NewEvent,
-  NO_STREAM,
-  type Position,
-  type RecordedEvent,
-  type SubscribeOptions,
-  type Subscription,
-  WrongExpectedRevision,
-} from './port.js';
+import { ANY as ESDB_ANY, BACKWARDS, END, ErrorType, EventStoreDBClient, excludeSystemEvents, isCommandError, jsonEvent, NO_STREAM as ESDB_NO_STREAM, START } from '@eventstore/db-client';
+import type { AllStreamResolvedEvent, AllStreamSubscription, AppendExpectedRevision, ResolvedEvent, WrongExpectedVersionError } from '@eventstore/db-client';
+import { ANY, comparePositions, NO_STREAM, WrongExpectedRevision } from './port.js';
+import type { AppendResult, EventLog, EventMetadata, ExpectedRevision, NewEvent, Position, RecordedEvent, SubscribeOptions, Subscription } from './port.js';
 
 export interface EsdbEventLogOptions {
   /** First and longest wait between resubscriptions after a dropped connection (doubling, with jitter). */
@@ -172,6 +144,8 @@ class Follower implements Subscription {
   /** The furthest position the follower has been told about, by an event or a checkpoint. */
   private reported: Position | null;
   private skipped = 0;
+  /** Since when resubscribing has failed; a confirmed subscription or a delivery clears it. */
+  private failingSince: number | null = null;
   private wake: (() => void) | null = null;
 
   constructor(
@@ -190,25 +164,22 @@ class Follower implements Subscription {
     if (!this.stopping) {
       this.stopping = true;
       this.wake?.();
-      const sub = this.current;
-      if (sub) {
-        await sub.unsubscribe().catch(() => undefined);
-        // A cancelled call does not end the stream it was piped into; end it so the loop sees it.
-        sub.destroy();
-      }
+      // Cancelling the server call does not end the stream it feeds: destroy that too, so the loop
+      // ends as soon as the running handler returns. The cancel itself need not be awaited.
+      void this.current?.unsubscribe().catch(() => undefined);
+      this.current?.destroy();
     }
     await this.done;
   }
 
   private async run(): Promise<void> {
     let delay = this.settings.retryInitialMs;
-    let failingSince: number | null = null;
     while (!this.stopping) {
       const sub = this.open();
       let dropped: unknown = new Error('EventStoreDB ended the subscription');
       try {
         for await (const item of sub as AsyncIterable<AllStreamResolvedEvent | CheckpointMarker>) {
-          failingSince = null;
+          this.failingSince = null;
           delay = this.settings.retryInitialMs;
           try {
             await this.consume(item, sub);
@@ -226,8 +197,8 @@ class Follower implements Subscription {
       }
       if (this.stopping) return;
       if (dropped instanceof ConsumerFailure) return this.options.onError?.(dropped.failure);
-      failingSince ??= Date.now();
-      if (isPermanent(dropped) || Date.now() - failingSince > this.settings.giveUpAfterMs) return this.options.onError?.(dropped);
+      this.failingSince ??= Date.now();
+      if (isPermanent(dropped) || Date.now() - this.failingSince > this.settings.giveUpAfterMs) return this.options.onError?.(dropped);
       await this.pause(delay);
       delay = Math.min(delay * 2, this.settings.retryMaxMs);
     }
@@ -251,6 +222,8 @@ class Follower implements Subscription {
     });
     // Errors reach the loop through the iterator; this keeps a late one from crashing the process.
     sub.on('error', () => undefined);
+    // A subscription the server confirmed was a success, however quiet the log stays afterwards.
+    sub.once('confirmation', () => (this.failingSince = null));
     this.current = sub;
     return sub;
   }
@@ -313,14 +286,8 @@ function toRecorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedE
   if (!e || !e.isJson || e.type.startsWith('$')) return null;
   const position = knownPosition(e.position);
   if (!position) throw new Error(`EventStoreDB sent ${e.streamId}@${e.revision} without a log position`);
-  return {
-    stream: e.streamId,
-    revision: e.revision,
-    position,
-    type: e.type,
-    data: e.data as Record<string, unknown>,
-    metadata: e.metadata as unknown as EventMetadata,
-  };
+  const [data, metadata] = [e.data as Record<string, unknown>, e.metadata as unknown as EventMetadata];
+  return { stream: e.streamId, revision: e.revision, position, type: e.type, data, metadata };
 }
 
 function isErrorOfType(err: unknown, type: ErrorType): boolean {

@@ -24,11 +24,13 @@ interface Call {
   drop(): void;
 }
 
-function scriptedClient(overrides: Record<string, unknown> = {}) {
+function scriptedClient(overrides: Record<string, unknown> = {}, { confirm = true } = {}) {
   const calls: Call[] = [];
   const client = {
     subscribeToAll(options: Call['options']) {
       const grpc = Object.assign(new PassThrough({ objectMode: true }), { cancelled: false });
+      // The server confirms a subscription it accepts before sending anything else.
+      if (confirm) grpc.write({ hasConfirmation: () => true, getConfirmation: () => ({ getSubscriptionId: () => randomUUID() }) });
       (grpc as unknown as { cancel(): void }).cancel = () => {
         // Like a cancelled gRPC call: it stops, and it does not end the stream it is piped into.
         grpc.cancelled = true;
@@ -72,8 +74,8 @@ function recorded(type: string, stream = 'cart-1', revision = 0n, isJson = true)
 }
 const positionOf = (e: AllStreamResolvedEvent) => e.event!.position;
 
-function follow(options: EsdbEventLogOptions = {}, sub: SubscribeOptions = {}, onEvent?: (e: RecordedEvent) => Promise<void> | void) {
-  const scripted = scriptedClient();
+function follow(options: EsdbEventLogOptions = {}, sub: SubscribeOptions = {}, onEvent?: (e: RecordedEvent) => Promise<void> | void, confirm = true) {
+  const scripted = scriptedClient({}, { confirm });
   const log = new EsdbEventLog(scripted.client, { retryInitialMs: 1, retryMaxMs: 4, ...options });
   const seen: string[] = [];
   const subscription = log.subscribe(
@@ -161,8 +163,8 @@ describe('following EventStoreDB through the client subscription', () => {
 
   it('reports through onError and stops retrying once resubscribing has failed for too long', async () => {
     const errors: unknown[] = [];
-    const f = follow({ giveUpAfterMs: 30 }, { onError: (e) => void errors.push(e) });
-    // Every call fails as soon as it is made, as it does while the server is down.
+    // Every call fails before the server confirms it, as it does while the server is down.
+    const f = follow({ giveUpAfterMs: 30 }, { onError: (e) => void errors.push(e) }, undefined, false);
     const dropEach = setInterval(() => f.calls.at(-1)?.drop(), 1);
     try {
       await until('the follower gave up', () => errors.length === 1);
@@ -174,6 +176,20 @@ describe('following EventStoreDB through the client subscription', () => {
     expect(attempts).toBeGreaterThan(1);
     await f.subscription.stop();
     expect(f.calls.length).toBe(attempts);
+  });
+
+  it('starts a fresh give-up window after a confirmed subscription, however quiet the log', async () => {
+    const errors: unknown[] = [];
+    const f = follow({ giveUpAfterMs: 30 }, { onError: (e) => void errors.push(e) });
+    await until('subscribed', () => f.calls.length === 1);
+    f.calls[0].drop();
+    await until('resubscribed', () => f.calls.length === 2);
+    const since = Date.now();
+    await until('well past the give-up window', () => Date.now() - since > 60);
+    f.calls[1].drop();
+    await until('resubscribed again', () => f.calls.length === 3);
+    expect(errors).toEqual([]);
+    await f.subscription.stop();
   });
 
   it('fails for good when the handler throws: onError with its error, no resubscription', async () => {
@@ -202,7 +218,7 @@ describe('following EventStoreDB through the client subscription', () => {
     const f = follow();
     await until('subscribed', () => f.calls.length === 1);
     await f.subscription.stop();
-    expect(f.calls[0].grpc.cancelled).toBe(true);
+    await until('the server call was cancelled', () => f.calls[0].grpc.cancelled);
   });
 });
 
