@@ -53,22 +53,35 @@ export class MongoReadStore implements ReadStore {
 
   async find<T = Doc>(query: Query): Promise<Page<T>> {
     const col = this.col(query.collection);
-    const match = query.filter ? compileFilter(query.filter) : {};
+    const match: Document = { $match: query.filter ? compileFilter(query.filter) : {} };
+    const sort = query.sort ?? [];
     const sums = query.sums ?? [];
     // Count and sums cover the whole filtered set, so they are grouped apart from the page.
     const group: Document = { _id: null, total: { $sum: 1 } };
     sums.forEach((f, i) => (group[`s${i}`] = { $sum: `$${fieldName(f)}` }));
     const page = query.page;
-    const wantsItems = !page || page.pageSize > 0;
-    const [items, totals] = await Promise.all([
-      wantsItems ? col.aggregate(itemsPipeline(match, query.sort ?? [], page), { allowDiskUse: true }).toArray() : [],
-      col.aggregate([{ $match: match }, { $group: group }]).toArray(),
-    ]);
-    const t = totals[0] ?? {};
+    let items: Document[];
+    let totals: Document;
+    if (page && page.pageSize > 0) {
+      // One pass over one snapshot: the page, its total and its sums agree. A page is small, so
+      // the single result document stays far below MongoDB's 16 MB limit.
+      const pageStages = [{ $skip: Math.max(0, (page.page - 1) * page.pageSize) }, { $limit: page.pageSize }];
+      const [r] = await col.aggregate([match, { $facet: { items: itemsStages(sort, pageStages), totals: [{ $group: group }] } }], { allowDiskUse: true }).toArray();
+      items = r.items;
+      totals = r.totals[0] ?? {};
+    } else {
+      // No page: the items may be many, so they come through a cursor rather than one document.
+      const [all, t] = await Promise.all([
+        page ? [] : col.aggregate([match, ...itemsStages(sort, [])], { allowDiskUse: true }).toArray(),
+        col.aggregate([match, { $group: group }]).toArray(),
+      ]);
+      items = all;
+      totals = t[0] ?? {};
+    }
     const sumsOut: Record<string, number> = {};
     // Rounded to cents like the memory store: float sums differ in the last bits between the two.
-    sums.forEach((f, i) => (sumsOut[f] = Math.round(Number(t[`s${i}`] ?? 0) * 100) / 100));
-    return { items: items as T[], total: Number(t.total ?? 0), sums: sumsOut };
+    sums.forEach((f, i) => (sumsOut[f] = Math.round(Number(totals[`s${i}`] ?? 0) * 100) / 100));
+    return { items: items as T[], total: Number(totals.total ?? 0), sums: sumsOut };
   }
 
   async put(collection: string, doc: Doc): Promise<void> {
@@ -120,11 +133,8 @@ export class MongoReadStore implements ReadStore {
   }
 }
 
-function itemsPipeline(match: Document, sort: SortKey[], page: Query['page']): Document[] {
-  const stages: Document[] = [{ $match: match }, ...compileSort(sort)];
-  if (page) stages.push({ $skip: Math.max(0, (page.page - 1) * page.pageSize) }, { $limit: page.pageSize });
-  stages.push({ $unset: ['_id', ...sort.map((_, i) => nullFlag(i))] });
-  return stages;
+function itemsStages(sort: SortKey[], pageStages: Document[]): Document[] {
+  return [...compileSort(sort), ...pageStages, { $unset: ['_id', ...sort.map((_, i) => nullFlag(i))] }];
 }
 
 const nullFlag = (i: number) => `__null${i}`;
