@@ -90,6 +90,17 @@ async function onDelivery(event: RecordedEvent, store: ReadStore): Promise<void>
   await store.put(NOTIFICATIONS, { ...n, ...next } as unknown as Doc);
 }
 
+/** Messages not yet sent go to the volunteer's current address (the volunteers projector ran first). */
+async function onEmailChanged(event: RecordedEvent, store: ReadStore): Promise<void> {
+  const vs = await store.find<Doc>({ collection: VOLUNTEERS, filter: eq('FkConstituent', event.data.id as number) });
+  const to = ((event.data.changes as Doc).Email1 as string | null) ?? null;
+  for (const v of vs.items) {
+    const pending = and(eq('volunteerId', v.PkVolunteer as number), eq('status', 'pending'));
+    if (to) await store.updateWhere(NOTIFICATIONS, pending, { to });
+    else await store.updateWhere(NOTIFICATIONS, pending, { to: null, status: 'skipped', error: 'The volunteer has no email address.' });
+  }
+}
+
 /**
  * The notification outbox, derived from the log: assignments queue, unassignments, reassignments
  * and deletions cancel, start changes move the reminder, and the delivery streams
@@ -98,9 +109,10 @@ async function onDelivery(event: RecordedEvent, store: ReadStore): Promise<void>
  */
 export const outboxProjection: Projector = {
   name: NOTIFICATIONS,
-  collections: [{ name: NOTIFICATIONS, idField: 'id', indexes: [['FkTeam'], ['taskId'], ['status']] }],
+  collections: [{ name: NOTIFICATIONS, idField: 'id', indexes: [['FkTeam'], ['taskId'], ['status'], ['volunteerId']] }],
   async apply(event, store) {
     if (event.stream.startsWith('notification-')) return onDelivery(event, store);
+    if (event.type === 'ConstituentUpdated' && 'Email1' in (event.data.changes as Doc)) return onEmailChanged(event, store);
     if (!event.stream.startsWith('volunteer_task-')) return;
     const taskId = Number(event.stream.slice('volunteer_task-'.length));
     switch (event.type) {

@@ -65,6 +65,14 @@ describe('queueing notifications', () => {
     expect(n.every((x: { status: string }) => x.status === 'canceled')).toBe(true);
   });
 
+  it('addresses pending messages to the volunteer’s current email', async () => {
+    const team = await taskTeam(t);
+    const v = await team.volunteer('Ray');
+    const k = await team.task({ TaskStartDateTime: inHours(72), FkVolunteer: v.id });
+    await team.api.patch(`/constituents/${v.constituent}`, { Email1: 'ray@new.example' });
+    expect((await outbox(team.admin, k.PkTask)).map((x: { to: string }) => x.to)).toEqual(['ray@new.example', 'ray@new.example']);
+  });
+
   it('moves a pending reminder with the task start', async () => {
     const team = await taskTeam(t);
     const v = await team.volunteer('Rae');
