@@ -38,18 +38,19 @@ describe.skipIf(!docker.ok)('the EventStoreDB event log (container)', () => {
       .start();
     host = container.getHost();
     port = container.getMappedPort(2113);
-    // Live is not yet leader: wait until the node takes a write.
+    // Live is not yet leader: poll with a write until the node takes one.
     const probe = EsdbEventLog.connect(url());
     try {
-      let ready = false;
-      await until(
-        'the node takes writes',
-        () => {
-          if (!ready) void probe.append('warmup', [event('Warmup')], ANY).then(() => (ready = true), () => undefined);
-          return ready;
-        },
-        60_000,
-      );
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        try {
+          await probe.append('warmup', [event('Warmup')], ANY);
+          break;
+        } catch (err) {
+          if (Date.now() > deadline) throw err;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }
     } finally {
       await probe.close();
     }
