@@ -3,6 +3,7 @@ import { eventTicketEvolver, eventTicketStream } from '../domain/event-ticket/ev
 import { invalidField } from '../domain/shared/errors.js';
 import type { Values } from '../domain/shared/fields.js';
 import { CONSTITUENTS } from '../projections/constituents.js';
+import { DONATIONS } from '../projections/donations.js';
 import { EVENTS } from '../projections/events.js';
 import type { ReadStore } from '../projections/store/port.js';
 import { handle } from './aggregate.js';
@@ -16,13 +17,11 @@ async function assertOwned(store: ReadStore, collection: string, team: number, i
   if (!doc || doc.FkTeam !== team) throw invalidField(field, `${field} ${id} is not ${what} of this account.`);
 }
 
-/**
- * Links the sale may name. FkDonation is checked only when the donations read model exists in
- * this build: donations are another aggregate, and until it is there any positive id is taken.
- */
+/** Records the sale may link to; each must be the team's own and not deleted. */
 export const TICKET_LINKS: Array<[field: string, collection: string, what: string]> = [
   ['FkEvent', EVENTS, 'an event'],
   ['FkConstituent', CONSTITUENTS, 'a constituent'],
+  ['FkDonation', DONATIONS, 'a donation'],
 ];
 
 /** POST /admin/v1/teams/:teamId/event-tickets: validated in full, links included, before an id is taken. */

@@ -46,12 +46,21 @@ describe('recording a ticket sale through the application', () => {
     expect((await team.admin.get(`/history/event-tickets/${id}`)).body.events.map((e: { type: string }) => e.type)).toEqual(['EventTicketCreated']);
   });
 
-  it('defaults Quantity 1, no fees, nothing tax-deductible, paid in full, purchased now; and carries a donation id', async () => {
+  it('defaults Quantity 1, no fees, nothing tax-deductible, paid in full, purchased now; and carries the donation it generated', async () => {
     const team = await t.team();
+    const other = await t.team();
     const { event, buyer } = await setup(team);
-    const r = await sale(team, { FkEvent: event, FkConstituent: buyer, GrossAmount: 25, FkDonation: 77 });
+    const donation = await team.admin.post('/donations', { FkConstituent: buyer, Amount: 10 });
+    expect(donation.status, donation.raw).toBe(201);
+    const donationId = donation.body.donation.PkDonation;
+    const r = await sale(team, { FkEvent: event, FkConstituent: buyer, GrossAmount: 25, FkDonation: donationId });
     expect(r.status, r.raw).toBe(201);
-    expect(r.body.eventTicket).toMatchObject({ Quantity: 1, MerchantFees: 0, TaxDeductibleAmount: 0, NetRevenue: 25, IsPaidInFull: true, FkDonation: 77, TicketTypeName: null });
+    expect(r.body.eventTicket).toMatchObject({ Quantity: 1, MerchantFees: 0, TaxDeductibleAmount: 0, NetRevenue: 25, IsPaidInFull: true, FkDonation: donationId, TicketTypeName: null });
+    const theirs = await other.admin.post('/donations', { FkConstituent: (await setup(other)).buyer, Amount: 10 });
+    for (const id of [theirs.body.donation.PkDonation, 987654]) {
+      const bad = await sale(team, { FkEvent: event, FkConstituent: buyer, GrossAmount: 25, FkDonation: id });
+      expect([bad.status, bad.body.error.code, bad.body.error.field]).toEqual([400, 'invalid_field', 'FkDonation']);
+    }
     expect(Math.abs(Date.parse(r.body.eventTicket.PurchaseDate + 'Z') - Date.now())).toBeLessThan(60_000);
   });
 
