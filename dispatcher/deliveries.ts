@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { ReadStore } from '../projections/store/port.js';
 import { and, eq } from '../projections/store/port.js';
+import { batcherFor } from './queue/sqlite-batch.js';
 
 /**
  * The delivery log (decisions.md 9): one row per attempt, its id being the attempt's
@@ -27,6 +28,11 @@ export interface Delivery {
 export interface DeliveryLog {
   /** Inserts or replaces rows by id. */
   record(rows: Delivery[]): Promise<void>;
+  /**
+   * Inserts `pending` rows for first attempts, never over a row already there: the worker may
+   * have recorded the attempt itself by then, so the two writes need no ordering.
+   */
+  recordPending(rows: Delivery[]): Promise<void>;
   /** An endpoint's attempts, newest first. */
   list(endpointId: number, status: DeliveryStatus | undefined, page: { page: number; pageSize: number }): Promise<{ items: Delivery[]; total: number }>;
 }
@@ -48,6 +54,7 @@ export class SqliteDeliveryLog implements DeliveryLog {
       upsert: db.prepare(
         'INSERT INTO webhook_deliveries (id, endpoint_id, doc, status) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, status = excluded.status',
       ),
+      insertNew: db.prepare('INSERT OR IGNORE INTO webhook_deliveries (id, endpoint_id, doc, status) VALUES (?, ?, ?, ?)'),
       page: db.prepare<[number, string | null, string | null, number, number], { doc: string }>(
         'SELECT doc FROM webhook_deliveries WHERE endpoint_id = ? AND (? IS NULL OR status = ?) ORDER BY seq DESC LIMIT ? OFFSET ?',
       ),
@@ -59,9 +66,16 @@ export class SqliteDeliveryLog implements DeliveryLog {
 
   async record(rows: Delivery[]): Promise<void> {
     if (!rows.length) return;
-    this.db.transaction(() => {
+    await batcherFor(this.db).run(() => {
       for (const r of rows) this.stmt.upsert.run(r.id, r.endpointId, JSON.stringify(r), r.status);
-    })();
+    });
+  }
+
+  async recordPending(rows: Delivery[]): Promise<void> {
+    if (!rows.length) return;
+    await batcherFor(this.db).run(() => {
+      for (const r of rows) this.stmt.insertNew.run(r.id, r.endpointId, JSON.stringify(r), r.status);
+    });
   }
 
   async list(endpointId: number, status: DeliveryStatus | undefined, page: { page: number; pageSize: number }) {
@@ -87,6 +101,11 @@ export class StoreDeliveryLog implements DeliveryLog {
       const existing = await this.store.get<{ _seq: number }>(WEBHOOK_DELIVERIES, r.id);
       await this.store.put(WEBHOOK_DELIVERIES, { ...r, _seq: existing?._seq ?? this.seq++ });
     }
+  }
+
+  async recordPending(rows: Delivery[]): Promise<void> {
+    await this.ready;
+    for (const r of rows) if (!(await this.store.get(WEBHOOK_DELIVERIES, r.id))) await this.store.put(WEBHOOK_DELIVERIES, { ...r, _seq: this.seq++ });
   }
 
   async list(endpointId: number, status: DeliveryStatus | undefined, page: { page: number; pageSize: number }) {

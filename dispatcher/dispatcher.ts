@@ -120,9 +120,8 @@ export class Dispatcher {
     this.tasks = [];
     this.pending = [];
     this.flushing = (async () => {
-      // Pending rows first: the worker may finish an attempt the moment its task is queued.
-      await this.deps.deliveries.record(pending);
-      await this.deps.queue.enqueue(tasks, at);
+      // Embedded, both land in one transaction (one fsync); pending rows never overwrite an attempt.
+      await Promise.all([this.deps.deliveries.recordPending(pending), this.deps.queue.enqueue(tasks, at)]);
       this.lastCheckpointWrite = Date.now();
     })();
     try {

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { type Position, positionFromString, positionToString } from '../../commands/eventlog/port.js';
+import { batcherFor } from './sqlite-batch.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Lease, Outcome } from './port.js';
 
 interface TaskRow {
@@ -45,7 +46,8 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
       ),
       setCheckpoint: db.prepare('INSERT INTO webhook_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position'),
       getCheckpoint: db.prepare<[string], { position: string }>('SELECT position FROM webhook_checkpoints WHERE name = ?'),
-      due: db.prepare<[number, number], TaskRow>('SELECT * FROM webhook_tasks WHERE due_at <= ? ORDER BY due_at LIMIT ?'),
+      due: db.prepare<[number, number], { id: string }>('SELECT id FROM webhook_tasks WHERE due_at <= ? ORDER BY due_at LIMIT ?'),
+      one: db.prepare<[string], TaskRow>('SELECT * FROM webhook_tasks WHERE id = ?'),
       nextAfter: db.prepare<[number], { at: number | bigint | null }>('SELECT MIN(due_at) AS at FROM webhook_tasks WHERE due_at > ?'),
       done: db.prepare('DELETE FROM webhook_tasks WHERE id = ?'),
       retry: db.prepare('UPDATE webhook_tasks SET attempts = ?, due_at = ? WHERE id = ?'),
@@ -59,10 +61,10 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
 
   async enqueue(tasks: DeliveryTask[], checkpoint: Position): Promise<void> {
     const due = this.now();
-    this.db.transaction(() => {
+    await batcherFor(this.db).run(() => {
       for (const t of tasks) this.stmt.insert.run(t.id, t.endpointId, t.team, t.eventId, t.eventType, t.body, due);
       this.stmt.setCheckpoint.run(this.name, positionToString(checkpoint));
-    })();
+    });
     if (tasks.length) for (const w of this.wakers) w();
   }
 
@@ -90,8 +92,9 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
       };
       try {
         const outcome = await handler({ task, attempt });
-        if (outcome.kind === 'done') this.stmt.done.run(row.id);
-        else this.stmt.retry.run(attempt, this.now() + outcome.delayMs, row.id);
+        await batcherFor(this.db).run(() =>
+          outcome.kind === 'done' ? this.stmt.done.run(row.id) : this.stmt.retry.run(attempt, this.now() + outcome.delayMs, row.id),
+        );
       } catch {
         // The handler records its own failures; an unexpected throw leaves the task due, to retry.
       } finally {
@@ -107,10 +110,12 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
         const free = options.concurrency - inflight.size;
         if (free > 0) {
           let took = 0;
-          for (const row of this.stmt.due.all(now, free + inflight.size)) {
+          for (const { id } of this.stmt.due.all(now, free + inflight.size)) {
             if (took >= free) break;
-            if (inflight.has(row.id)) continue;
-            inflight.set(row.id, run(row));
+            if (inflight.has(id)) continue;
+            const row = this.stmt.one.get(id);
+            if (!row) continue;
+            inflight.set(id, run(row));
             took++;
           }
         }

@@ -1,0 +1,160 @@
+import http from 'node:http';
+import { metadataOf } from '../commands/context.js';
+import { NO_STREAM } from '../commands/eventlog/port.js';
+import { constituentStream } from '../domain/constituent/events.js';
+import { median, percentile } from './lib.js';
+import { startProduct, type Product } from './product.js';
+
+const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 500); // writes per second (issue 5's target load)
+const LATENCY_MS = Number(process.env.BENCH_DURATION_MS ?? 4_000);
+const BATCH = 2_000; // deliveries per throughput round
+const CONCURRENCY = 64; // the worker's default concurrency, used by the baseline loop too
+const ROUNDS = 3;
+
+/** A receiver that answers 204 at once and notes when each constituent's webhook arrived. */
+async function startReceiver() {
+  const arrivals = new Map<number, number>();
+  let count = 0;
+  let onCount: (() => void) | null = null;
+  const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const at = performance.now();
+      const id = (() => {
+        try {
+          return JSON.parse(Buffer.concat(chunks).toString()).data?.PkConstituent as number | undefined;
+        } catch {
+          return undefined;
+        }
+      })();
+      if (id !== undefined && !arrivals.has(id)) arrivals.set(id, at);
+      count++;
+      onCount?.();
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as import('node:net').AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    arrivals,
+    get count() {
+      return count;
+    },
+    async waitCount(n: number, timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (count < n && Date.now() < deadline) await new Promise<void>((r) => ((onCount = r), setTimeout(r, 50)));
+      onCount = null;
+      if (count < n) throw new Error(`receiver got ${count} of ${n} within ${timeoutMs} ms`);
+    },
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+}
+
+function post(agent: http.Agent, url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Writes at a fixed rate through the public API; latency is from each 2xx to its webhook's arrival. */
+async function latencyRun(p: Product, rx: Awaited<ReturnType<typeof startReceiver>>) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const answered = new Map<number, number>();
+  const pending: Promise<void>[] = [];
+  let failures = 0;
+  const start = performance.now();
+  const total = Math.round((RATE * LATENCY_MS) / 1000);
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    pending.push(
+      post(agent, `${p.origin}/api/v1/constituents`, JSON.stringify({ FirstName: 'Lat', LastName: `N${i}` }), { authorization: p.auth })
+        .then((r) => {
+          if (r.status !== 201) failures++;
+          else answered.set(JSON.parse(r.text).constituent.PkConstituent, performance.now());
+        })
+        .catch(() => void failures++),
+    );
+  }
+  await Promise.all(pending);
+  const achieved = total / ((performance.now() - start) / 1000);
+  const deadline = Date.now() + 30_000;
+  while ([...answered.keys()].some((id) => !rx.arrivals.has(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  // A webhook may land before its write's answer is read; that counts as no delay.
+  const lat = [...answered].map(([id, t]) => Math.max(0, (rx.arrivals.get(id) ?? Infinity) - t)).sort((a, b) => a - b);
+  agent.destroy();
+  return { p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), achieved, failures, lost: lat.filter((x) => x === Infinity).length };
+}
+
+/** Delivery throughput: a burst of events appended to the log, timed until the receiver has them all. */
+async function throughputRun(p: Product, rx: Awaited<ReturnType<typeof startReceiver>>, base: number): Promise<number> {
+  const { log } = p.runtime.services;
+  const before = rx.count;
+  const t0 = performance.now();
+  const ctx = { team: p.team, source: 'Public API' as const, keyName: 'Bench', correlationId: 'bench', now: new Date() };
+  await Promise.all(
+    Array.from({ length: BATCH }, (_, i) =>
+      log.append(constituentStream(base + i), [{ type: 'ConstituentCreated', data: { id: base + i, fields: { FirstName: 'Tp', LastName: `N${i}`, ConstituentName: `Tp N${i}` } }, metadata: metadataOf(ctx) }], NO_STREAM),
+    ),
+  );
+  await rx.waitCount(before + BATCH);
+  return BATCH / ((performance.now() - t0) / 1000);
+}
+
+/** The baseline: a plain keep-alive POST loop to the same receiver, as many in flight as the worker runs. */
+async function baselineRun(rx: Awaited<ReturnType<typeof startReceiver>>): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const body = JSON.stringify({ id: 'evt_1_1', type: 'constituent.created', created: 1, team: 1, version: 0, data: { FirstName: 'Tp', LastName: 'N1' } });
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next++ < BATCH) await post(agent, rx.url, body, { 'x-turnout-signature': 't=1,v1=' + '0'.repeat(64) });
+    }),
+  );
+  agent.destroy();
+  return BATCH / ((performance.now() - t0) / 1000);
+}
+
+export async function run(): Promise<{ name: string; lines: string[] }> {
+  const p = await startProduct();
+  const rx = await startReceiver();
+  try {
+    const ep = await p.app.inject({
+      method: 'POST',
+      url: `/admin/v1/teams/${p.team}/webhook-endpoints`,
+      headers: { authorization: 'Bearer bench-admin-token', 'content-type': 'application/json' },
+      payload: { url: rx.url, events: ['constituent.created'] },
+    });
+    if (ep.statusCode !== 201) throw new Error(`creating the endpoint: ${ep.statusCode} ${ep.body}`);
+    const lat = await latencyRun(p, rx);
+    const ours: number[] = [];
+    const base: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      base.push(await baselineRun(rx));
+      ours.push(await throughputRun(p, rx, 10_000_000 + r * BATCH));
+    }
+    const ratio = median(ours) / median(base);
+    return {
+      name: 'webhooks',
+      lines: [
+        `latency from a write's 2xx to the receiver at ${lat.achieved.toFixed(0)} writes/s (target ${RATE}) for ${LATENCY_MS / 1000} s: p50 ${lat.p50.toFixed(1)} ms, p99 ${lat.p99.toFixed(1)} ms (target p99 < 50 ms: ${lat.p99 < 50 ? 'met' : 'NOT met'})${lat.failures ? `, ${lat.failures} writes failed` : ''}${lat.lost ? `, ${lat.lost} webhooks missing` : ''}`,
+        `delivery throughput, ${BATCH} events per round, median of ${ROUNDS}: ${median(ours).toFixed(0)} deliveries/s vs baseline keep-alive POST loop ${median(base).toFixed(0)} req/s (${CONCURRENCY} in flight) = ${ratio.toFixed(2)}x (target >= 0.5x: ${ratio >= 0.5 ? 'met' : 'NOT met'})`,
+        `rounds: ours ${ours.map((x) => x.toFixed(0)).join(', ')}; baseline ${base.map((x) => x.toFixed(0)).join(', ')}`,
+      ],
+    };
+  } finally {
+    await rx.close();
+    await p.close();
+  }
+}

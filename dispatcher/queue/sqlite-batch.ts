@@ -1,0 +1,59 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * Group commit for the webhook tables. better-sqlite3 is synchronous and the file is opened with
+ * synchronous=FULL, so every transaction is an fsync that blocks the event loop; writes queued
+ * during one turn (attempt records, completions, enqueues) share one transaction instead.
+ */
+export class SqliteBatcher {
+  private pending: Array<{ fn: () => void; resolve: () => void; reject: (e: unknown) => void }> = [];
+  private scheduled = false;
+
+  constructor(private readonly db: Database.Database) {}
+
+  run(fn: () => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ fn, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.pending;
+    this.pending = [];
+    if (!batch.length) return;
+    if (!this.db.open) {
+      for (const b of batch) b.reject(new Error('database is closed'));
+      return;
+    }
+    const errors = new Map<number, unknown>();
+    try {
+      this.db.transaction(() => {
+        batch.forEach((b, i) => {
+          try {
+            b.fn();
+          } catch (err) {
+            errors.set(i, err);
+          }
+        });
+      })();
+    } catch (err) {
+      for (const b of batch) b.reject(err);
+      return;
+    }
+    batch.forEach((b, i) => (errors.has(i) ? b.reject(errors.get(i)) : b.resolve()));
+  }
+}
+
+const batchers = new WeakMap<Database.Database, SqliteBatcher>();
+
+/** One batcher per database, shared by the queue and the delivery log. */
+export function batcherFor(db: Database.Database): SqliteBatcher {
+  let b = batchers.get(db);
+  if (!b) batchers.set(db, (b = new SqliteBatcher(db)));
+  return b;
+}
