@@ -28,7 +28,7 @@ beforeAll(async () => {
   // The first start creates the file; start them one after the other so neither races the schema.
   a = await spawnTurnout(build, { role: 'api', env });
   b = await spawnTurnout(build, { role: 'api', env });
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);

@@ -63,7 +63,16 @@ export async function startNats(): Promise<NatsServer> {
   child.stdout?.on('data', (d) => (output += d));
   child.stderr?.on('data', (d) => (output += d));
   let exited = false;
-  const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+  // If the test process ends without stopping it (a crash, a killed run), take the server along.
+  const orphanGuard = () => child.kill('SIGKILL');
+  process.once('exit', orphanGuard);
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true;
+      process.removeListener('exit', orphanGuard);
+      resolve();
+    }),
+  );
   const monitorUrl = `http://127.0.0.1:${monitor}`;
   const stop = async () => {
     if (!exited) {

@@ -65,7 +65,16 @@ export async function spawnTurnout(build: Build, options: SpawnOptions = {}): Pr
   child.stdout?.on('data', (d) => (out += d));
   child.stderr?.on('data', (d) => (out += d));
   let exited: number | string | null = null;
-  const exit = new Promise<void>((resolve) => child.once('exit', (code, signal) => ((exited = code ?? signal ?? 'exit'), resolve())));
+  // If the test process ends without stopping it (a crash, a killed run), take the child along.
+  const orphanGuard = () => child.kill('SIGKILL');
+  process.once('exit', orphanGuard);
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exited = code ?? signal ?? 'exit';
+      process.removeListener('exit', orphanGuard);
+      resolve();
+    }),
+  );
   const url = serves ? `http://127.0.0.1:${port}` : null;
   const proc: TurnoutProcess = {
     url,
@@ -90,13 +99,13 @@ export async function spawnTurnout(build: Build, options: SpawnOptions = {}): Pr
       await waitUntil(`turnout --role ${role} ${path}`, async () => {
         alive();
         return (await fetch(url + path)).ok;
-      }, 20_000);
+      }, 30_000);
     } else {
       const want = options.waitForOutput ?? 'running';
       await waitUntil(`turnout --role ${role} to start`, () => {
         alive();
         return typeof want === 'string' ? out.includes(want) : want.test(out);
-      }, 20_000);
+      }, 30_000);
     }
   } catch (err) {
     await proc.stop();
