@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEBHOOK_TYPES } from '../../dispatcher/catalog.js';
 import { startReceiver, startWebhookApp, type Receiver } from './support.js';
@@ -89,6 +90,9 @@ describe('the event catalog, end to end', () => {
     expect(byType('donation.refunded')[0].data).toMatchObject({ PkDonation: refund.PkDonation, RefundAmount: 20, FkRefundedDonation: d.PkDonation });
     expect(byType('donation.receipted')[0].data.IsReceipted).toBe(true);
     expect(byType('donation.recurring_started')[0].data).toMatchObject({ PkRecurringGift: g.PkRecurringGift, Frequency: 'monthly', Amount: 10 });
+    // DUMP_WEBHOOK_SAMPLES=<file> writes one envelope per type, for docs/webhooks.md.
+    if (process.env.DUMP_WEBHOOK_SAMPLES)
+      writeFileSync(process.env.DUMP_WEBHOOK_SAMPLES, JSON.stringify(Object.fromEntries(WEBHOOK_TYPES.map((type) => [type, byType(type)[0]])), null, 2));
     for (const e of rx.on('/all').map((r) => r.json)) {
       expect(e.team).toBe(team.id);
       expect(e.id).toMatch(/^evt_\d+_\d+$/);
