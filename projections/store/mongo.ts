@@ -2,7 +2,11 @@ import { type Collection, type Db, type Document, MongoClient } from 'mongodb';
 import { type Position, positionFromString, positionToString } from '../../commands/eventlog/port.js';
 import type { CollectionDef, Doc, Filter, Page, Query, ReadStore, SortKey } from './port.js';
 
-/** Checkpoints live beside the read models, so one write concern covers both. */
+/**
+ * Checkpoints live in the read models' database. The projector writes a checkpoint only after the
+ * documents it covers are acknowledged, so a process that reads the checkpoint from the primary
+ * and then the documents sees them (read-your-writes across API processes).
+ */
 const CHECKPOINTS = 'checkpoints';
 /** Every document has an `_id`, so this matches none (an empty `$or` is an error in MongoDB). */
 const MATCH_NONE: Document = { _id: { $in: [] } };
@@ -63,8 +67,8 @@ export class MongoReadStore implements ReadStore {
     let items: Document[];
     let totals: Document;
     if (page && page.pageSize > 0) {
-      // One pass over one snapshot: the page, its total and its sums agree. A page is small, so
-      // the single result document stays far below MongoDB's 16 MB limit.
+      // One pass over the matching documents, so the page, its total and its sums come from the
+      // same reads. A page is small: the single result document stays far below 16 MB.
       const pageStages = [{ $skip: Math.max(0, (page.page - 1) * page.pageSize) }, { $limit: page.pageSize }];
       const [r] = await col.aggregate([match, { $facet: { items: itemsStages(sort, pageStages), totals: [{ $group: group }] } }], { allowDiskUse: true }).toArray();
       items = r.items;
