@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import Fastify from 'fastify';
 import { buildApp } from './app.js';
 import { type Config, loadConfig } from './config.js';
 import { startRoles } from './roles.js';
+import { healthRoutes } from './routes/health.js';
 import { openRuntime } from './wiring.js';
 
 /**
@@ -40,7 +42,15 @@ async function main() {
       await runtime.close();
     };
   } else {
-    console.log(`Turnout (${config.role}) running`);
+    // Background roles answer only the probes (/healthz, /readyz), for the orchestrator.
+    const health = Fastify({ logger: false });
+    await health.register(healthRoutes(runtime.services));
+    const address = await health.listen({ port: config.port, host: config.host });
+    console.log(`Turnout (${config.role}) running; health checks on ${address}/healthz and ${address}/readyz`);
+    close = async () => {
+      await health.close();
+      await runtime.close();
+    };
   }
   let stopping = false;
   const stop = async (signal: string) => {

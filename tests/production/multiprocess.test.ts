@@ -37,7 +37,7 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-const admin = (p: TurnoutProcess) => http(p.url!, 'test-admin-token');
+const admin = (p: TurnoutProcess) => http(p.url, 'test-admin-token');
 
 /** A team made on one process, with a fresh key; returns a client per process for that key. */
 async function teamWithKey(on: TurnoutProcess) {

@@ -32,8 +32,8 @@ export async function buildService(): Promise<Build> {
 }
 
 export interface TurnoutProcess {
-  /** http://127.0.0.1:<port>, or null for roles without an HTTP server. */
-  url: string | null;
+  /** http://127.0.0.1:<port>: the API, or only /healthz and /readyz for background roles. */
+  url: string;
   role: string;
   process: ChildProcess;
   /** Everything it printed so far (stdout and stderr). */
@@ -45,17 +45,14 @@ export interface TurnoutProcess {
 export interface SpawnOptions {
   role?: 'all' | 'api' | 'projector' | 'dispatcher';
   env?: Record<string, string | undefined>;
-  /** Resolve only once /readyz says ready (default true for roles with an HTTP server). */
+  /** Resolve once /readyz says ready (the default), or already once /healthz answers. */
   ready?: boolean;
-  /** For roles without an HTTP server: resolve once the output contains this. */
-  waitForOutput?: string | RegExp;
 }
 
 /** Starts a Turnout process from a build, on a free port, and waits until it serves. */
 export async function spawnTurnout(build: Build, options: SpawnOptions = {}): Promise<TurnoutProcess> {
   const role = options.role ?? 'all';
-  const serves = role === 'all' || role === 'api';
-  const port = serves ? await freePort() : 0;
+  const port = await freePort();
   const child = spawn(process.execPath, [build.server, '--role', role], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, NODE_ENV: 'test', HOST: '127.0.0.1', PORT: String(port), TURNOUT_ADMIN_TOKEN: 'test-admin-token', ...options.env },
@@ -75,7 +72,7 @@ export async function spawnTurnout(build: Build, options: SpawnOptions = {}): Pr
       resolve();
     }),
   );
-  const url = serves ? `http://127.0.0.1:${port}` : null;
+  const url = `http://127.0.0.1:${port}`;
   const proc: TurnoutProcess = {
     url,
     role,
@@ -94,19 +91,11 @@ export async function spawnTurnout(build: Build, options: SpawnOptions = {}): Pr
     if (exited !== null) throw new Error(`turnout --role ${role} exited (${exited}):\n${out}`);
   };
   try {
-    if (url) {
-      const path = options.ready === false ? '/healthz' : '/readyz';
-      await waitUntil(`turnout --role ${role} ${path}`, async () => {
-        alive();
-        return (await fetch(url + path)).ok;
-      }, 30_000);
-    } else {
-      const want = options.waitForOutput ?? 'running';
-      await waitUntil(`turnout --role ${role} to start`, () => {
-        alive();
-        return typeof want === 'string' ? out.includes(want) : want.test(out);
-      }, 30_000);
-    }
+    const probe = options.ready === false ? '/healthz' : '/readyz';
+    await waitUntil(`turnout --role ${role} ${probe}`, async () => {
+      alive();
+      return (await fetch(url + probe)).ok;
+    }, 30_000);
   } catch (err) {
     await proc.stop();
     throw err instanceof Error && !err.message.includes(out) && out ? new Error(`${err.message}\n--- output ---\n${out}`) : err;

@@ -1,0 +1,40 @@
+# syntax=docker/dockerfile:1
+# Turnout service image: one image, the role is chosen at start (--role api|projector|dispatcher|all).
+
+# ---- build: full dependencies (better-sqlite3 compiles here if no prebuilt binary fits), tsc ----
+FROM node:20-slim AS build
+WORKDIR /app
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY domain ./domain
+COPY commands ./commands
+COPY projections ./projections
+COPY api ./api
+COPY dispatcher ./dispatcher
+COPY bench ./bench
+RUN npx tsc -p tsconfig.build.json \
+ && npm prune --omit=dev
+
+# ---- runtime: compiled output and production dependencies only, as a non-root user ----
+FROM node:20-slim AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    TURNOUT_DATA_DIR=/data
+WORKDIR /app
+COPY --from=build --chown=node:node /app/package.json ./
+COPY --from=build --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/dist ./dist
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 3000
+# node:20-slim has no curl: probe /healthz with node itself (roles without HTTP override this).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["node", "dist/api/server.js"]
+CMD ["--role", "all"]
