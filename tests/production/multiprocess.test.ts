@@ -39,14 +39,19 @@ afterAll(async () => {
 
 const admin = (p: TurnoutProcess) => http(p.url, 'test-admin-token');
 
-/** A team made on one process, with a fresh key; returns a client per process for that key. */
-async function teamWithKey(on: TurnoutProcess) {
+/** A team made on one process, with fresh keys; returns a client per process for each key. */
+async function teamWithKeys(on: TurnoutProcess, n: number) {
   const t = await admin(on).post('/admin/v1/teams', { name: `Team ${Math.random().toString(36).slice(2, 8)}` });
   expect(t.status, JSON.stringify(t.body)).toBe(201);
-  const k = await admin(on).post(`/admin/v1/teams/${t.body.team.id}/api-keys`, { name: 'Integration', scope: 'read_write' });
-  expect(k.status, JSON.stringify(k.body)).toBe(201);
-  return { A: http(`${a.url}/api/v1`, k.body.key), B: http(`${b.url}/api/v1`, k.body.key) };
+  const keys = [];
+  for (let i = 0; i < n; i++) {
+    const k = await admin(on).post(`/admin/v1/teams/${t.body.team.id}/api-keys`, { name: `Integration ${i}`, scope: 'read_write' });
+    expect(k.status, JSON.stringify(k.body)).toBe(201);
+    keys.push({ A: http(`${a.url}/api/v1`, k.body.key), B: http(`${b.url}/api/v1`, k.body.key) });
+  }
+  return keys;
 }
+const teamWithKey = async (on: TurnoutProcess) => (await teamWithKeys(on, 1))[0];
 
 describe('two API processes sharing the embedded log', () => {
   it('reads on one process what the other has just written', async () => {
@@ -93,5 +98,28 @@ describe('two API processes sharing the embedded log', () => {
       const list = await api2.get(`/constituents?email=${encodeURIComponent(email)}`);
       expect(list.body.total).toBe(1);
     }
+  });
+
+  it('lets exactly one of twenty racing ifOpen claims of a task win, spread over both processes', async () => {
+    // Each key may make PER_MINUTE requests: set up with two keys, claim with a third.
+    const [k1, k2, k3] = await teamWithKeys(b, 3);
+    const volunteers: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const api = i % 2 ? k1.B : k2.A;
+      const c = await api.post('/constituents', { FirstName: `Claimer${i}`, LastName: 'Test', Email1: `claimer${i}@example.org` });
+      expect(c.status, JSON.stringify(c.body)).toBe(201);
+      const v = await (i % 2 ? k1.A : k2.B).post('/volunteers', { FkConstituent: c.body.constituent.PkConstituent });
+      expect(v.status, JSON.stringify(v.body)).toBe(201);
+      volunteers.push(v.body.volunteer.PkVolunteer);
+    }
+    const task = await k3.A.post('/volunteer-tasks', { VolunteerTaskTitle: 'Canvass' });
+    expect(task.status, JSON.stringify(task.body)).toBe(201);
+    const id = task.body.volunteerTask.PkTask;
+    const answers = await Promise.all(volunteers.map((v, i) => (i % 2 ? k3.B : k3.A).patch(`/volunteer-tasks/${id}?ifOpen=true`, { FkVolunteer: v })));
+    const codes = answers.map((r) => (r.status === 200 ? 200 : `${r.status} ${r.body?.error?.code}`));
+    expect(codes.filter((c) => c === 200), JSON.stringify(codes)).toHaveLength(1);
+    for (const c of codes) expect([200, '409 not_open', '409 task_busy']).toContain(c);
+    const winner = volunteers[codes.indexOf(200)];
+    for (const api of [k3.A, k3.B]) expect((await api.get(`/volunteer-tasks/${id}`)).body.volunteerTask.FkVolunteer).toBe(winner);
   });
 });
