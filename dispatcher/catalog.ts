@@ -50,14 +50,15 @@ function recordMapper<S extends RecordState>(
   };
 }
 
-/** A task person-event (spec 6.4) also fires volunteer_task.updated (decisions.md 7). */
-async function taskPersonEvents(e: RecordedEvent, h: AsOf, before: RecordState, after: RecordState): Promise<Mapped[] | null> {
+/**
+ * A task person-event (spec 6.4). Its volunteer_task.updated (decisions.md 7) comes from the
+ * VolunteerTaskUpdated appended just before it, so the two webhooks have distinct envelope ids.
+ */
+async function taskPersonEvents(e: RecordedEvent, h: AsOf, _before: RecordState, after: RecordState): Promise<Mapped[] | null> {
   if (e.type !== ASSIGNED && e.type !== UNASSIGNED) return null;
   const kind: WebhookType =
     e.type === ASSIGNED ? 'volunteer_task.signed_up' : e.data.reason === 'canceled' ? 'volunteer_task.canceled' : 'volunteer_task.unassigned';
-  const out: Mapped[] = [{ type: kind, data: await P.taskPersonData(h, after, e.data.volunteerId, e) }];
-  if (!same(before.fields, after.fields)) out.push({ type: 'volunteer_task.updated', data: await P.taskData(h, after, e, 'updated') });
-  return out;
+  return [{ type: kind, data: await P.taskPersonData(h, after, e.data.volunteerId, e) }];
 }
 
 /** Refunds are donations of their own and fire donation.refunded; receipt and thank-you flags their own types. */

@@ -22,8 +22,12 @@ export interface DispatcherDeps {
 
 const ENDPOINT_STREAM = 'webhook_endpoint-';
 
-/** `evt_<log position>_<unix seconds>` (decisions.md 7): the same for every endpoint and attempt. */
-export const envelopeId = (e: RecordedEvent) => `evt_${e.position.commit}_${Math.floor(Date.parse(e.metadata.at) / 1000)}`;
+/**
+ * `evt_<log position>_<unix seconds>` (decisions.md 7): the same for every endpoint and attempt.
+ * The prepare position is the event's own (on EventStoreDB the events of one append share their
+ * commit position).
+ */
+export const envelopeId = (e: RecordedEvent) => `evt_${e.position.prepare}_${Math.floor(Date.parse(e.metadata.at) / 1000)}`;
 
 /**
  * Follows the log from its own checkpoint (never called from a route) and turns each domain
@@ -83,7 +87,7 @@ export class Dispatcher {
           if (!targets.length) continue;
           const body = JSON.stringify({ id, type: m.type, created: Math.floor(Date.parse(e.metadata.at) / 1000), team: e.metadata.team, version: Number(e.revision), data: m.data });
           for (const ep of targets) {
-            const task: DeliveryTask = { id: `${e.position.commit}.${m.type}.${ep.id}`, endpointId: ep.id, team: ep.team, eventId: id, eventType: m.type, body };
+            const task: DeliveryTask = { id: `${e.position.prepare}.${m.type}.${ep.id}`, endpointId: ep.id, team: ep.team, eventId: id, eventType: m.type, body };
             this.tasks.push(task);
             this.pending.push({
               id: deliveryId(task.id, 1), endpointId: ep.id, eventId: id, eventType: m.type, attempt: 1, status: 'pending',

@@ -20,6 +20,18 @@ function assigned(id: number, volunteerId: number, previous: number | null, via:
   return { type: ASSIGNED, data: { id, volunteerId, previousVolunteerId: previous, via, DateAssigned: (date as string | null | undefined) ?? today } };
 }
 
+/**
+ * A change of volunteer is two events in one append: the field change (VolunteerTaskUpdated, which
+ * fires volunteer_task.updated) and the person-event (Assigned/Unassigned: the audit trail and
+ * signed_up, canceled or unassigned). Each has its own log position, so each webhook has its own
+ * envelope id and a receiver de-duplicating on id keeps both (spec 6.6, decisions.md 7).
+ */
+function withFieldChange(state: TaskState, id: number, changes: Values, person: DomainEvent): DomainEvent[] {
+  const volunteer = person.type === ASSIGNED ? { FkVolunteer: person.data.volunteerId, DateAssigned: person.data.DateAssigned } : { FkVolunteer: null, DateAssigned: null };
+  const all = { ...changes, ...changedFields(state.fields, volunteer) };
+  return [{ type: `${TASK}Updated`, data: { id, changes: all } }, person];
+}
+
 /** Validates a create without deciding it: a failed create must write nothing, not even an id. */
 export function validateCreate(body: Values): Values {
   const sent = normaliseFields(TASK_FIELDS, body, TASK_READ_ONLY);
@@ -33,9 +45,11 @@ export function validateCreate(body: Values): Values {
 export function decideCreate(cmd: { id: number; body: Values; today: string }, state: TaskState): DomainEvent[] {
   if (state.exists) throw new Error(`task ${cmd.id} already exists`);
   const { FkVolunteer, DateAssigned, ...fields } = validateCreate(cmd.body);
-  const created: DomainEvent = { type: `${TASK}Created`, data: { id: cmd.id, fields: { ...fields, FkVolunteer: null, DateAssigned: null } } };
+  const blank = { ...fields, FkVolunteer: null, DateAssigned: null };
+  const created: DomainEvent = { type: `${TASK}Created`, data: { id: cmd.id, fields: blank } };
   if (typeof FkVolunteer !== 'number') return [created];
-  return [created, assigned(cmd.id, FkVolunteer, null, 'api', DateAssigned, cmd.today)];
+  const person = assigned(cmd.id, FkVolunteer, null, 'api', DateAssigned, cmd.today);
+  return [created, ...withFieldChange({ ...state, fields: blank }, cmd.id, {}, person)];
 }
 
 export interface UpdateTask {
@@ -67,10 +81,10 @@ export function decideUpdate(cmd: UpdateTask, state: TaskState): DomainEvent[] {
   if (target === null && (rest.DateAssigned ?? null) !== null) throw dateWithoutVolunteer();
   if (target === null && 'DateAssigned' in rest) delete rest.DateAssigned;
   const changes = changedFields(state.fields, rest);
-  const events: DomainEvent[] = Object.keys(changes).length ? [{ type: `${TASK}Updated`, data: { id: cmd.id, changes } }] : [];
-  if (assigning) events.push(assigned(cmd.id, target, holder, 'api', sent.DateAssigned, cmd.today));
-  else if (target === null && holder !== null) events.push({ type: UNASSIGNED, data: { id: cmd.id, volunteerId: holder, reason: 'unassigned' } });
-  return events;
+  if (assigning) return withFieldChange(state, cmd.id, changes, assigned(cmd.id, target, holder, 'api', sent.DateAssigned, cmd.today));
+  if (target === null && holder !== null)
+    return withFieldChange(state, cmd.id, changes, { type: UNASSIGNED, data: { id: cmd.id, volunteerId: holder, reason: 'unassigned' } });
+  return Object.keys(changes).length ? [{ type: `${TASK}Updated`, data: { id: cmd.id, changes } }] : [];
 }
 
 /** The public sign-up (decisions.md 9): a claim like ifOpen=true, serialised with it. */
@@ -78,7 +92,7 @@ export function decideSignUp(cmd: { id: number; team: number; volunteerId: numbe
   assertWritable(state, cmd.team, 'volunteer task', cmd.id);
   const holder = holderOf(state);
   if (holder !== null) throw notOpen(cmd.id, holder);
-  return [assigned(cmd.id, cmd.volunteerId, null, 'signup', null, cmd.today)];
+  return withFieldChange(state, cmd.id, {}, assigned(cmd.id, cmd.volunteerId, null, 'signup', null, cmd.today));
 }
 
 /**
@@ -91,13 +105,13 @@ export function decideCancel(cmd: { id: number; team: number; volunteerId?: numb
   if (cmd.volunteerId !== undefined && holder !== cmd.volunteerId)
     throw invalidField('FkVolunteer', `Task ${cmd.id} is not held by volunteer ${cmd.volunteerId}; there is nothing of theirs to cancel.`);
   if (holder === null) return [];
-  return [{ type: UNASSIGNED, data: { id: cmd.id, volunteerId: holder, reason: 'canceled' } }];
+  return withFieldChange(state, cmd.id, {}, { type: UNASSIGNED, data: { id: cmd.id, volunteerId: holder, reason: 'canceled' } });
 }
 
 /** A deleted volunteer's tasks become unassigned (decisions.md 7), locked or not: it is a consequence, not an edit. */
 export function decideVolunteerDeleted(cmd: { id: number; volunteerId: number }, state: TaskState): DomainEvent[] {
   if (!state.exists || state.deleted || holderOf(state) !== cmd.volunteerId) return [];
-  return [{ type: UNASSIGNED, data: { id: cmd.id, volunteerId: cmd.volunteerId, reason: 'volunteer_deleted' } }];
+  return withFieldChange(state, cmd.id, {}, { type: UNASSIGNED, data: { id: cmd.id, volunteerId: cmd.volunteerId, reason: 'volunteer_deleted' } });
 }
 
 /** The task's own district and precinct, from the application surface. */

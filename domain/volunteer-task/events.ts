@@ -3,10 +3,12 @@ import { type RecordEvent, type RecordState, emptyRecord, evolveRecord } from '.
 
 /**
  * Volunteer task events. The common record events (VolunteerTaskCreated {id, fields},
- * VolunteerTaskUpdated {id, changes}: never FkVolunteer, Locked, Unlocked, Deleted) and the
- * assignment events the webhook dispatcher reads, in exactly these shapes:
+ * VolunteerTaskUpdated {id, changes}, Locked, Unlocked, Deleted) and the assignment person-events
+ * the webhook dispatcher reads, in exactly these shapes:
  *   VolunteerTaskAssigned {id, volunteerId, previousVolunteerId (number|null), via ('api'|'signup'|'application'), DateAssigned}
  *   VolunteerTaskUnassigned {id, volunteerId, reason ('unassigned'|'canceled'|'volunteer_deleted')}
+ * A change of volunteer is appended as VolunteerTaskUpdated {changes: {FkVolunteer, DateAssigned}}
+ * followed by its person-event, which carries the same values again (folding it is idempotent).
  * A reassignment is one Assigned event with previousVolunteerId set: the audit trail of who held
  * the task before, with no unassigned webhook for the previous volunteer (decisions.md 7).
  */

@@ -121,10 +121,14 @@ describe('assigning through PATCH', () => {
     const un = await api.patch(`/volunteer-tasks/${k.PkTask}`, { FkVolunteer: null });
     expect(un.body.volunteerTask).toMatchObject({ FkVolunteer: null, VolunteerName: null, VolunteerEmail: null, VolunteerPhone: null, DateAssigned: null });
     const h = (await admin.get(`/history/volunteer-tasks/${k.PkTask}`)).body.events;
+    // Each change of volunteer: the field change, then its person-event (the audit trail).
     expect(h.map((e: { type: string; data: unknown }) => [e.type, e.data])).toEqual([
       ['VolunteerTaskCreated', expect.anything()],
+      ['VolunteerTaskUpdated', { id: k.PkTask, changes: { FkVolunteer: a.id, DateAssigned: expect.any(String) } }],
       ['VolunteerTaskAssigned', { id: k.PkTask, volunteerId: a.id, previousVolunteerId: null, via: 'api', DateAssigned: expect.any(String) }],
+      ['VolunteerTaskUpdated', { id: k.PkTask, changes: { FkVolunteer: b.id, DateAssigned: '2030-01-02' } }],
       ['VolunteerTaskAssigned', { id: k.PkTask, volunteerId: b.id, previousVolunteerId: a.id, via: 'api', DateAssigned: '2030-01-02' }],
+      ['VolunteerTaskUpdated', { id: k.PkTask, changes: { FkVolunteer: null, DateAssigned: null } }],
       ['VolunteerTaskUnassigned', { id: k.PkTask, volunteerId: b.id, reason: 'unassigned' }],
     ]);
   });
@@ -172,7 +176,7 @@ describe('the application surface for tasks', () => {
     expect(c.status, c.raw).toBe(200);
     expect(c.body.volunteerTask.FkVolunteer).toBeNull();
     const h = (await admin.get(`/history/volunteer-tasks/${k.PkTask}`)).body.events;
-    expect(h.at(-2).data).toMatchObject({ via: 'signup' });
+    expect(h.at(-3).data).toMatchObject({ via: 'signup' });
     expect(h.at(-1)).toMatchObject({ type: 'VolunteerTaskUnassigned', data: { reason: 'canceled', volunteerId: a.id } });
     await admin.post(`/volunteer-tasks/${k.PkTask}/lock`);
     const locked = await admin.post(`/volunteer-tasks/${k.PkTask}/sign-up`, { FkVolunteer: b.id });

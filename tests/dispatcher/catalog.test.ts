@@ -93,9 +93,15 @@ describe('the event catalog, end to end', () => {
     // DUMP_WEBHOOK_SAMPLES=<file> writes one envelope per type, for docs/webhooks.md.
     if (process.env.DUMP_WEBHOOK_SAMPLES)
       writeFileSync(process.env.DUMP_WEBHOOK_SAMPLES, JSON.stringify(Object.fromEntries(WEBHOOK_TYPES.map((type) => [type, byType(type)[0]])), null, 2));
-    for (const e of rx.on('/all').map((r) => r.json)) {
+    const all = rx.on('/all').map((r) => r.json);
+    for (const e of all) {
       expect(e.team).toBe(team.id);
       expect(e.id).toMatch(/^evt_\d+_\d+$/);
     }
+    // Receivers de-duplicate on the envelope id (spec 6.6): two different webhooks never share one,
+    // not even the signed_up and updated of one sign-up.
+    const idsByType = new Map<string, Set<string>>();
+    for (const e of all) idsByType.set(e.id, (idsByType.get(e.id) ?? new Set()).add(e.type));
+    expect([...idsByType.entries()].filter(([, types]) => types.size > 1)).toEqual([]);
   }, 30_000);
 });

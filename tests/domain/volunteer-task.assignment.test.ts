@@ -36,18 +36,28 @@ const assigned = (volunteerId: number, previousVolunteerId: number | null = null
   type: 'VolunteerTaskAssigned',
   data: { id: 1, volunteerId, previousVolunteerId, via, DateAssigned: TODAY },
 });
+/** The field change that precedes every person-event in the same append. */
+const fieldChange = (changes: Record<string, unknown>): DomainEvent => ({ type: 'VolunteerTaskUpdated', data: { id: 1, changes } });
+const assigning = (volunteerId: number, previousVolunteerId: number | null = null, via = 'api', date = TODAY): DomainEvent[] => [
+  fieldChange(previousVolunteerId === null || date !== TODAY ? { FkVolunteer: volunteerId, DateAssigned: date } : { FkVolunteer: volunteerId }),
+  { type: 'VolunteerTaskAssigned', data: { id: 1, volunteerId, previousVolunteerId, via, DateAssigned: date } },
+];
+const unassigning = (volunteerId: number, reason: string): DomainEvent[] => [
+  fieldChange({ FkVolunteer: null, DateAssigned: null }),
+  { type: 'VolunteerTaskUnassigned', data: { id: 1, volunteerId, reason } },
+];
 const patch = (body: Record<string, unknown>, ifOpen = false) => (s: TaskState) => decideUpdate({ id: 1, team: TEAM, body, ifOpen, today: TODAY }, s);
 
 describe('assigning a volunteer task', () => {
   it('assigns an unassigned task and stamps DateAssigned with today', () =>
-    given(created).when(patch({ FkVolunteer: 5 })).then([assigned(5)]));
+    given(created).when(patch({ FkVolunteer: 5 })).then(assigning(5)));
 
   it('keeps a DateAssigned that was sent', () =>
     given(created)
       .when(patch({ FkVolunteer: 5, DateAssigned: '2026-02-01' }))
-      .then([{ type: 'VolunteerTaskAssigned', data: { id: 1, volunteerId: 5, previousVolunteerId: null, via: 'api', DateAssigned: '2026-02-01' } }]));
+      .then(assigning(5, null, 'api', '2026-02-01')));
 
-  it('claims an open task with ifOpen', () => given(created).when(patch({ FkVolunteer: 5 }, true)).then([assigned(5)]));
+  it('claims an open task with ifOpen', () => given(created).when(patch({ FkVolunteer: 5 }, true)).then(assigning(5)));
 
   it('refuses ifOpen on a taken task with not_open', () => given(created, assigned(5)).when(patch({ FkVolunteer: 6 }, true)).thenFails('not_open'));
 
@@ -55,12 +65,12 @@ describe('assigning a volunteer task', () => {
 
   it('refuses ifOpen without a volunteer', () => given(created).when(patch({ VolunteerTaskTitle: 'x' }, true)).thenFails('invalid_field', 'ifOpen'));
 
-  it('reassigns with the previous volunteer in the audit trail', () => given(created, assigned(5)).when(patch({ FkVolunteer: 6 })).then([assigned(6, 5)]));
+  it('reassigns with the previous volunteer in the audit trail', () => given(created, assigned(5)).when(patch({ FkVolunteer: 6 })).then(assigning(6, 5)));
 
   it('unassigns with reason unassigned', () =>
     given(created, assigned(5))
       .when(patch({ FkVolunteer: null }))
-      .then([{ type: 'VolunteerTaskUnassigned', data: { id: 1, volunteerId: 5, reason: 'unassigned' } }]));
+      .then(unassigning(5, 'unassigned')));
 
   it('records nothing when the same volunteer is sent again', () => given(created, assigned(5)).when(patch({ FkVolunteer: 5 })).then([]));
 
@@ -69,7 +79,7 @@ describe('assigning a volunteer task', () => {
   it('keeps field edits apart from the assignment', () =>
     given(created)
       .when(patch({ FkVolunteer: 5, IsComplete: true }))
-      .then([{ type: 'VolunteerTaskUpdated', data: { id: 1, changes: { IsComplete: true } } }, assigned(5)]));
+      .then([fieldChange({ IsComplete: true, FkVolunteer: 5, DateAssigned: TODAY }), assigning(5)[1]]));
 
   it('refuses a DateAssigned on a task without a volunteer', () =>
     given(created).when(patch({ DateAssigned: '2026-01-01' })).thenFails('invalid_field', 'DateAssigned'));
@@ -85,7 +95,7 @@ describe('assigning a volunteer task', () => {
   it('creates an assigned task as created, then assigned', () =>
     given()
       .when((s) => decideCreate({ id: 1, body: { VolunteerTaskTitle: 'Phone bank', FkVolunteer: 5 }, today: TODAY }, s))
-      .then([created, assigned(5)]));
+      .then([created, ...assigning(5)]));
 
   it('is not_found for another team', () =>
     given(created).when((s) => decideUpdate({ id: 1, team: TEAM + 1, body: { IsComplete: true }, ifOpen: false, today: TODAY }, s)).thenFails('not_found'));
@@ -95,16 +105,16 @@ describe('the public sign-up and the cancel', () => {
   const signUp = (volunteerId: number) => (s: TaskState) => decideSignUp({ id: 1, team: TEAM, volunteerId, today: TODAY }, s);
   const cancel = (volunteerId?: number) => (s: TaskState) => decideCancel({ id: 1, team: TEAM, volunteerId }, s);
 
-  it('signs up for an open task', () => given(created).when(signUp(5)).then([assigned(5, null, 'signup')]));
+  it('signs up for an open task', () => given(created).when(signUp(5)).then(assigning(5, null, 'signup')));
   it('refuses a taken task with not_open', () => given(created, assigned(6)).when(signUp(5)).thenFails('not_open'));
   it('cancels with reason canceled', () =>
-    given(created, assigned(5)).when(cancel()).then([{ type: 'VolunteerTaskUnassigned', data: { id: 1, volunteerId: 5, reason: 'canceled' } }]));
+    given(created, assigned(5)).when(cancel()).then(unassigning(5, 'canceled')));
   it('refuses to cancel for a volunteer who does not hold the task', () => given(created, assigned(6)).when(cancel(5)).thenFails('invalid_field', 'FkVolunteer'));
   it('records nothing when an open task is canceled', () => given(created).when(cancel()).then([]));
   it('unassigns a deleted volunteer with reason volunteer_deleted', () =>
     given(created, assigned(5))
       .when((s) => decideVolunteerDeleted({ id: 1, volunteerId: 5 }, s))
-      .then([{ type: 'VolunteerTaskUnassigned', data: { id: 1, volunteerId: 5, reason: 'volunteer_deleted' } }]));
+      .then(unassigning(5, 'volunteer_deleted')));
   it('leaves tasks of other volunteers alone when one is deleted', () =>
     given(created, assigned(6)).when((s) => decideVolunteerDeleted({ id: 1, volunteerId: 5 }, s)).then([]));
 });
