@@ -83,7 +83,8 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
     settle,
     config,
     limiter,
-    extras: {},
+    // The process's one NATS connection, for later parts that share it (the dispatcher's lease).
+    extras: nats ? { nats } : {},
     ready: async () => {
       await log.head();
       if (!runner) {

@@ -12,6 +12,8 @@ import { SqliteDeliveryQueue } from './queue/sqlite.js';
 import { Sender } from './send.js';
 import type { Lookup } from './ssrf.js';
 import { startWorker } from './worker.js';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { type LeasedWork, LeaseKeeper } from '../projections/lease.js';
 
 /**
  * The embedded SQLite database for webhook state: the event log's own file when the log is
@@ -55,8 +57,25 @@ async function openQueue(config: Config, services: Services): Promise<DeliveryQu
 }
 
 export interface DispatcherHandle {
-  dispatcher: Dispatcher;
+  /** The log follower, while this process runs it (always, unless a shared queue's lease is elsewhere). */
+  readonly dispatcher: Dispatcher | null;
   stop(): Promise<void>;
+}
+
+/** The log follower as restartable work: a fresh Dispatcher, resuming from the queue's checkpoint, each time. */
+class FollowLog implements LeasedWork {
+  current: Dispatcher | null = null;
+  constructor(private readonly make: () => Dispatcher) {}
+  async start(): Promise<void> {
+    const d = this.make();
+    await d.start();
+    this.current = d;
+  }
+  async stop(): Promise<void> {
+    const d = this.current;
+    this.current = null;
+    await d?.stop();
+  }
 }
 
 /** Starts the dispatcher (log → queue) and the delivery workers (queue → receivers). */
@@ -69,26 +88,45 @@ export async function startDispatcher(
   const queue = await openQueue(config, services);
   const deliveries = deliveryLogFor(services);
   const report = options.report ?? ((m: string) => console.warn(m));
-  const dispatcher = new Dispatcher({
-    log: services.log,
-    store: services.store,
-    queue,
-    deliveries,
-    settle: services.settle,
-    onError: (err) => report(`webhook dispatcher: ${err instanceof Error ? err.message : String(err)}`),
-  });
-  await dispatcher.start();
+  const follow = new FollowLog(
+    () =>
+      new Dispatcher({
+        log: services.log,
+        store: services.store,
+        queue,
+        deliveries,
+        settle: services.settle,
+        onError: (err) => report(`webhook dispatcher: ${err instanceof Error ? err.message : String(err)}`),
+      }),
+  );
+  // With a shared queue several dispatcher processes run. Delivery workers run in all of them,
+  // but only the holder of a lease follows the log and enqueues: a dispatcher far behind the
+  // others could otherwise enqueue a task again once the queue's duplicate window has passed.
+  const nats = services.extras.nats as NatsConnection | undefined;
+  let keeper: LeaseKeeper | null = null;
+  if (config.natsUrl && nats) {
+    const { NatsLease } = await import('../projections/lease-nats.js');
+    keeper = new LeaseKeeper(await NatsLease.open(nats, 'webhook-dispatcher'), follow, {
+      onError: (err) => report(`webhook dispatcher lease: ${err instanceof Error ? err.message : String(err)}`),
+    });
+    await keeper.start();
+  } else await follow.start();
   const sender = new Sender({ timeoutMs: config.webhook.timeoutMs, allowInsecure: config.webhook.allowInsecure, lookup: options.lookup });
   const worker = startWorker({ log: services.log, queue, deliveries, sender, policy: config.webhook, report }, options.concurrency ?? 64);
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    await dispatcher.stop();
+    await (keeper ? keeper.stop() : follow.stop());
     await worker.stop();
     sender.close();
     await queue.close();
   };
   runtime.onClose(stop);
-  return { dispatcher, stop };
+  return {
+    get dispatcher() {
+      return follow.current;
+    },
+    stop,
+  };
 }
