@@ -1,0 +1,153 @@
+import Database from 'better-sqlite3';
+import Fastify from 'fastify';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { NO_STREAM } from '../commands/eventlog/port.js';
+import { IdAllocator } from '../commands/ids.js';
+import { decideCreate } from '../domain/constituent/decide.js';
+import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
+import { type BenchRequest, compare, formatComparison, load } from './lib.js';
+import { person } from './names.js';
+import { type Product, startProduct } from './product.js';
+
+const ROUNDS = 3;
+const WARMUP_MS = 1_000;
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4_000);
+const WRITE_CONNECTIONS = 64;
+const SEARCH_CONNECTIONS = 8;
+const SEARCH_SIZE = 100_000;
+
+/**
+ * The baseline for writes: a bare Fastify route that inserts one row per request, in its own
+ * transaction, into a SQLite file with the log's durability (WAL, synchronous=FULL). It is what
+ * one fsync per request costs; the product shares one fsync among the requests of a batch.
+ */
+async function startBaseline() {
+  const dir = mkdtempSync(path.join(tmpdir(), 'turnout-bench-baseline-'));
+  const db = new Database(path.join(dir, 'baseline.sqlite'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT NOT NULL)');
+  const insert = db.prepare<[string]>('INSERT INTO rows (body) VALUES (?)');
+  const app = Fastify({ logger: false });
+  app.post('/rows', async (request, reply) => {
+    const r = insert.run(JSON.stringify(request.body));
+    return reply.code(201).send({ id: Number(r.lastInsertRowid) });
+  });
+  const origin = await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    origin,
+    async close() {
+      await app.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function writes(): Promise<string[]> {
+  const product = await startProduct();
+  const baseline = await startBaseline();
+  try {
+    // Varied bodies; `{{n}}` keeps every email distinct.
+    const bodies = Array.from({ length: 500 }, (_, i) => JSON.stringify(person(i, '{{n}}')));
+    const json = { 'content-type': 'application/json' };
+    const subjectReqs: BenchRequest[] = bodies.map((body) => ({ method: 'POST', path: '/api/v1/constituents', headers: { ...json, authorization: product.auth }, body }));
+    const baselineReqs: BenchRequest[] = bodies.map((body) => ({ method: 'POST', path: '/rows', headers: json, body }));
+    const spec = { connections: WRITE_CONNECTIONS, warmupMs: WARMUP_MS, durationMs: DURATION_MS };
+    const c = await compare(
+      ROUNDS,
+      () => load({ ...spec, origin: baseline.origin, requests: baselineReqs }),
+      () => load({ ...spec, origin: product.origin, requests: subjectReqs }),
+    );
+    return formatComparison(
+      `POST /constituents, ${WRITE_CONNECTIONS} connections, rate limits off, SQLite log in WAL with synchronous=FULL`,
+      { baseline: 'bare Fastify, 1 insert+fsync/request', subject: 'POST /api/v1/constituents' },
+      c,
+      [
+        { label: `throughput >= 2x baseline (${c.ratio.toFixed(2)}x)`, ok: c.ratio >= 2 },
+        { label: `p99 < 25 ms (${c.subject.p99.toFixed(1)} ms)`, ok: c.subject.p99 < 25 },
+      ],
+    );
+  } finally {
+    await baseline.close();
+    await product.close();
+  }
+}
+
+/**
+ * Seeds `n` constituents straight into the log (the commands' own decide, appended in large
+ * group-committed batches), then waits for the read models to catch up. Going through HTTP
+ * would make the seed the longest part of the run.
+ */
+export async function seed(product: Product, n: number): Promise<{ firstId: number; ms: number }> {
+  const t0 = performance.now();
+  const { log } = product.runtime.services;
+  // One block for the whole seed: ids are reserved durably as the API's allocator does, but
+  // not 100 at a time (each reservation re-reads the id stream).
+  const ids = new IdAllocator(log, n);
+  const metadata = { team: product.team, source: 'Public API' as const, keyName: 'Bench', correlationId: 'bench-seed', at: new Date().toISOString() };
+  let firstId = 0;
+  for (let start = 0; start < n; start += 5_000) {
+    const appends: Array<Promise<unknown>> = [];
+    for (let i = start; i < Math.min(n, start + 5_000); i++) {
+      const id = await ids.next('constituent');
+      firstId ||= id;
+      const events = decideCreate({ id, team: product.team, body: person(i) }, constituentEvolver.initial());
+      appends.push(log.append(constituentStream(id), events.map((e) => ({ ...e, metadata })), NO_STREAM));
+    }
+    await Promise.all(appends);
+  }
+  const head = (await log.head())!;
+  for (;;) {
+    try {
+      await product.runtime.runner!.waitFor(head);
+      break;
+    } catch {
+      // waitFor gives up after its write time-out; a 100,000-event catch-up may take longer.
+    }
+  }
+  return { firstId, ms: performance.now() - t0 };
+}
+
+async function search(): Promise<string[]> {
+  const product = await startProduct();
+  try {
+    const { firstId, ms } = await seed(product, SEARCH_SIZE);
+    const terms = ['Nguyen', 'son.da', String(firstId + 54_321), '4242@', 'an'];
+    const auth = { authorization: product.auth };
+    const subjectReqs: BenchRequest[] = terms.map((t) => ({ method: 'GET', path: `/api/v1/constituents?search=${encodeURIComponent(t)}`, headers: auth }));
+    const baselineReqs: BenchRequest[] = [{ method: 'GET', path: '/healthz' }];
+    // The memory store builds its search index on the first search after a start; that one
+    // search is reported, not mixed into the steady-state figures.
+    const t0 = performance.now();
+    const first = await product.app.inject({ method: 'GET', url: subjectReqs[0].path, headers: auth });
+    if (first.statusCode !== 200) throw new Error(`search: ${first.statusCode} ${first.body}`);
+    const firstMs = performance.now() - t0;
+    const spec = { connections: SEARCH_CONNECTIONS, warmupMs: WARMUP_MS, durationMs: DURATION_MS, origin: product.origin };
+    const c = await compare(
+      ROUNDS,
+      () => load({ ...spec, requests: baselineReqs }),
+      () => load({ ...spec, requests: subjectReqs }),
+    );
+    return [
+      ...formatComparison(
+        `GET /constituents?search=, ${SEARCH_SIZE.toLocaleString('en-US')} constituents in one team (seeded in ${(ms / 1000).toFixed(1)} s; first search, building the index: ${firstMs.toFixed(0)} ms), ${SEARCH_CONNECTIONS} connections, terms ${terms.map((t) => JSON.stringify(t)).join(' ')}`,
+        { baseline: 'GET /healthz (constant JSON)', subject: 'GET /api/v1/constituents?search=' },
+        c,
+        [{ label: `search p99 < 20 ms (${c.subject.p99.toFixed(1)} ms)`, ok: c.subject.p99 < 20 }],
+      ),
+    ];
+  } finally {
+    await product.close();
+  }
+}
+
+export async function run(): Promise<{ name: string; lines: string[] }> {
+  const only = process.env.BENCH_PART;
+  const lines: string[] = [];
+  if (!only || only === 'writes') lines.push(...(await writes()));
+  if (!only || only === 'search') lines.push(...(await search()));
+  return { name: 'constituents', lines };
+}

@@ -1,0 +1,124 @@
+import { Worker } from 'node:worker_threads';
+
+/**
+ * A small HTTP load generator and the arithmetic of comparing against a baseline. These
+ * machines are noisy, so every figure is measured beside its baseline in the same run, in
+ * alternating rounds, and reported as medians and ratios.
+ */
+
+export interface BenchRequest {
+  method: 'GET' | 'POST' | 'PATCH';
+  path: string;
+  headers?: Record<string, string>;
+  /** `{{n}}` is replaced by the request's sequence number. */
+  body?: string;
+}
+
+export interface LoadSpec {
+  origin: string;
+  connections: number;
+  warmupMs: number;
+  durationMs: number;
+  /** Sent round-robin. */
+  requests: BenchRequest[];
+}
+
+export interface LoadResult {
+  latencies: number[];
+  elapsedMs: number;
+  errors: number;
+  firstError: string | null;
+}
+
+export interface Measure {
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  count: number;
+  errors: number;
+}
+
+export function percentile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+export const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 0.5);
+
+/** Runs one closed-loop load in its own thread (see load-worker.ts). */
+export async function load(spec: LoadSpec): Promise<Measure> {
+  const result = await new Promise<LoadResult>((resolve, reject) => {
+    const worker = new Worker(new URL('./load-worker.js', import.meta.url), { workerData: spec });
+    worker.once('message', (m: { ok?: LoadResult; err?: string }) => (m.ok ? resolve(m.ok) : reject(new Error(m.err))));
+    worker.once('error', reject);
+  });
+  if (result.errors > 0) throw new Error(`${result.errors} requests failed during the measurement; first: ${result.firstError}`);
+  const sorted = Float64Array.from(result.latencies).sort();
+  const arr = Array.from(sorted);
+  return {
+    rps: (arr.length / result.elapsedMs) * 1000,
+    p50: percentile(arr, 0.5),
+    p90: percentile(arr, 0.9),
+    p99: percentile(arr, 0.99),
+    count: arr.length,
+    errors: result.errors,
+  };
+}
+
+export interface Comparison {
+  baseline: Measure;
+  subject: Measure;
+  /** Median subject/baseline throughput ratio over the rounds. */
+  ratio: number;
+  rounds: Array<{ baseline: Measure; subject: Measure }>;
+}
+
+const gc = () => (globalThis as { gc?: () => void }).gc?.();
+
+/**
+ * Alternates baseline and subject for `rounds` rounds (so drift of the machine hits both) and
+ * takes the median of each figure.
+ */
+export async function compare(rounds: number, baseline: () => Promise<Measure>, subject: () => Promise<Measure>): Promise<Comparison> {
+  const all: Array<{ baseline: Measure; subject: Measure }> = [];
+  for (let i = 0; i < rounds; i++) {
+    gc();
+    const b = await baseline();
+    gc();
+    const s = await subject();
+    all.push({ baseline: b, subject: s });
+  }
+  const med = (side: 'baseline' | 'subject'): Measure => ({
+    rps: median(all.map((r) => r[side].rps)),
+    p50: median(all.map((r) => r[side].p50)),
+    p90: median(all.map((r) => r[side].p90)),
+    p99: median(all.map((r) => r[side].p99)),
+    count: all.reduce((n, r) => n + r[side].count, 0),
+    errors: all.reduce((n, r) => n + r[side].errors, 0),
+  });
+  return { baseline: med('baseline'), subject: med('subject'), ratio: median(all.map((r) => r.subject.rps / r.baseline.rps)), rounds: all };
+}
+
+const ms = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
+const pad = (s: string, n: number) => s.padEnd(n);
+
+export function formatMeasure(label: string, m: Measure): string {
+  return `${pad(label, 34)} ${m.rps.toFixed(0).padStart(7)} req/s   p50 ${pad(ms(m.p50), 9)} p90 ${pad(ms(m.p90), 9)} p99 ${ms(m.p99)}`;
+}
+
+/** Lines for one comparison: both medians, the ratio, each round, and the target verdicts. */
+export function formatComparison(
+  title: string,
+  labels: { baseline: string; subject: string },
+  c: Comparison,
+  targets: Array<{ label: string; ok: boolean }> = [],
+): string[] {
+  return [
+    title,
+    '  ' + formatMeasure(`${labels.baseline} (baseline)`, c.baseline),
+    '  ' + formatMeasure(labels.subject, c.subject),
+    `  throughput ratio ${c.ratio.toFixed(2)}x  (rounds: ${c.rounds.map((r) => (r.subject.rps / r.baseline.rps).toFixed(2)).join(', ')})`,
+    ...targets.map((t) => `  target ${t.label}: ${t.ok ? 'met' : 'MISSED'}`),
+  ];
+}

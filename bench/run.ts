@@ -1,0 +1,46 @@
+import { existsSync } from 'node:fs';
+import { cpus } from 'node:os';
+
+/**
+ * `npm run bench`: runs every benchmark module and prints its figures. Each module exports
+ * `run(): Promise<{name, lines}>`. A module whose compiled file is not there yet is skipped, so
+ * the runner works while benchmarks are still being written. `BENCH_ONLY=constituents` picks one.
+ */
+const MODULES = ['constituents', 'webhooks'];
+
+interface BenchModule {
+  run(): Promise<{ name: string; lines: string[] }>;
+}
+
+async function main() {
+  const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = only?.filter((m) => !MODULES.includes(m)) ?? [];
+  if (unknown.length) throw new Error(`BENCH_ONLY names no benchmark: ${unknown.join(', ')} (there are ${MODULES.join(', ')})`);
+  console.log(`Turnout benchmarks, ${new Date().toISOString().slice(0, 10)}, node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'})`);
+  if (!(globalThis as { gc?: unknown }).gc) console.log('(run with --expose-gc, as `npm run bench` does, for steadier figures)');
+  let failed = false;
+  for (const name of MODULES) {
+    if (only && !only.includes(name)) continue;
+    const file = new URL(`./${name}.js`, import.meta.url);
+    if (!existsSync(file)) {
+      console.log(`\n[${name}] not built yet (no ${name}.ts): skipped`);
+      continue;
+    }
+    const t0 = performance.now();
+    try {
+      const mod = (await import(file.href)) as BenchModule;
+      const { name: title, lines } = await mod.run();
+      console.log(`\n[${title}] (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+      for (const l of lines) console.log(l);
+    } catch (err) {
+      failed = true;
+      console.error(`\n[${name}] failed:`, err);
+    }
+  }
+  if (failed) process.exitCode = 1;
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
