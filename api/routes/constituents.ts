@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { readTeamRecord } from '../../projections/read.js';
 import { createConstituent, updateConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
-import { DomainError, notFound } from '../../domain/shared/errors.js';
+import { DomainError } from '../../domain/shared/errors.js';
 import { CONSTITUENTS, byEmail, constituentSearch } from '../../projections/constituents.js';
 import { and, publicView } from '../../projections/store/port.js';
 import type { Values } from '../../domain/shared/fields.js';
@@ -9,11 +10,7 @@ import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schem
 import * as S from '../schemas/constituent.js';
 import type { Services } from '../services.js';
 
-export const readConstituent = async (services: Services, team: number, id: number) => {
-  const doc = await services.store.get<Values>(CONSTITUENTS, id);
-  if (!doc || doc.FkTeam !== team) throw notFound('constituent', id);
-  return publicView(doc);
-};
+export const readConstituent = (services: Services, team: number, id: number) => readTeamRecord(services.store, CONSTITUENTS, 'constituent', team, id);
 
 export const constituentRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>

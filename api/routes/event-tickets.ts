@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound } from '../../domain/shared/errors.js';
+import { readTeamRecord } from '../../projections/read.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { EVENT_TICKETS, ticketSearch } from '../../projections/event-tickets.js';
 import { publicView, type ReadStore } from '../../projections/store/port.js';
@@ -9,11 +9,7 @@ import * as S from '../schemas/event-ticket.js';
 import type { Services } from '../services.js';
 import { dateParam } from './events.js';
 
-export const readEventTicket = async (store: ReadStore, team: number, id: number) => {
-  const doc = await store.get<Values>(EVENT_TICKETS, id);
-  if (!doc || doc.FkTeam !== team) throw notFound('event ticket sale', id);
-  return publicView(doc);
-};
+export const readEventTicket = (store: ReadStore, team: number, id: number) => readTeamRecord(store, EVENT_TICKETS, 'event ticket sale', team, id);
 
 /** Ticket sales are read-only here; the application records them (decisions.md 9). */
 export const eventTicketRoutes =

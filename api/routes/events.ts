@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { readTeamRecord } from '../../projections/read.js';
 import { createEvent, updateEvent } from '../../commands/events.js';
-import { invalidField, notFound } from '../../domain/shared/errors.js';
+import { invalidField } from '../../domain/shared/errors.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { parseDate } from '../../domain/shared/values.js';
 import { EVENTS, eventSearch } from '../../projections/events.js';
@@ -10,11 +11,7 @@ import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schem
 import * as S from '../schemas/event.js';
 import type { Services } from '../services.js';
 
-export const readEvent = async (store: ReadStore, team: number, id: number) => {
-  const doc = await store.get<Values>(EVENTS, id);
-  if (!doc || doc.FkTeam !== team) throw notFound('event', id);
-  return publicView(doc);
-};
+export const readEvent = (store: ReadStore, team: number, id: number) => readTeamRecord(store, EVENTS, 'event', team, id);
 
 /** A date query parameter: YYYY-MM-DD and real on the calendar, else invalid_field naming it. */
 export function dateParam(name: string, value: string | undefined): string | undefined {

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound } from '../../domain/shared/errors.js';
+import { readTeamRecord } from '../../projections/read.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { publicView } from '../../projections/store/port.js';
 import { TASK_GROUPS, taskGroupSearch } from '../../projections/task-groups.js';
@@ -8,11 +8,7 @@ import { API_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/task-group.js';
 import type { Services } from '../services.js';
 
-export const readTaskGroup = async (services: Services, team: number, id: number) => {
-  const doc = await services.store.get<Values>(TASK_GROUPS, id);
-  if (!doc || doc.FkTeam !== team) throw notFound('volunteer task group', id);
-  return publicView(doc);
-};
+export const readTaskGroup = (services: Services, team: number, id: number) => readTeamRecord(services.store, TASK_GROUPS, 'volunteer task group', team, id);
 
 /** Task groups are read-only here (spec 2.4); the application creates them. */
 export const taskGroupRoutes =

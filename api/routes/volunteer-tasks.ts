@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { readTeamRecord } from '../../projections/read.js';
 import { createTask, updateTask } from '../../commands/volunteer-tasks.js';
-import { notFound } from '../../domain/shared/errors.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { publicView } from '../../projections/store/port.js';
 import { VOLUNTEER_TASKS, taskSearch } from '../../projections/volunteer-tasks.js';
@@ -9,11 +9,7 @@ import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schem
 import * as S from '../schemas/volunteer-task.js';
 import type { Services } from '../services.js';
 
-export const readTask = async (services: Services, team: number, id: number) => {
-  const doc = await services.store.get<Values>(VOLUNTEER_TASKS, id);
-  if (!doc || doc.FkTeam !== team) throw notFound('volunteer task', id);
-  return publicView(doc);
-};
+export const readTask = (services: Services, team: number, id: number) => readTeamRecord(services.store, VOLUNTEER_TASKS, 'volunteer task', team, id);
 
 export const volunteerTaskRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { readTeamRecord } from '../../projections/read.js';
 import { registerVolunteer, updateVolunteer } from '../../commands/volunteers.js';
-import { notFound } from '../../domain/shared/errors.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { publicView } from '../../projections/store/port.js';
 import { VOLUNTEERS, volunteerSearch } from '../../projections/volunteers.js';
@@ -9,11 +9,7 @@ import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schem
 import * as S from '../schemas/volunteer.js';
 import type { Services } from '../services.js';
 
-export const readVolunteer = async (services: Services, team: number, id: number) => {
-  const doc = await services.store.get<Values>(VOLUNTEERS, id);
-  if (!doc || doc.FkTeam !== team) throw notFound('volunteer', id);
-  return publicView(doc);
-};
+export const readVolunteer = (services: Services, team: number, id: number) => readTeamRecord(services.store, VOLUNTEERS, 'volunteer', team, id);
 
 export const volunteerRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>

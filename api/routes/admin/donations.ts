@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { readTeamRecord } from '../../../projections/read.js';
 import { Type } from '@sinclair/typebox';
 import { flagDonation, recordDonation, refundDonation, updateDonation } from '../../../commands/donations.js';
 import { deleteRecord, recordKind } from '../../../commands/records.js';
 import { cancelRecurringGift, startRecurringGift } from '../../../commands/recurring-gifts.js';
-import { notFound } from '../../../domain/shared/errors.js';
 import type { Values } from '../../../domain/shared/fields.js';
 import { DONATIONS, RECURRING_GIFTS } from '../../../projections/donations.js';
-import { publicView } from '../../../projections/store/port.js';
 import { adminContext } from '../../auth.js';
 import { TeamParams, TeamRecordParams } from '../../schemas/admin.js';
 import * as S from '../../schemas/donation.js';
@@ -19,11 +18,8 @@ const hide = true;
 export const adminDonationRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const read = async (collection: string, what: string, team: number, id: number) => {
-      const doc = await services.store.get<Values>(collection, id);
-      if (!doc || doc.FkTeam !== team) throw notFound(what, id);
-      return publicView(doc) as never;
-    };
+    const read = async (collection: string, what: string, team: number, id: number) =>
+      (await readTeamRecord(services.store, collection, what, team, id)) as never;
     const donation = (team: number, id: number) => read(DONATIONS, 'donation', team, id);
     const One = Type.Object({ donation: S.Donation });
 
