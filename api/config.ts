@@ -10,6 +10,8 @@ export interface Config {
   mongoUrl: string | undefined;
   natsUrl: string | undefined;
   smtpUrl: string | undefined;
+  /** Sender of notification mail. */
+  mailFrom: string | undefined;
   rateLimitPerSecond: number;
   rateLimitPerMinute: number;
   webhook: {
@@ -50,6 +52,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     mongoUrl: url('TURNOUT_MONGO_URL', ['mongodb://', 'mongodb+srv://']),
     natsUrl: url('TURNOUT_NATS_URL', ['nats://', 'tls://']),
     smtpUrl: url('TURNOUT_SMTP_URL', ['smtp://', 'smtps://']),
+    mailFrom: str(env, 'TURNOUT_MAIL_FROM'),
     rateLimitPerSecond: int(env, 'TURNOUT_RATE_LIMIT_PER_SECOND', 15),
     rateLimitPerMinute: int(env, 'TURNOUT_RATE_LIMIT_PER_MINUTE', 600),
     webhook: {

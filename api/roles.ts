@@ -11,7 +11,7 @@ import type { Runtime } from './wiring.js';
 export async function startRoles(config: Config, runtime: Runtime): Promise<void> {
   // Notifications go out from the process that runs the background work ('all', or 'dispatcher' in production).
   if (config.role === 'all' || config.role === 'dispatcher') {
-    const sender = startNotificationSender(runtime.services, { transport: transportFor(config), from: process.env.TURNOUT_MAIL_FROM });
+    const sender = startNotificationSender(runtime.services, { transport: transportFor(config), from: config.mailFrom });
     runtime.onClose(() => sender.stop());
   }
   // The webhook dispatcher follows the log from its own checkpoint; it registers its stop itself.
