@@ -155,6 +155,11 @@ export class SearchIndex {
   }
 }
 
+/** The conjuncts of a filter, nested `and`s flattened (routes combine filters built elsewhere). */
+export function conjunctsOf(filter: Filter): Filter[] {
+  return filter.op === 'and' ? filter.filters.flatMap(conjunctsOf) : [filter];
+}
+
 /** The slots matching one conjunct of a filter, found through an index, and the conjuncts left. */
 export interface Searched {
   index: SearchIndex;
@@ -169,7 +174,7 @@ export interface Searched {
  */
 export function searchConjunct(filter: Filter | undefined, idField: string, indexFor: (fields: string[]) => SearchIndex): Searched | null {
   if (!filter) return null;
-  const conjuncts = filter.op === 'and' ? filter.filters : [filter];
+  const conjuncts = conjunctsOf(filter);
   next: for (const f of conjuncts) {
     const branches = f.op === 'or' ? f.filters : [f];
     const texts = branches.filter((b) => b.op === 'contains');

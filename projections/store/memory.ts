@@ -1,5 +1,5 @@
 import type { Position } from '../../commands/eventlog/port.js';
-import { pageOfSearch, SearchIndex, searchConjunct, sortByKeys } from './memory-search.js';
+import { conjunctsOf, pageOfSearch, SearchIndex, searchConjunct, sortByKeys } from './memory-search.js';
 import type { CollectionDef, Doc, Filter, Page, Query, ReadStore, Scalar, SortKey } from './port.js';
 
 interface Collection {
@@ -135,8 +135,8 @@ export class MemoryReadStore implements ReadStore {
   private candidates(c: Collection, filter: Filter | undefined): Iterable<Doc> {
     if (!filter) return c.docs.values();
     const eqs = new Map<string, Scalar>();
-    const conjuncts = filter.op === 'and' ? filter.filters : [filter];
-    for (const f of conjuncts) if (f.op === 'eq') eqs.set(f.field, f.value);
+    // Flattened: a lookup by email inside `and(...)` with a search still finds its index.
+    for (const f of conjunctsOf(filter)) if (f.op === 'eq') eqs.set(f.field, f.value);
     let best: Set<string> | null = null;
     for (const [key, index] of c.indexes) {
       const fields = key.split(',');
