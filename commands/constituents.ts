@@ -3,7 +3,8 @@ import { CONSTITUENTS, activeByEmail } from '../projections/constituents.js';
 import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
 import { decideCreate, decideUpdate, validateCreate } from '../domain/constituent/decide.js';
 import { DomainError, missingField } from '../domain/shared/errors.js';
-import type { Values } from '../domain/shared/fields.js';
+import { normaliseFields, type Values } from '../domain/shared/fields.js';
+import { CONSTITUENT_FIELDS, CONSTITUENT_READ_ONLY } from '../domain/constituent/rules.js';
 import { emailKey } from '../domain/shared/values.js';
 import { handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
@@ -41,8 +42,9 @@ export async function upsertConstituentByEmail(
   ctx: WriteContext,
   body: Values,
 ): Promise<{ id: number; created: boolean }> {
-  const fields = validateCreate(body);
-  const email = fields.Email1;
+  // Field checks only: a match is updated with the sent fields (a PATCH), so the completeness a
+  // create needs (a name) is checked on the create path alone.
+  const email = normaliseFields(CONSTITUENT_FIELDS, body, CONSTITUENT_READ_ONLY).Email1;
   if (typeof email !== 'string') throw missingField('Email1', 'mode=upsert with matchOn=email needs Email1 in the body.');
   const stream = claimStream(ctx.team, email);
   for (let attempt = 0; attempt < 50; attempt++) {
@@ -61,6 +63,7 @@ export async function upsertConstituentByEmail(
       await updateConstituent(deps, ctx, id, body);
       return { id, created: false };
     }
+    validateCreate(body); // before an id is taken: a failed create writes nothing
     const id = await deps.ids.next('constituent');
     try {
       await deps.log.append(stream, [{ type: 'ConstituentEmailClaimed', data: { constituentId: id }, metadata: metadataOf(ctx) }], last ? last.revision : NO_STREAM);

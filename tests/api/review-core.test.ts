@@ -1,0 +1,44 @@
+// Regressions found by a black-box review of the core API promises (integration-api.md 1-5, 7-9;
+// decisions.md 1-6, 8, 9). Each case failed before its fix.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type Client, type TestApp } from '../support/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+async function fresh(): Promise<{ api: Client; admin: Client }> {
+  const team = await t.team();
+  return { api: team.api.Integration, admin: team.admin };
+}
+
+describe('upsert by email updates the match with only the sent fields', () => {
+  it('does not ask an update for the fields a create would need', async () => {
+    const { api } = await fresh();
+    const c = (await api.post('/constituents', { FirstName: 'Lin', LastName: 'Chen', Email1: 'lin@example.org' })).body.constituent;
+    const r = await api.post('/constituents?mode=upsert&matchOn=email', { Email1: 'LIN@example.org', Phone1: '555-123-4567' });
+    expect(r.status, r.raw).toBe(200);
+    expect(r.body).toMatchObject({ created: false, constituent: { PkConstituent: c.PkConstituent, FirstName: 'Lin', LastName: 'Chen', Phone1: '5551234567' } });
+  });
+
+  it('still refuses, and writes nothing, when no one matches and the body cannot create', async () => {
+    const { api, admin } = await fresh();
+    const before = (await admin.get('/activity')).body.total;
+    const r = await api.post('/constituents?mode=upsert&matchOn=email', { Email1: 'nobody@example.org' });
+    expect(r.body.error).toMatchObject({ code: 'missing_field', field: 'FirstName' });
+    expect(r.status).toBe(400);
+    expect((await admin.get('/activity')).body.total).toBe(before);
+    expect((await api.get('/constituents?email=nobody@example.org')).body.total).toBe(0);
+  });
+
+  it('answers 403 record_protected when the one match is locked', async () => {
+    const { api, admin } = await fresh();
+    const c = (await api.post('/constituents', { FirstName: 'Ada', Email1: 'ada@example.org' })).body.constituent;
+    expect((await admin.post(`/constituents/${c.PkConstituent}/lock`)).status).toBe(200);
+    const r = await api.post('/constituents?mode=upsert&matchOn=email', { Email1: 'ada@example.org', Nickname: 'Countess' });
+    expect(r.body.error?.code, r.raw).toBe('record_protected');
+    expect(r.status).toBe(403);
+  });
+});
