@@ -39,9 +39,16 @@ export function readsSettleToHead(config: Config): boolean {
 }
 
 export function settlingStore(store: ReadStore, log: EventLog, waitFor: (p: NonNullable<Awaited<ReturnType<EventLog['head']>>>) => Promise<void>): ReadStore {
+  // Writes of this process settle before they answer, so only another writer's appends can be
+  // missing here. Where the log can tell that none happened since the last settle completed,
+  // a read skips the head query (the single-process default pays almost nothing).
+  let settledToken: number | undefined;
   const settle = async () => {
+    const token = log.foreignWriteToken?.();
+    if (token !== undefined && token === settledToken) return;
     const head = await log.head();
     if (head) await waitFor(head);
+    if (token !== undefined) settledToken = token;
   };
   return new Proxy(store, {
     get(target, prop, receiver) {

@@ -88,6 +88,11 @@ export interface EventLog {
   subscribe(from: Position | null, handler: (event: RecordedEvent) => Promise<void> | void, options?: SubscribeOptions): Subscription;
   /** Position of the last event in the log, or null when it is empty. */
   head(): Promise<Position | null>;
+  /**
+   * A cheap token that changes whenever another writer (another process) may have appended.
+   * Adapters that cannot tell leave it out, and readers then assume that one may have.
+   */
+  foreignWriteToken?(): number;
   close(): Promise<void>;
 }
 

@@ -63,6 +63,7 @@ export class SqliteEventLog implements EventLog {
     readStream: Database.Statement<[string], Row>;
     readAfter: Database.Statement<[number | bigint, number], Row>;
     head: Database.Statement<[], { position: number | bigint | null }>;
+    dataVersion: Database.Statement<[], number | bigint>;
   };
 
   constructor(file: string, options: SqliteEventLogOptions = {}) {
@@ -90,6 +91,7 @@ export class SqliteEventLog implements EventLog {
       readStream: this.db.prepare('SELECT * FROM events WHERE stream = ? ORDER BY revision'),
       readAfter: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       head: this.db.prepare('SELECT MAX(position) AS position FROM events'),
+      dataVersion: this.db.prepare<[], number | bigint>('PRAGMA data_version').pluck(),
     };
   }
 
@@ -164,6 +166,11 @@ export class SqliteEventLog implements EventLog {
 
   async readStream(stream: string): Promise<RecordedEvent[]> {
     return this.stmt.readStream.all(stream).map(toRecorded);
+  }
+
+  /** SQLite's data_version: it changes only when another connection commits to the file. */
+  foreignWriteToken(): number {
+    return Number(this.stmt.dataVersion.get());
   }
 
   async head(): Promise<Position | null> {

@@ -100,3 +100,21 @@ describe('the SQLite event log on disk', () => {
     }
   });
 });
+
+describe('telling whether another process appended', () => {
+  it('changes the foreign-write token for another connection’s commit, not for its own', async () => {
+    const file = tempFile();
+    const mine = new SqliteEventLog(file);
+    const other = new SqliteEventLog(file);
+    try {
+      const before = mine.foreignWriteToken();
+      await mine.append('s-1', [event('Mine')], NO_STREAM);
+      expect(mine.foreignWriteToken()).toBe(before);
+      await other.append('s-2', [event('Theirs')], NO_STREAM);
+      expect(mine.foreignWriteToken()).not.toBe(before);
+    } finally {
+      await other.close();
+      await mine.close();
+    }
+  });
+});
