@@ -24,7 +24,34 @@ function buildValidator(externalSchemas: unknown) {
     body.addSchema(schema);
     text.addSchema(schema);
   }
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? body : text).compile(schema) as never;
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? body : strictIntegers(schema, text.compile(schema))) as never;
+}
+
+type Validate = ((data: unknown) => boolean) & { errors?: unknown };
+
+/**
+ * Ajv coerces any text Number() reads: `0x10` would read record 16, `1e3` record 1000, and an id
+ * past 2^53 a neighbouring one. Integer parameters are decimal digits within the safe range.
+ */
+function strictIntegers(schema: object, validate: Validate): Validate {
+  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const names = Object.keys(props).filter((k) => props[k].type === 'integer');
+  if (!names.length) return validate;
+  const checked: Validate = (data) => {
+    for (const name of names) {
+      const v = (data as Record<string, unknown> | null)?.[name];
+      if (typeof v !== 'string') continue;
+      const bad = !/^-?\d+$/.test(v) ? 'must be a whole number' : Math.abs(Number(v)) > Number.MAX_SAFE_INTEGER ? `must be at most ${Number.MAX_SAFE_INTEGER}` : null;
+      if (bad) {
+        checked.errors = [{ keyword: 'strictInteger', instancePath: `/${name}`, params: {}, message: bad }];
+        return false;
+      }
+    }
+    const ok = validate(data);
+    checked.errors = validate.errors;
+    return ok;
+  };
+  return checked;
 }
 
 export type App = FastifyInstance;
@@ -34,8 +61,6 @@ export async function buildApp(services: Services, options: { logger?: boolean |
     logger: options.logger ?? false,
     bodyLimit: BODY_LIMIT,
     genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
-    // Keys and tokens travel in the Authorization header: never log it.
-    disableRequestLogging: false,
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
