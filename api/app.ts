@@ -24,7 +24,7 @@ function buildValidator(externalSchemas: unknown) {
     body.addSchema(schema);
     text.addSchema(schema);
   }
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? body : strictIntegers(schema, text.compile(schema))) as never;
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? body.compile(schema) : strictIntegers(schema, text.compile(schema))) as never;
 }
 
 type Validate = ((data: unknown) => boolean) & { errors?: unknown };
