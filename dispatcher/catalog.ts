@@ -2,7 +2,8 @@ import type { Evolver } from '../commands/aggregate.js';
 import type { RecordedEvent } from '../commands/eventlog/port.js';
 import { constituentEvolver } from '../domain/constituent/events.js';
 import { DONATION, donationEvolver } from '../domain/donation/events.js';
-import { EVENT, eventEvolver } from '../domain/event/events.js';
+import { FORM_READ_FIELDS, type PublicFormDefaults } from '../domain/event/creation.js';
+import { EVENT, eventEvolver, FORM_DEFAULTS_APPLIED, TEMPLATES_SEEDED } from '../domain/event/events.js';
 import { RECURRING_GIFT, recurringGiftEvolver, type RecurringGiftState } from '../domain/recurring-gift/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { RecordState } from '../domain/shared/record.js';
@@ -84,9 +85,25 @@ export const EVENT_UPDATE_FIELDS = [
   'ContactName', 'ContactEmail', 'ContactPhone', 'MaxGuests', 'FkStatus', 'FkEventType',
 ];
 
+/**
+ * The event as its reads show it: the record plus the public-form flags (IsPublic,
+ * IsTicketSales) that its creation applies, so payloads carry every API field (spec 6.2).
+ */
+const eventPayloadEvolver: Evolver<RecordState> = {
+  initial: eventEvolver.initial,
+  evolve: (s, e) => {
+    if (e.type !== FORM_DEFAULTS_APPLIED) return eventEvolver.evolve(s, e);
+    const d = e.data.defaults as PublicFormDefaults;
+    return { ...s, fields: { ...s.fields, ...Object.fromEntries(FORM_READ_FIELDS.map((f) => [f, d[f] ?? null])) } };
+  },
+};
+
+/** What the in-app Add Event appends with EventCreated: the same change, so event.created shows its result. */
+const creationPart = (e: RecordedEvent) => e.type === TEMPLATES_SEEDED || e.type === FORM_DEFAULTS_APPLIED;
+
 const eventMapper: Mapper = async (e, h) => {
   if (!e.type.startsWith(EVENT)) return [];
-  const { before, after } = await h.around(e, eventEvolver);
+  const { before, after } = await h.around(e, eventPayloadEvolver, e.type === `${EVENT}Created` ? creationPart : undefined);
   if (e.type === `${EVENT}Deleted`)
     // Cleaning up an untitled placeholder is not an event anyone heard of.
     return titled(before) && !before.deleted ? [{ type: 'event.deleted', data: await P.eventData(h, before, e, 'deleted') }] : [];

@@ -34,13 +34,21 @@ export class AsOf {
     return s;
   }
 
-  /** The event's own record just before and just after it. */
-  async around<S>(event: RecordedEvent, evolver: Evolver<S>): Promise<{ before: S; after: S }> {
+  /**
+   * The event's own record just before and just after it. `companions` names events appended
+   * together with it (one write, such as an event's creation with its form defaults): they are
+   * part of the same change, so `after` includes them.
+   */
+  async around<S>(event: RecordedEvent, evolver: Evolver<S>, companions?: (e: RecordedEvent) => boolean): Promise<{ before: S; after: S }> {
+    const stream = await this.read(event.stream);
     let before = evolver.initial();
-    for (const e of await this.read(event.stream)) {
-      if (e.revision >= event.revision) break;
-      before = evolver.evolve(before, e as DomainEvent);
+    let i = 0;
+    for (; i < stream.length && stream[i].revision < event.revision; i++) before = evolver.evolve(before, stream[i] as DomainEvent);
+    let after = evolver.evolve(before, event as DomainEvent);
+    if (companions) {
+      for (let j = i + 1; j < stream.length && stream[j].revision > event.revision && companions(stream[j]); j++)
+        after = evolver.evolve(after, stream[j] as DomainEvent);
     }
-    return { before, after: evolver.evolve(before, event as DomainEvent) };
+    return { before, after };
   }
 }
