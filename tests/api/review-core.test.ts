@@ -42,3 +42,27 @@ describe('upsert by email updates the match with only the sent fields', () => {
     expect(r.status).toBe(403);
   });
 });
+
+describe('integer path and query parameters are decimal digits within the safe range', () => {
+  it('refuses hex, exponent and unsafe ids instead of reading another record', async () => {
+    const { api } = await fresh();
+    for (let i = 0; i < 16; i++) await api.post('/constituents', { LastName: `N${i}` });
+    for (const id of ['0x10', '1e1', '9007199254740993']) {
+      const r = await api.get(`/constituents/${id}`);
+      expect(r.status, `${id}: ${r.raw}`).toBe(400);
+      expect(r.body.error).toMatchObject({ code: 'invalid_field', field: 'id' });
+    }
+    expect((await api.get('/constituents/10')).status).toBe(200);
+  });
+
+  it('names the parameter for a page, page size or filter id out of range', async () => {
+    const { api } = await fresh();
+    for (const [q, field] of [['page=99999999999999999999', 'page'], ['pageSize=0x10', 'pageSize'], ['page=', 'page']] as const) {
+      const r = await api.get(`/constituents?${q}`);
+      expect(r.body.error, q).toMatchObject({ code: 'invalid_field', field });
+    }
+    const v = await api.get('/volunteer-tasks?volunteerId=99999999999999999999999');
+    expect(v.body.error).toMatchObject({ code: 'invalid_field', field: 'volunteerId' });
+    expect((await api.get('/constituents?page=2&pageSize=100')).status).toBe(200);
+  });
+});
