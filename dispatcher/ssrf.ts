@@ -87,7 +87,8 @@ export function parseEndpointUrl(raw: string, policy: UrlPolicy): URL {
   if (url.username || url.password) throw new UnsafeUrlError('url must not carry a user name or password.');
   if (raw.length > 2000) throw new UnsafeUrlError('url must be at most 2000 characters.');
   if (policy.allowInsecure) return url;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // A fully qualified name may end in a dot (`localhost.`, `intranet.`): judge it without it.
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
   if (net.isIP(host)) {
     if (!isPublicAddress(host)) throw new UnsafeUrlError(`url points at ${host}, which is not a public address.`);
   } else if (host === 'localhost' || host.endsWith('.localhost') || !host.includes('.')) {

@@ -17,6 +17,8 @@ describe('judging webhook addresses', () => {
     'https://127.0.0.1/hook', 'https://2130706433/hook', 'https://0177.0.0.1/hook', 'https://0x7f.1/hook', 'https://127.1/hook',
     'https://[::ffff:127.0.0.1]/hook', 'https://[::1]/hook', 'https://localhost/hook', 'https://api.localhost/hook', 'https://169.254.169.254/latest',
     'http://example.org/hook', 'ftp://example.org/', 'not a url', 'https://user:pw@example.org/',
+    // Fully qualified spellings: a trailing dot names the same host.
+    'https://localhost./hook', 'https://LOCALHOST../hook', 'https://api.localhost./hook', 'https://intranet./hook', 'https://./hook',
   ])('refuses the URL %s', (url) => expect(() => parseEndpointUrl(url, strict)).toThrow(UnsafeUrlError));
 
   it('refuses a name that resolves to a private address, and accepts one that resolves to a public one', async () => {
