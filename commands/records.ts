@@ -3,6 +3,7 @@ import { taskGroupEvolver } from '../domain/task-group/events.js';
 import { taskEvolver } from '../domain/volunteer-task/events.js';
 import { volunteerEvolver } from '../domain/volunteer/events.js';
 import { unassignDeletedVolunteer } from './volunteer-tasks.js';
+import { deleteVolunteerOfConstituent } from './volunteers.js';
 import { eventTicketEvolver } from '../domain/event-ticket/events.js';
 import { eventEvolver } from '../domain/event/events.js';
 import { type RecordState, decideDelete, decideLock } from '../domain/shared/record.js';
@@ -40,7 +41,7 @@ export function registerRecordKind(kind: RecordKind): void {
 export const recordKind = (path: string) => kinds.get(path);
 export const recordKinds = () => [...kinds.values()];
 
-registerRecordKind({ path: 'constituents', category: 'constituent', prefix: 'Constituent', what: 'constituent', evolver: constituentEvolver, lockable: true, deletable: true });
+registerRecordKind({ path: 'constituents', category: 'constituent', prefix: 'Constituent', what: 'constituent', evolver: constituentEvolver, lockable: true, deletable: true, afterDelete: deleteVolunteerOfConstituent });
 registerRecordKind({ path: 'volunteers', category: 'volunteer', prefix: 'Volunteer', what: 'volunteer', evolver: volunteerEvolver, lockable: true, deletable: true, afterDelete: unassignDeletedVolunteer });
 registerRecordKind({ path: 'volunteer-tasks', category: 'volunteer_task', prefix: 'VolunteerTask', what: 'volunteer task', evolver: taskEvolver, lockable: true, deletable: true });
 registerRecordKind({ path: 'volunteer-task-groups', category: 'volunteer_task_group', prefix: 'VolunteerTaskGroup', what: 'volunteer task group', evolver: taskGroupEvolver, lockable: false, deletable: false });

@@ -1,9 +1,13 @@
 import { decideCreate, decideUpdate, validateCreate } from '../domain/volunteer/decide.js';
-import { volunteerClaimStream, volunteerEvolver, volunteerStream } from '../domain/volunteer/events.js';
+import { VOLUNTEER, volunteerClaimStream, volunteerEvolver, volunteerStream } from '../domain/volunteer/events.js';
+import { decideDelete } from '../domain/shared/record.js';
 import { DomainError, invalidField } from '../domain/shared/errors.js';
 import type { Values } from '../domain/shared/fields.js';
 import { todayUtc } from '../domain/shared/values.js';
 import { CONSTITUENTS } from '../projections/constituents.js';
+import { and, eq } from '../projections/store/port.js';
+import { VOLUNTEERS } from '../projections/volunteers.js';
+import { unassignDeletedVolunteer } from './volunteer-tasks.js';
 import { handle, load } from './aggregate.js';
 import type { WriteContext } from './context.js';
 import { metadataOf } from './context.js';
@@ -72,4 +76,18 @@ export async function updateVolunteer(deps: CommandDeps, ctx: WriteContext, id: 
   const today = todayUtc(ctx.now);
   const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => decideUpdate({ id, team: ctx.team, body, today }, s));
   await deps.settle(r.position);
+}
+
+/**
+ * A volunteer is always an existing constituent (spec 2.2): deleting the constituent deletes its
+ * volunteer too (volunteer.deleted), whose tasks then become unassigned (decisions.md 7). The
+ * constituents record kind's afterDelete hook; the read store is current once the delete settled.
+ */
+export async function deleteVolunteerOfConstituent(deps: CommandDeps, ctx: WriteContext, constituentId: number): Promise<void> {
+  const found = await deps.store.find<{ PkVolunteer: number }>({ collection: VOLUNTEERS, filter: and(eq('FkTeam', ctx.team), eq('FkConstituent', constituentId)) });
+  for (const { PkVolunteer: id } of found.items) {
+    const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => (s.deleted ? [] : decideDelete(VOLUNTEER, s, ctx.team, 'volunteer', id)));
+    await deps.settle(r.position);
+    await unassignDeletedVolunteer(deps, ctx, id);
+  }
 }

@@ -66,3 +66,24 @@ describe('integer path and query parameters are decimal digits within the safe r
     expect((await api.get('/constituents?page=2&pageSize=100')).status).toBe(200);
   });
 });
+
+describe('a volunteer is always an existing constituent (spec 2.2)', () => {
+  it('deleting the constituent deletes its volunteer and frees the volunteer\'s tasks', async () => {
+    const { api, admin } = await fresh();
+    const c = (await api.post('/constituents', { FirstName: 'Vera', LastName: 'Gone', Email1: 'vera@example.org' })).body.constituent;
+    const v = (await api.post('/volunteers', { FkConstituent: c.PkConstituent })).body.volunteer;
+    const start = new Date(Date.now() + 3 * 86400_000).toISOString().slice(0, 19);
+    const task = (await api.post('/volunteer-tasks', { VolunteerTaskTitle: 'Canvass', TaskStartDateTime: start, FkVolunteer: v.PkVolunteer })).body.volunteerTask;
+    expect(task.FkVolunteer).toBe(v.PkVolunteer);
+    expect((await admin.del(`/constituents/${c.PkConstituent}`)).status).toBe(200);
+    const read = await api.get(`/volunteers/${v.PkVolunteer}`);
+    expect(read.body.error?.code, read.raw).toBe('not_found');
+    expect((await api.get(`/volunteers?search=${v.PkVolunteer}`)).body.total).toBe(0);
+    expect((await api.get(`/volunteer-tasks/${task.PkTask}`)).body.volunteerTask).toMatchObject({ FkVolunteer: null, VolunteerName: null, VolunteerEmail: null, VolunteerPhone: null });
+    const outbox = (await admin.get('/outbox')).body.notifications.filter((n: { taskId: number }) => n.taskId === task.PkTask);
+    expect(outbox.length).toBeGreaterThan(0);
+    expect(outbox.every((n: { status: string }) => n.status === 'canceled')).toBe(true);
+    const history = (await admin.get(`/history/volunteers/${v.PkVolunteer}`)).body.events.map((e: { type: string }) => e.type);
+    expect(history.at(-1)).toBe('VolunteerDeleted');
+  });
+});
