@@ -23,6 +23,9 @@ export function decideUpdateDonation(cmd: { id: number; team: number; body: Valu
   assertWritable(s, cmd.team, 'donation', cmd.id);
   if (s.fields.FkRefundedDonation != null && sent.Amount !== undefined)
     throw invalidField('Amount', 'The amount of a refund cannot change; issue another refund instead.');
+  // Refunds never exceed the gift: they are checked against it when issued, and so is a later change of it.
+  if (typeof sent.Amount === 'number' && sent.Amount < s.refunded)
+    throw invalidField('Amount', `Amount ${sent.Amount} is less than the ${s.refunded} already refunded on donation ${cmd.id}.`);
   const changes = changedFields(s.fields, sent);
   return Object.keys(changes).length ? [{ type: `${DONATION}Updated`, data: { id: cmd.id, changes } }] : [];
 }

@@ -48,6 +48,18 @@ describe('donations in the application', () => {
     expect(r.body.error).toMatchObject({ code, field });
   });
 
+  it('does not let a gift shrink below what was already refunded', async () => {
+    const team = await t.team();
+    const id = (await team.admin.post('/donations', { FkConstituent: await donor(team), Amount: 100 })).body.donation.PkDonation;
+    expect((await team.admin.post(`/donations/${id}/refund`, { Amount: 30 })).status).toBe(201);
+    const r = await team.admin.patch(`/donations/${id}`, { Amount: 20 });
+    expect(r.status, r.raw).toBe(400);
+    expect(r.body.error).toMatchObject({ code: 'invalid_field', field: 'Amount' });
+    const ok = await team.admin.patch(`/donations/${id}`, { Amount: 30 });
+    expect(ok.status, ok.raw).toBe(200);
+    expect((await team.admin.post(`/donations/${id}/refund`, { Amount: 0.01 })).body.error).toMatchObject({ code: 'invalid_field', field: 'Amount' });
+  });
+
   it('does not let a team record a gift for another team\'s constituent', async () => {
     const a = await t.team();
     const b = await t.team();
