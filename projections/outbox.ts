@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../commands/eventlog/port.js';
-import { planNotifications, rescheduleReminder } from '../domain/notification/schedule.js';
+import { type Planned, planNotifications, rescheduleReminder } from '../domain/notification/schedule.js';
 import { ASSIGNED, TASK, UNASSIGNED } from '../domain/volunteer-task/events.js';
 import { formatDateTime } from '../domain/shared/values.js';
 import type { Projector } from './runner.js';
@@ -40,24 +40,26 @@ async function onAssigned(event: RecordedEvent, taskId: number, store: ReadStore
   const volunteer = await store.get<Doc>(VOLUNTEERS, volunteerId);
   const to = (volunteer?.Email1 as string | null | undefined) ?? null;
   const plan = planNotifications({ taskId, revision: Number(event.revision), assignedAt: event.metadata.at, start: (task.TaskStartDateTime as string | null) ?? null });
-  for (const p of plan) {
-    if (await store.get(NOTIFICATIONS, p.id)) continue; // a replayed assignment queues nothing twice
-    const doc: NotificationDoc = {
-      id: p.id,
-      FkTeam: event.metadata.team,
-      kind: p.kind,
-      taskId,
-      volunteerId,
-      to,
-      sendAt: p.sendAt,
-      status: to ? 'pending' : 'skipped',
-      attempts: 0,
-      error: to ? null : 'The volunteer has no email address.',
-      sentAt: null,
-      _dueAt: p.sendAt,
-    };
-    await store.put(NOTIFICATIONS, doc as unknown as Doc);
-  }
+  for (const p of plan) await queue(store, event, taskId, volunteerId, to, p);
+}
+
+async function queue(store: ReadStore, event: RecordedEvent, taskId: number, volunteerId: number, to: string | null, p: Planned): Promise<void> {
+  if (await store.get(NOTIFICATIONS, p.id)) return; // a replayed event queues nothing twice
+  const doc: NotificationDoc = {
+    id: p.id,
+    FkTeam: event.metadata.team,
+    kind: p.kind,
+    taskId,
+    volunteerId,
+    to,
+    sendAt: p.sendAt,
+    status: to ? 'pending' : 'skipped',
+    attempts: 0,
+    error: to ? null : 'The volunteer has no email address.',
+    sentAt: null,
+    _dueAt: p.sendAt,
+  };
+  await store.put(NOTIFICATIONS, doc as unknown as Doc);
 }
 
 async function onStartChanged(event: RecordedEvent, taskId: number, store: ReadStore): Promise<void> {
@@ -65,6 +67,15 @@ async function onStartChanged(event: RecordedEvent, taskId: number, store: ReadS
   const sendAt = rescheduleReminder((event.data.changes as Doc).TaskStartDateTime as string | null, event.metadata.at);
   for (const n of pending.items)
     await store.put(NOTIFICATIONS, (sendAt ? { ...n, sendAt, _dueAt: sendAt } : { ...n, status: 'canceled' }) as unknown as Doc);
+  // An assigned task with no reminder pending (assigned inside 24 hours, or before it had a start)
+  // gets one for its new start. A change that also assigns is planned by the assignment itself.
+  if (pending.items.length || !sendAt || 'FkVolunteer' in (event.data.changes as Doc)) return;
+  const task = await store.get<Doc>(VOLUNTEER_TASKS, taskId);
+  const volunteerId = (task?.FkVolunteer as number | null | undefined) ?? null;
+  if (volunteerId === null) return;
+  const volunteer = await store.get<Doc>(VOLUNTEERS, volunteerId);
+  const p: Planned = { id: `${taskId}-${Number(event.revision)}-task_reminder`, kind: 'task_reminder', sendAt };
+  await queue(store, event, taskId, volunteerId, (volunteer?.Email1 as string | null | undefined) ?? null, p);
 }
 
 async function onDelivery(event: RecordedEvent, store: ReadStore): Promise<void> {

@@ -87,3 +87,37 @@ describe('a volunteer is always an existing constituent (spec 2.2)', () => {
     expect(history.at(-1)).toBe('VolunteerDeleted');
   });
 });
+
+describe('the 24-hour reminder follows the task start (decisions.md 8)', () => {
+  const HOUR = 3600_000;
+  const at = (h: number) => new Date(Date.now() + h * HOUR).toISOString().slice(0, 19);
+  const outbox = async (admin: Client, taskId: number) =>
+    (await admin.get('/outbox')).body.notifications.filter((n: { taskId: number }) => n.taskId === taskId);
+
+  it('queues a reminder when an assigned task moves from inside 24 hours to later, and when a start is first set', async () => {
+    const { api, admin } = await fresh();
+    const c = (await api.post('/constituents', { FirstName: 'Rem', Email1: 'rem@example.org' })).body.constituent;
+    const v = (await api.post('/volunteers', { FkConstituent: c.PkConstituent })).body.volunteer;
+    const soon = (await api.post('/volunteer-tasks', { VolunteerTaskTitle: 'Soon', TaskStartDateTime: at(3), FkVolunteer: v.PkVolunteer })).body.volunteerTask;
+    expect((await outbox(admin, soon.PkTask)).map((n: { kind: string }) => n.kind)).toEqual(['signup_confirmation']);
+    const later = at(7 * 24);
+    await api.patch(`/volunteer-tasks/${soon.PkTask}`, { TaskStartDateTime: later });
+    const reminders = (await outbox(admin, soon.PkTask)).filter((n: { kind: string }) => n.kind === 'task_reminder');
+    expect(reminders).toEqual([expect.objectContaining({ volunteerId: v.PkVolunteer, to: 'rem@example.org', status: 'pending', sendAt: new Date(Date.parse(later + 'Z') - 24 * HOUR).toISOString().slice(0, 19) })]);
+
+    const undated = (await api.post('/volunteer-tasks', { VolunteerTaskTitle: 'Undated', FkVolunteer: v.PkVolunteer })).body.volunteerTask;
+    await api.patch(`/volunteer-tasks/${undated.PkTask}`, { TaskStartDateTime: later });
+    expect((await outbox(admin, undated.PkTask)).filter((n: { kind: string }) => n.kind === 'task_reminder')).toHaveLength(1);
+  });
+
+  it('queues one reminder, not two, when a PATCH moves the start and assigns together; none for an open task', async () => {
+    const { api, admin } = await fresh();
+    const c = (await api.post('/constituents', { FirstName: 'Two', Email1: 'two@example.org' })).body.constituent;
+    const v = (await api.post('/volunteers', { FkConstituent: c.PkConstituent })).body.volunteer;
+    const k = (await api.post('/volunteer-tasks', { VolunteerTaskTitle: 'Open', TaskStartDateTime: at(3) })).body.volunteerTask;
+    await api.patch(`/volunteer-tasks/${k.PkTask}`, { TaskStartDateTime: at(72) });
+    expect(await outbox(admin, k.PkTask)).toEqual([]);
+    await api.patch(`/volunteer-tasks/${k.PkTask}`, { TaskStartDateTime: at(96), FkVolunteer: v.PkVolunteer });
+    expect((await outbox(admin, k.PkTask)).map((n: { kind: string }) => n.kind).sort()).toEqual(['signup_confirmation', 'task_reminder']);
+  });
+});
