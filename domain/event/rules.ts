@@ -13,7 +13,8 @@ export const EVENT_FIELDS: FieldSpec = {
   EndTime: { kind: 'time', description: 'Not before StartTime when the event ends on its start day' },
   RegistrationOpenDateTime: { kind: 'datetime' },
   RegistrationCloseDateTime: { kind: 'datetime', description: 'Not before RegistrationOpenDateTime' },
-  MaxGuests: { kind: 'int', min: 0, description: 'Capacity; 0 means no limit set' },
+  // An int (spec 2.5): bounded like one, so 1e300 or 2^53 are refused rather than stored imprecisely.
+  MaxGuests: { kind: 'int', min: 0, max: 2_147_483_647, description: 'Capacity; 0 means no limit set' },
   Theme: { kind: 'string', max: 500 },
   WebinarLink: { kind: 'string', description: 'For online events' },
   FkStatus: { kind: 'ref', description: 'Id from GET /lookups statuses' },

@@ -97,6 +97,8 @@ describe('creating an event', () => {
     [{ MaxGuests: -1 }, 'MaxGuests'],
     [{ MaxGuests: 2.5 }, 'MaxGuests'],
     [{ MaxGuests: '10' }, 'MaxGuests'],
+    [{ MaxGuests: 1e300 }, 'MaxGuests'],
+    [{ MaxGuests: 2 ** 53 }, 'MaxGuests'],
     [{ IsPortal: 'true' }, 'IsPortal'],
     [{ ContactEmail: 'not-an-email' }, 'ContactEmail'],
     [{ ContactPhone: '555-1234' }, 'ContactPhone'],
