@@ -6,9 +6,17 @@
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
+/** Date.UTC reads years 0-99 as 1900-1999; setUTCFullYear takes the year as given. */
+function utcMs(y: number, monthIndex: number, d: number, h = 0, mi = 0, s = 0): number {
+  const t = new Date(0);
+  t.setUTCFullYear(y, monthIndex, d);
+  t.setUTCHours(h, mi, s, 0);
+  return t.getTime();
+}
+
 function validDate(y: number, m: number, d: number): boolean {
   if (m < 1 || m > 12 || d < 1) return false;
-  const days = new Date(Date.UTC(y, m, 0)).getUTCDate();
+  const days = new Date(utcMs(y, m, 0)).getUTCDate();
   return d <= days;
 }
 
@@ -28,7 +36,7 @@ export function parseDateTime(input: string): string | null {
   if (!m) return null;
   const [, y, mo, d, h, mi, s = '00', , off] = m;
   if (!validDate(+y, +mo, +d) || +h > 23 || +mi > 59 || +s > 59) return null;
-  let ms = Date.UTC(+y, +mo - 1, +d, +h, +mi, +s);
+  let ms = utcMs(+y, +mo - 1, +d, +h, +mi, +s);
   if (off && off.toUpperCase() !== 'Z') {
     const sign = off[0] === '-' ? -1 : 1;
     const digits = off.slice(1).replace(':', '');
@@ -37,7 +45,10 @@ export function parseDateTime(input: string): string | null {
     if (oh > 23 || om > 59) return null;
     ms -= sign * (oh * 60 + om) * 60_000;
   }
-  return formatDateTime(new Date(ms));
+  const utc = new Date(ms);
+  // An offset can carry year 0000 or 9999 out of the four-digit form.
+  if (utc.getUTCFullYear() < 0 || utc.getUTCFullYear() > 9999) return null;
+  return formatDateTime(utc);
 }
 
 export function formatDateTime(d: Date): string {

@@ -22,6 +22,16 @@ describe('value rules (decisions.md 3)', () => {
     expect(parseDateTime('tomorrow')).toBeNull();
   });
 
+  it('takes years before 100 as written (not as 19xx) and refuses an offset that leaves the four-digit years', () => {
+    expect(parseDateTime('0050-01-01T00:00:00')).toBe('0050-01-01T00:00:00');
+    expect(parseDateTime('0000-01-01T00:00:00-05:00')).toBe('0000-01-01T05:00:00');
+    expect(parseDateTime('0000-01-01T00:00:00+05:00')).toBeNull();
+    expect(parseDateTime('9999-12-31T23:00:00-05:00')).toBeNull();
+    expect(parseDate('0004-02-29')).toBe('0004-02-29');
+    expect(parseDate('0000-02-29')).toBe('0000-02-29');
+    expect(parseDate('1900-02-29')).toBeNull();
+  });
+
   it('stores times as 24-hour HH:MM', () => {
     expect(parseTime('18:00')).toBe('18:00');
     expect(parseTime('6:00 PM')).toBe('18:00');
