@@ -95,6 +95,9 @@ export function installErrorHandling(app: FastifyInstance): void {
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return sendError(reply, new DomainError('invalid_json', 'Send the body as JSON with Content-Type: application/json.'));
     }
+    // Fastify's parser refuses prototype-poisoning keys; say so rather than blame the syntax.
+    if (/forbidden prototype property|constructor property/i.test(err.message))
+      return sendError(reply, new DomainError('invalid_json', 'The body may not contain "__proto__" or "constructor" keys.'));
     if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message)))
       return sendError(reply, new DomainError('invalid_json', 'The body is not valid JSON; check its syntax.'));
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)

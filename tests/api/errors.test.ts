@@ -105,3 +105,11 @@ describe('service documents', () => {
     expect((await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
   });
 });
+
+describe('prototype-poisoning keys', () => {
+  it('are refused with a message that says why', async () => {
+    const r = await api.post('/constituents', undefined, { raw: '{"LastName":"X","__proto__":{"admin":true}}' });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatchObject({ code: 'invalid_json', message: expect.stringContaining('__proto__') });
+  });
+});
