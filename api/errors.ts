@@ -87,7 +87,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (err.validation) return sendError(reply, fromValidation(err.validation, err.validationContext ?? 'body'));
     switch (err.code) {
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
-        return sendError(reply, new DomainError('invalid_json', 'The body is not valid JSON; check its syntax.'));
+        // The parser also refuses prototype-poisoning keys, and Fastify does not say which it was.
+        return sendError(reply, new DomainError('invalid_json', 'The body is not valid JSON, or it has a "__proto__" or "constructor" key; check its syntax.'));
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return sendError(reply, new DomainError('invalid_json', 'The body is empty; send a JSON object.'));
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -95,9 +96,6 @@ export function installErrorHandling(app: FastifyInstance): void {
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return sendError(reply, new DomainError('invalid_json', 'Send the body as JSON with Content-Type: application/json.'));
     }
-    // Fastify's parser refuses prototype-poisoning keys; say so rather than blame the syntax.
-    if (/forbidden prototype property|constructor property/i.test(err.message))
-      return sendError(reply, new DomainError('invalid_json', 'The body may not contain "__proto__" or "constructor" keys.'));
     if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message)))
       return sendError(reply, new DomainError('invalid_json', 'The body is not valid JSON; check its syntax.'));
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)
