@@ -1,5 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import type { FieldRule, FieldSpec } from '../../domain/shared/fields.js';
+import { type FieldRule, type FieldSpec, INT_MAX, NUMBER_MAX } from '../../domain/shared/fields.js';
 import { Nullable } from './common.js';
 
 const FORMAT_NOTE: Partial<Record<FieldRule['kind'], string>> = {
@@ -16,11 +16,11 @@ export function schemaOf(rule: FieldRule & { description?: string }): TSchema {
   const description = [rule.description, FORMAT_NOTE[rule.kind]].filter(Boolean).join('; ') || undefined;
   switch (rule.kind) {
     case 'int':
-      return Type.Integer({ minimum: rule.min, maximum: rule.max, description });
+      return Type.Integer({ minimum: rule.min, maximum: rule.max ?? INT_MAX, description });
     case 'ref':
       return Type.Integer({ minimum: 1, description });
     case 'number':
-      return Type.Number({ minimum: rule.min, description });
+      return Type.Number({ minimum: rule.min, maximum: NUMBER_MAX, description });
     case 'boolean':
       return Type.Boolean({ description });
     case 'string':

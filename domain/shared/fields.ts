@@ -38,6 +38,13 @@ function typeName(rule: FieldRule): string {
   }
 }
 
+/**
+ * Bounds where a rule states none: whole numbers fit a 32-bit integer (every store and client
+ * holds them exactly), other numbers stay below a trillion, which keeps cents exact in a double.
+ */
+export const INT_MAX = 2_147_483_647;
+export const NUMBER_MAX = 1e12;
+
 /** Normalises one value by its rule; throws invalid_field naming the field. */
 export function normaliseValue(field: string, rule: FieldRule, value: unknown): unknown {
   if (value === null) return null;
@@ -50,7 +57,7 @@ export function normaliseValue(field: string, rule: FieldRule, value: unknown): 
     case 'ref': {
       if (typeof value !== 'number' || !Number.isInteger(value)) throw wrongType();
       const min = rule.kind === 'ref' ? 1 : rule.min;
-      const max = rule.kind === 'ref' ? Number.MAX_SAFE_INTEGER : rule.max;
+      const max = rule.kind === 'ref' ? Number.MAX_SAFE_INTEGER : (rule.max ?? INT_MAX);
       if (min !== undefined && value < min) throw invalidField(field, `${field} must be at least ${min}.`);
       if (max !== undefined && value > max) throw invalidField(field, `${field} must be at most ${max}.`);
       return value;
@@ -58,6 +65,7 @@ export function normaliseValue(field: string, rule: FieldRule, value: unknown): 
     case 'number':
       if (typeof value !== 'number' || !Number.isFinite(value)) throw wrongType();
       if (rule.min !== undefined && value < rule.min) throw invalidField(field, `${field} must be at least ${rule.min}.`);
+      if (Math.abs(value) > NUMBER_MAX) throw invalidField(field, `${field} must be at most ${NUMBER_MAX}.`);
       return value;
   }
   if (typeof value !== 'string') throw wrongType();

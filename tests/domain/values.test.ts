@@ -64,3 +64,14 @@ describe('value rules (decisions.md 3)', () => {
     for (const bad of ['nope', 'a@b', 'a b@c.org', 'a@@c.org', '.a@c.org', 'a..b@c.org', 'a@-c.org']) expect(parseEmail(bad), bad).toBeNull();
   });
 });
+
+describe('numbers without a stated bound', () => {
+  it('keep whole numbers to 32 bits and amounts below a trillion', async () => {
+    const { normaliseValue, INT_MAX } = await import('../../domain/shared/fields.js');
+    expect(normaliseValue('Mileage', { kind: 'int', min: 0 }, INT_MAX)).toBe(INT_MAX);
+    expect(() => normaliseValue('Mileage', { kind: 'int', min: 0 }, INT_MAX + 1)).toThrow(/Mileage must be at most/);
+    expect(() => normaliseValue('Mileage', { kind: 'int', min: 0 }, 2 ** 53)).toThrow(/at most/);
+    expect(normaliseValue('MileageAmount', { kind: 'number', min: 0 }, 999_999_999_999.99)).toBe(999_999_999_999.99);
+    expect(() => normaliseValue('MileageAmount', { kind: 'number', min: 0 }, 1e300)).toThrow(/MileageAmount must be at most/);
+  });
+});
