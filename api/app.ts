@@ -66,6 +66,9 @@ export async function buildApp(services: Services, options: { logger?: boolean |
 
   app.addSchema(ErrorSchema);
   installErrorHandling(app);
+  // Before anything reads (the API key first): a write answered by another process is visible.
+  const settleReads = services.settleReads;
+  if (settleReads) app.addHook('onRequest', async () => settleReads());
 
   await app.register(swagger, {
     openapi: {

@@ -2,7 +2,6 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { EventLog } from '../commands/eventlog/port.js';
 import { type Lease, LeaseKeeper } from '../projections/lease.js';
 import type { ProjectionRunner } from '../projections/runner.js';
-import type { ReadStore } from '../projections/store/port.js';
 import type { Config } from './config.js';
 import { MemoryRateLimiter, type RateLimiter } from './ratelimit.js';
 
@@ -30,39 +29,27 @@ export async function openLimiter(config: Config, nats: NatsConnection | null): 
 /**
  * Read models kept in this process's memory while the log is shared with other processes (the
  * SQLite file, or EventStoreDB without MongoDB). Another process may have answered a write that
- * this one has not projected yet, so every read first settles to the log's head: a write answered
- * anywhere before the read began is then visible here. On SQLite the head is one indexed query and
- * wakes the follower at once, so an idle process answers in about a millisecond.
+ * this one has not projected yet, so every request first settles to the log's head (a hook in
+ * api/app.ts): a write answered anywhere before the request began is then visible here. On SQLite
+ * the head is one indexed query and wakes the follower at once, so an idle process answers in
+ * about a millisecond.
  */
 export function readsSettleToHead(config: Config): boolean {
   return !config.mongoUrl && (Boolean(config.eventStoreUrl) || config.dataDir !== ':memory:');
 }
 
-export function settlingStore(store: ReadStore, log: EventLog, waitFor: (p: NonNullable<Awaited<ReturnType<EventLog['head']>>>) => Promise<void>): ReadStore {
+export function readSettler(log: EventLog, waitFor: (p: NonNullable<Awaited<ReturnType<EventLog['head']>>>) => Promise<void>): () => Promise<void> {
   // Writes of this process settle before they answer, so only another writer's appends can be
   // missing here. Where the log can tell that none happened since the last settle completed,
-  // a read skips the head query (the single-process default pays almost nothing).
+  // a request skips the head query (the single-process default pays almost nothing).
   let settledToken: number | undefined;
-  const settle = async () => {
+  return async () => {
     const token = log.foreignWriteToken?.();
     if (token !== undefined && token === settledToken) return;
     const head = await log.head();
     if (head) await waitFor(head);
     if (token !== undefined) settledToken = token;
   };
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop === 'get' || prop === 'find') {
-        const read = Reflect.get(target, prop, receiver) as (...args: unknown[]) => Promise<unknown>;
-        return async (...args: unknown[]) => {
-          await settle();
-          return read.apply(target, args);
-        };
-      }
-      const v = Reflect.get(target, prop, receiver);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
-  });
 }
 
 /**

@@ -6,6 +6,11 @@ import type { RateLimiter } from './ratelimit.js';
 export interface Services extends CommandDeps {
   config: Config;
   limiter: RateLimiter | null;
+  /**
+   * Where read models are per process but the log is shared, brings them up to the log's head
+   * before a request is served (read-your-writes across processes; docs/production.md).
+   */
+  settleReads?: () => Promise<void>;
   /** True once stores are reachable and read models have caught up (GET /readyz). */
   ready: () => Promise<boolean>;
   /** Optional parts started by later roles (dispatcher, mailer) hang their own handles here. */

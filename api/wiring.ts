@@ -8,7 +8,7 @@ import { ProjectionRunner } from '../projections/runner.js';
 import { MemoryReadStore } from '../projections/store/memory.js';
 import type { ReadStore } from '../projections/store/port.js';
 import type { Config } from './config.js';
-import { keepProjectionLease, openLimiter, openNats, readsSettleToHead, settlingStore } from './scale.js';
+import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Services } from './services.js';
 
 export interface Runtime {
@@ -72,7 +72,8 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
     const { waitForCheckpoint } = await import('../projections/checkpoint-wait.js');
     return waitForCheckpoint(rawStore, position);
   };
-  const store = runner && readsSettleToHead(config) ? settlingStore(rawStore, log, (p) => runner.waitFor(p)) : rawStore;
+  const store = rawStore;
+  const settleReads = runner && readsSettleToHead(config) ? readSettler(log, (p) => runner.waitFor(p)) : undefined;
 
   const limiter = await openLimiter(config, nats);
 
@@ -81,6 +82,7 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
     store,
     ids: new IdAllocator(log),
     settle,
+    settleReads,
     config,
     limiter,
     // The process's one NATS connection, for later parts that share it (the dispatcher's lease).
