@@ -32,23 +32,32 @@ export class IdAllocator {
     }
   }
 
+  /** Where this process last left each id stream: the next reservation appends after it without reading. */
+  private readonly tails = new Map<string, { revision: bigint; to: number }>();
+
   private async reserve(kind: string): Promise<void> {
     const stream = IdAllocator.stream(kind);
     for (;;) {
-      const events = await this.log.readStream(stream);
-      const last = events.at(-1);
-      const from = last ? (last.data.to as number) + 1 : 1;
+      // Read the stream only when this process does not know its tail, or lost a race for it.
+      let tail = this.tails.get(kind);
+      if (!tail) {
+        const last = (await this.log.readStream(stream)).at(-1);
+        if (last) this.tails.set(kind, (tail = { revision: last.revision, to: last.data.to as number }));
+      }
+      const from = tail ? tail.to + 1 : 1;
       const to = from + this.blockSize - 1;
       try {
-        await this.log.append(
+        const r = await this.log.append(
           stream,
           [{ type: 'IdBlockReserved', data: { kind, from, to }, metadata: { team: 0, source: 'Application', keyName: null, correlationId: 'ids', at: new Date().toISOString() } }],
-          last ? last.revision : NO_STREAM,
+          tail ? tail.revision : NO_STREAM,
         );
+        this.tails.set(kind, { revision: r.nextExpectedRevision, to });
         this.blocks.set(kind, { next: from, end: to });
         return;
       } catch (err) {
         if (!(err instanceof WrongExpectedRevision)) throw err;
+        this.tails.delete(kind);
       }
     }
   }
