@@ -1,9 +1,15 @@
 import type Database from 'better-sqlite3';
 
 /**
- * Group commit for the webhook tables. better-sqlite3 is synchronous and the file is opened with
- * synchronous=FULL, so every transaction is an fsync that blocks the event loop; writes queued
- * during one turn (attempt records, completions, enqueues) share one transaction instead.
+ * Group commit for the webhook tables. better-sqlite3 is synchronous, so every commit blocks the
+ * event loop; writes queued during one turn (attempt records, completions, enqueues) share one
+ * transaction instead.
+ *
+ * These commits skip the fsync (synchronous=NORMAL: in WAL mode they survive a process crash, and
+ * a power cut can only lose the last few). Delivery is at least once, so that loses nothing: a
+ * lost completion is an attempt made again, a lost enqueue (and its checkpoint, in the same
+ * transaction) is replayed from the log. The event log's own appends on the same connection keep
+ * synchronous=FULL: the setting is restored before anything else can commit.
  */
 export class SqliteBatcher {
   private pending: Array<{ fn: () => void; resolve: () => void; reject: (e: unknown) => void }> = [];
@@ -31,7 +37,9 @@ export class SqliteBatcher {
       return;
     }
     const errors = new Map<number, unknown>();
+    const durability = this.db.pragma('synchronous', { simple: true });
     try {
+      this.db.pragma('synchronous = NORMAL');
       this.db.transaction(() => {
         batch.forEach((b, i) => {
           try {
@@ -44,6 +52,8 @@ export class SqliteBatcher {
     } catch (err) {
       for (const b of batch) b.reject(err);
       return;
+    } finally {
+      this.db.pragma(`synchronous = ${Number(durability)}`);
     }
     batch.forEach((b, i) => (errors.has(i) ? b.reject(errors.get(i)) : b.resolve()));
   }
