@@ -50,6 +50,14 @@ export interface SqliteEventLogOptions {
 export class SqliteEventLog implements EventLog {
   private readonly db: Database.Database;
   private pending: Pending[] = [];
+  /** Rows the current flush inserted; handed to this process's followers once committed. */
+  private written: Row[] = [];
+  /**
+   * The events this connection committed last, oldest first: followers in this process take them
+   * from here instead of reading back (and parsing again) what was just written. Another
+   * process's rows are never here, so a follower that finds no next position here reads the file.
+   */
+  private recent: RecordedEvent[] = [];
   private flushScheduled = false;
   private readonly listeners = new Set<() => void>();
   /** The highest position head() has reported: a higher one means another process wrote. */
@@ -124,6 +132,7 @@ export class SqliteEventLog implements EventLog {
     this.pending = [];
     if (batch.length === 0) return;
     const outcomes: Array<{ ok: AppendResult } | { err: unknown }> = [];
+    this.written = [];
     try {
       // IMMEDIATE takes the write lock before the revision checks read: with another process on
       // the file, a deferred transaction that read first fails at once with SQLITE_BUSY
@@ -135,9 +144,12 @@ export class SqliteEventLog implements EventLog {
         .immediate();
     } catch (err) {
       // The commit itself failed (disk full, I/O error): nothing of the batch is durable.
+      this.written = [];
       for (const p of batch) p.reject(err);
       return;
     }
+    this.remember(this.written.map(toRecorded));
+    this.written = [];
     batch.forEach((p, i) => {
       const o = outcomes[i];
       if ('ok' in o) p.resolve(o.ok);
@@ -160,8 +172,30 @@ export class SqliteEventLog implements EventLog {
       revision += 1n;
       const r = this.stmt.insert.run(p.stream, revision, e.type, e.data, e.metadata);
       position = BigInt(r.lastInsertRowid);
+      this.written.push({ position, stream: p.stream, revision, type: e.type, data: e.data, metadata: e.metadata });
     }
     return { ok: { nextExpectedRevision: revision, position: { commit: position, prepare: position } } };
+  }
+
+  private remember(events: RecordedEvent[]): void {
+    this.recent.push(...events);
+    if (this.recent.length > 4096) this.recent = this.recent.slice(-2048);
+  }
+
+  /** The committed events right after `after`, if this connection wrote them; else null. */
+  private fromMemory(after: bigint, max: number): RecordedEvent[] | null {
+    const r = this.recent;
+    let lo = 0;
+    let hi = r.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (r[mid].position.commit <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo >= r.length || r[lo].position.commit !== after + 1n) return null;
+    const out = [r[lo]];
+    for (let i = lo + 1; i < r.length && out.length < max && r[i].position.commit === r[i - 1].position.commit + 1n; i++) out.push(r[i]);
+    return out;
   }
 
   async readStream(stream: string): Promise<RecordedEvent[]> {
@@ -199,23 +233,27 @@ export class SqliteEventLog implements EventLog {
     this.listeners.add(listener);
     const loop = (async () => {
       while (!stopped && !this.closed) {
-        let rows: Row[];
+        let rows: RecordedEvent[];
+        // Only a short read of the file means caught up: a run from memory may be followed by
+        // another process's rows.
+        let caughtUp = false;
         poked = false;
         try {
-          rows = this.stmt.readAfter.all(after, this.batchSize);
+          const mine = this.fromMemory(after, this.batchSize);
+          rows = mine ?? this.stmt.readAfter.all(after, this.batchSize).map(toRecorded);
+          caughtUp = !mine && rows.length < this.batchSize;
         } catch (err) {
           if (this.closed) break;
           options.onError?.(err);
           throw err;
         }
-        for (const row of rows) {
+        for (const e of rows) {
           if (stopped) break;
-          const e = toRecorded(row);
           if (!options.filter || options.filter(e.type)) await handler(e);
           after = e.position.commit;
         }
         if (rows.length > 0 && options.onCheckpoint && !stopped) await options.onCheckpoint({ commit: after, prepare: after });
-        if (rows.length < this.batchSize && !stopped && !poked) {
+        if (caughtUp && !stopped && !poked) {
           await new Promise<void>((resolve) => {
             const timer = setTimeout(done, this.pollMs);
             function done() {

@@ -118,3 +118,29 @@ describe('telling whether another process appended', () => {
     }
   });
 });
+
+describe('a follower in a process that shares the file', () => {
+  it('gets its own and the other connection’s events, interleaved, each once and in log order', async () => {
+    const file = tempFile();
+    const mine = new SqliteEventLog(file, { pollMs: 10 });
+    const other = new SqliteEventLog(file, { pollMs: 10 });
+    const seen: bigint[] = [];
+    const sub = mine.subscribe(null, (e) => {
+      seen.push(e.position.commit);
+    });
+    try {
+      for (let i = 0; i < 30; i++) {
+        const log = i % 3 === 0 ? other : mine;
+        await Promise.all([log.append(`a-${i}`, [event('A'), event('B')], NO_STREAM), log.append(`b-${i}`, [event('C')], NO_STREAM)]);
+      }
+      const head = (await mine.head())!.commit;
+      const deadline = Date.now() + 5000;
+      while (seen.at(-1) !== head && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      expect(seen).toEqual(Array.from({ length: Number(head) }, (_, i) => BigInt(i + 1)));
+    } finally {
+      await sub.stop();
+      await other.close();
+      await mine.close();
+    }
+  });
+});
