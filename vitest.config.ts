@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
+    reporters: ['default', './tests/support/summary-reporter.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Real races and real servers (nats-server, child processes) need whole cores; two is what CI has.
