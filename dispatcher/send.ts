@@ -32,7 +32,9 @@ export class Sender {
 
   constructor(private readonly options: SenderOptions) {
     const lookup = options.allowInsecure ? undefined : (safeLookup(options.lookup) as never);
-    const common = { keepAlive: true, maxSockets: 64, maxFreeSockets: 16, timeout: options.timeoutMs + 1000, lookup };
+    // As many idle connections are kept as can be busy (the worker's concurrency): with fewer, a
+    // burst to one receiver ends by closing and later reopening most of them.
+    const common = { keepAlive: true, maxSockets: 64, maxFreeSockets: 64, timeout: options.timeoutMs + 1000, lookup };
     this.httpAgent = new http.Agent(common);
     this.httpsAgent = new https.Agent(common);
     this.maxBytes = options.maxResponseBytes ?? 4096;

@@ -74,9 +74,16 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
     // A wake-up that arrives while the loop is busy is kept, so it is never lost.
     let kicked = false;
     let wake: (() => void) | null = null;
+    // Completions arrive in bursts: one scan after the current turn serves all of them.
+    let wakeScheduled = false;
     const waker = () => {
       kicked = true;
-      wake?.();
+      if (wakeScheduled) return;
+      wakeScheduled = true;
+      setImmediate(() => {
+        wakeScheduled = false;
+        wake?.();
+      });
     };
     this.wakers.add(waker);
 
