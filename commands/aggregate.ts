@@ -35,6 +35,12 @@ export interface HandleOptions<S> {
    */
   onConflict?: (fresh: Loaded<S>, conflict: WrongExpectedRevision, attempt: number) => void;
   maxAttempts?: number;
+  /**
+   * The stream is named by an id just allocated, so it cannot exist yet: the first decision is
+   * made on the initial state without reading. The append still expects no stream, so were it
+   * to exist after all, the conflict is handled as any other (loaded, decided again).
+   */
+  newStream?: boolean;
 }
 
 export async function load<S>(log: EventLog, stream: string, evolver: Evolver<S>): Promise<Loaded<S>> {
@@ -59,7 +65,7 @@ export async function handle<S>(
 ): Promise<Decided<S>> {
   const maxAttempts = options.maxAttempts ?? 20;
   for (let attempt = 1; ; attempt++) {
-    const loaded = await load(log, stream, evolver);
+    const loaded = attempt === 1 && options.newStream ? { state: evolver.initial(), revision: null, events: [] } : await load(log, stream, evolver);
     const events = decide(loaded.state, loaded);
     if (events.length === 0) return { state: loaded.state, events, position: null, revision: loaded.revision };
     try {

@@ -15,7 +15,7 @@ import { NO_STREAM, WrongExpectedRevision } from './eventlog/port.js';
 export async function createConstituent(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<number> {
   validateCreate(body); // before an id is taken: a failed create writes nothing
   const id = await deps.ids.next('constituent');
-  const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, team: ctx.team, body }, s));
+  const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, team: ctx.team, body }, s), { newStream: true });
   await deps.settle(r.position);
   return id;
 }
@@ -71,7 +71,7 @@ export async function upsertConstituentByEmail(
       if (err instanceof WrongExpectedRevision) continue;
       throw err;
     }
-    const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, team: ctx.team, body }, s));
+    const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, team: ctx.team, body }, s), { newStream: true });
     await deps.settle(r.position);
     return { id, created: true };
   }

@@ -31,7 +31,7 @@ export async function recordDonation(deps: CommandDeps, ctx: WriteContext, body:
   const fields = validateDonation(body, ctx.now);
   await checkDonor(deps, ctx.team, fields.FkConstituent);
   const id = await deps.ids.next('donation');
-  const r = await handle(deps.log, donationStream(id), donationEvolver, ctx, (s) => decideRecordDonation({ id, fields }, s));
+  const r = await handle(deps.log, donationStream(id), donationEvolver, ctx, (s) => decideRecordDonation({ id, fields }, s), { newStream: true });
   await deps.settle(r.position);
   return id;
 }
@@ -56,7 +56,7 @@ export async function refundDonation(deps: CommandDeps, ctx: WriteContext, id: n
   const refundId = await deps.ids.next('donation');
   const original = await handle(deps.log, donationStream(id), donationEvolver, ctx, (s) => decideRefund({ id, team: ctx.team, refundId, amount }, s));
   const fields = refundFields(original.state, original.events[0].data.Amount as number, ctx.now);
-  const r = await handle(deps.log, donationStream(refundId), donationEvolver, ctx, (s) => decideRecordDonation({ id: refundId, fields }, s));
+  const r = await handle(deps.log, donationStream(refundId), donationEvolver, ctx, (s) => decideRecordDonation({ id: refundId, fields }, s), { newStream: true });
   await deps.settle(r.position);
   return refundId;
 }

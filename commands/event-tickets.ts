@@ -29,7 +29,7 @@ export async function recordTicketSale(deps: CommandDeps, ctx: WriteContext, bod
   const fields = validateTicketSale(body, ctx.now);
   for (const [field, collection, what] of TICKET_LINKS) await assertOwned(deps.store, collection, ctx.team, fields[field], field, what);
   const id = await deps.ids.next('event_ticket');
-  const r = await handle(deps.log, eventTicketStream(id), eventTicketEvolver, ctx, (s) => decideRecordTicketSale({ id, team: ctx.team, body, now: ctx.now }, s));
+  const r = await handle(deps.log, eventTicketStream(id), eventTicketEvolver, ctx, (s) => decideRecordTicketSale({ id, team: ctx.team, body, now: ctx.now }, s), { newStream: true });
   await deps.settle(r.position);
   return id;
 }

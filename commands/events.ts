@@ -20,6 +20,7 @@ export async function createEvent(deps: CommandDeps, ctx: WriteContext, body: Va
   const id = await deps.ids.next('event');
   const r = await handle(deps.log, eventStream(id), eventEvolver, ctx, (s) =>
     decideCreate({ id, team: ctx.team, body, templates: DEFAULT_NOTIFICATION_TEMPLATES, formDefaults: DEFAULT_PUBLIC_FORM }, s),
+    { newStream: true },
   );
   await deps.settle(r.position);
   return id;

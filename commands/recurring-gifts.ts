@@ -10,7 +10,7 @@ export async function startRecurringGift(deps: CommandDeps, ctx: WriteContext, b
   const fields = validateRecurringGift(body, ctx.now);
   await checkDonor(deps, ctx.team, fields.FkConstituent);
   const id = await deps.ids.next('recurring_gift');
-  const r = await handle(deps.log, recurringGiftStream(id), recurringGiftEvolver, ctx, (s) => decideStartRecurringGift({ id, fields }, s));
+  const r = await handle(deps.log, recurringGiftStream(id), recurringGiftEvolver, ctx, (s) => decideStartRecurringGift({ id, fields }, s), { newStream: true });
   await deps.settle(r.position);
   return id;
 }

@@ -52,7 +52,7 @@ export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, bo
       if (err instanceof WrongExpectedRevision) continue;
       throw err;
     }
-    const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => decideCreate({ id, body, today }, s));
+    const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => decideCreate({ id, body, today }, s), { newStream: true });
     await deps.settle(r.position);
     return { id, created: true };
   }

@@ -33,7 +33,7 @@ export async function createEndpoint(deps: CommandDeps, ctx: WriteContext, input
   await checkUrl(input.url, policy);
   const id = await deps.ids.next('webhook_endpoint');
   const secret = newSecret();
-  const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) => decideCreateEndpoint({ id, input, secret }, s));
+  const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) => decideCreateEndpoint({ id, input, secret }, s), { newStream: true });
   await deps.settle(r.position);
   return { id, secret };
 }

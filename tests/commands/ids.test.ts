@@ -24,3 +24,21 @@ describe('allocating ids', () => {
     await log.close();
   });
 });
+
+describe('deciding on a stream named by a new id', () => {
+  it('does not read it, and still refuses to append to one that exists', async () => {
+    const { handle } = await import('../../commands/aggregate.js');
+    const log = new SqliteEventLog(':memory:');
+    const ctx = { team: 1, source: 'Application' as const, keyName: null, correlationId: 'c', now: new Date() };
+    const evolver = { initial: () => 0, evolve: (n: number) => n + 1 };
+    const reads = vi.spyOn(log, 'readStream');
+    const fresh = await handle(log, 'thing-1', evolver, ctx, () => [{ type: 'Made', data: {} }], { newStream: true });
+    expect(fresh.revision).toBe(0n);
+    expect(reads).not.toHaveBeenCalled();
+    // Were the id reused after all, the NO_STREAM append conflicts and the decision is made on the real state.
+    const again = await handle(log, 'thing-1', evolver, ctx, (n) => (n === 0 ? [{ type: 'Made', data: {} }] : []), { newStream: true });
+    expect(again.events).toEqual([]);
+    expect(reads).toHaveBeenCalledTimes(1);
+    await log.close();
+  });
+});
