@@ -8,9 +8,8 @@ import { CONSTITUENT_FIELDS, CONSTITUENT_READ_ONLY } from '../domain/constituent
 import { emailKey } from '../domain/shared/values.js';
 import { handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
-import { metadataOf } from './context.js';
+import { createOnce } from './claims.js';
 import type { CommandDeps } from './deps.js';
-import { NO_STREAM, WrongExpectedRevision } from './eventlog/port.js';
 
 export async function createConstituent(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<number> {
   validateCreate(body); // before an id is taken: a failed create writes nothing
@@ -32,10 +31,8 @@ const claimStream = (team: number, email: string) =>
  * Upsert by email (spec 4.1): exactly one active constituent with that Email1 is updated, none
  * creates, several are ambiguous_match.
  *
- * Concurrent upserts of a new email create exactly one constituent: before creating, an upsert
- * appends a claim to the email's claim stream with the revision it saw. Of two racing upserts
- * one append loses; the loser starts over, waits until the winner's constituent is readable
- * and updates it instead.
+ * Concurrent upserts of a new email create exactly one constituent (commands/claims.ts): the
+ * loser of the claim waits until the winner's constituent is readable and updates it instead.
  */
 export async function upsertConstituentByEmail(
   deps: CommandDeps,
@@ -46,36 +43,33 @@ export async function upsertConstituentByEmail(
   // create needs (a name) is checked on the create path alone.
   const email = normaliseFields(CONSTITUENT_FIELDS, body, CONSTITUENT_READ_ONLY).Email1;
   if (typeof email !== 'string') throw missingField('Email1', 'mode=upsert with matchOn=email needs Email1 in the body.');
-  const stream = claimStream(ctx.team, email);
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const claims = await deps.log.readStream(stream);
-    const last = claims.at(-1);
-    if (last) await waitUntilReadable(deps, last.data.constituentId as number);
-    const matches = await deps.store.find<{ PkConstituent: number }>({
-      collection: CONSTITUENTS,
-      filter: activeByEmail(ctx.team, email),
-      page: { page: 1, pageSize: 2 },
-    });
-    if (matches.total > 1)
-      throw new DomainError('ambiguous_match', `${matches.total} active constituents have Email1 ${email}; update one by id instead.`);
-    if (matches.total === 1) {
-      const id = matches.items[0].PkConstituent;
-      await updateConstituent(deps, ctx, id, body);
-      return { id, created: false };
-    }
-    validateCreate(body); // before an id is taken: a failed create writes nothing
-    const id = await deps.ids.next('constituent');
-    try {
-      await deps.log.append(stream, [{ type: 'ConstituentEmailClaimed', data: { constituentId: id }, metadata: metadataOf(ctx) }], last ? last.revision : NO_STREAM);
-    } catch (err) {
-      if (err instanceof WrongExpectedRevision) continue;
-      throw err;
-    }
+  const create = async (id: number) => {
     const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, team: ctx.team, body }, s), { newStream: true });
     await deps.settle(r.position);
     return { id, created: true };
-  }
-  throw new DomainError('task_busy', 'Too many concurrent upserts of this email; retry.');
+  };
+  return createOnce<{ id: number; created: boolean }>(deps, ctx, {
+    stream: claimStream(ctx.team, email),
+    idKind: 'constituent',
+    resolve: async (last) => {
+      if (last) await waitUntilReadable(deps, last.data.constituentId as number);
+      const matches = await deps.store.find<{ PkConstituent: number }>({
+        collection: CONSTITUENTS,
+        filter: activeByEmail(ctx.team, email),
+        page: { page: 1, pageSize: 2 },
+      });
+      if (matches.total > 1)
+        throw new DomainError('ambiguous_match', `${matches.total} active constituents have Email1 ${email}; update one by id instead.`);
+      if (matches.total === 0) return null;
+      const id = matches.items[0].PkConstituent;
+      await updateConstituent(deps, ctx, id, body);
+      return { id, created: false };
+    },
+    beforeCreate: () => validateCreate(body),
+    claim: (id) => ({ type: 'ConstituentEmailClaimed', data: { constituentId: id } }),
+    create,
+    busy: 'Too many concurrent upserts of this email; retry.',
+  });
 }
 
 /** A claim is written just before its constituent: give the winner a moment to land it. */

@@ -1,7 +1,7 @@
 import { decideCreate, decideUpdate, validateCreate } from '../domain/volunteer/decide.js';
 import { VOLUNTEER, volunteerClaimStream, volunteerEvolver, volunteerStream } from '../domain/volunteer/events.js';
 import { decideDelete } from '../domain/shared/record.js';
-import { DomainError, invalidField } from '../domain/shared/errors.js';
+import { invalidField } from '../domain/shared/errors.js';
 import type { Values } from '../domain/shared/fields.js';
 import { todayUtc } from '../domain/shared/values.js';
 import { CONSTITUENTS } from '../projections/constituents.js';
@@ -10,9 +10,8 @@ import { VOLUNTEERS } from '../projections/volunteers.js';
 import { unassignDeletedVolunteer } from './volunteer-tasks.js';
 import { handle, load } from './aggregate.js';
 import type { WriteContext } from './context.js';
-import { metadataOf } from './context.js';
+import { createOnce } from './claims.js';
 import type { CommandDeps } from './deps.js';
-import { NO_STREAM, WrongExpectedRevision } from './eventlog/port.js';
 
 /** decisions.md 6: the constituent must be one of the team's own. */
 async function assertConstituent(deps: CommandDeps, team: number, id: number): Promise<void> {
@@ -24,39 +23,33 @@ async function assertConstituent(deps: CommandDeps, team: number, id: number): P
  * Registers a constituent as a volunteer (spec 4.2): at most one volunteer per constituent, so a
  * second registration answers the existing record with created: false.
  *
- * Concurrent registrations of one constituent create exactly one volunteer: before creating, a
- * registration appends a claim naming its new id to the constituent's claim stream, expecting
- * the revision it saw (no stream at first). One append wins; the losers start over, find the
- * winner's claim, wait until its volunteer exists and answer it. A claim whose volunteer was
- * deleted (or never written, the winner having died in between) may be claimed again.
+ * Concurrent registrations of one constituent create exactly one volunteer (commands/claims.ts):
+ * the losers find the winner's claim, wait until its volunteer exists and answer it. A claim
+ * whose volunteer was deleted (or never written, the winner having died in between) may be
+ * claimed again.
  */
 export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<{ id: number; created: boolean }> {
   const today = todayUtc(ctx.now);
   const fields = validateCreate(body, today);
   const constituentId = fields.FkConstituent as number;
   await assertConstituent(deps, ctx.team, constituentId);
-  const stream = volunteerClaimStream(constituentId);
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const last = (await deps.log.readStream(stream)).at(-1);
-    if (last) {
-      const existing = await claimedVolunteer(deps, last.data.volunteerId as number);
-      if (existing) {
-        await deps.settle(existing.position);
-        return { id: last.data.volunteerId as number, created: false };
-      }
-    }
-    const id = await deps.ids.next('volunteer');
-    try {
-      await deps.log.append(stream, [{ type: 'VolunteerConstituentClaimed', data: { volunteerId: id, constituentId }, metadata: metadataOf(ctx) }], last ? last.revision : NO_STREAM);
-    } catch (err) {
-      if (err instanceof WrongExpectedRevision) continue;
-      throw err;
-    }
-    const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => decideCreate({ id, body, today }, s), { newStream: true });
-    await deps.settle(r.position);
-    return { id, created: true };
-  }
-  throw new DomainError('task_busy', 'Too many concurrent registrations of this constituent; retry.');
+  return createOnce<{ id: number; created: boolean }>(deps, ctx, {
+    stream: volunteerClaimStream(constituentId),
+    idKind: 'volunteer',
+    resolve: async (last) => {
+      const existing = last ? await claimedVolunteer(deps, last.data.volunteerId as number) : null;
+      if (!existing) return null;
+      await deps.settle(existing.position);
+      return { id: last!.data.volunteerId as number, created: false };
+    },
+    claim: (id) => ({ type: 'VolunteerConstituentClaimed', data: { volunteerId: id, constituentId } }),
+    create: async (id) => {
+      const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => decideCreate({ id, body, today }, s), { newStream: true });
+      await deps.settle(r.position);
+      return { id, created: true };
+    },
+    busy: 'Too many concurrent registrations of this constituent; retry.',
+  });
 }
 
 /** The claimed volunteer once it exists and is not deleted; null when the claim is void. */
