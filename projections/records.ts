@@ -49,9 +49,8 @@ export function recordProjection(o: RecordProjectionOptions): Projector {
           break;
         case 'Locked':
         case 'Unlocked':
-          if (!current) return;
-          next = { ...current, _locked: event.type.endsWith('Locked') && !event.type.endsWith('Unlocked') };
-          break;
+          // Locks are the aggregate's to enforce; reads do not show them.
+          return;
         case 'Deleted':
           await store.remove(o.collection.name, id);
           return;
