@@ -28,10 +28,7 @@ export interface Delivery {
 export interface DeliveryLog {
   /** Inserts or replaces rows by id. */
   record(rows: Delivery[]): Promise<void>;
-  /**
-   * Inserts `pending` rows for first attempts, never over a row already there: the worker may
-   * have recorded the attempt itself by then, so the two writes need no ordering.
-   */
+  /** Inserts `pending` rows for first attempts, never over a row already there. */
   recordPending(rows: Delivery[]): Promise<void>;
   /** An endpoint's attempts, newest first. */
   list(endpointId: number, status: DeliveryStatus | undefined, page: { page: number; pageSize: number }): Promise<{ items: Delivery[]; total: number }>;
@@ -89,7 +86,15 @@ export const WEBHOOK_DELIVERIES = 'webhookDeliveries';
 
 /** Production: a collection of the shared read store (MongoDB), visible to every API process. */
 export class StoreDeliveryLog implements DeliveryLog {
-  private seq = Date.now() * 1000;
+  private seq = 0;
+  /**
+   * Orders rows newest first across processes: time-based, so a process started earlier does
+   * not number later attempts below a newer process's, and strictly increasing within one.
+   */
+  private nextSeq(): number {
+    this.seq = Math.max(this.seq + 1, Date.now() * 1000);
+    return this.seq;
+  }
   private ready: Promise<void>;
   constructor(private readonly store: ReadStore) {
     this.ready = store.defineCollection({ name: WEBHOOK_DELIVERIES, idField: 'id', indexes: [['endpointId'], ['endpointId', 'status']] });
@@ -99,13 +104,13 @@ export class StoreDeliveryLog implements DeliveryLog {
     await this.ready;
     for (const r of rows) {
       const existing = await this.store.get<{ _seq: number }>(WEBHOOK_DELIVERIES, r.id);
-      await this.store.put(WEBHOOK_DELIVERIES, { ...r, _seq: existing?._seq ?? this.seq++ });
+      await this.store.put(WEBHOOK_DELIVERIES, { ...r, _seq: existing?._seq ?? this.nextSeq() });
     }
   }
 
   async recordPending(rows: Delivery[]): Promise<void> {
     await this.ready;
-    for (const r of rows) if (!(await this.store.get(WEBHOOK_DELIVERIES, r.id))) await this.store.put(WEBHOOK_DELIVERIES, { ...r, _seq: this.seq++ });
+    for (const r of rows) if (!(await this.store.get(WEBHOOK_DELIVERIES, r.id))) await this.store.put(WEBHOOK_DELIVERIES, { ...r, _seq: this.nextSeq() });
   }
 
   async list(endpointId: number, status: DeliveryStatus | undefined, page: { page: number; pageSize: number }) {

@@ -124,8 +124,10 @@ export class Dispatcher {
     this.tasks = [];
     this.pending = [];
     this.flushing = (async () => {
-      // Embedded, both land in one transaction (one fsync); pending rows never overwrite an attempt.
-      await Promise.all([this.deps.deliveries.recordPending(pending), this.deps.queue.enqueue(tasks, at)]);
+      // Pending rows are written before their tasks can be taken, so no worker's attempt can be
+      // recorded first and then overwritten by a late pending row (a read-then-write on MongoDB).
+      await this.deps.deliveries.recordPending(pending);
+      await this.deps.queue.enqueue(tasks, at);
       this.lastCheckpointWrite = Date.now();
     })();
     try {
