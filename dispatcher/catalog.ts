@@ -133,6 +133,22 @@ const MAPPERS: Record<string, Mapper> = {
 
 export const categoryOf = (stream: string) => stream.slice(0, Math.max(0, stream.lastIndexOf('-')));
 
+/** The webhook types of each category start with this (recurring gifts fire donation types). */
+const RESOURCE_OF: Record<string, string> = {
+  constituent: 'constituent.',
+  volunteer: 'volunteer.',
+  volunteer_task: 'volunteer_task.',
+  donation: 'donation.',
+  recurring_gift: 'donation.',
+  event: 'event.',
+};
+
+/** Whether an endpoint subscribed to `events` can receive anything a category's events fire. */
+export function canReceive(category: string, events: readonly string[]): boolean {
+  const resource = RESOURCE_OF[category];
+  return resource !== undefined && events.some((t) => t === '*' || t.startsWith(resource));
+}
+
 /** Whether a log event could fire a webhook at all (cheap; no reads). */
 export const mayFire = (e: RecordedEvent) => Boolean(e.metadata?.team) && categoryOf(e.stream) in MAPPERS;
 

@@ -4,7 +4,7 @@ import { endpointEvolver, type EndpointState } from '../domain/webhook-endpoint/
 import { subscribes } from '../domain/webhook-endpoint/types.js';
 import { WEBHOOK_ENDPOINTS } from '../projections/webhook-endpoints.js';
 import type { ReadStore } from '../projections/store/port.js';
-import { mapEvent, mayFire } from './catalog.js';
+import { canReceive, categoryOf, mapEvent, mayFire } from './catalog.js';
 import type { Delivery, DeliveryLog } from './deliveries.js';
 import { AsOf } from './history.js';
 import type { DeliveryQueue, DeliveryTask } from './queue/port.js';
@@ -76,9 +76,13 @@ export class Dispatcher {
   private async handle(e: RecordedEvent): Promise<void> {
     if (e.stream.startsWith(ENDPOINT_STREAM)) {
       const id = Number(e.stream.slice(ENDPOINT_STREAM.length));
-      this.endpoints.set(id, endpointEvolver.evolve(this.endpoints.get(id) ?? endpointEvolver.initial(), e as DomainEvent));
+      const state = endpointEvolver.evolve(this.endpoints.get(id) ?? endpointEvolver.initial(), e as DomainEvent);
+      if (state.deleted) this.endpoints.delete(id);
+      else this.endpoints.set(id, state);
     } else if (mayFire(e)) {
-      const candidates = this.subscribed(e.metadata.team);
+      // Mapping reads streams: only for an event some endpoint of the team could receive.
+      const category = categoryOf(e.stream);
+      const candidates = this.subscribed(e.metadata.team).filter((ep) => canReceive(category, ep.events));
       if (candidates.length) {
         const mapped = await mapEvent(e, new AsOf(this.deps.log, e.position));
         const id = envelopeId(e);

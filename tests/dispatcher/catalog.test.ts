@@ -105,3 +105,19 @@ describe('the event catalog, end to end', () => {
     expect([...idsByType.entries()].filter(([, types]) => types.size > 1)).toEqual([]);
   }, 30_000);
 });
+
+describe('which endpoints an event is mapped for', () => {
+  it('knows the types each category can fire', async () => {
+    const { canReceive } = await import('../../dispatcher/catalog.js');
+    expect(canReceive('volunteer', ['volunteer_task.updated'])).toBe(false);
+    expect(canReceive('volunteer_task', ['volunteer_task.signed_up'])).toBe(true);
+    expect(canReceive('recurring_gift', ['donation.recurring_started'])).toBe(true);
+    expect(canReceive('event', ['constituent.created', 'donation.created'])).toBe(false);
+    expect(canReceive('constituent', ['*'])).toBe(true);
+    expect(canReceive('lookup', ['*'])).toBe(false);
+    // Every catalog type is reachable from the category that fires it.
+    const { WEBHOOK_TYPES } = await import('../../dispatcher/catalog.js');
+    const category = (t: string) => (t.startsWith('donation.recurring') ? 'recurring_gift' : t.split('.')[0]);
+    for (const t of WEBHOOK_TYPES) expect(canReceive(category(t), [t]), t).toBe(true);
+  });
+});
