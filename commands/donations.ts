@@ -1,7 +1,7 @@
+import { assertTeamRecord } from '../projections/read.js';
 import { donationEvolver, donationStream } from '../domain/donation/events.js';
 import { decideFlag, decideRecordDonation, decideRefund, decideUpdateDonation, refundFields, validateDonation } from '../domain/donation/decide.js';
 import { checkAmount } from '../domain/donation/rules.js';
-import { invalidField } from '../domain/shared/errors.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { RecordState } from '../domain/shared/record.js';
 import { CONSTITUENTS } from '../projections/constituents.js';
@@ -21,11 +21,8 @@ registerRecordKind({
 });
 
 /** The donor must be a constituent of the same team. */
-export async function checkDonor(deps: CommandDeps, team: number, id: unknown): Promise<void> {
-  if (id === undefined) return;
-  const c = await deps.store.get<{ FkTeam: number }>(CONSTITUENTS, id as number);
-  if (!c || c.FkTeam !== team) throw invalidField('FkConstituent', `FkConstituent ${String(id)} is not a constituent of this team.`);
-}
+export const checkDonor = (deps: CommandDeps, team: number, id: unknown) =>
+  assertTeamRecord(deps.store, CONSTITUENTS, team, id, 'FkConstituent', 'a constituent');
 
 export async function recordDonation(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<number> {
   const fields = validateDonation(body, ctx.now);

@@ -1,3 +1,4 @@
+import { assertTeamRecord } from '../projections/read.js';
 import {
   decideCancel,
   decideCreate,
@@ -10,7 +11,6 @@ import {
 } from '../domain/volunteer-task/decide.js';
 import { type TaskState, isAssignmentEvent, taskEvolver, taskStream } from '../domain/volunteer-task/events.js';
 import { TASK_FIELDS, TASK_GEOGRAPHY_FIELDS, TASK_READ_ONLY } from '../domain/volunteer-task/rules.js';
-import { invalidField } from '../domain/shared/errors.js';
 import { normaliseFields, type Values } from '../domain/shared/fields.js';
 import { todayUtc } from '../domain/shared/values.js';
 import { assertLookup } from '../projections/lookups.js';
@@ -23,20 +23,14 @@ import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 import { NO_STREAM } from './eventlog/port.js';
 
-async function assertTeamRecord(deps: CommandDeps, team: number, collection: string, id: unknown, field: string, what: string) {
-  if (id === null || id === undefined) return;
-  const doc = await deps.store.get<{ FkTeam: number }>(collection, id as number);
-  if (!doc || doc.FkTeam !== team) throw invalidField(field, `${field} ${id} is not a ${what} of this account.`);
-}
-
 /** Ids of other records and lookups must be the team's own: invalid_field naming the field (decisions.md 3). */
 async function checkRefs(deps: CommandDeps, team: number, f: Values): Promise<void> {
   await assertLookup(deps.store, team, 'categories', f.FkCategory, 'FkCategory');
   await assertLookup(deps.store, team, 'outcomes', f.FkOutcome, 'FkOutcome');
   await assertLookup(deps.store, team, 'districts', f.FkDistrict, 'FkDistrict');
   await assertLookup(deps.store, team, 'precincts', f.FkPrecinct, 'FkPrecinct');
-  await assertTeamRecord(deps, team, TASK_GROUPS, f.FkTaskGroup, 'FkTaskGroup', 'task group');
-  await assertTeamRecord(deps, team, VOLUNTEERS, f.FkVolunteer, 'FkVolunteer', 'volunteer');
+  await assertTeamRecord(deps.store, TASK_GROUPS, team, f.FkTaskGroup, 'FkTaskGroup', 'a task group');
+  await assertTeamRecord(deps.store, VOLUNTEERS, team, f.FkVolunteer, 'FkVolunteer', 'a volunteer');
 }
 
 /**

@@ -1,7 +1,7 @@
+import { assertTeamRecord } from '../projections/read.js';
 import { decideCreate, decideUpdate, validateCreate } from '../domain/volunteer/decide.js';
 import { VOLUNTEER, volunteerClaimStream, volunteerEvolver, volunteerStream } from '../domain/volunteer/events.js';
 import { decideDelete } from '../domain/shared/record.js';
-import { invalidField } from '../domain/shared/errors.js';
 import type { Values } from '../domain/shared/fields.js';
 import { todayUtc } from '../domain/shared/values.js';
 import { CONSTITUENTS } from '../projections/constituents.js';
@@ -12,12 +12,6 @@ import { handle, load } from './aggregate.js';
 import type { WriteContext } from './context.js';
 import { createOnce } from './claims.js';
 import type { CommandDeps } from './deps.js';
-
-/** decisions.md 6: the constituent must be one of the team's own. */
-async function assertConstituent(deps: CommandDeps, team: number, id: number): Promise<void> {
-  const doc = await deps.store.get<{ FkTeam: number }>(CONSTITUENTS, id);
-  if (!doc || doc.FkTeam !== team) throw invalidField('FkConstituent', `FkConstituent ${id} is not a constituent of this account; create the constituent first.`);
-}
 
 /**
  * Registers a constituent as a volunteer (spec 4.2): at most one volunteer per constituent, so a
@@ -32,7 +26,7 @@ export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, bo
   const today = todayUtc(ctx.now);
   const fields = validateCreate(body, today);
   const constituentId = fields.FkConstituent as number;
-  await assertConstituent(deps, ctx.team, constituentId);
+  await assertTeamRecord(deps.store, CONSTITUENTS, ctx.team, constituentId, 'FkConstituent', 'a constituent'); // decisions.md 6
   return createOnce<{ id: number; created: boolean }>(deps, ctx, {
     stream: volunteerClaimStream(constituentId),
     idKind: 'volunteer',
