@@ -13,11 +13,13 @@ export interface UpdateVolunteer {
   today: string;
 }
 
+/** An end before its start is refused, naming the date that was sent (the end when both were). */
 function checkSuspensionDates(fields: Values, sent: Values): void {
   const start = fields.SuspensionStartDate;
   const end = fields.SuspensionEndDate;
-  if ('SuspensionEndDate' in sent && typeof start === 'string' && typeof end === 'string' && end < start)
-    throw invalidField('SuspensionEndDate', `SuspensionEndDate ${end} is before SuspensionStartDate ${start}.`);
+  const field = 'SuspensionEndDate' in sent ? 'SuspensionEndDate' : 'SuspensionStartDate' in sent ? 'SuspensionStartDate' : null;
+  if (field && typeof start === 'string' && typeof end === 'string' && end < start)
+    throw invalidField(field, `SuspensionEndDate ${end} is before SuspensionStartDate ${start}.`);
 }
 
 /**
@@ -52,10 +54,16 @@ export function decideUpdate(cmd: UpdateVolunteer, state: VolunteerState): Domai
     throw invalidField('FkConstituent', 'FkConstituent cannot change after registration; register the other constituent as a volunteer instead.');
   const sent = normaliseFields(VOLUNTEER_FIELDS, cmd.body, VOLUNTEER_READ_ONLY);
   assertWritable(state, cmd.team, 'volunteer', cmd.id);
-  const cur = state.fields;
-  const next = { ...cur, ...sent };
-  checkSuspensionDates(next, sent);
   const { id, today } = cmd;
+  const cur = state.fields;
+  let next = { ...cur, ...sent };
+  const wasSuspended = cur.IsSuspended === true;
+  const willBeSuspended = next.IsSuspended === true;
+  // A new suspension starts afresh: today unless sent, and no end unless sent (an earlier
+  // suspension's end is not this one's).
+  if (!wasSuspended && willBeSuspended)
+    next = { ...next, SuspensionStartDate: sent.SuspensionStartDate ?? today, SuspensionEndDate: sent.SuspensionEndDate ?? null };
+  checkSuspensionDates(next, sent);
   const status: DomainEvent[] = [];
   const handled = new Set<string>();
   const wasActive = cur.IsActive !== false;
@@ -67,13 +75,8 @@ export function decideUpdate(cmd: UpdateVolunteer, state: VolunteerState): Domai
     status.push({ type: `${VOLUNTEER}Reactivated`, data: { id, ActiveDate: sent.ActiveDate ?? today } });
     handled.add('IsActive').add('ActiveDate');
   }
-  const wasSuspended = cur.IsSuspended === true;
-  const willBeSuspended = next.IsSuspended === true;
   if (!wasSuspended && willBeSuspended) {
-    status.push({
-      type: `${VOLUNTEER}Suspended`,
-      data: { id, SuspensionStartDate: sent.SuspensionStartDate ?? today, SuspensionEndDate: next.SuspensionEndDate ?? null },
-    });
+    status.push({ type: `${VOLUNTEER}Suspended`, data: { id, SuspensionStartDate: next.SuspensionStartDate, SuspensionEndDate: next.SuspensionEndDate } });
     handled.add('IsSuspended').add('SuspensionStartDate').add('SuspensionEndDate');
   } else if (wasSuspended && !willBeSuspended) {
     status.push({ type: `${VOLUNTEER}SuspensionLifted`, data: { id, SuspensionEndDate: sent.SuspensionEndDate ?? today } });

@@ -65,6 +65,20 @@ describe('volunteer status and suspension', () => {
   it('NumTeeShirtsNeeded stays within 0..1000', () => given(created()).when({ NumTeeShirtsNeeded: 1001 }).thenFails('invalid_field', 'NumTeeShirtsNeeded'));
   it('a suspension cannot end before it starts', () =>
     given(created()).when({ IsSuspended: true, SuspensionStartDate: '2026-03-01', SuspensionEndDate: '2026-02-01' }).thenFails('invalid_field', 'SuspensionEndDate'));
+  it('a new suspension does not inherit the end of an earlier one', () =>
+    given(
+      created(),
+      { type: 'VolunteerSuspended', data: { id: 1, SuspensionStartDate: '2026-01-01', SuspensionEndDate: null } },
+      { type: 'VolunteerSuspensionLifted', data: { id: 1, SuspensionEndDate: '2026-02-01' } },
+    )
+      .when({ IsSuspended: true })
+      .then([{ type: 'VolunteerSuspended', data: { id: 1, SuspensionStartDate: TODAY, SuspensionEndDate: null } }]));
+  it('a start moved past the end is refused, naming the start', () =>
+    given(created(), { type: 'VolunteerSuspended', data: { id: 1, SuspensionStartDate: '2026-02-01', SuspensionEndDate: '2026-07-01' } })
+      .when({ SuspensionStartDate: '2026-08-01' })
+      .thenFails('invalid_field', 'SuspensionStartDate'));
+  it('registered suspended, the suspension starts today', () =>
+    expect(validateCreate({ FkConstituent: 9, IsSuspended: true }, TODAY)).toMatchObject({ IsSuspended: true, SuspensionStartDate: TODAY }));
   it('a locked volunteer refuses writes', () =>
     given(created(), { type: 'VolunteerLocked', data: { id: 1 } }).when({ IsStudent: true }).thenFails('record_protected', undefined as unknown as string));
 });
