@@ -79,9 +79,6 @@ export class MemoryRateLimiter implements RateLimiter {
 
   constructor(private readonly limits: Limits) {}
 
-  get enabled() {
-    return this.limits.perSecond > 0 || this.limits.perMinute > 0;
-  }
 
   async take(key: string, now = Date.now()): Promise<RateDecision> {
     const { buckets, decision } = step(this.limits, this.buckets.get(key), now);

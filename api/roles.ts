@@ -9,13 +9,10 @@ import type { Runtime } from './wiring.js';
  * Each part registers its own stop with runtime.onClose.
  */
 export async function startRoles(config: Config, runtime: Runtime): Promise<void> {
-  // Notifications go out from the process that runs the background work ('all', or 'dispatcher' in production).
-  if (config.role === 'all' || config.role === 'dispatcher') {
-    const sender = startNotificationSender(runtime.services, { transport: transportFor(config), from: config.mailFrom });
-    runtime.onClose(() => sender.stop());
-  }
+  // Background work runs in 'all', or in 'dispatcher' processes in production.
+  if (config.role !== 'all' && config.role !== 'dispatcher') return;
+  const sender = startNotificationSender(runtime.services, { transport: transportFor(config), from: config.mailFrom });
+  runtime.onClose(() => sender.stop());
   // The webhook dispatcher follows the log from its own checkpoint; it registers its stop itself.
-  if (config.role === 'all' || config.role === 'dispatcher') await startDispatcher(config, runtime);
-  void config;
-  void runtime;
+  await startDispatcher(config, runtime);
 }

@@ -72,14 +72,13 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
     const { waitForCheckpoint } = await import('../projections/checkpoint-wait.js');
     return waitForCheckpoint(rawStore, position);
   };
-  const store = rawStore;
   const settleReads = runner && readsSettleToHead(config) ? readSettler(log, (p) => runner.waitFor(p)) : undefined;
 
   const limiter = await openLimiter(config, nats);
 
   const services: Services = {
     log,
-    store,
+    store: rawStore,
     ids: new IdAllocator(log),
     settle,
     settleReads,

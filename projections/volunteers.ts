@@ -4,7 +4,7 @@ import { emailKey } from '../domain/shared/values.js';
 import { CONSTITUENTS } from './constituents.js';
 import { recordProjection } from './records.js';
 import type { Projector } from './runner.js';
-import { and, type Doc, eq, type Filter, type Query, searchFilter } from './store/port.js';
+import { and, type Doc, eq, type Query, searchFilter } from './store/port.js';
 
 export const VOLUNTEERS = 'volunteers';
 
@@ -42,7 +42,6 @@ export const volunteersProjection: Projector = {
   },
 };
 
-export const volunteerByEmail = (team: number, email: string): Filter => and(eq('FkTeam', team), eq('_email1', emailKey(email)));
 
 /** Search by name or email (spec 4.2), optionally active or inactive; ordered by id (decisions.md 5). */
 export function volunteerSearch(team: number, q: { email?: string; search?: string; isActive?: boolean }, page: { page: number; pageSize: number }): Query {

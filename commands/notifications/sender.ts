@@ -144,4 +144,3 @@ export function transportFor(config: { smtpUrl?: string; dataDir: string }): Mai
   return new FileTransport(path.join(config.dataDir, 'outbox'));
 }
 
-export { NOTIFICATIONS };

@@ -3,7 +3,7 @@ import { invalidField, missingField } from '../shared/errors.js';
 import { changedFields, normaliseFields, type Values } from '../shared/fields.js';
 import { assertWritable } from '../shared/record.js';
 import { VOLUNTEER, type VolunteerState } from './events.js';
-import { STATUS_FIELDS, VOLUNTEER_FIELDS, VOLUNTEER_READ_ONLY } from './rules.js';
+import { VOLUNTEER_FIELDS, VOLUNTEER_READ_ONLY } from './rules.js';
 
 export interface UpdateVolunteer {
   id: number;
@@ -88,4 +88,3 @@ export function decideUpdate(cmd: UpdateVolunteer, state: VolunteerState): Domai
   return [...events, ...status];
 }
 
-export { STATUS_FIELDS };

@@ -20,5 +20,3 @@ export const VOLUNTEER_LINKED = ['ConstituentName', 'Email1', 'Phone1'] as const
 
 export const VOLUNTEER_READ_ONLY = ['PkVolunteer', 'FkTeam', 'DateCreated', 'DateLastModified', ...VOLUNTEER_LINKED];
 
-/** The fields whose changes are status or suspension log entries, not plain updates. */
-export const STATUS_FIELDS = ['IsActive', 'ActiveDate', 'InactiveDate', 'IsSuspended', 'SuspensionStartDate', 'SuspensionEndDate'] as const;

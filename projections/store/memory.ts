@@ -1,6 +1,6 @@
 import type { Position } from '../../commands/eventlog/port.js';
 import { conjunctsOf, pageOfSearch, SearchIndex, searchConjunct, sortByKeys } from './memory-search.js';
-import type { CollectionDef, Doc, Filter, Page, Query, ReadStore, Scalar, SortKey } from './port.js';
+import type { CollectionDef, Doc, Filter, Page, Query, ReadStore, Scalar } from './port.js';
 
 interface Collection {
   def: CollectionDef;
