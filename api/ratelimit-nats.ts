@@ -1,4 +1,4 @@
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { isConflict } from '../projections/lease-nats.js';
 import { type KV, Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { type Bucket, type Limits, type RateDecision, type RateLimiter, step } from './ratelimit.js';
@@ -25,19 +25,19 @@ export class NatsRateLimiter implements RateLimiter {
     private readonly kv: KV,
     private readonly limits: Limits,
     private readonly maxAttempts: number,
-    private readonly ownConnection: NatsConnection | null,
   ) {}
 
   /** Idle keys are full again after a minute; keep them a little longer than that. */
   static readonly TTL_MS = 90_000;
 
-  static async open(nc: NatsConnection, limits: Limits, options: NatsRateLimiterOptions = {}, ownConnection = false): Promise<NatsRateLimiter> {
+  /** The connection is the process's own, shared and closed by its owner (api/scale.ts). */
+  static async open(nc: NatsConnection, limits: Limits, options: NatsRateLimiterOptions = {}): Promise<NatsRateLimiter> {
     const kv = await new Kvm(nc).create(options.bucket ?? 'turnout_ratelimit', {
       history: 1,
       ttl: NatsRateLimiter.TTL_MS,
       description: 'Turnout per-key rate limit buckets',
     });
-    return new NatsRateLimiter(kv, limits, options.maxAttempts ?? 25, ownConnection ? nc : null);
+    return new NatsRateLimiter(kv, limits, options.maxAttempts ?? 25);
   }
 
   async take(key: string, now?: number): Promise<RateDecision> {
@@ -68,15 +68,4 @@ export class NatsRateLimiter implements RateLimiter {
     // let a request through without a token.
     return { ...(last as RateDecision), allowed: false, remaining: 0, retryAfterSeconds: 1 };
   }
-
-  async close(): Promise<void> {
-    if (this.ownConnection) await this.ownConnection.drain();
-  }
-}
-
-function isConflict(err: unknown): boolean {
-  if (err instanceof JetStreamApiError)
-    return err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown;
-  // `create` re-throws the original error when the key exists, or a plain error after its own retry.
-  return err instanceof Error && /wrong last sequence|key exists/i.test(err.message);
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { dbNameOf } from './store/mongo.js';
 import { type Collection, MongoClient, MongoServerError } from 'mongodb';
 import type { Lease } from './lease.js';
 
@@ -27,8 +28,7 @@ export class MongoLease implements Lease {
   /** `url` is TURNOUT_MONGO_URL; the database is the read store's: the one the URL names, else `turnout`. */
   static async connect(url: string, name: string, ttlMs = 15_000): Promise<MongoLease> {
     const client = await new MongoClient(url).connect();
-    const db = /^mongodb(?:\+srv)?:\/\/[^/?]*\/([^?]+)/.exec(url)?.[1];
-    return new MongoLease(client, client.db(db ? decodeURIComponent(db) : 'turnout').collection<LeaseDoc>('_leases'), name, ttlMs);
+    return new MongoLease(client, client.db(dbNameOf(url)).collection<LeaseDoc>('_leases'), name, ttlMs);
   }
 
   async acquire(): Promise<boolean> {

@@ -48,7 +48,8 @@ export class NatsLease implements Lease {
   }
 }
 
-function isConflict(err: unknown): boolean {
+/** A KV write lost its compare-and-swap (or create found the key taken). */
+export function isConflict(err: unknown): boolean {
   if (err instanceof JetStreamApiError)
     return err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown;
   return err instanceof Error && /wrong last sequence|key exists/i.test(err.message);

@@ -10,7 +10,8 @@ export const WebhookEndpoint = Type.Object({
   createdAt: Type.String(),
 });
 
-export const EndpointParams = Type.Object({ teamId: Type.Integer({ minimum: 1 }), id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+/** An endpoint of a team: the admin surface's record params. */
+export { TeamRecordParams as EndpointParams } from './admin.js';
 
 // Types are checked by the domain so that its messages (unknown event type, https only) name the field.
 export const CreateEndpointBody = Body({

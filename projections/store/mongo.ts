@@ -203,7 +203,8 @@ function fieldName(name: string): string {
   return name;
 }
 
-function dbNameOf(url: string): string {
+/** The database a MongoDB URL names, else `turnout`. */
+export function dbNameOf(url: string): string {
   const m = /^mongodb(?:\+srv)?:\/\/[^/?]*\/([^?]+)/.exec(url);
   return m ? decodeURIComponent(m[1]) : 'turnout';
 }

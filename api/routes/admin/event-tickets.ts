@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { TeamParams } from '../../schemas/admin.js';
 import { recordTicketSale } from '../../../commands/event-tickets.js';
 import type { Values } from '../../../domain/shared/fields.js';
 import { adminContext } from '../../auth.js';
@@ -8,7 +8,6 @@ import * as S from '../../schemas/event-ticket.js';
 import type { Services } from '../../services.js';
 import { readEventTicket } from '../event-tickets.js';
 
-const Params = Type.Object({ teamId: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 
 /** A ticket sale as checkout or hand entry records it (decisions.md 9). */
 export const adminEventTicketRoutes =
@@ -17,7 +16,7 @@ export const adminEventTicketRoutes =
     app.addSchema(S.EventTicket);
     app.post(
       '/teams/:teamId/event-tickets',
-      { schema: { hide: true, params: Params, body: S.EventTicketBody, response: { 201: S.EventTicketCreated, ...errors(400, 401, 404) } } },
+      { schema: { hide: true, params: TeamParams, body: S.EventTicketBody, response: { 201: S.EventTicketCreated, ...errors(400, 401, 404) } } },
       async (request, reply) => {
         const { teamId } = request.params;
         const id = await recordTicketSale(services, adminContext(request, teamId), request.body as Values);

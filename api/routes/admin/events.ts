@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { TeamRecordParams } from '../../schemas/admin.js';
 import { setEventGeography } from '../../../commands/events.js';
 import type { Values } from '../../../domain/shared/fields.js';
 import { adminContext } from '../../auth.js';
@@ -8,7 +8,6 @@ import * as S from '../../schemas/event.js';
 import type { Services } from '../../services.js';
 import { readEvent } from '../events.js';
 
-const Params = Type.Object({ teamId: Type.Integer({ minimum: 1 }), id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 
 /** The event's read-only geography, set by the application (decisions.md 9). */
 export const adminEventRoutes =
@@ -17,7 +16,7 @@ export const adminEventRoutes =
     app.addSchema(S.Event);
     app.patch(
       '/teams/:teamId/events/:id',
-      { schema: { hide: true, params: Params, body: S.EventGeographyBody, response: { 200: S.EventOne, ...errors(400, 401, 403, 404) } } },
+      { schema: { hide: true, params: TeamRecordParams, body: S.EventGeographyBody, response: { 200: S.EventOne, ...errors(400, 401, 403, 404) } } },
       async (request) => {
         const { teamId, id } = request.params;
         await setEventGeography(services, adminContext(request, teamId), id, request.body as Values);
