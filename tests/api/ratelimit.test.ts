@@ -24,6 +24,14 @@ describe('per-key rate limits over HTTP', () => {
     const other = await team.api.B.get('/constituents');
     expect(other.status).toBe(200);
   });
+
+  it('counts every /api/v1 resource against one limit per key', async () => {
+    const team = await t.team([['A', 'read_only']]);
+    const paths = ['/constituents', '/events', '/volunteer-tasks', '/event-tickets', '/lookups'];
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => team.api.A.get(paths[i % paths.length])));
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(15);
+    expect(answers.filter((r) => r.status === 429)).toHaveLength(5);
+  });
 });
 
 describe('the token buckets', () => {

@@ -121,3 +121,25 @@ describe('which endpoints an event is mapped for', () => {
     for (const t of WEBHOOK_TYPES) expect(canReceive(category(t), [t]), t).toBe(true);
   });
 });
+
+describe('task person-events beyond the catalog walk (decisions.md 7)', () => {
+  it('fires signed_up for the new volunteer on a reassignment, and unassigned when a volunteer is deleted', async () => {
+    const team = await t.team();
+    ok(await team.admin.post('/webhook-endpoints', { url: rx.url('/people'), events: ['volunteer_task.signed_up', 'volunteer_task.unassigned', 'volunteer_task.updated'] }), 201);
+    const api = team.api.Integration;
+    const person = async (FirstName: string) => {
+      const c = ok(await api.post('/constituents', { FirstName, LastName: 'Vol' }), 201).body.constituent;
+      return ok(await api.post('/volunteers', { FkConstituent: c.PkConstituent }), 201).body.volunteer.PkVolunteer as number;
+    };
+    const [ann, ben] = [await person('Ann'), await person('Ben')];
+    const task = ok(await api.post('/volunteer-tasks', { VolunteerTaskTitle: 'Stuff envelopes', FkVolunteer: ann }), 201).body.volunteerTask;
+    ok(await api.patch(`/volunteer-tasks/${task.PkTask}`, { FkVolunteer: ben }));
+    ok(await team.admin.del(`/volunteers/${ben}`));
+    await rx.waitFor((r) => r.path === '/people' && r.json.type === 'volunteer_task.unassigned', 1, 15_000);
+    const person_ = (type: string) => rx.on('/people').filter((r) => r.json.type === type).map((r) => r.json.data.constituent.FirstName);
+    expect(person_('volunteer_task.signed_up').sort()).toEqual(['Ann', 'Ben']); // arrival order is not guaranteed
+    expect(person_('volunteer_task.unassigned')).toEqual(['Ben']); // the reassignment removed Ann without an unassigned
+    const updates = rx.on('/people').filter((r) => r.json.type === 'volunteer_task.updated').map((r) => r.json.data.FkVolunteer);
+    expect(updates).toEqual(expect.arrayContaining([ann, ben, null]));
+  }, 30_000);
+});

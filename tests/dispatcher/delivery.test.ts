@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHmac } from 'node:crypto';
 import { verifyWebhook } from '../../dispatcher/verify.js';
 import { startReceiver, startWebhookApp, until, type Receiver } from './support.js';
 
@@ -122,3 +123,42 @@ describe('delivering a webhook', () => {
     expect(rx.on('/rotate').map((r) => r.json.data.FirstName)).toEqual(['Rotated']);
   });
 });
+
+describe('secrets, versions and changes (decisions.md 7)', () => {
+  const sign = (secret: string, t: number, raw: string) => createHmac('sha256', secret).update(`${t}.${raw}`).digest('hex');
+
+  it('signs with the new secret first during an overlap, and with the new one alone without one', async () => {
+    const team = await t.team();
+    const ep = await endpoint(team, '/order', ['constituent.created']);
+    const overlap = await team.admin.post(`/webhook-endpoints/${ep.webhookEndpoint.id}/rotate-secret`, { expiresInSeconds: 600 });
+    await team.api.Integration.post('/constituents', { FirstName: 'One' });
+    const [first] = await rx.waitFor((r) => r.path === '/order');
+    const { t: ts, v1 } = parts(first.headers['x-turnout-signature'] as string);
+    expect(v1).toEqual([sign(overlap.body.secret, ts, first.raw), sign(ep.secret, ts, first.raw)]);
+
+    const now = await team.admin.post(`/webhook-endpoints/${ep.webhookEndpoint.id}/rotate-secret`, {});
+    await team.api.Integration.post('/constituents', { FirstName: 'Two' });
+    const [second] = await rx.waitFor((r) => r.path === '/order' && r.json.data.FirstName === 'Two');
+    const later = parts(second.headers['x-turnout-signature'] as string);
+    // The second rotation had no overlap; the first one's old secret keeps its own 600 s.
+    expect(later.v1[0]).toBe(sign(now.body.secret, later.t, second.raw));
+    expect(later.v1).not.toContain(sign(overlap.body.secret, later.t, second.raw));
+  });
+
+  it('carries the record revision as version, and fires nothing for a PATCH that changes nothing', async () => {
+    const team = await t.team();
+    await endpoint(team, '/versions', ['constituent.created', 'constituent.updated']);
+    const c = (await team.api.Integration.post('/constituents', { FirstName: 'Ver' })).body.constituent;
+    await team.api.Integration.patch(`/constituents/${c.PkConstituent}`, { FirstName: 'Ver' }); // no change
+    await team.api.Integration.patch(`/constituents/${c.PkConstituent}`, { Nickname: 'V' });
+    const got = await rx.waitFor((r) => r.path === '/versions' && r.json.type === 'constituent.updated');
+    await rx.waitFor((r) => r.path === '/versions' && r.json.type === 'constituent.created');
+    expect(rx.on('/versions').map((r) => [r.json.type, r.json.version]).sort()).toEqual([['constituent.created', 0], ['constituent.updated', 1]]);
+    expect(got[0].json.data.Nickname).toBe('V');
+  });
+});
+
+function parts(header: string) {
+  const p = header.split(',');
+  return { t: Number(p.find((x) => x.startsWith('t='))!.slice(2)), v1: p.filter((x) => x.startsWith('v1=')).map((x) => x.slice(3)) };
+}
