@@ -14,8 +14,10 @@ describe('per-key rate limits over HTTP', () => {
     const answers = await Promise.all(Array.from({ length: 20 }, () => team.api.A.get('/constituents')));
     const ok = answers.filter((r) => r.status === 200);
     const limited = answers.filter((r) => r.status === 429);
-    expect(ok.length).toBe(15);
-    expect(limited.length).toBe(5);
+    // 15 at once, give or take the one token that refills every 66 ms while they are served.
+    expect(ok.length).toBeGreaterThanOrEqual(15);
+    expect(ok.length).toBeLessThanOrEqual(16);
+    expect(ok.length + limited.length).toBe(20);
     expect(limited[0].body.error.code).toBe('rate_limited');
     expect(Number(limited[0].headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(String(limited[0].headers['retry-after'])).toMatch(/^\d+$/);
@@ -29,8 +31,10 @@ describe('per-key rate limits over HTTP', () => {
     const team = await t.team([['A', 'read_only']]);
     const paths = ['/constituents', '/events', '/volunteer-tasks', '/event-tickets', '/lookups'];
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => team.api.A.get(paths[i % paths.length])));
-    expect(answers.filter((r) => r.status === 200)).toHaveLength(15);
-    expect(answers.filter((r) => r.status === 429)).toHaveLength(5);
+    const ok = answers.filter((r) => r.status === 200).length;
+    expect(ok).toBeGreaterThanOrEqual(15);
+    expect(ok).toBeLessThanOrEqual(16);
+    expect(answers.filter((r) => r.status === 429).length).toBe(20 - ok);
   });
 });
 
