@@ -1,7 +1,7 @@
 import { FORM_READ_FIELDS, type PublicFormDefaults } from '../domain/event/creation.js';
 import { EVENT, EVENT_CATEGORY, FORM_DEFAULTS_APPLIED } from '../domain/event/events.js';
-import { EVENT_FIELDS, GEOGRAPHY_LOOKUPS, GEOGRAPHY_READ_FIELDS } from '../domain/event/rules.js';
-import { lookupName } from './lookups.js';
+import { EVENT_FIELDS, GEOGRAPHY_READ_FIELDS } from '../domain/event/rules.js';
+import { geographyNames } from './lookups.js';
 import { recordProjection } from './records.js';
 import { and, eq, gte, lte, type Query, searchFilter } from './store/port.js';
 
@@ -22,14 +22,7 @@ export const eventsProjection = recordProjection({
     return { ...doc, ...Object.fromEntries(FORM_READ_FIELDS.map((f) => [f, d[f] ?? null])) };
   },
   // District and precinct names come from the team's lookups (decisions.md 6).
-  derive: async (doc, store) => {
-    const out: Record<string, string | null> = {};
-    for (const [idField, list, nameField] of GEOGRAPHY_LOOKUPS) {
-      const id = doc[idField];
-      out[nameField] = typeof id === 'number' ? await lookupName(store, doc.FkTeam as number, list, id) : null;
-    }
-    return out;
-  },
+  derive: (doc, store) => geographyNames(store, doc),
 });
 
 export const EVENT_SEARCH_FIELDS = [

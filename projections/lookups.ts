@@ -33,3 +33,10 @@ export async function assertLookup(store: ReadStore, team: number, list: LookupL
   if ((await lookupName(store, team, list, id as number)) === null)
     throw invalidField(field, `${field} ${id} is not in this account's ${list}; see GET /lookups.`);
 }
+
+/** The district and precinct names of a record's FkDistrict and FkPrecinct, from its team's lookups (decisions.md 6). */
+export async function geographyNames(store: ReadStore, doc: { FkTeam?: unknown; FkDistrict?: unknown; FkPrecinct?: unknown }) {
+  const team = doc.FkTeam as number;
+  const name = (list: LookupList, id: unknown) => (typeof id === 'number' ? lookupName(store, team, list, id) : null);
+  return { DistrictName: await name('districts', doc.FkDistrict), PrecinctName: await name('precincts', doc.FkPrecinct) };
+}

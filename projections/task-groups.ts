@@ -1,5 +1,5 @@
 import { TASK_GROUP, TASK_GROUP_FIELDS } from '../domain/task-group/events.js';
-import { lookupName } from './lookups.js';
+import { geographyNames } from './lookups.js';
 import { recordProjection } from './records.js';
 import { and, eq, type Query, searchFilter } from './store/port.js';
 
@@ -10,10 +10,7 @@ export const taskGroupsProjection = recordProjection({
   category: 'volunteer_task_group',
   collection: { name: TASK_GROUPS, idField: 'PkTaskGroup', indexes: [['FkTeam']] },
   fields: [...Object.keys(TASK_GROUP_FIELDS), 'DistrictName', 'PrecinctName'],
-  derive: async (doc, store) => ({
-    DistrictName: doc.FkDistrict ? await lookupName(store, doc.FkTeam as number, 'districts', doc.FkDistrict as number) : null,
-    PrecinctName: doc.FkPrecinct ? await lookupName(store, doc.FkTeam as number, 'precincts', doc.FkPrecinct as number) : null,
-  }),
+  derive: (doc, store) => geographyNames(store, doc),
 });
 
 export function taskGroupSearch(team: number, search: string | undefined, page: { page: number; pageSize: number }): Query {

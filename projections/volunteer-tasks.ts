@@ -1,6 +1,6 @@
-import { ASSIGNED, TASK, UNASSIGNED } from '../domain/volunteer-task/events.js';
+import { TASK } from '../domain/volunteer-task/events.js';
 import { TASK_DERIVED, TASK_FIELDS, numberOfHours } from '../domain/volunteer-task/rules.js';
-import { lookupName } from './lookups.js';
+import { geographyNames } from './lookups.js';
 import { recordProjection } from './records.js';
 import type { Projector } from './runner.js';
 import { and, type Doc, eq, type Query, searchFilter } from './store/port.js';
@@ -28,23 +28,16 @@ const base = recordProjection({
     indexes: [['FkTeam'], ['FkTeam', 'FkVolunteer'], ['FkTeam', 'FkTaskGroup'], ['_volunteerConstituent']],
   },
   fields: [...Object.keys(TASK_FIELDS), ...TASK_DERIVED],
-  extra: (doc, event) => {
-    if (event.type === ASSIGNED) return { ...doc, FkVolunteer: event.data.volunteerId, DateAssigned: event.data.DateAssigned };
-    if (event.type === UNASSIGNED) return { ...doc, FkVolunteer: null, DateAssigned: null };
-    return null;
-  },
+  // Assignment person-events need nothing here: the VolunteerTaskUpdated appended just before
+  // each carries its FkVolunteer and DateAssigned.
   derive: async (doc, store) => {
-    const team = doc.FkTeam as number;
     const volunteer = doc.FkVolunteer ? await store.get<Doc>(VOLUNTEERS, doc.FkVolunteer as number) : null;
     const group = doc.FkTaskGroup ? await store.get<Doc>(TASK_GROUPS, doc.FkTaskGroup as number) : null;
     return {
       NumberOfHours: numberOfHours(doc),
       ...volunteerFields(volunteer),
       TaskGroupTitle: group?.TaskGroupTitle ?? null,
-      FkDistrict: doc.FkDistrict ?? null,
-      DistrictName: doc.FkDistrict ? await lookupName(store, team, 'districts', doc.FkDistrict as number) : null,
-      FkPrecinct: doc.FkPrecinct ?? null,
-      PrecinctName: doc.FkPrecinct ? await lookupName(store, team, 'precincts', doc.FkPrecinct as number) : null,
+      ...(await geographyNames(store, doc)),
     };
   },
 });
