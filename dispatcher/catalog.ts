@@ -2,7 +2,7 @@ import type { Evolver } from '../commands/aggregate.js';
 import type { RecordedEvent } from '../commands/eventlog/port.js';
 import { constituentEvolver } from '../domain/constituent/events.js';
 import { DONATION, donationEvolver } from '../domain/donation/events.js';
-import { FORM_READ_FIELDS, type PublicFormDefaults } from '../domain/event/creation.js';
+import { formReadValues, type PublicFormDefaults } from '../domain/event/creation.js';
 import { EVENT, eventEvolver, FORM_DEFAULTS_APPLIED, TEMPLATES_SEEDED } from '../domain/event/events.js';
 import { RECURRING_GIFT, recurringGiftEvolver, type RecurringGiftState } from '../domain/recurring-gift/events.js';
 import type { Values } from '../domain/shared/fields.js';
@@ -93,8 +93,7 @@ const eventPayloadEvolver: Evolver<RecordState> = {
   initial: eventEvolver.initial,
   evolve: (s, e) => {
     if (e.type !== FORM_DEFAULTS_APPLIED) return eventEvolver.evolve(s, e);
-    const d = e.data.defaults as PublicFormDefaults;
-    return { ...s, fields: { ...s.fields, ...Object.fromEntries(FORM_READ_FIELDS.map((f) => [f, d[f] ?? null])) } };
+    return { ...s, fields: { ...s.fields, ...formReadValues(e.data.defaults as PublicFormDefaults) } };
   },
 };
 

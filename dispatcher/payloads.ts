@@ -3,8 +3,7 @@ import type { RecordedEvent } from '../commands/eventlog/port.js';
 import { CONSTITUENT_FIELDS } from '../domain/constituent/rules.js';
 import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
 import { DONATION_PUBLIC } from '../domain/donation/rules.js';
-import { FORM_READ_FIELDS } from '../domain/event/creation.js';
-import { EVENT_FIELDS, GEOGRAPHY_READ_FIELDS } from '../domain/event/rules.js';
+import { EVENT_READ_FIELDS } from '../domain/event/creation.js';
 import { lookupStream } from '../domain/lookup/events.js';
 import { RECURRING_GIFT_PUBLIC } from '../domain/recurring-gift/decide.js';
 import type { Values } from '../domain/shared/fields.js';
@@ -38,7 +37,7 @@ const FIELD_LISTS = {
   constituent: Object.keys(CONSTITUENT_FIELDS),
   volunteer: ['FkConstituent', ...Object.keys(VOLUNTEER_FIELDS).filter((f) => f !== 'FkConstituent')],
   task: Object.keys(TASK_FIELDS),
-  event: [...Object.keys(EVENT_FIELDS), ...FORM_READ_FIELDS, ...GEOGRAPHY_READ_FIELDS],
+  event: EVENT_READ_FIELDS,
   donation: DONATION_PUBLIC,
   recurringGift: RECURRING_GIFT_PUBLIC,
 };

@@ -1,6 +1,5 @@
-import { FORM_READ_FIELDS, type PublicFormDefaults } from '../domain/event/creation.js';
+import { EVENT_READ_FIELDS, formReadValues, type PublicFormDefaults } from '../domain/event/creation.js';
 import { EVENT, EVENT_CATEGORY, FORM_DEFAULTS_APPLIED } from '../domain/event/events.js';
-import { EVENT_FIELDS, GEOGRAPHY_READ_FIELDS } from '../domain/event/rules.js';
 import { geographyNames } from './lookups.js';
 import { recordProjection } from './records.js';
 import { and, eq, gte, lte, type Query, searchFilter } from './store/port.js';
@@ -8,7 +7,6 @@ import { and, eq, gte, lte, type Query, searchFilter } from './store/port.js';
 export const EVENTS = 'events';
 
 /** Every field an event reads back, null when unset. */
-export const EVENT_READ_FIELDS = [...Object.keys(EVENT_FIELDS), ...FORM_READ_FIELDS, ...GEOGRAPHY_READ_FIELDS];
 
 export const eventsProjection = recordProjection({
   prefix: EVENT,
@@ -18,8 +16,7 @@ export const eventsProjection = recordProjection({
   // The seeded templates and the form design live in the history only; the form defaults' flags are read fields.
   extra: (doc, event) => {
     if (event.type !== FORM_DEFAULTS_APPLIED) return null;
-    const d = event.data.defaults as PublicFormDefaults;
-    return { ...doc, ...Object.fromEntries(FORM_READ_FIELDS.map((f) => [f, d[f] ?? null])) };
+    return { ...doc, ...formReadValues(event.data.defaults as PublicFormDefaults) };
   },
   // District and precinct names come from the team's lookups (decisions.md 6).
   derive: (doc, store) => geographyNames(store, doc),

@@ -1,3 +1,4 @@
+import { EVENT_FIELDS, GEOGRAPHY_READ_FIELDS } from './rules.js';
 /**
  * What the in-app Add Event sets up besides the event's own fields (spec 2.5, creation behaviour).
  * Teams have no settings surface for these yet, so every team starts from the product defaults
@@ -42,3 +43,9 @@ export const DEFAULT_PUBLIC_FORM: PublicFormDefaults = {
 
 /** The fields of the defaults that events read back. */
 export const FORM_READ_FIELDS = ['IsPublic', 'IsTicketSales'] as const;
+
+/** The read fields an EventPublicFormDefaultsApplied sets. */
+export const formReadValues = (defaults: PublicFormDefaults) => Object.fromEntries(FORM_READ_FIELDS.map((f) => [f, defaults[f] ?? null]));
+
+/** Every field of an event read and payload, in order. */
+export const EVENT_READ_FIELDS = [...Object.keys(EVENT_FIELDS), ...FORM_READ_FIELDS, ...GEOGRAPHY_READ_FIELDS];
