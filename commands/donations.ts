@@ -1,11 +1,11 @@
 import { assertTeamRecord } from '../projections/read.js';
 import { donationEvolver, donationStream } from '../domain/donation/events.js';
 import { decideFlag, decideRecordDonation, decideRefund, decideUpdateDonation, refundFields, validateDonation } from '../domain/donation/decide.js';
-import { checkAmount } from '../domain/donation/rules.js';
-import type { Values } from '../domain/shared/fields.js';
-import type { RecordState } from '../domain/shared/record.js';
+import { checkAmount, DONATION_FIELDS, DONATION_READ_ONLY } from '../domain/donation/rules.js';
+import { normaliseFields, type Values } from '../domain/shared/fields.js';
+import { assertWritable, type RecordState } from '../domain/shared/record.js';
 import { CONSTITUENTS } from '../projections/constituents.js';
-import { type Evolver, handle } from './aggregate.js';
+import { type Evolver, handle, load } from './aggregate.js';
 import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 import { registerRecordKind } from './records.js';
@@ -34,7 +34,11 @@ export async function recordDonation(deps: CommandDeps, ctx: WriteContext, body:
 }
 
 export async function updateDonation(deps: CommandDeps, ctx: WriteContext, id: number, body: Values): Promise<void> {
-  await checkDonor(deps, ctx.team, body.FkConstituent ?? undefined);
+  // The answers in the usual order: a bad field, then a missing or locked donation, then a donor
+  // that is not the team's (the decision checks the first two again when it appends).
+  const sent = normaliseFields(DONATION_FIELDS, body, DONATION_READ_ONLY);
+  assertWritable((await load(deps.log, donationStream(id), donationEvolver)).state, ctx.team, 'donation', id);
+  await checkDonor(deps, ctx.team, sent.FkConstituent ?? undefined);
   const r = await handle(deps.log, donationStream(id), donationEvolver, ctx, (s) => decideUpdateDonation({ id, team: ctx.team, body }, s));
   await deps.settle(r.position);
 }

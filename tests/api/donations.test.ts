@@ -67,6 +67,19 @@ describe('donations in the application', () => {
     expect(r.body.error).toMatchObject({ code: 'invalid_field', field: 'FkConstituent' });
   });
 
+  it('answers an update in order: a bad field, then a missing or locked donation, then a foreign donor', async () => {
+    const a = await t.team();
+    const b = await t.team();
+    const d = (await a.admin.post('/donations', { FkConstituent: await donor(a), Amount: 10 })).body.donation.PkDonation;
+    const foreign = await donor(b);
+    expect((await a.admin.patch(`/donations/${d}`, { FkConstituent: 'x' })).body.error).toMatchObject({ code: 'invalid_field', field: 'FkConstituent' });
+    expect((await a.admin.patch('/donations/999999', { FkConstituent: foreign })).status).toBe(404);
+    await a.admin.post(`/donations/${d}/lock`);
+    expect((await a.admin.patch(`/donations/${d}`, { FkConstituent: foreign })).body.error.code).toBe('record_protected');
+    await a.admin.post(`/donations/${d}/unlock`);
+    expect((await a.admin.patch(`/donations/${d}`, { FkConstituent: foreign })).body.error).toMatchObject({ code: 'invalid_field', field: 'FkConstituent' });
+  });
+
   it('starts and cancels a recurring gift, once', async () => {
     const team = await t.team();
     const c = await donor(team);
