@@ -64,18 +64,24 @@ describe('recording a ticket sale through the application', () => {
     expect(Math.abs(Date.parse(r.body.eventTicket.PurchaseDate + 'Z') - Date.now())).toBeLessThan(60_000);
   });
 
-  it("refuses another team's or a deleted event or constituent, and bad amounts, writing nothing", async () => {
+  it("refuses another team's or a deleted event, constituent or donation, and bad amounts, writing nothing", async () => {
     const team = await t.team();
     const other = await t.team();
     const { event, buyer } = await setup(team);
     const theirs = await setup(other);
     const gone = (await team.api.Integration.post('/events', { EventTitle: 'Gone' })).body.event.PkEvent;
     await team.admin.del(`/events/${gone}`);
+    const goneBuyer = (await team.api.Integration.post('/constituents', { FirstName: 'Gone' })).body.constituent.PkConstituent;
+    await team.admin.del(`/constituents/${goneBuyer}`);
+    const goneGift = (await team.admin.post('/donations', { FkConstituent: buyer, Amount: 5 })).body.donation.PkDonation;
+    await team.admin.del(`/donations/${goneGift}`);
     const ok = { FkEvent: event, FkConstituent: buyer, GrossAmount: 10 };
     const cases: Array<[object, string, string]> = [
       [{ ...ok, FkEvent: theirs.event }, 'invalid_field', 'FkEvent'],
       [{ ...ok, FkEvent: gone }, 'invalid_field', 'FkEvent'],
       [{ ...ok, FkConstituent: theirs.buyer }, 'invalid_field', 'FkConstituent'],
+      [{ ...ok, FkConstituent: goneBuyer }, 'invalid_field', 'FkConstituent'],
+      [{ ...ok, FkDonation: goneGift }, 'invalid_field', 'FkDonation'],
       [{ FkConstituent: buyer, GrossAmount: 10 }, 'missing_field', 'FkEvent'],
       [{ FkEvent: event, GrossAmount: 10 }, 'missing_field', 'FkConstituent'],
       [{ FkEvent: event, FkConstituent: buyer }, 'missing_field', 'GrossAmount'],

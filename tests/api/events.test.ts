@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;
@@ -56,7 +56,12 @@ describe('creating an event', () => {
 
   it('seeds the notification templates and applies the public form defaults in the same append as EventCreated', async () => {
     const { api, admin } = await t.team();
+    const appends = vi.spyOn(t.runtime.services.log, 'append');
     const id = (await api.Integration.post('/events', gala)).body.event.PkEvent;
+    const toEvent = appends.mock.calls.filter(([stream]) => stream === `event-${id}`);
+    appends.mockRestore();
+    // One append carries all three: the creation happens whole or not at all.
+    expect(toEvent.map(([, events]) => events.map((e) => e.type))).toEqual([['EventCreated', 'EventNotificationTemplatesSeeded', 'EventPublicFormDefaultsApplied']]);
     const h = await admin.get(`/history/events/${id}`);
     expect(h.status, h.raw).toBe(200);
     const types = h.body.events.map((e: { type: string }) => e.type);
