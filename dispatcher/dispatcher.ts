@@ -8,7 +8,7 @@ import { canReceive, categoryOf, mapEvent, mayFire } from './catalog.js';
 import type { Delivery, DeliveryLog } from './deliveries.js';
 import { AsOf } from './history.js';
 import type { DeliveryQueue, DeliveryTask } from './queue/port.js';
-import { deliveryId } from './worker.js';
+import { pendingDelivery } from './worker.js';
 
 export interface DispatcherDeps {
   log: EventLog;
@@ -93,10 +93,7 @@ export class Dispatcher {
           for (const ep of targets) {
             const task: DeliveryTask = { id: `${e.position.prepare}.${m.type}.${ep.id}`, endpointId: ep.id, team: ep.team, eventId: id, eventType: m.type, body };
             this.tasks.push(task);
-            this.pending.push({
-              id: deliveryId(task.id, 1), endpointId: ep.id, eventId: id, eventType: m.type, attempt: 1, status: 'pending',
-              responseStatus: null, durationMs: null, error: null, attemptedAt: null, nextAttemptAt: new Date().toISOString(),
-            });
+            this.pending.push(pendingDelivery(task, 1, new Date().toISOString()));
           }
         }
       }

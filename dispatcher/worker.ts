@@ -3,10 +3,27 @@ import { load } from '../commands/aggregate.js';
 import type { EventLog } from '../commands/eventlog/port.js';
 import { endpointEvolver, signingSecrets, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
 import type { Delivery, DeliveryLog } from './deliveries.js';
-import type { Consumer, DeliveryQueue, Lease, Outcome } from './queue/port.js';
+import type { Consumer, DeliveryQueue, DeliveryTask, Lease, Outcome } from './queue/port.js';
 import { hasNextAttempt, retryDelayMs, type RetryPolicy } from './retry.js';
 import type { Sender } from './send.js';
 import { signatureHeader } from './sign.js';
+
+/** An attempt not yet made, as the delivery log shows it until it is. */
+export function pendingDelivery(task: Pick<DeliveryTask, 'id' | 'endpointId' | 'eventId' | 'eventType'>, attempt: number, nextAttemptAt: string | null): Delivery {
+  return {
+    id: deliveryId(task.id, attempt),
+    endpointId: task.endpointId,
+    eventId: task.eventId,
+    eventType: task.eventType,
+    attempt,
+    status: 'pending',
+    responseStatus: null,
+    durationMs: null,
+    error: null,
+    attemptedAt: null,
+    nextAttemptAt,
+  };
+}
 
 /** X-Turnout-Delivery: one per attempt, derived so the delivery log's pending row names it in advance. */
 export const deliveryId = (taskId: string, attempt: number) =>
@@ -30,19 +47,7 @@ export interface WorkerDeps {
 export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease): Promise<Outcome> {
   const now = deps.now?.() ?? new Date();
   const { state: ep } = await load(deps.log, webhookEndpointStream(task.endpointId), endpointEvolver);
-  const row: Delivery = {
-    id: deliveryId(task.id, attempt),
-    endpointId: task.endpointId,
-    eventId: task.eventId,
-    eventType: task.eventType,
-    attempt,
-    status: 'pending',
-    responseStatus: null,
-    durationMs: null,
-    error: null,
-    attemptedAt: now.toISOString(),
-    nextAttemptAt: null,
-  };
+  const row: Delivery = { ...pendingDelivery(task, attempt, null), attemptedAt: now.toISOString() };
   // A deleted endpoint takes its delivery log with it: nothing to send, nothing to record.
   if (!ep.exists || ep.deleted || ep.team !== task.team) return { kind: 'done' };
   if (!ep.active) {
@@ -69,7 +74,7 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
   const nextAt = new Date(now.getTime() + r.durationMs + delayMs).toISOString();
   await deps.deliveries.record([
     { ...attempted, status: 'failed', nextAttemptAt: nextAt },
-    { ...row, id: deliveryId(task.id, attempt + 1), attempt: attempt + 1, attemptedAt: null, nextAttemptAt: nextAt },
+    pendingDelivery(task, attempt + 1, nextAt),
   ]);
   return { kind: 'retry', delayMs };
 }
