@@ -110,7 +110,7 @@ export class StoreDeliveryLog implements DeliveryLog {
 
   async recordPending(rows: Delivery[]): Promise<void> {
     await this.ready;
-    for (const r of rows) if (!(await this.store.get(WEBHOOK_DELIVERIES, r.id))) await this.store.put(WEBHOOK_DELIVERIES, { ...r, _seq: this.nextSeq() });
+    for (const r of rows) await this.store.insertIfAbsent(WEBHOOK_DELIVERIES, { ...r, _seq: this.nextSeq() });
   }
 
   async list(endpointId: number, status: DeliveryStatus | undefined, page: { page: number; pageSize: number }) {

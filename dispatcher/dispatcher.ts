@@ -125,10 +125,9 @@ export class Dispatcher {
     this.tasks = [];
     this.pending = [];
     this.flushing = (async () => {
-      // Pending rows are written before their tasks can be taken, so no worker's attempt can be
-      // recorded first and then overwritten by a late pending row (a read-then-write on MongoDB).
-      await this.deps.deliveries.recordPending(pending);
-      await this.deps.queue.enqueue(tasks, at);
+      // Embedded, both land in one transaction (one commit). Pending rows are inserted only where
+      // none exists, atomically, so a worker's attempt recorded first is never overwritten.
+      await Promise.all([this.deps.deliveries.recordPending(pending), this.deps.queue.enqueue(tasks, at)]);
       this.lastCheckpointWrite = Date.now();
     })();
     try {

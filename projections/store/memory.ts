@@ -50,6 +50,13 @@ export class MemoryReadStore implements ReadStore {
     for (const s of c.search.values()) s.set(id, doc);
   }
 
+  async insertIfAbsent(collection: string, doc: Doc): Promise<boolean> {
+    const c = this.col(collection);
+    if (c.docs.has(String(doc[c.def.idField]))) return false;
+    await this.put(collection, doc);
+    return true;
+  }
+
   async remove(collection: string, id: number | string): Promise<void> {
     const c = this.col(collection);
     const old = c.docs.get(String(id));

@@ -96,6 +96,14 @@ export class MongoReadStore implements ReadStore {
     await this.col(collection).replaceOne({ _id }, { ...doc, _id }, { upsert: true });
   }
 
+  async insertIfAbsent(collection: string, doc: Doc): Promise<boolean> {
+    const def = this.def(collection);
+    const _id = String(doc[def.idField]);
+    // An upsert that only sets on insert: one atomic step, whoever else writes the same id.
+    const r = await this.col(collection).updateOne({ _id }, { $setOnInsert: { ...doc, _id } }, { upsert: true });
+    return r.upsertedCount === 1;
+  }
+
   async updateWhere(collection: string, filter: Filter, set: Doc): Promise<void> {
     const fields = Object.keys(set);
     if (fields.length === 0) return;

@@ -56,6 +56,8 @@ export interface ReadStore {
   find<T = Doc>(query: Query): Promise<Page<T>>;
   /** Replaces (or inserts) the whole document. */
   put(collection: string, doc: Doc): Promise<void>;
+  /** Inserts the document unless one with its id exists, atomically; true when it inserted. */
+  insertIfAbsent(collection: string, doc: Doc): Promise<boolean>;
   /** Sets fields on every document matching the filter. */
   updateWhere(collection: string, filter: Filter, set: Doc): Promise<void>;
   remove(collection: string, id: number | string): Promise<void>;

@@ -63,6 +63,14 @@ export function readStoreContract(name: string, make: () => Promise<StoreUnderTe
         expect((await find({})).total).toBe(5);
       });
 
+      it('inserts only where no document has the id, and says which it did', async () => {
+        expect(await store.insertIfAbsent('people', { Pk: 1, Team: 9, Name: 'Impostor' })).toBe(false);
+        expect(await store.get('people', 1)).toEqual(DOCS[0]);
+        expect(await store.insertIfAbsent('people', { Pk: 6, Team: 1, Name: 'Fay' })).toBe(true);
+        expect(await store.get('people', 6)).toEqual({ Pk: 6, Team: 1, Name: 'Fay' });
+        expect(await ids(eq('Team', 1))).toEqual([1, 2, 3, 5, 6]);
+      });
+
       it('removes a document, and removing a missing one is harmless', async () => {
         await store.remove('people', 3);
         await store.remove('people', 99);
