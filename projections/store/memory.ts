@@ -5,13 +5,25 @@ import type { CollectionDef, Doc, Filter, Page, Query, ReadStore, Scalar } from 
 interface Collection {
   def: CollectionDef;
   docs: Map<string, Doc>;
-  /** index key (fields joined) -> value key -> ids */
-  indexes: Map<string, Map<string, Set<string>>>;
+  indexes: Index[];
   /** n-gram indexes for `contains`, per field set, built on the first search that needs one. */
   search: Map<string, SearchIndex>;
 }
 
+/** An equality index: the fields' values, keyed together, to the ids of the documents holding them. */
+interface Index {
+  fields: string[];
+  ids: Map<string, Set<string>>;
+}
+
 const keyOf = (v: unknown) => (v === null || v === undefined ? '\u0000null' : typeof v + ':' + String(v));
+
+function indexKey(fields: string[], valueOf: (field: string) => unknown): string {
+  if (fields.length === 1) return keyOf(valueOf(fields[0]));
+  let key = keyOf(valueOf(fields[0]));
+  for (let i = 1; i < fields.length; i++) key += '|' + keyOf(valueOf(fields[i]));
+  return key;
+}
 
 /**
  * The embedded read store: documents in memory, rebuilt from the log at start, with hash indexes
@@ -25,8 +37,7 @@ export class MemoryReadStore implements ReadStore {
 
   async defineCollection(def: CollectionDef): Promise<void> {
     if (this.collections.has(def.name)) return;
-    const indexes = new Map<string, Map<string, Set<string>>>();
-    for (const fields of def.indexes ?? []) indexes.set(fields.join(','), new Map());
+    const indexes = (def.indexes ?? []).map((fields) => ({ fields: [...fields], ids: new Map<string, Set<string>>() }));
     this.collections.set(def.name, { def, docs: new Map(), indexes, search: new Map() });
   }
 
@@ -140,42 +151,42 @@ export class MemoryReadStore implements ReadStore {
 
   /** The smallest index bucket an `eq` conjunct allows, else every document. */
   private candidates(c: Collection, filter: Filter | undefined): Iterable<Doc> {
-    if (!filter) return c.docs.values();
+    if (!filter || c.indexes.length === 0) return c.docs.values();
     const eqs = new Map<string, Scalar>();
     // Flattened: a lookup by email inside `and(...)` with a search still finds its index.
-    for (const f of conjunctsOf(filter)) if (f.op === 'eq') eqs.set(f.field, f.value);
+    if (filter.op === 'eq') eqs.set(filter.field, filter.value);
+    else for (const f of conjunctsOf(filter)) if (f.op === 'eq') eqs.set(f.field, f.value);
     let best: Set<string> | null = null;
-    for (const [key, index] of c.indexes) {
-      const fields = key.split(',');
-      if (!fields.every((f) => eqs.has(f))) continue;
-      const bucket = index.get(fields.map((f) => keyOf(eqs.get(f))).join('|')) ?? new Set<string>();
+    for (const index of c.indexes) {
+      if (!index.fields.every((f) => eqs.has(f))) continue;
+      const bucket = index.ids.get(indexKey(index.fields, (f) => eqs.get(f)));
+      if (!bucket) return [];
       if (!best || bucket.size < best.size) best = bucket;
     }
     if (!best) return c.docs.values();
-    const ids = best;
-    return (function* () {
-      for (const id of ids) {
-        const d = c.docs.get(id);
-        if (d) yield d;
-      }
-    })();
+    const docs: Doc[] = [];
+    for (const id of best) {
+      const d = c.docs.get(id);
+      if (d) docs.push(d);
+    }
+    return docs;
   }
 
   private index(c: Collection, id: string, doc: Doc) {
-    for (const [key, index] of c.indexes) {
-      const v = key.split(',').map((f) => keyOf(doc[f])).join('|');
-      let bucket = index.get(v);
-      if (!bucket) index.set(v, (bucket = new Set()));
+    for (const index of c.indexes) {
+      const v = indexKey(index.fields, (f) => doc[f]);
+      let bucket = index.ids.get(v);
+      if (!bucket) index.ids.set(v, (bucket = new Set()));
       bucket.add(id);
     }
   }
 
   private unindex(c: Collection, id: string, doc: Doc) {
-    for (const [key, index] of c.indexes) {
-      const v = key.split(',').map((f) => keyOf(doc[f])).join('|');
-      const bucket = index.get(v);
+    for (const index of c.indexes) {
+      const v = indexKey(index.fields, (f) => doc[f]);
+      const bucket = index.ids.get(v);
       bucket?.delete(id);
-      if (bucket?.size === 0) index.delete(v);
+      if (bucket?.size === 0) index.ids.delete(v);
     }
   }
 }
