@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { decideCreateTeam, decideIssueKey, decideRevokeKey } from '../domain/team/decide.js';
 import { teamEvolver, teamStream } from '../domain/team/events.js';
 import { API_KEYS, type ApiKeyDoc, TEAMS } from '../projections/teams.js';
@@ -24,7 +24,9 @@ export async function teamExists(deps: CommandDeps, team: number): Promise<boole
  * 256 bits of entropy, so a fast hash is enough; only the hash is stored.
  */
 const KEY_FORMAT = /^tko_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
-const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
+const hashSecret = (secret: string) => hash('sha256', secret, 'hex');
+/** Compared against when the prefix finds no key, so that an unknown key costs what a known one does. */
+const NO_HASH = Buffer.alloc(32);
 
 export async function issueApiKey(
   deps: CommandDeps,
@@ -52,8 +54,7 @@ export async function verifyApiKey(deps: Pick<CommandDeps, 'store'>, presented: 
   if (!m) return null;
   const found = await deps.store.find<ApiKeyDoc>({ collection: API_KEYS, filter: eq('prefix', `tko_${m[1]}`), page: { page: 1, pageSize: 1 } });
   const key = found.items[0];
-  const expected = Buffer.from(key ? key._hash : '0'.repeat(64), 'hex');
-  const actual = Buffer.from(hashSecret(m[2]), 'hex');
-  const same = timingSafeEqual(expected, actual);
+  const expected = key ? Buffer.from(key._hash, 'hex') : NO_HASH;
+  const same = timingSafeEqual(expected, hash('sha256', m[2], 'buffer'));
   return key && same && !key.revokedAt ? key : null;
 }
