@@ -41,6 +41,7 @@ export function describeChange(e: RecordedEvent): { recordType: string; recordId
 export const activityProjection: Projector = {
   name: ACTIVITY,
   collections: [{ name: ACTIVITY, idField: 'id', indexes: [['FkTeam']] }],
+  categories: [...RECORD_CATEGORIES],
   async apply(event, store) {
     const change = describeChange(event);
     if (!change || !event.metadata.team) return;

@@ -35,6 +35,7 @@ const sales = recordProjection({
 export const eventTicketsProjection: Projector = {
   name: EVENT_TICKETS,
   collections: sales.collections,
+  categories: ['event_ticket', 'event', 'constituent'],
   async apply(event, store) {
     await sales.apply(event, store);
     const changes = event.data.changes as Values | undefined;

@@ -15,6 +15,7 @@ export interface LookupDoc {
 export const lookupsProjection: Projector = {
   name: LOOKUPS,
   collections: [{ name: LOOKUPS, idField: 'id', indexes: [['FkTeam', 'list']] }],
+  categories: ['lookup'],
   async apply(event, store) {
     if (event.type !== 'LookupAdded') return;
     const d = event.data;

@@ -121,6 +121,7 @@ async function onEmailChanged(event: RecordedEvent, store: ReadStore): Promise<v
 export const outboxProjection: Projector = {
   name: NOTIFICATIONS,
   collections: [{ name: NOTIFICATIONS, idField: 'id', indexes: [['FkTeam'], ['taskId'], ['status'], ['volunteerId']] }],
+  categories: ['notification', 'constituent', 'volunteer_task'],
   async apply(event, store) {
     if (event.stream.startsWith('notification-')) return onDelivery(event, store);
     if (event.type === 'ConstituentUpdated' && 'Email1' in (event.data.changes as Doc)) return onEmailChanged(event, store);

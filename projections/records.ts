@@ -30,6 +30,7 @@ export function recordProjection(o: RecordProjectionOptions): Projector {
   return {
     name: o.collection.name,
     collections: [o.collection],
+    categories: [o.category],
     async apply(event, store) {
       if (!event.stream.startsWith(streamPrefix) || !event.type.startsWith(o.prefix)) return;
       const id = Number(event.stream.slice(streamPrefix.length));

@@ -4,6 +4,11 @@ import type { CollectionDef, ReadStore } from './store/port.js';
 export interface Projector {
   name: string;
   collections: CollectionDef[];
+  /**
+   * The stream categories (`constituent` of `constituent-12`) whose events this projector reads.
+   * Left out, it is given every event. The runner skips the others without calling `apply`.
+   */
+  categories?: readonly string[];
   /** Applies one event. Must be idempotent: a redelivered event changes nothing. */
   apply(event: RecordedEvent, store: ReadStore): Promise<void>;
 }
@@ -48,8 +53,19 @@ export class ProjectionRunner {
     });
   }
 
+  /** The projectors that read each stream category, in the order given. */
+  private readonly routes = new Map<string, Projector[]>();
+
+  private route(stream: string): Projector[] {
+    const dash = stream.indexOf('-');
+    const category = dash < 0 ? stream : stream.slice(0, dash);
+    let ps = this.routes.get(category);
+    if (!ps) this.routes.set(category, (ps = this.projectors.filter((p) => !p.categories || p.categories.includes(category))));
+    return ps;
+  }
+
   private async handle(event: RecordedEvent): Promise<void> {
-    for (const p of this.projectors) {
+    for (const p of this.route(event.stream)) {
       try {
         await p.apply(event, this.store);
       } catch (err) {

@@ -21,6 +21,7 @@ export const teamsProjection: Projector = {
     { name: TEAMS, idField: 'id' },
     { name: API_KEYS, idField: 'id', indexes: [['prefix'], ['FkTeam']] },
   ],
+  categories: ['team'],
   async apply(event, store) {
     const d = event.data;
     switch (event.type) {

@@ -45,6 +45,7 @@ const base = recordProjection({
 /** Tasks, plus following the assigned volunteer's constituent (decisions.md 6). */
 export const volunteerTasksProjection: Projector = {
   ...base,
+  categories: ['volunteer_task', 'constituent'],
   async apply(event, store) {
     await base.apply(event, store);
     if (event.type !== 'ConstituentUpdated') return;

@@ -32,6 +32,7 @@ const base = recordProjection({
  */
 export const volunteersProjection: Projector = {
   ...base,
+  categories: ['volunteer', 'constituent'],
   async apply(event, store) {
     await base.apply(event, store);
     if (event.type !== 'ConstituentUpdated') return;

@@ -22,6 +22,7 @@ export interface WebhookEndpointDoc {
 export const webhookEndpointsProjection: Projector = {
   name: WEBHOOK_ENDPOINTS,
   collections: [{ name: WEBHOOK_ENDPOINTS, idField: 'id', indexes: [['FkTeam']] }],
+  categories: ['webhook_endpoint'],
   async apply(event, store) {
     if (!event.stream.startsWith('webhook_endpoint-') || !event.type.startsWith(WEBHOOK_ENDPOINT)) return;
     const id = Number(event.stream.slice('webhook_endpoint-'.length));
