@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { NO_STREAM } from '../commands/eventlog/port.js';
 import { IdAllocator } from '../commands/ids.js';
-import { decideCreate } from '../domain/constituent/decide.js';
+import { decideCreate, validateCreate } from '../domain/constituent/decide.js';
 import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
 import { type BenchRequest, compare, formatComparison, formatMeasure, load } from './lib.js';
 import { person } from './names.js';
@@ -101,7 +101,7 @@ export async function seed(product: Product, n: number): Promise<{ firstId: numb
     for (let i = start; i < Math.min(n, start + 5_000); i++) {
       const id = await ids.next('constituent');
       firstId ||= id;
-      const events = decideCreate({ id, team: product.team, body: person(i) }, constituentEvolver.initial());
+      const events = decideCreate({ id, fields: validateCreate(person(i)) }, constituentEvolver.initial());
       appends.push(log.append(constituentStream(id), events.map((e) => ({ ...e, metadata })), NO_STREAM));
     }
     await Promise.all(appends);

@@ -12,9 +12,9 @@ import { createOnce } from './claims.js';
 import type { CommandDeps } from './deps.js';
 
 export async function createConstituent(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<number> {
-  validateCreate(body); // before an id is taken: a failed create writes nothing
+  const fields = validateCreate(body); // before an id is taken: a failed create writes nothing
   const id = await deps.ids.next('constituent');
-  const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, team: ctx.team, body }, s), { newStream: true });
+  const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, fields }, s), { newStream: true });
   await deps.settle(r.position);
   return id;
 }
@@ -44,7 +44,7 @@ export async function upsertConstituentByEmail(
   const email = normaliseFields(CONSTITUENT_FIELDS, body, CONSTITUENT_READ_ONLY).Email1;
   if (typeof email !== 'string') throw missingField('Email1', 'mode=upsert with matchOn=email needs Email1 in the body.');
   const create = async (id: number) => {
-    const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, team: ctx.team, body }, s), { newStream: true });
+    const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, fields: validateCreate(body) }, s), { newStream: true });
     await deps.settle(r.position);
     return { id, created: true };
   };

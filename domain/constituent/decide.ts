@@ -6,8 +6,8 @@ import { CONSTITUENT_DEFAULTS, CONSTITUENT_FIELDS, CONSTITUENT_READ_ONLY, comple
 
 export interface CreateConstituent {
   id: number;
-  team: number;
-  body: Values;
+  /** What validateCreate made of the body. */
+  fields: Values;
 }
 
 export interface UpdateConstituent {
@@ -16,7 +16,10 @@ export interface UpdateConstituent {
   body: Values;
 }
 
-/** Validates a create without deciding it: a failed create must write nothing, not even an id. */
+/**
+ * Validates and completes a create's body: first, because a failed create must write nothing,
+ * not even an id; the decision then records what this returned.
+ */
 export function validateCreate(body: Values): Values {
   const sent = normaliseFields(CONSTITUENT_FIELDS, body, CONSTITUENT_READ_ONLY);
   return completeConstituent({ ...CONSTITUENT_DEFAULTS, ...sent }, sent, true);
@@ -24,7 +27,7 @@ export function validateCreate(body: Values): Values {
 
 export function decideCreate(cmd: CreateConstituent, state: ConstituentState): DomainEvent[] {
   if (state.exists) throw new Error(`constituent ${cmd.id} already exists`);
-  return [{ type: `${CONSTITUENT}Created`, data: { id: cmd.id, fields: validateCreate(cmd.body) } }];
+  return [{ type: `${CONSTITUENT}Created`, data: { id: cmd.id, fields: cmd.fields } }];
 }
 
 /** Only sent fields change; a PATCH that changes nothing records nothing (decisions.md 3). */

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { decideCreate, decideUpdate } from '../../domain/constituent/decide.js';
+import { decideCreate, decideUpdate, validateCreate } from '../../domain/constituent/decide.js';
 import { constituentEvolver } from '../../domain/constituent/events.js';
 import { decideDelete, decideLock } from '../../domain/shared/record.js';
 import { given, TEAM } from '../support/decider.js';
 
 const create = (body: Record<string, unknown>, id = 7) => (s: typeof constituentEvolver extends { initial: () => infer S } ? S : never) =>
-  decideCreate({ id, team: TEAM, body }, s);
+  decideCreate({ id, fields: validateCreate(body) }, s);
 const update = (body: Record<string, unknown>, id = 7, team = TEAM) => (s: Parameters<typeof decideUpdate>[1]) => decideUpdate({ id, team, body }, s);
 const ada = { type: 'ConstituentCreated', data: { id: 7, fields: { FirstName: 'Ada', LastName: 'Lovelace', ConstituentName: 'Ada Lovelace', FkConstituentType: 1, IsActiveConstituent: true, Email1: 'ada@example.org' } } };
 
