@@ -68,7 +68,12 @@ export async function buildApp(services: Services, options: { logger?: boolean |
   installErrorHandling(app);
   // Before anything reads (the API key first): a write answered by another process is visible.
   const settleReads = services.settleReads;
-  if (settleReads) app.addHook('onRequest', async () => settleReads());
+  if (settleReads)
+    app.addHook('onRequest', (_request, _reply, done) => {
+      const settling = settleReads();
+      if (settling) settling.then(() => done(), done);
+      else done();
+    });
 
   await app.register(swagger, {
     openapi: {

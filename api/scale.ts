@@ -38,17 +38,19 @@ export function readsSettleToHead(config: Config): boolean {
   return !config.mongoUrl && (Boolean(config.eventStoreUrl) || config.dataDir !== ':memory:');
 }
 
-export function readSettler(log: EventLog, waitFor: (p: NonNullable<Awaited<ReturnType<EventLog['head']>>>) => Promise<void>): () => Promise<void> {
+export function readSettler(log: EventLog, waitFor: (p: NonNullable<Awaited<ReturnType<EventLog['head']>>>) => Promise<void>): () => Promise<void> | null {
   // Writes of this process settle before they answer, so only another writer's appends can be
   // missing here. Where the log can tell that none happened since the last settle completed,
   // a request skips the head query (the single-process default pays almost nothing).
   let settledToken: number | undefined;
-  return async () => {
-    const token = log.foreignWriteToken?.();
-    if (token !== undefined && token === settledToken) return;
+  const settle = async (token: number | undefined) => {
     const head = await log.head();
     if (head) await waitFor(head);
     if (token !== undefined) settledToken = token;
+  };
+  return () => {
+    const token = log.foreignWriteToken?.();
+    return token !== undefined && token === settledToken ? null : settle(token);
   };
 }
 

@@ -10,7 +10,8 @@ export interface Services extends CommandDeps {
    * Where read models are per process but the log is shared, brings them up to the log's head
    * before a request is served (read-your-writes across processes; docs/production.md).
    */
-  settleReads?: () => Promise<void>;
+  /** Null when there is nothing to wait for (the common case, answered without a promise). */
+  settleReads?: () => Promise<void> | null;
   /** True once stores are reachable and read models have caught up (GET /readyz). */
   ready: () => Promise<boolean>;
   /** Optional parts started by later roles (dispatcher, mailer) hang their own handles here. */
