@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { EventLog } from '../commands/eventlog/port.js';
+import { comparePositions, type EventLog, type Position } from '../commands/eventlog/port.js';
 import { type Lease, LeaseKeeper } from '../projections/lease.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { Config } from './config.js';
@@ -38,20 +38,16 @@ export function readsSettleToHead(config: Config): boolean {
   return !config.mongoUrl && (Boolean(config.eventStoreUrl) || config.dataDir !== ':memory:');
 }
 
-export function readSettler(log: EventLog, waitFor: (p: NonNullable<Awaited<ReturnType<EventLog['head']>>>) => Promise<void>): () => Promise<void> | null {
+export function readSettler(log: EventLog, waitFor: (p: Position) => Promise<void>): () => Promise<void> | null {
   // Writes of this process settle before they answer, so only another writer's appends can be
-  // missing here. Where the log can tell that none happened since the last settle completed,
-  // a request skips the head query (the single-process default pays almost nothing).
-  let settledToken: number | undefined;
-  const settle = async (token: number | undefined) => {
-    const head = await log.head();
+  // missing here. Where the log can tell at once that there are none since the last settle, a
+  // request waits for nothing (the single-process default pays one indexed query).
+  let settled: Position | null | undefined;
+  const settleTo = async (head: Position | null) => {
     if (head) await waitFor(head);
-    if (token !== undefined) settledToken = token;
+    if (settled === undefined || settled === null || (head && comparePositions(head, settled) > 0)) settled = head;
   };
-  return () => {
-    const token = log.foreignWriteToken?.();
-    return token !== undefined && token === settledToken ? null : settle(token);
-  };
+  return () => (settled !== undefined && log.ownWritesOnlySince?.(settled) ? null : log.head().then(settleTo));
 }
 
 /**

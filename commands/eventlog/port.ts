@@ -89,10 +89,12 @@ export interface EventLog {
   /** Position of the last event in the log, or null when it is empty. */
   head(): Promise<Position | null>;
   /**
-   * A cheap token that changes whenever another writer (another process) may have appended.
-   * Adapters that cannot tell leave it out, and readers then assume that one may have.
+   * True when every event after `position` (null: the start) was appended through this very log
+   * object, answered at once, so a reader settled to `position` misses nothing that another
+   * writer (another process) appended. Adapters that cannot tell at once leave it out, and
+   * readers then settle to head().
    */
-  foreignWriteToken?(): number;
+  ownWritesOnlySince?(position: Position | null): boolean;
   close(): Promise<void>;
 }
 

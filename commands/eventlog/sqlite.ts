@@ -1,23 +1,20 @@
 import Database from 'better-sqlite3';
 import {
-  ANY,
   type AppendResult,
   type EventLog,
   type ExpectedRevision,
   type NewEvent,
-  NO_STREAM,
   type Position,
   type RecordedEvent,
   type SubscribeOptions,
   type Subscription,
   WrongExpectedRevision,
 } from './port.js';
+import { type Committer, FOREIGN_UP_TO, makeCommitter, newMarks, type Outcome, OWN_LAST, type WireAppend, WriterThread } from './sqlite-writer.js';
 
 interface Pending {
-  stream: string;
-  /** Serialised when the append is accepted, so one that cannot be fails alone, not its batch. */
-  events: Array<{ type: string; data: string; metadata: string }>;
-  expected: ExpectedRevision;
+  /** The events serialised when the append is accepted, so one that cannot be fails alone, not its batch. */
+  append: WireAppend;
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
 }
@@ -36,6 +33,12 @@ export interface SqliteEventLogOptions {
   pollMs?: number;
   /** Events read per batch while catching up. */
   batchSize?: number;
+  /**
+   * Commit on a thread of its own (the default for a file): the transaction and its fsync then
+   * run beside the event loop, which goes on taking requests for the next batch meanwhile.
+   * False commits on the calling thread. An in-memory database is always committed in place.
+   */
+  writerThread?: boolean;
 }
 
 /**
@@ -45,13 +48,23 @@ export interface SqliteEventLogOptions {
  * Group commit: appends are queued and flushed on the next turn of the event loop in one
  * transaction, so every request that arrived meanwhile shares one fsync. Each append still
  * checks its own expected revision, against the rows earlier appends of the same batch wrote,
- * and fails alone.
+ * and fails alone. With the writer thread, one batch is committed at a time: the appends that
+ * arrive while it is on disk make up the next one, so batches grow with the load.
+ *
+ * Reads (streams, following, the head) use this thread's own connection; in WAL mode they never
+ * wait for the writer.
  */
 export class SqliteEventLog implements EventLog {
   private readonly db: Database.Database;
   private pending: Pending[] = [];
-  /** Rows the current flush inserted; handed to this process's followers once committed. */
-  private written: Row[] = [];
+  private readonly writer: WriterThread | null;
+  private readonly commitHere: Committer | null;
+  /** The batch on the writer thread, until it is answered. */
+  private committing: Promise<void> | null = null;
+  /** What the committer saw: its own last position, and the last one another writer appended. */
+  private readonly marks = newMarks();
+  /** Transactions committed (each one fsync), and the appends they carried. */
+  readonly stats = { commits: 0, appends: 0 };
   /**
    * The events this connection committed last, oldest first: followers in this process take them
    * from here instead of reading back (and parsing again) what was just written. Another
@@ -66,13 +79,13 @@ export class SqliteEventLog implements EventLog {
   private readonly pollMs: number;
   private readonly batchSize: number;
   private readonly stmt: {
-    streamHead: Database.Statement<[string], { revision: number | bigint }>;
-    insert: Database.Statement<[string, number | bigint, string, string, string]>;
     readStream: Database.Statement<[string], Row>;
     readAfter: Database.Statement<[number | bigint, number], Row>;
     head: Database.Statement<[], { position: number | bigint | null }>;
-    dataVersion: Database.Statement<[], number | bigint>;
+    dataVersion: Database.Statement<[], bigint>;
   };
+  /** The last settled position found to have nothing foreign after it, and data_version then. */
+  private ownOnly: { after: bigint; version: bigint } | null = null;
 
   constructor(file: string, options: SqliteEventLogOptions = {}) {
     this.pollMs = options.pollMs ?? 50;
@@ -94,13 +107,21 @@ export class SqliteEventLog implements EventLog {
       );
     `);
     this.stmt = {
-      streamHead: this.db.prepare('SELECT revision FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1'),
-      insert: this.db.prepare('INSERT INTO events (stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?)'),
       readStream: this.db.prepare('SELECT * FROM events WHERE stream = ? ORDER BY revision'),
       readAfter: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       head: this.db.prepare('SELECT MAX(position) AS position FROM events'),
-      dataVersion: this.db.prepare<[], number | bigint>('PRAGMA data_version').pluck(),
+      // Changes whenever another connection (the writer thread, another process) commits.
+      dataVersion: this.db.prepare<[], bigint>('PRAGMA data_version').pluck(),
     };
+    const threaded = (options.writerThread ?? true) && file !== ':memory:' && file !== '';
+    this.writer = threaded ? new WriterThread(file, this.marks) : null;
+    this.commitHere = threaded ? null : makeCommitter(this.db, this.marks);
+  }
+
+  /** How the connection that commits appends is set up: WAL and synchronous=FULL (2) make them durable. */
+  async writerSettings(): Promise<{ journalMode: string; synchronous: number }> {
+    if (this.writer) return this.writer.settings();
+    return { journalMode: String(this.db.pragma('journal_mode', { simple: true })), synchronous: Number(this.db.pragma('synchronous', { simple: true })) };
   }
 
   /** The underlying database, for other embedded stores that keep their tables in the same file. */
@@ -111,14 +132,14 @@ export class SqliteEventLog implements EventLog {
   append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new Error('event log is closed'));
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
-    let rows: Pending['events'];
+    let rows: WireAppend['events'];
     try {
       rows = events.map((e) => ({ type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata) }));
     } catch (err) {
       return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
-      this.pending.push({ stream, events: rows, expected, resolve, reject });
+      this.pending.push({ append: { stream, events: rows, expected }, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -128,53 +149,62 @@ export class SqliteEventLog implements EventLog {
 
   private flush(): void {
     this.flushScheduled = false;
+    // On the writer thread one batch at a time: the next is sent when this one is answered.
+    if (this.committing) return;
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
-    const outcomes: Array<{ ok: AppendResult } | { err: unknown }> = [];
-    this.written = [];
-    try {
-      // IMMEDIATE takes the write lock before the revision checks read: with another process on
-      // the file, a deferred transaction that read first fails at once with SQLITE_BUSY
-      // (stale snapshot) instead of waiting out busy_timeout.
-      this.db
-        .transaction(() => {
-          for (const p of batch) outcomes.push(this.write(p));
-        })
-        .immediate();
-    } catch (err) {
-      // The commit itself failed (disk full, I/O error): nothing of the batch is durable.
-      this.written = [];
-      for (const p of batch) p.reject(err);
+    const appends = batch.map((p) => p.append);
+    if (this.writer) {
+      this.committing = this.writer.commit(appends).then(
+        (outcomes) => this.committed(batch, outcomes),
+        (err) => this.failed(batch, err),
+      );
+      void this.committing.finally(() => {
+        this.committing = null;
+        if (this.pending.length) this.flush();
+      });
       return;
     }
-    this.remember(this.written.map(toRecorded));
-    this.written = [];
-    batch.forEach((p, i) => {
-      const o = outcomes[i];
-      if ('ok' in o) p.resolve(o.ok);
-      else p.reject(o.err);
-    });
-    for (const l of this.listeners) l();
+    let outcomes: Outcome[];
+    try {
+      outcomes = this.commitHere!(appends);
+    } catch (err) {
+      this.failed(batch, err);
+      return;
+    }
+    this.committed(batch, outcomes);
   }
 
-  private write(p: Pending): { ok: AppendResult } | { err: unknown } {
-    const head = this.stmt.streamHead.get(p.stream);
-    const actual = head ? BigInt(head.revision) : null;
-    const ok =
-      p.expected === ANY ||
-      (p.expected === NO_STREAM && actual === null) ||
-      (typeof p.expected === 'bigint' && actual === p.expected);
-    if (!ok) return { err: new WrongExpectedRevision(p.stream, p.expected, actual) };
-    let revision = actual ?? -1n;
-    let position = 0n;
-    for (const e of p.events) {
-      revision += 1n;
-      const r = this.stmt.insert.run(p.stream, revision, e.type, e.data, e.metadata);
-      position = BigInt(r.lastInsertRowid);
-      this.written.push({ position, stream: p.stream, revision, type: e.type, data: e.data, metadata: e.metadata });
-    }
-    return { ok: { nextExpectedRevision: revision, position: { commit: position, prepare: position } } };
+  /** The commit itself failed (disk full, I/O error): nothing of the batch is durable. */
+  private failed(batch: Pending[], err: unknown): void {
+    for (const p of batch) p.reject(err);
+  }
+
+  private committed(batch: Pending[], outcomes: Outcome[]): void {
+    this.stats.commits++;
+    this.stats.appends += batch.length;
+    const written: RecordedEvent[] = [];
+    batch.forEach((p, i) => {
+      const o = outcomes[i];
+      const { stream, events, expected } = p.append;
+      if ('conflict' in o) {
+        p.reject(new WrongExpectedRevision(stream, expected, o.actual));
+        return;
+      }
+      // The append's events took consecutive positions and revisions, ending at these.
+      const n = BigInt(events.length);
+      events.forEach((e, k) => {
+        const back = n - 1n - BigInt(k);
+        written.push(toRecorded({ position: o.position - back, stream, revision: o.revision - back, type: e.type, data: e.data, metadata: e.metadata }));
+      });
+    });
+    this.remember(written);
+    batch.forEach((p, i) => {
+      const o = outcomes[i];
+      if (!('conflict' in o)) p.resolve({ nextExpectedRevision: o.revision, position: { commit: o.position, prepare: o.position } });
+    });
+    for (const l of this.listeners) l();
   }
 
   private remember(events: RecordedEvent[]): void {
@@ -202,22 +232,39 @@ export class SqliteEventLog implements EventLog {
     return this.stmt.readStream.all(stream).map(toRecorded);
   }
 
-  /** SQLite's data_version: it changes only when another connection commits to the file. */
-  foreignWriteToken(): number {
-    return Number(this.stmt.dataVersion.get());
+  async head(): Promise<Position | null> {
+    const p = this.headPosition();
+    return p === null ? null : { commit: p, prepare: p };
   }
 
-  async head(): Promise<Position | null> {
+  private headPosition(): bigint | null {
     const r = this.stmt.head.get();
     if (!r || r.position === null) return null;
     const p = BigInt(r.position);
-    // Another process appended: wake the followers now rather than at their next poll, so a
-    // read that settles to the head (read-your-writes across processes) waits milliseconds.
+    // Another process appended: wake the followers now rather than at their next poll, so a read
+    // that settles to the head (read-your-writes across processes) waits milliseconds. This
+    // process's own commits wake them as they are answered, from memory.
     if (p > this.seenHead) {
       this.seenHead = p;
-      for (const l of this.listeners) l();
+      if (p > Atomics.load(this.marks, OWN_LAST)) for (const l of this.listeners) l();
     }
-    return { commit: p, prepare: p };
+    return p;
+  }
+
+  /**
+   * Whether every event after `position` was appended through this log: the commits on its
+   * writer thread count, even before they are answered here. One indexed query on this thread.
+   */
+  ownWritesOnlySince(position: Position | null): boolean {
+    const after = position ? position.commit : 0n;
+    // Nothing committed through another connection since the last check found none: the same
+    // answer, without reading the head (a read transaction costs more than the pragma).
+    const version = this.stmt.dataVersion.get()!;
+    if (this.ownOnly && this.ownOnly.after === after && this.ownOnly.version === version) return true;
+    const head = this.headPosition() ?? 0n;
+    const own = head <= after || (head <= Atomics.load(this.marks, OWN_LAST) && Atomics.load(this.marks, FOREIGN_UP_TO) <= after);
+    this.ownOnly = own ? { after, version } : null;
+    return own;
   }
 
   subscribe(from: Position | null, handler: (e: RecordedEvent) => Promise<void> | void, options: SubscribeOptions = {}): Subscription {
@@ -234,14 +281,15 @@ export class SqliteEventLog implements EventLog {
     const loop = (async () => {
       while (!stopped && !this.closed) {
         let rows: RecordedEvent[];
-        // Only a short read of the file means caught up: a run from memory may be followed by
-        // another process's rows.
+        // Caught up: a short read of the file, or a run from memory to the last event this log
+        // committed. Another process's rows after that are found by the next poll, or at once
+        // when a read settles to the head (head() wakes the followers for them).
         let caughtUp = false;
         poked = false;
         try {
           const mine = this.fromMemory(after, this.batchSize);
           rows = mine ?? this.stmt.readAfter.all(after, this.batchSize).map(toRecorded);
-          caughtUp = !mine && rows.length < this.batchSize;
+          caughtUp = mine ? mine[mine.length - 1] === this.recent[this.recent.length - 1] : rows.length < this.batchSize;
         } catch (err) {
           if (this.closed) break;
           options.onError?.(err);
@@ -279,9 +327,13 @@ export class SqliteEventLog implements EventLog {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    // Whatever was accepted is written before the file closes.
-    if (this.pending.length) this.flush();
     this.closed = true;
+    // Whatever was accepted is written before the file closes.
+    while (this.committing || this.pending.length) {
+      if (this.committing) await this.committing;
+      else this.flush();
+    }
+    await this.writer?.close();
     for (const l of this.listeners) l();
     this.listeners.clear();
     this.db.close();

@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { NO_STREAM, type NewEvent } from '../../commands/eventlog/port.js';
+import { NO_STREAM, type NewEvent, type RecordedEvent } from '../../commands/eventlog/port.js';
 import { SqliteEventLog } from '../../commands/eventlog/sqlite.js';
+import { readSettler } from '../../api/scale.js';
 import { eventLogContract } from './eventlog.contract.js';
 
 const dirs: string[] = [];
@@ -21,38 +22,87 @@ eventLogContract('SqliteEventLog', async () => {
   return { log, cleanup: () => log.close() };
 });
 
+eventLogContract('SqliteEventLog committing on the calling thread', async () => {
+  const log = new SqliteEventLog(tempFile(), { pollMs: 20, writerThread: false });
+  return { log, cleanup: () => log.close() };
+});
+
 const event = (type: string, data: Record<string, unknown> = {}): NewEvent => ({
   type,
   data,
   metadata: { team: 1, source: 'Application', keyName: null, correlationId: 'c', at: '2024-05-01T12:00:00.000Z' },
 });
 
-describe('the SQLite event log on disk', () => {
+describe.each([
+  { mode: 'on its writer thread', writerThread: true },
+  { mode: 'on the calling thread', writerThread: false },
+])('committing $mode', ({ writerThread }) => {
   it('acknowledges appends only with WAL and synchronous=FULL', async () => {
-    const log = new SqliteEventLog(tempFile());
+    const log = new SqliteEventLog(tempFile(), { writerThread });
     try {
-      expect(log.database.pragma('journal_mode', { simple: true })).toBe('wal');
       // 2 is FULL: the WAL is synced at every commit, so an acknowledged append survives a power cut.
-      expect(Number(log.database.pragma('synchronous', { simple: true }))).toBe(2);
+      expect(await log.writerSettings()).toEqual({ journalMode: 'wal', synchronous: 2 });
     } finally {
       await log.close();
     }
   });
 
   it('commits two hundred concurrent appends in a handful of transactions', async () => {
-    const log = new SqliteEventLog(tempFile());
+    const log = new SqliteEventLog(tempFile(), { writerThread });
     try {
-      const transactions = vi.spyOn(log.database, 'transaction');
       const results = await Promise.all(Array.from({ length: 200 }, (_, i) => log.append(`cart-${i}`, [event('Opened')], NO_STREAM)));
       expect(results).toHaveLength(200);
+      expect(new Set(results.map((r) => r.position.commit)).size).toBe(200);
       // One transaction is one fsync: group commit is what lets them share it.
-      expect(transactions.mock.calls.length).toBeGreaterThan(0);
-      expect(transactions.mock.calls.length).toBeLessThanOrEqual(5);
+      expect(log.stats.appends).toBe(200);
+      expect(log.stats.commits).toBeGreaterThan(0);
+      expect(log.stats.commits).toBeLessThanOrEqual(5);
     } finally {
       await log.close();
     }
   });
 
+  it('gives a multi-event append consecutive positions and revisions, and its followers the events as written', async () => {
+    const log = new SqliteEventLog(tempFile(), { writerThread });
+    const seen: RecordedEvent[] = [];
+    const sub = log.subscribe(null, (e) => void seen.push(e));
+    try {
+      const [a, b] = await Promise.all([
+        log.append('order-1', [event('Placed', { n: 1 }), event('Paid', { n: 2 }), event('Shipped', { n: 3 })], NO_STREAM),
+        log.append('order-2', [event('Placed', { n: 4 })], NO_STREAM),
+      ]);
+      expect(a).toEqual({ nextExpectedRevision: 2n, position: { commit: 3n, prepare: 3n } });
+      expect(b).toEqual({ nextExpectedRevision: 0n, position: { commit: 4n, prepare: 4n } });
+      await vi.waitFor(() => expect(seen).toHaveLength(4));
+      expect(seen.map((e) => [e.stream, e.revision, e.position.commit, e.type, e.data.n])).toEqual([
+        ['order-1', 0n, 1n, 'Placed', 1],
+        ['order-1', 1n, 2n, 'Paid', 2],
+        ['order-1', 2n, 3n, 'Shipped', 3],
+        ['order-2', 0n, 4n, 'Placed', 4],
+      ]);
+      expect(await log.readStream('order-1')).toEqual(seen.slice(0, 3));
+    } finally {
+      await sub.stop();
+      await log.close();
+    }
+  });
+
+  it('writes every accepted append before it closes', async () => {
+    const file = tempFile();
+    const log = new SqliteEventLog(file, { writerThread });
+    const appends = Array.from({ length: 50 }, (_, i) => log.append(`late-${i}`, [event('Opened')], NO_STREAM));
+    await log.close();
+    expect(await Promise.all(appends)).toHaveLength(50);
+    const again = new SqliteEventLog(file, { writerThread });
+    try {
+      expect((await again.head())?.commit).toBe(50n);
+    } finally {
+      await again.close();
+    }
+  });
+});
+
+describe('the SQLite event log on disk', () => {
   it('fails a conflicting append inside a shared transaction alone', async () => {
     const log = new SqliteEventLog(tempFile());
     try {
@@ -101,17 +151,33 @@ describe('the SQLite event log on disk', () => {
   });
 });
 
-describe('telling whether another process appended', () => {
-  it('changes the foreign-write token for another connection’s commit, not for its own', async () => {
+describe.each([{ writerThread: true }, { writerThread: false }])('settling reads to what another process appended (writer thread: $writerThread)', ({ writerThread }) => {
+  it('waits for nothing after its own appends, and for the head once another connection appended, even below its own', async () => {
     const file = tempFile();
-    const mine = new SqliteEventLog(file);
-    const other = new SqliteEventLog(file);
+    const mine = new SqliteEventLog(file, { writerThread });
+    const other = new SqliteEventLog(file, { writerThread });
+    const waited: bigint[] = [];
+    const settle = readSettler(mine, async (p) => void waited.push(p.commit));
     try {
-      const before = mine.foreignWriteToken();
       await mine.append('s-1', [event('Mine')], NO_STREAM);
-      expect(mine.foreignWriteToken()).toBe(before);
-      await other.append('s-2', [event('Theirs')], NO_STREAM);
-      expect(mine.foreignWriteToken()).not.toBe(before);
+      await settle();
+      expect(waited).toEqual([1n]);
+      expect(settle()).toBeNull();
+      // Its own appends were settled by the writes themselves.
+      await mine.append('s-2', [event('Mine'), event('Mine')], NO_STREAM);
+      expect(settle()).toBeNull();
+
+      await other.append('s-3', [event('Theirs')], NO_STREAM);
+      const settling = settle();
+      expect(settling).not.toBeNull();
+      await settling;
+      expect(waited).toEqual([1n, 4n]);
+      expect(settle()).toBeNull();
+
+      // Another process's event under one of its own: the head is its own, but position 5 is not.
+      await other.append('s-4', [event('Theirs')], NO_STREAM);
+      await mine.append('s-5', [event('Mine')], NO_STREAM);
+      expect(settle()).not.toBeNull();
     } finally {
       await other.close();
       await mine.close();

@@ -1,0 +1,184 @@
+import type Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+/** One append as the committer sees it: the events already serialised. */
+export interface WireAppend {
+  stream: string;
+  events: Array<{ type: string; data: string; metadata: string }>;
+  /** 'any', 'no_stream', or the exact revision the stream must be at. */
+  expected: 'any' | 'no_stream' | bigint;
+}
+
+/**
+ * What became of one append: its last revision and position (its events took the positions up to
+ * that one, consecutively), or the stream's actual revision when the expected one did not hold.
+ */
+export type Outcome = { revision: bigint; position: bigint } | { conflict: true; actual: bigint | null };
+
+export type Committer = (batch: WireAppend[]) => Outcome[];
+
+/**
+ * What the committer has seen of the log, shared with the reading thread (a SharedArrayBuffer
+ * of two 64-bit slots, read and written with Atomics):
+ * - OWN_LAST: the last position this committer wrote;
+ * - FOREIGN_UP_TO: the highest position it found written by someone else (another process)
+ *   when it began a transaction.
+ * A reader settled to position P then misses nothing another writer appended when the head is
+ * at most OWN_LAST and FOREIGN_UP_TO is at most P.
+ */
+export const OWN_LAST = 0;
+export const FOREIGN_UP_TO = 1;
+export const newMarks = () => new BigInt64Array(new SharedArrayBuffer(16));
+
+export interface WriterSettings {
+  journalMode: string;
+  /** 2 is FULL. */
+  synchronous: number;
+}
+
+/**
+ * The group commit: every append of a batch in one IMMEDIATE transaction, so they share one fsync,
+ * each checked against its own expected revision (and the rows earlier appends of the batch
+ * wrote) and failing alone. A failed commit throws, and then nothing of the batch is durable.
+ *
+ * Self-contained on purpose, with no reference to anything outside its body: it is also the
+ * source text of the writer thread (see writerThreadSource).
+ */
+export function makeCommitter(db: Database.Database, marks: BigInt64Array): Committer {
+  // OWN_LAST and FOREIGN_UP_TO, repeated: this function's text also runs on its own.
+  const OWN = 0;
+  const FOREIGN = 1;
+  const logHead = db.prepare<[], bigint | null>('SELECT MAX(position) FROM events').pluck().safeIntegers(true);
+  const streamHead = db.prepare<[string], bigint>('SELECT revision FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1').pluck().safeIntegers(true);
+  const insert = db.prepare<[string, bigint, string, string, string]>('INSERT INTO events (stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?)').safeIntegers(true);
+  // IMMEDIATE takes the write lock before the revision checks read: with another process on the
+  // file, a deferred transaction that read first fails at once with SQLITE_BUSY (stale snapshot)
+  // instead of waiting out busy_timeout.
+  const run = db.transaction((batch: WireAppend[]) => {
+    const before = logHead.get() ?? 0n;
+    if (before > Atomics.load(marks, OWN)) Atomics.store(marks, FOREIGN, before);
+    const outcomes: Outcome[] = [];
+    for (const a of batch) {
+      const head = streamHead.get(a.stream);
+      const actual = head === undefined ? null : BigInt(head);
+      const ok = a.expected === 'any' || (a.expected === 'no_stream' && actual === null) || (typeof a.expected === 'bigint' && actual === a.expected);
+      if (!ok) {
+        outcomes.push({ conflict: true, actual });
+        continue;
+      }
+      let revision = actual ?? -1n;
+      let position = 0n;
+      for (const e of a.events) {
+        revision += 1n;
+        position = BigInt(insert.run(a.stream, revision, e.type, e.data, e.metadata).lastInsertRowid);
+      }
+      outcomes.push({ revision, position });
+    }
+    return outcomes;
+  });
+  return (batch) => {
+    const outcomes = run.immediate(batch);
+    // Committed: only now are these positions visible to readers.
+    let last = 0n;
+    for (const o of outcomes) if ('position' in o && o.position > last) last = o.position;
+    if (last > 0n) Atomics.store(marks, OWN, last);
+    return outcomes;
+  };
+}
+
+/** The writer thread: its own connection to the file, committing each batch it is sent. */
+function writerThreadMain(req: NodeJS.Require, committerFor: typeof makeCommitter): void {
+  const { parentPort, workerData } = req('node:worker_threads') as typeof import('node:worker_threads');
+  const Sqlite = req(workerData.driver) as typeof Database;
+  const db = new Sqlite(workerData.file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('busy_timeout = 5000');
+  const commit = committerFor(db, new BigInt64Array(workerData.marks as SharedArrayBuffer));
+  parentPort!.on('message', (m: { id: number; batch: WireAppend[] } | { id: number; settings: true } | { close: true }) => {
+    if ('close' in m) {
+      db.close();
+      parentPort!.close();
+      return;
+    }
+    if ('settings' in m) {
+      const pragma = (name: string) => String(db.pragma(name, { simple: true }));
+      parentPort!.postMessage({ id: m.id, settings: { journalMode: pragma('journal_mode'), synchronous: Number(pragma('synchronous')) } });
+      return;
+    }
+    try {
+      parentPort!.postMessage({ id: m.id, outcomes: commit(m.batch) });
+    } catch (err) {
+      parentPort!.postMessage({ id: m.id, failed: err instanceof Error ? `${err.message}` : String(err) });
+    }
+  });
+}
+
+/**
+ * The writer thread's program, as text: `new Worker(…, { eval: true })` runs it as a CommonJS
+ * script (where `require` is defined), and it needs no compiled file beside this module, so it
+ * runs the same from the build and from the TypeScript sources under the test runner.
+ */
+const writerThreadSource = `(${writerThreadMain.toString()})(require, ${makeCommitter.toString()});`;
+
+/**
+ * The main thread's side of the writer thread: sends a batch, resolves with its outcomes. The
+ * thread commits batches in the order they are sent. It keeps the process alive only while a
+ * batch is in flight.
+ */
+export class WriterThread {
+  private readonly worker: Worker;
+  private nextId = 1;
+  private readonly inflight = new Map<number, { resolve: (answer: never) => void; reject: (e: Error) => void }>();
+  private broken: Error | null = null;
+  private readonly exited: Promise<void>;
+
+  constructor(file: string, marks: BigInt64Array) {
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    this.worker = new Worker(writerThreadSource, { eval: true, workerData: { file, driver, marks: marks.buffer }, name: 'turnout-log-writer' });
+    this.worker.unref();
+    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
+    this.worker.on('message', (m: { id: number; outcomes?: Outcome[]; settings?: WriterSettings; failed?: string }) => {
+      const w = this.inflight.get(m.id);
+      if (!w) return;
+      this.inflight.delete(m.id);
+      if (this.inflight.size === 0) this.worker.unref();
+      if (m.failed !== undefined) w.reject(new Error(m.failed));
+      else w.resolve((m.outcomes ?? m.settings) as never);
+    });
+    const fail = (err: Error) => {
+      this.broken ??= err;
+      for (const w of this.inflight.values()) w.reject(err);
+      this.inflight.clear();
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`the event log's writer thread exited (code ${code})`)));
+  }
+
+  commit(batch: WireAppend[]): Promise<Outcome[]> {
+    return this.ask<Outcome[]>({ batch });
+  }
+
+  /** How the thread's connection is set up: what makes its commits durable. */
+  settings(): Promise<WriterSettings> {
+    return this.ask<WriterSettings>({ settings: true });
+  }
+
+  private ask<T>(message: object): Promise<T> {
+    if (this.broken) return Promise.reject(this.broken);
+    const id = this.nextId++;
+    if (this.inflight.size === 0) this.worker.ref();
+    return new Promise<T>((resolve, reject) => {
+      this.inflight.set(id, { resolve: resolve as (answer: never) => void, reject });
+      this.worker.postMessage({ id, ...message });
+    });
+  }
+
+  /** After every batch sent so far has been answered: closes the thread's connection. */
+  async close(): Promise<void> {
+    if (!this.broken) this.worker.postMessage({ close: true });
+    this.worker.ref();
+    await this.exited;
+  }
+}
