@@ -24,12 +24,14 @@ export type Committer = (batch: WireAppend[]) => Outcome[];
  * - OWN_LAST: the last position this committer wrote;
  * - FOREIGN_UP_TO: the highest position it found written by someone else (another process)
  *   when it began a transaction.
+ * - COMMITS: the transactions it committed (each one fsync).
  * A reader settled to position P then misses nothing another writer appended when the head is
  * at most OWN_LAST and FOREIGN_UP_TO is at most P.
  */
 export const OWN_LAST = 0;
 export const FOREIGN_UP_TO = 1;
-export const newMarks = () => new BigInt64Array(new SharedArrayBuffer(16));
+export const COMMITS = 2;
+export const newMarks = () => new BigInt64Array(new SharedArrayBuffer(24));
 
 export interface WriterSettings {
   journalMode: string;
@@ -46,9 +48,10 @@ export interface WriterSettings {
  * source text of the writer thread (see writerThreadSource).
  */
 export function makeCommitter(db: Database.Database, marks: BigInt64Array): Committer {
-  // OWN_LAST and FOREIGN_UP_TO, repeated: this function's text also runs on its own.
+  // OWN_LAST, FOREIGN_UP_TO and COMMITS, repeated: this function's text also runs on its own.
   const OWN = 0;
   const FOREIGN = 1;
+  const TRANSACTIONS = 2;
   const logHead = db.prepare<[], bigint | null>('SELECT MAX(position) FROM events').pluck().safeIntegers(true);
   const streamHead = db.prepare<[string], bigint>('SELECT revision FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1').pluck().safeIntegers(true);
   const insert = db.prepare<[string, bigint, string, string, string]>('INSERT INTO events (stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?)').safeIntegers(true);
@@ -79,6 +82,7 @@ export function makeCommitter(db: Database.Database, marks: BigInt64Array): Comm
   });
   return (batch) => {
     const outcomes = run.immediate(batch);
+    Atomics.add(marks, TRANSACTIONS, 1n);
     // Committed: only now are these positions visible to readers.
     let last = 0n;
     for (const o of outcomes) if ('position' in o && o.position > last) last = o.position;
@@ -87,31 +91,64 @@ export function makeCommitter(db: Database.Database, marks: BigInt64Array): Comm
   };
 }
 
-/** The writer thread: its own connection to the file, committing each batch it is sent. */
+type Request = { id: number; batch: WireAppend[] } | { id: number; settings: true } | { close: true };
+type Answer = { id: number; outcomes?: Outcome[]; settings?: WriterSettings; failed?: string };
+
+/**
+ * The writer thread: its own connection to the file. Whatever batches arrived while it was
+ * committing go into its next transaction together, so the thread starts on them at once,
+ * without waiting for the event loop to collect them, and one fsync serves them all.
+ */
 function writerThreadMain(req: NodeJS.Require, committerFor: typeof makeCommitter): void {
-  const { parentPort, workerData } = req('node:worker_threads') as typeof import('node:worker_threads');
+  const { parentPort, receiveMessageOnPort, workerData } = req('node:worker_threads') as typeof import('node:worker_threads');
+  const port = parentPort!;
   const Sqlite = req(workerData.driver) as typeof Database;
   const db = new Sqlite(workerData.file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('busy_timeout = 5000');
   const commit = committerFor(db, new BigInt64Array(workerData.marks as SharedArrayBuffer));
-  parentPort!.on('message', (m: { id: number; batch: WireAppend[] } | { id: number; settings: true } | { close: true }) => {
-    if ('close' in m) {
-      db.close();
-      parentPort!.close();
-      return;
-    }
-    if ('settings' in m) {
-      const pragma = (name: string) => String(db.pragma(name, { simple: true }));
-      parentPort!.postMessage({ id: m.id, settings: { journalMode: pragma('journal_mode'), synchronous: Number(pragma('synchronous')) } });
-      return;
-    }
+  const failure = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+  const commitTogether = (batches: Array<{ id: number; batch: WireAppend[] }>, answers: Answer[]) => {
+    if (batches.length === 0) return;
     try {
-      parentPort!.postMessage({ id: m.id, outcomes: commit(m.batch) });
+      const outcomes = commit(batches.flatMap((b) => b.batch));
+      let at = 0;
+      for (const b of batches) {
+        answers.push({ id: b.id, outcomes: outcomes.slice(at, at + b.batch.length) });
+        at += b.batch.length;
+      }
     } catch (err) {
-      parentPort!.postMessage({ id: m.id, failed: err instanceof Error ? `${err.message}` : String(err) });
+      for (const b of batches) answers.push({ id: b.id, failed: failure(err) });
     }
+    batches.length = 0;
+  };
+
+  port.on('message', (first: Request) => {
+    const requests: Request[] = [first];
+    for (let next = receiveMessageOnPort(port); next; next = receiveMessageOnPort(port)) requests.push(next.message as Request);
+    const answers: Answer[] = [];
+    const batches: Array<{ id: number; batch: WireAppend[] }> = [];
+    for (const r of requests) {
+      if ('batch' in r) {
+        batches.push(r);
+        continue;
+      }
+      // Anything else is answered in order, after the batches sent before it.
+      commitTogether(batches, answers);
+      if ('settings' in r) {
+        const pragma = (name: string) => String(db.pragma(name, { simple: true }));
+        answers.push({ id: r.id, settings: { journalMode: pragma('journal_mode'), synchronous: Number(pragma('synchronous')) } });
+      } else {
+        port.postMessage(answers);
+        db.close();
+        port.close();
+        return;
+      }
+    }
+    commitTogether(batches, answers);
+    port.postMessage(answers);
   });
 }
 
@@ -124,8 +161,8 @@ const writerThreadSource = `(${writerThreadMain.toString()})(require, ${makeComm
 
 /**
  * The main thread's side of the writer thread: sends a batch, resolves with its outcomes. The
- * thread commits batches in the order they are sent. It keeps the process alive only while a
- * batch is in flight.
+ * thread commits batches in the order they are sent, and answers them in that order. It keeps
+ * the process alive only while a batch is in flight.
  */
 export class WriterThread {
   private readonly worker: Worker;
@@ -139,13 +176,15 @@ export class WriterThread {
     this.worker = new Worker(writerThreadSource, { eval: true, workerData: { file, driver, marks: marks.buffer }, name: 'turnout-log-writer' });
     this.worker.unref();
     this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.on('message', (m: { id: number; outcomes?: Outcome[]; settings?: WriterSettings; failed?: string }) => {
-      const w = this.inflight.get(m.id);
-      if (!w) return;
-      this.inflight.delete(m.id);
+    this.worker.on('message', (answers: Answer[]) => {
+      for (const a of answers) {
+        const w = this.inflight.get(a.id);
+        if (!w) continue;
+        this.inflight.delete(a.id);
+        if (a.failed !== undefined) w.reject(new Error(a.failed));
+        else w.resolve((a.outcomes ?? a.settings) as never);
+      }
       if (this.inflight.size === 0) this.worker.unref();
-      if (m.failed !== undefined) w.reject(new Error(m.failed));
-      else w.resolve((m.outcomes ?? m.settings) as never);
     });
     const fail = (err: Error) => {
       this.broken ??= err;

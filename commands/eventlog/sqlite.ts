@@ -10,7 +10,7 @@ import {
   type Subscription,
   WrongExpectedRevision,
 } from './port.js';
-import { type Committer, FOREIGN_UP_TO, makeCommitter, newMarks, type Outcome, OWN_LAST, type WireAppend, WriterThread } from './sqlite-writer.js';
+import { COMMITS, type Committer, FOREIGN_UP_TO, makeCommitter, newMarks, type Outcome, OWN_LAST, type WireAppend, WriterThread } from './sqlite-writer.js';
 
 interface Pending {
   /** The events serialised when the append is accepted, so one that cannot be fails alone, not its batch. */
@@ -48,8 +48,8 @@ export interface SqliteEventLogOptions {
  * Group commit: appends are queued and flushed on the next turn of the event loop in one
  * transaction, so every request that arrived meanwhile shares one fsync. Each append still
  * checks its own expected revision, against the rows earlier appends of the same batch wrote,
- * and fails alone. With the writer thread, one batch is committed at a time: the appends that
- * arrive while it is on disk make up the next one, so batches grow with the load.
+ * and fails alone. The writer thread commits together whatever batches reached it while it was
+ * committing the previous ones, so its transactions grow with the load.
  *
  * Reads (streams, following, the head) use this thread's own connection; in WAL mode they never
  * wait for the writer.
@@ -59,12 +59,11 @@ export class SqliteEventLog implements EventLog {
   private pending: Pending[] = [];
   private readonly writer: WriterThread | null;
   private readonly commitHere: Committer | null;
-  /** The batch on the writer thread, until it is answered. */
-  private committing: Promise<void> | null = null;
+  /** The batches sent to the writer thread and not answered yet. */
+  private readonly committing = new Set<Promise<void>>();
   /** What the committer saw: its own last position, and the last one another writer appended. */
   private readonly marks = newMarks();
-  /** Transactions committed (each one fsync), and the appends they carried. */
-  readonly stats = { commits: 0, appends: 0 };
+  private appended = 0;
   /**
    * The events this connection committed last, oldest first: followers in this process take them
    * from here instead of reading back (and parsing again) what was just written. Another
@@ -118,6 +117,11 @@ export class SqliteEventLog implements EventLog {
     this.commitHere = threaded ? null : makeCommitter(this.db, this.marks);
   }
 
+  /** Transactions committed (each one fsync), and the appends they carried. */
+  get stats(): { commits: number; appends: number } {
+    return { commits: Number(Atomics.load(this.marks, COMMITS)), appends: this.appended };
+  }
+
   /** How the connection that commits appends is set up: WAL and synchronous=FULL (2) make them durable. */
   async writerSettings(): Promise<{ journalMode: string; synchronous: number }> {
     if (this.writer) return this.writer.settings();
@@ -149,21 +153,18 @@ export class SqliteEventLog implements EventLog {
 
   private flush(): void {
     this.flushScheduled = false;
-    // On the writer thread one batch at a time: the next is sent when this one is answered.
-    if (this.committing) return;
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
     const appends = batch.map((p) => p.append);
     if (this.writer) {
-      this.committing = this.writer.commit(appends).then(
+      // Sent at once: the thread puts whatever reaches it while it commits into its next commit.
+      const done: Promise<void> = this.writer.commit(appends).then(
         (outcomes) => this.committed(batch, outcomes),
         (err) => this.failed(batch, err),
       );
-      void this.committing.finally(() => {
-        this.committing = null;
-        if (this.pending.length) this.flush();
-      });
+      this.committing.add(done);
+      void done.then(() => this.committing.delete(done));
       return;
     }
     let outcomes: Outcome[];
@@ -182,8 +183,7 @@ export class SqliteEventLog implements EventLog {
   }
 
   private committed(batch: Pending[], outcomes: Outcome[]): void {
-    this.stats.commits++;
-    this.stats.appends += batch.length;
+    this.appended += batch.length;
     const written: RecordedEvent[] = [];
     batch.forEach((p, i) => {
       const o = outcomes[i];
@@ -329,10 +329,8 @@ export class SqliteEventLog implements EventLog {
     if (this.closed) return;
     this.closed = true;
     // Whatever was accepted is written before the file closes.
-    while (this.committing || this.pending.length) {
-      if (this.committing) await this.committing;
-      else this.flush();
-    }
+    this.flush();
+    await Promise.all(this.committing);
     await this.writer?.close();
     for (const l of this.listeners) l();
     this.listeners.clear();
