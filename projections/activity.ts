@@ -32,9 +32,19 @@ export function describeChange(e: RecordedEvent): { recordType: string; recordId
   const recordType = e.stream.slice(0, dash);
   const recordId = Number(e.stream.slice(dash + 1));
   if (!RECORD_CATEGORIES.has(recordType) || !Number.isInteger(recordId)) return null;
-  const prefix = pascal(recordType);
-  const action = snake(e.type.startsWith(prefix) ? e.type.slice(prefix.length) : e.type);
-  return { recordType, recordId, action };
+  return { recordType, recordId, action: actionOf(recordType, e.type) };
+}
+
+/** `volunteer_task` + `VolunteerTaskAssigned` -> `assigned`, worked out once per pair. */
+const actions = new Map<string, string>();
+function actionOf(recordType: string, type: string): string {
+  const key = `${recordType} ${type}`;
+  let action = actions.get(key);
+  if (action === undefined) {
+    const prefix = pascal(recordType);
+    actions.set(key, (action = snake(type.startsWith(prefix) ? type.slice(prefix.length) : type)));
+  }
+  return action;
 }
 
 /** The account's activity log: every change, labelled with its source and key name. */

@@ -39,14 +39,21 @@ export function recordProjection(o: RecordProjectionOptions): Projector {
       const rev = Number(event.revision);
       if (current && (current._rev as number) >= rev) return;
       const at = utcDateTime(event.metadata.at);
+      // A new document each time (the store's documents are never changed in place), filled in
+      // here before the store sees it.
       let next: Doc | null;
       switch (event.type.slice(o.prefix.length)) {
         case 'Created':
-          next = { ...blank, ...(event.data.fields as Doc), [idField]: id, FkTeam: event.metadata.team, DateCreated: at, DateLastModified: at };
+          next = Object.assign({}, blank, event.data.fields as Doc);
+          next[idField] = id;
+          next.FkTeam = event.metadata.team;
+          next.DateCreated = at;
+          next.DateLastModified = at;
           break;
         case 'Updated':
           if (!current) return;
-          next = { ...current, ...(event.data.changes as Doc), DateLastModified: at };
+          next = Object.assign({}, current, event.data.changes as Doc);
+          next.DateLastModified = at;
           break;
         case 'Locked':
         case 'Unlocked':
@@ -61,8 +68,9 @@ export function recordProjection(o: RecordProjectionOptions): Projector {
           if (!next) return;
           next = { ...next, DateLastModified: at };
       }
-      if (o.derive) next = { ...next, ...(await o.derive(next, store)) };
-      await store.put(o.collection.name, { ...next, _rev: rev });
+      if (o.derive) Object.assign(next, await o.derive(next, store));
+      next._rev = rev;
+      await store.put(o.collection.name, next);
     },
   };
 }
