@@ -70,10 +70,13 @@ export function normaliseValue(field: string, rule: FieldRule, value: unknown): 
   }
   if (typeof value !== 'string') throw wrongType();
   switch (rule.kind) {
-    case 'string':
-      if (rule.max !== undefined && [...value].length > rule.max)
-        throw invalidField(field, `${field} must be at most ${rule.max} characters (got ${[...value].length}).`);
+    case 'string': {
+      // Characters are code points; a string of at most `max` UTF-16 units has at most that many.
+      if (rule.max === undefined || value.length <= rule.max) return value;
+      const length = [...value].length;
+      if (length > rule.max) throw invalidField(field, `${field} must be at most ${rule.max} characters (got ${length}).`);
       return value;
+    }
     case 'email': {
       const v = parseEmail(value);
       if (v === null) throw invalidField(field, `${field} must be a valid email address, like name@example.org.`);
@@ -113,8 +116,10 @@ export function normaliseValue(field: string, rule: FieldRule, value: unknown): 
  */
 export function normaliseFields(spec: FieldSpec, input: Values, readOnly: readonly string[] = []): Values {
   const out: Values = {};
-  for (const [field, value] of Object.entries(input)) {
-    const rule = spec[field];
+  for (const field of Object.keys(input)) {
+    const value = input[field];
+    // Own entries only: `constructor` or `toString` are not fields.
+    const rule = Object.hasOwn(spec, field) ? spec[field] : undefined;
     if (!rule) {
       throw readOnly.includes(field)
         ? unknownField(field, `${field} is read-only; remove it from the request body.`)

@@ -89,6 +89,6 @@ export function searchFilter(text: string, fields: string[], idField: string): F
 export type PublicView<T> = { [K in keyof T as K extends `_${string}` ? never : K]: T[K] };
 export function publicView<T extends object>(doc: T): PublicView<T> {
   const out: Doc = {};
-  for (const [k, v] of Object.entries(doc)) if (!k.startsWith('_')) out[k] = v;
+  for (const k of Object.keys(doc)) if (k.charCodeAt(0) !== 95 /* _ */) out[k] = (doc as Doc)[k];
   return out as PublicView<T>;
 }

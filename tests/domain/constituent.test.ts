@@ -60,6 +60,9 @@ describe('creating a constituent', () => {
   it('refuses unknown and read-only fields by name', () => {
     given(constituentEvolver).when(create({ LastName: 'X', Shoe: 1 })).thenFails('unknown_field', 'Shoe');
     given(constituentEvolver).when(create({ LastName: 'X', PkConstituent: 1 })).thenFails('unknown_field', 'PkConstituent');
+    // Names every object has are not fields either.
+    given(constituentEvolver).when(create({ LastName: 'X', constructor: 'x' })).thenFails('unknown_field', 'constructor');
+    given(constituentEvolver).when(create({ LastName: 'X', toString: 'x' })).thenFails('unknown_field', 'toString');
   });
 });
 

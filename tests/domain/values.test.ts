@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { stateCode } from '../../domain/shared/states.js';
 import { parseDate, parseDateTime, parseEmail, parsePhone, parseTime } from '../../domain/shared/values.js';
+import { normaliseValue } from '../../domain/shared/fields.js';
 
 describe('value rules (decisions.md 3)', () => {
   it('accepts only calendar dates', () => {
@@ -73,5 +74,17 @@ describe('numbers without a stated bound', () => {
     expect(() => normaliseValue('Mileage', { kind: 'int', min: 0 }, 2 ** 53)).toThrow(/at most/);
     expect(normaliseValue('MileageAmount', { kind: 'number', min: 0 }, 999_999_999_999.99)).toBe(999_999_999_999.99);
     expect(() => normaliseValue('MileageAmount', { kind: 'number', min: 0 }, 1e300)).toThrow(/MileageAmount must be at most/);
+  });
+});
+
+describe('string lengths', () => {
+  const rule = { kind: 'string', max: 3 } as const;
+  it('counts characters, not UTF-16 units: three emoji fit in three', () => {
+    expect(normaliseValue('Title', rule, '😀😀😀')).toBe('😀😀😀');
+    expect(normaliseValue('Title', rule, 'abc')).toBe('abc');
+  });
+  it('refuses one character more, naming the count', () => {
+    expect(() => normaliseValue('Title', rule, '😀😀😀😀')).toThrow(/at most 3 characters \(got 4\)/);
+    expect(() => normaliseValue('Title', rule, 'abcd')).toThrow(/at most 3 characters \(got 4\)/);
   });
 });
