@@ -99,10 +99,12 @@ type Answer = { id: number; outcomes?: Outcome[]; settings?: WriterSettings; fai
  * committing go into its next transaction together, so the thread starts on them at once,
  * without waiting for the event loop to collect them, and one fsync serves them all.
  */
-function writerThreadMain(req: NodeJS.Require, committerFor: typeof makeCommitter): void {
-  const { parentPort, receiveMessageOnPort, workerData } = req('node:worker_threads') as typeof import('node:worker_threads');
+function writerThreadMain(committerFor: typeof makeCommitter): void {
+  // Through getBuiltinModule, not `require`: the text may run as CommonJS or as a module (a
+  // worker inherits --input-type=module, for one).
+  const { parentPort, receiveMessageOnPort, workerData } = process.getBuiltinModule('node:worker_threads');
   const port = parentPort!;
-  const Sqlite = req(workerData.driver) as typeof Database;
+  const Sqlite = process.getBuiltinModule('node:module').createRequire(workerData.driver)(workerData.driver) as typeof Database;
   const db = new Sqlite(workerData.file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
@@ -153,11 +155,11 @@ function writerThreadMain(req: NodeJS.Require, committerFor: typeof makeCommitte
 }
 
 /**
- * The writer thread's program, as text: `new Worker(…, { eval: true })` runs it as a CommonJS
- * script (where `require` is defined), and it needs no compiled file beside this module, so it
- * runs the same from the build and from the TypeScript sources under the test runner.
+ * The writer thread's program, as text for `new Worker(…, { eval: true })`: it needs no compiled
+ * file beside this module, so it runs the same from the build and from the TypeScript sources
+ * under the test runner.
  */
-const writerThreadSource = `(${writerThreadMain.toString()})(require, ${makeCommitter.toString()});`;
+const writerThreadSource = `(${writerThreadMain.toString()})(${makeCommitter.toString()});`;
 
 /**
  * The main thread's side of the writer thread: sends a batch, resolves with its outcomes. The
@@ -169,6 +171,7 @@ export class WriterThread {
   private nextId = 1;
   private readonly inflight = new Map<number, { resolve: (answer: never) => void; reject: (e: Error) => void }>();
   private broken: Error | null = null;
+  private closing = false;
   private readonly exited: Promise<void>;
 
   constructor(file: string, marks: BigInt64Array) {
@@ -184,7 +187,7 @@ export class WriterThread {
         if (a.failed !== undefined) w.reject(new Error(a.failed));
         else w.resolve((a.outcomes ?? a.settings) as never);
       }
-      if (this.inflight.size === 0) this.worker.unref();
+      if (this.inflight.size === 0 && !this.closing) this.worker.unref();
     });
     const fail = (err: Error) => {
       this.broken ??= err;
@@ -216,8 +219,10 @@ export class WriterThread {
 
   /** After every batch sent so far has been answered: closes the thread's connection. */
   async close(): Promise<void> {
-    if (!this.broken) this.worker.postMessage({ close: true });
+    // Referenced until it has exited: the process waits for the file to be closed cleanly.
+    this.closing = true;
     this.worker.ref();
+    if (!this.broken) this.worker.postMessage({ close: true });
     await this.exited;
   }
 }

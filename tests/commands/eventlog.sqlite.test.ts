@@ -1,10 +1,14 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NO_STREAM, type NewEvent, type RecordedEvent } from '../../commands/eventlog/port.js';
 import { SqliteEventLog } from '../../commands/eventlog/sqlite.js';
 import { readSettler } from '../../api/scale.js';
+import { buildService } from '../support/process.js';
 import { eventLogContract } from './eventlog.contract.js';
 
 const dirs: string[] = [];
@@ -208,5 +212,29 @@ describe('a follower in a process that shares the file', () => {
       await other.close();
       await mine.close();
     }
+  });
+});
+
+describe('a process that only appends and closes', () => {
+  it('lives until the writer thread has closed the file, and no longer', async () => {
+    // Nothing else keeps this process's event loop alive: were the writer thread let go before
+    // it exits, the process would end inside close(), without printing.
+    const build = await buildService();
+    const sqlite = pathToFileURL(path.join(path.dirname(build.server), '..', 'commands', 'eventlog', 'sqlite.js')).href;
+    const file = tempFile();
+    const script = `
+      const { SqliteEventLog } = await import(${JSON.stringify(sqlite)});
+      const log = new SqliteEventLog(${JSON.stringify(file)});
+      const e = { type: 'A', data: {}, metadata: { team: 1, source: 'Application', keyName: null, correlationId: 'c', at: '2024-05-01T12:00:00.000Z' } };
+      const appends = [];
+      for (let round = 0; round < 20; round++) {
+        for (let i = 0; i < 50; i++) appends.push(log.append('s-' + round + '-' + i, [e], 'no_stream'));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await log.close();
+      const last = (await Promise.all(appends)).at(-1);
+      console.log('closed after position ' + last.position.commit);`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 });
+    expect(stdout.trim()).toBe('closed after position 1000');
   });
 });
