@@ -48,13 +48,33 @@ export async function revokeApiKey(deps: CommandDeps, ctx: WriteContext, keyId: 
   await deps.settle(r.position);
 }
 
+/**
+ * Keys this process has verified, by the presented string, to the record they matched. A later
+ * request with the same key skips the hash and the prefix query, but still reads the record by
+ * id, so a revocation (or a re-issued hash) counts at once. Bounded: emptied when full.
+ */
+const verified = new WeakMap<object, Map<string, ApiKeyDoc>>();
+const VERIFIED_MAX = 10_000;
+
 /** The key's record when the presented key is genuine and not revoked; otherwise null. */
 export async function verifyApiKey(deps: Pick<CommandDeps, 'store'>, presented: string): Promise<ApiKeyDoc | null> {
+  let cache = verified.get(deps.store);
+  if (!cache) verified.set(deps.store, (cache = new Map()));
+  const known = cache.get(presented);
+  if (known) {
+    const current = await deps.store.get<ApiKeyDoc>(API_KEYS, known.id);
+    if (current && current._hash === known._hash && !current.revokedAt) return current;
+    cache.delete(presented);
+    return null;
+  }
   const m = KEY_FORMAT.exec(presented);
   if (!m) return null;
   const found = await deps.store.find<ApiKeyDoc>({ collection: API_KEYS, filter: eq('prefix', `tko_${m[1]}`), page: { page: 1, pageSize: 1 } });
   const key = found.items[0];
   const expected = key ? Buffer.from(key._hash, 'hex') : NO_HASH;
   const same = timingSafeEqual(expected, hash('sha256', m[2], 'buffer'));
-  return key && same && !key.revokedAt ? key : null;
+  if (!key || !same || key.revokedAt) return null;
+  if (cache.size >= VERIFIED_MAX) cache.clear();
+  cache.set(presented, key);
+  return key;
 }
