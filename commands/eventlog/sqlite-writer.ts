@@ -91,15 +91,79 @@ export function makeCommitter(db: Database.Database, marks: BigInt64Array): Comm
   };
 }
 
-type Request = { id: number; batch: WireAppend[] } | { id: number; settings: true } | { close: true };
-type Answer = { id: number; outcomes?: Outcome[]; settings?: WriterSettings; failed?: string };
+/*
+ * Between the threads a batch travels as one string and its outcomes as one BigInt64Array: a
+ * structured clone copies those whole, where an array of objects is walked field by field.
+ */
+
+/**
+ * A batch as one string, its parts separated by NUL: per append the stream, the expected
+ * revision and the number of events, then type, data and metadata per event. JSON text never
+ * holds a raw NUL (JSON.stringify escapes it), and neither do stream or type names.
+ */
+export function encodeBatch(batch: WireAppend[]): string {
+  const parts: string[] = [];
+  for (const a of batch) {
+    parts.push(a.stream, String(a.expected), String(a.events.length));
+    for (const e of a.events) parts.push(e.type, e.data, e.metadata);
+  }
+  return parts.join('\u0000');
+}
+
+/** encodeBatch undone. Self-contained: it runs on the writer thread. */
+export function decodeBatch(text: string): WireAppend[] {
+  const parts = text.split('\u0000');
+  const batch: WireAppend[] = [];
+  let i = 0;
+  while (i < parts.length) {
+    const stream = parts[i++];
+    const e = parts[i++];
+    const expected = e === 'any' || e === 'no_stream' ? e : BigInt(e);
+    const n = Number(parts[i++]);
+    const events: WireAppend['events'] = [];
+    for (let k = 0; k < n; k++, i += 3) events.push({ type: parts[i], data: parts[i + 1], metadata: parts[i + 2] });
+    batch.push({ stream, expected, events });
+  }
+  return batch;
+}
+
+/**
+ * Two slots per append: revision and position; a conflict is position -1 with the stream's
+ * actual revision (-1 for none). Self-contained: it runs on the writer thread.
+ */
+export function encodeOutcomes(outcomes: Outcome[]): BigInt64Array {
+  const out = new BigInt64Array(outcomes.length * 2);
+  outcomes.forEach((o, i) => {
+    if ('conflict' in o) {
+      out[2 * i] = o.actual ?? -1n;
+      out[2 * i + 1] = -1n;
+    } else {
+      out[2 * i] = o.revision;
+      out[2 * i + 1] = o.position;
+    }
+  });
+  return out;
+}
+
+export function decodeOutcomes(slots: BigInt64Array): Outcome[] {
+  const outcomes: Outcome[] = [];
+  for (let i = 0; i < slots.length; i += 2) {
+    const revision = slots[i];
+    const position = slots[i + 1];
+    outcomes.push(position === -1n ? { conflict: true, actual: revision === -1n ? null : revision } : { revision, position });
+  }
+  return outcomes;
+}
+
+type Request = { id: number; batch: string } | { id: number; settings: true } | { close: true };
+type Answer = { id: number; outcomes?: BigInt64Array; settings?: WriterSettings; failed?: string };
 
 /**
  * The writer thread: its own connection to the file. Whatever batches arrived while it was
  * committing go into its next transaction together, so the thread starts on them at once,
  * without waiting for the event loop to collect them, and one fsync serves them all.
  */
-function writerThreadMain(committerFor: typeof makeCommitter): void {
+function writerThreadMain(committerFor: typeof makeCommitter, decode: typeof decodeBatch, encode: typeof encodeOutcomes): void {
   // Through getBuiltinModule, not `require`: the text may run as CommonJS or as a module (a
   // worker inherits --input-type=module, for one).
   const { parentPort, receiveMessageOnPort, workerData } = process.getBuiltinModule('node:worker_threads');
@@ -118,7 +182,7 @@ function writerThreadMain(committerFor: typeof makeCommitter): void {
       const outcomes = commit(batches.flatMap((b) => b.batch));
       let at = 0;
       for (const b of batches) {
-        answers.push({ id: b.id, outcomes: outcomes.slice(at, at + b.batch.length) });
+        answers.push({ id: b.id, outcomes: encode(outcomes.slice(at, at + b.batch.length)) });
         at += b.batch.length;
       }
     } catch (err) {
@@ -134,7 +198,7 @@ function writerThreadMain(committerFor: typeof makeCommitter): void {
     const batches: Array<{ id: number; batch: WireAppend[] }> = [];
     for (const r of requests) {
       if ('batch' in r) {
-        batches.push(r);
+        batches.push({ id: r.id, batch: decode(r.batch) });
         continue;
       }
       // Anything else is answered in order, after the batches sent before it.
@@ -159,7 +223,7 @@ function writerThreadMain(committerFor: typeof makeCommitter): void {
  * file beside this module, so it runs the same from the build and from the TypeScript sources
  * under the test runner.
  */
-const writerThreadSource = `(${writerThreadMain.toString()})(${makeCommitter.toString()});`;
+const writerThreadSource = `(${writerThreadMain.toString()})(${makeCommitter.toString()}, ${decodeBatch.toString()}, ${encodeOutcomes.toString()});`;
 
 /**
  * The main thread's side of the writer thread: sends a batch, resolves with its outcomes. The
@@ -185,7 +249,7 @@ export class WriterThread {
         if (!w) continue;
         this.inflight.delete(a.id);
         if (a.failed !== undefined) w.reject(new Error(a.failed));
-        else w.resolve((a.outcomes ?? a.settings) as never);
+        else w.resolve((a.outcomes ? decodeOutcomes(a.outcomes) : a.settings) as never);
       }
       if (this.inflight.size === 0 && !this.closing) this.worker.unref();
     });
@@ -199,7 +263,7 @@ export class WriterThread {
   }
 
   commit(batch: WireAppend[]): Promise<Outcome[]> {
-    return this.ask<Outcome[]>({ batch });
+    return this.ask<Outcome[]>({ batch: encodeBatch(batch) });
   }
 
   /** How the thread's connection is set up: what makes its commits durable. */

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NO_STREAM, type NewEvent, type RecordedEvent } from '../../commands/eventlog/port.js';
 import { SqliteEventLog } from '../../commands/eventlog/sqlite.js';
+import { decodeBatch, decodeOutcomes, encodeBatch, encodeOutcomes, type Outcome, type WireAppend } from '../../commands/eventlog/sqlite-writer.js';
 import { readSettler } from '../../api/scale.js';
 import { buildService } from '../support/process.js';
 import { eventLogContract } from './eventlog.contract.js';
@@ -236,5 +237,21 @@ describe('a process that only appends and closes', () => {
       console.log('closed after position ' + last.position.commit);`;
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 });
     expect(stdout.trim()).toBe('closed after position 1000');
+  });
+});
+
+describe('what travels to and from the writer thread', () => {
+  it('carries a batch whole: any text in data, every kind of expected revision, several events', () => {
+    const batch: WireAppend[] = [
+      { stream: 'constituent-1', expected: 'no_stream', events: [{ type: 'ConstituentCreated', data: JSON.stringify({ s: 'nul \u0000, tab \t, emoji 😀, quote "' }), metadata: '{}' }] },
+      { stream: 'constituent-2', expected: 41n, events: [{ type: 'A', data: '""', metadata: '{}' }, { type: 'B', data: '[]', metadata: '{"x":1}' }] },
+      { stream: 'ids-event', expected: 'any', events: [{ type: 'IdBlockReserved', data: '{}', metadata: '{}' }] },
+    ];
+    expect(decodeBatch(encodeBatch(batch))).toEqual(batch);
+  });
+
+  it('carries outcomes whole: positions, revisions, and conflicts with or without a stream', () => {
+    const outcomes: Outcome[] = [{ revision: 0n, position: 1n }, { conflict: true, actual: null }, { conflict: true, actual: 7n }, { revision: 2n ** 40n, position: 2n ** 50n }];
+    expect(decodeOutcomes(encodeOutcomes(outcomes))).toEqual(outcomes);
   });
 });
