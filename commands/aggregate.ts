@@ -72,7 +72,7 @@ export async function handle<S>(
       const meta = metadataOf(ctx);
       const r = await log.append(
         stream,
-        events.map((e) => ({ ...e, metadata: meta })),
+        events.map((e) => ({ type: e.type, data: e.data, metadata: meta })),
         loaded.revision === null ? NO_STREAM : loaded.revision,
       );
       const state = events.reduce(evolver.evolve, loaded.state);

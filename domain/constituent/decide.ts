@@ -22,7 +22,8 @@ export interface UpdateConstituent {
  */
 export function validateCreate(body: Values): Values {
   const sent = normaliseFields(CONSTITUENT_FIELDS, body, CONSTITUENT_READ_ONLY);
-  return completeConstituent({ ...CONSTITUENT_DEFAULTS, ...sent }, sent, true);
+  // Object.assign, not a double spread: V8 takes a slow path for that one, several µs per create.
+  return completeConstituent(Object.assign({}, CONSTITUENT_DEFAULTS, sent), sent, true);
 }
 
 export function decideCreate(cmd: CreateConstituent, state: ConstituentState): DomainEvent[] {
