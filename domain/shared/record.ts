@@ -38,9 +38,10 @@ export interface RecordEvent {
 }
 
 export function evolveRecord(prefix: string, state: RecordState, event: RecordEvent): RecordState {
+  if (!event.type.startsWith(prefix)) return state;
   const at = event.metadata?.at ?? null;
-  switch (event.type) {
-    case `${prefix}Created`:
+  switch (event.type.slice(prefix.length)) {
+    case 'Created':
       return {
         ...state,
         exists: true,
@@ -50,13 +51,13 @@ export function evolveRecord(prefix: string, state: RecordState, event: RecordEv
         createdAt: at,
         modifiedAt: at,
       };
-    case `${prefix}Updated`:
-      return { ...state, fields: { ...state.fields, ...(event.data.changes as Values) }, modifiedAt: at };
-    case `${prefix}Locked`:
+    case 'Updated':
+      return { ...state, fields: Object.assign({}, state.fields, event.data.changes as Values), modifiedAt: at };
+    case 'Locked':
       return { ...state, locked: true };
-    case `${prefix}Unlocked`:
+    case 'Unlocked':
       return { ...state, locked: false };
-    case `${prefix}Deleted`:
+    case 'Deleted':
       return { ...state, deleted: true, modifiedAt: at };
     default:
       return state;
