@@ -17,7 +17,9 @@ export interface RecordProjectionOptions {
   extra?: (doc: Doc, event: RecordedEvent, store: ReadStore) => Promise<Doc | null> | Doc | null;
 }
 
-export const utcDateTime = (iso: string) => formatDateTime(new Date(iso));
+/** An event's time (`Date#toISOString`, as metadataOf writes it) as the API shows date-times: UTC, to the second. */
+const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+export const utcDateTime = (iso: string) => (CANONICAL.test(iso) ? iso.slice(0, 19) : formatDateTime(new Date(iso)));
 
 /**
  * The read model of a record aggregate: one document per record, guarded by the stream

@@ -18,10 +18,12 @@ interface Index {
 
 const keyOf = (v: unknown) => (v === null || v === undefined ? '\u0000null' : typeof v + ':' + String(v));
 
-function indexKey(fields: string[], valueOf: (field: string) => unknown): string {
-  if (fields.length === 1) return keyOf(valueOf(fields[0]));
-  let key = keyOf(valueOf(fields[0]));
-  for (let i = 1; i < fields.length; i++) key += '|' + keyOf(valueOf(fields[i]));
+/** The index key of a document, or of the values a query asks for (a Map of field to value). */
+function indexKey(fields: string[], values: Doc | Map<string, unknown>): string {
+  const get = (f: string) => (values instanceof Map ? values.get(f) : values[f]);
+  if (fields.length === 1) return keyOf(get(fields[0]));
+  let key = keyOf(get(fields[0]));
+  for (let i = 1; i < fields.length; i++) key += '|' + keyOf(get(fields[i]));
   return key;
 }
 
@@ -159,7 +161,7 @@ export class MemoryReadStore implements ReadStore {
     let best: Set<string> | null = null;
     for (const index of c.indexes) {
       if (!index.fields.every((f) => eqs.has(f))) continue;
-      const bucket = index.ids.get(indexKey(index.fields, (f) => eqs.get(f)));
+      const bucket = index.ids.get(indexKey(index.fields, eqs));
       if (!bucket) return [];
       if (!best || bucket.size < best.size) best = bucket;
     }
@@ -174,7 +176,7 @@ export class MemoryReadStore implements ReadStore {
 
   private index(c: Collection, id: string, doc: Doc) {
     for (const index of c.indexes) {
-      const v = indexKey(index.fields, (f) => doc[f]);
+      const v = indexKey(index.fields, doc);
       let bucket = index.ids.get(v);
       if (!bucket) index.ids.set(v, (bucket = new Set()));
       bucket.add(id);
@@ -183,7 +185,7 @@ export class MemoryReadStore implements ReadStore {
 
   private unindex(c: Collection, id: string, doc: Doc) {
     for (const index of c.indexes) {
-      const v = indexKey(index.fields, (f) => doc[f]);
+      const v = indexKey(index.fields, doc);
       const bucket = index.ids.get(v);
       bucket?.delete(id);
       if (bucket?.size === 0) index.ids.delete(v);
