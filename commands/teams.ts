@@ -49,9 +49,10 @@ export async function revokeApiKey(deps: CommandDeps, ctx: WriteContext, keyId: 
 }
 
 /**
- * Keys this process has verified, by the presented string, to the record they matched. A later
- * request with the same key skips the hash and the prefix query, but still reads the record by
- * id, so a revocation (or a re-issued hash) counts at once. Bounded: emptied when full.
+ * Keys this process has verified, by a SHA-256 of the presented string (never the key itself,
+ * which a heap dump would show), to the record they matched. A later request with the same key
+ * skips the prefix query and the comparison, but still reads the record by id, so a revocation
+ * counts at once. Bounded: emptied when full.
  */
 const verified = new WeakMap<object, Map<string, ApiKeyDoc>>();
 const VERIFIED_MAX = 10_000;
@@ -60,11 +61,12 @@ const VERIFIED_MAX = 10_000;
 export async function verifyApiKey(deps: Pick<CommandDeps, 'store'>, presented: string): Promise<ApiKeyDoc | null> {
   let cache = verified.get(deps.store);
   if (!cache) verified.set(deps.store, (cache = new Map()));
-  const known = cache.get(presented);
+  const digest = hash('sha256', presented, 'base64');
+  const known = cache.get(digest);
   if (known) {
     const current = await deps.store.get<ApiKeyDoc>(API_KEYS, known.id);
     if (current && current._hash === known._hash && !current.revokedAt) return current;
-    cache.delete(presented);
+    cache.delete(digest);
     return null;
   }
   const m = KEY_FORMAT.exec(presented);
@@ -75,6 +77,6 @@ export async function verifyApiKey(deps: Pick<CommandDeps, 'store'>, presented: 
   const same = timingSafeEqual(expected, hash('sha256', m[2], 'buffer'));
   if (!key || !same || key.revokedAt) return null;
   if (cache.size >= VERIFIED_MAX) cache.clear();
-  cache.set(presented, key);
+  cache.set(digest, key);
   return key;
 }
