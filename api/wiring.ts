@@ -87,6 +87,7 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
     // The process's one NATS connection, for later parts that share it (the dispatcher's lease).
     extras: nats ? { nats } : {},
     ready: async () => {
+      if (log.failure?.()) return false;
       await log.head();
       if (!runner) {
         // An API process without projectors is ready once the shared store answers.

@@ -9,6 +9,7 @@ import { type DeliveryLog, SqliteDeliveryLog, StoreDeliveryLog } from './deliver
 import { Dispatcher } from './dispatcher.js';
 import type { DeliveryQueue } from './queue/port.js';
 import { SqliteDeliveryQueue } from './queue/sqlite.js';
+import { shareFileWith } from './queue/sqlite-batch.js';
 import { Sender } from './send.js';
 import type { Lookup } from './ssrf.js';
 import { startWorker } from './worker.js';
@@ -23,8 +24,11 @@ function embeddedDb(services: Services): Database.Database {
   const cached = services.extras.webhookDb as Database.Database | undefined;
   if (cached) return cached;
   let db: Database.Database;
-  if (services.log instanceof SqliteEventLog) db = services.log.database;
-  else {
+  const log = services.log;
+  if (log instanceof SqliteEventLog) {
+    db = log.database;
+    shareFileWith(db, () => log.writerIdle());
+  } else {
     const dir = services.config.dataDir;
     if (dir !== ':memory:') mkdirSync(dir, { recursive: true });
     db = new Database(dir === ':memory:' ? ':memory:' : path.join(dir, 'webhooks.sqlite'));

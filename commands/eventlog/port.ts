@@ -95,6 +95,8 @@ export interface EventLog {
    * readers then settle to head().
    */
   ownWritesOnlySince?(position: Position | null): boolean;
+  /** Why appends can no longer succeed (say, a commit thread that stopped), or null while they can. */
+  failure?(): Error | null;
   close(): Promise<void>;
 }
 

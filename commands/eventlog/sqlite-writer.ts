@@ -204,8 +204,12 @@ function writerThreadMain(committerFor: typeof makeCommitter, decode: typeof dec
       // Anything else is answered in order, after the batches sent before it.
       commitTogether(batches, answers);
       if ('settings' in r) {
-        const pragma = (name: string) => String(db.pragma(name, { simple: true }));
-        answers.push({ id: r.id, settings: { journalMode: pragma('journal_mode'), synchronous: Number(pragma('synchronous')) } });
+        try {
+          const pragma = (name: string) => String(db.pragma(name, { simple: true }));
+          answers.push({ id: r.id, settings: { journalMode: pragma('journal_mode'), synchronous: Number(pragma('synchronous')) } });
+        } catch (err) {
+          answers.push({ id: r.id, failed: failure(err) });
+        }
       } else {
         port.postMessage(answers);
         db.close();
@@ -254,12 +258,18 @@ export class WriterThread {
       if (this.inflight.size === 0 && !this.closing) this.worker.unref();
     });
     const fail = (err: Error) => {
+      if (!this.broken && !this.closing) console.error('The event log can no longer append: its writer thread stopped.', err);
       this.broken ??= err;
       for (const w of this.inflight.values()) w.reject(err);
       this.inflight.clear();
     };
     this.worker.on('error', fail);
     this.worker.on('exit', (code) => fail(new Error(`the event log's writer thread exited (code ${code})`)));
+  }
+
+  /** Why the thread can take no more batches (it stopped), or null while it can. */
+  get failure(): Error | null {
+    return this.closing ? null : this.broken;
   }
 
   commit(batch: WireAppend[]): Promise<Outcome[]> {

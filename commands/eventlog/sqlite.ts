@@ -61,6 +61,8 @@ export class SqliteEventLog implements EventLog {
   private readonly commitHere: Committer | null;
   /** The batches sent to the writer thread and not answered yet. */
   private readonly committing = new Set<Promise<void>>();
+  private idleWaiters: Array<() => void> = [];
+  private closing: Promise<void> | null = null;
   /** What the committer saw: its own last position, and the last one another writer appended. */
   private readonly marks = newMarks();
   private appended = 0;
@@ -71,7 +73,8 @@ export class SqliteEventLog implements EventLog {
    */
   private recent: RecordedEvent[] = [];
   private flushScheduled = false;
-  private readonly listeners = new Set<() => void>();
+  /** Followers' wake-ups; `fromFile`: another process's rows are there, read the file for them. */
+  private readonly listeners = new Set<(fromFile?: boolean) => void>();
   /** The highest position head() has reported: a higher one means another process wrote. */
   private seenHead = 0n;
   private closed = false;
@@ -117,6 +120,26 @@ export class SqliteEventLog implements EventLog {
     this.commitHere = threaded ? null : makeCommitter(this.db, this.marks);
   }
 
+  /**
+   * Resolves once no batch is on the writer thread (at once when none is), so the thread holds no
+   * write lock: another writer on `database` in this process then does not wait for it. The log
+   * sends its next batch on a later turn of the event loop, never in between.
+   */
+  writerIdle(): Promise<void> {
+    if (this.committing.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Why appends can no longer succeed (the writer thread stopped), or null. */
+  failure(): Error | null {
+    return this.writer?.failure ?? null;
+  }
+
+  /** Batches on the writer thread, not answered yet. */
+  get commitsInFlight(): number {
+    return this.committing.size;
+  }
+
   /** Transactions committed (each one fsync), and the appends they carried. */
   get stats(): { commits: number; appends: number } {
     return { commits: Number(Atomics.load(this.marks, COMMITS)), appends: this.appended };
@@ -142,6 +165,9 @@ export class SqliteEventLog implements EventLog {
     } catch (err) {
       return Promise.reject(err);
     }
+    // JSON.stringify(undefined) is undefined: such an event could be stored but never read back.
+    if (rows.some((r) => typeof r.type !== 'string' || typeof r.data !== 'string' || typeof r.metadata !== 'string'))
+      return Promise.reject(new TypeError(`an event appended to ${stream} has no type, data or metadata that JSON can hold`));
     return new Promise((resolve, reject) => {
       this.pending.push({ append: { stream, events: rows, expected }, resolve, reject });
       if (!this.flushScheduled) {
@@ -159,12 +185,19 @@ export class SqliteEventLog implements EventLog {
     const appends = batch.map((p) => p.append);
     if (this.writer) {
       // Sent at once: the thread puts whatever reaches it while it commits into its next commit.
-      const done: Promise<void> = this.writer.commit(appends).then(
-        (outcomes) => this.committed(batch, outcomes),
-        (err) => this.failed(batch, err),
-      );
+      const done: Promise<void> = this.writer
+        .commit(appends)
+        .then(
+          (outcomes) => this.committed(batch, outcomes),
+          (err) => this.failed(batch, err),
+        )
+        // Whatever went wrong after the commit, no append is left waiting (settled ones stay so).
+        .catch((err) => this.failed(batch, err));
       this.committing.add(done);
-      void done.then(() => this.committing.delete(done));
+      void done.then(() => {
+        this.committing.delete(done);
+        if (this.committing.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+      });
       return;
     }
     let outcomes: Outcome[];
@@ -246,7 +279,7 @@ export class SqliteEventLog implements EventLog {
     // process's own commits wake them as they are answered, from memory.
     if (p > this.seenHead) {
       this.seenHead = p;
-      if (p > Atomics.load(this.marks, OWN_LAST)) for (const l of this.listeners) l();
+      if (p > Atomics.load(this.marks, OWN_LAST)) for (const l of this.listeners) l(true);
     }
     return p;
   }
@@ -273,8 +306,11 @@ export class SqliteEventLog implements EventLog {
     let wake: (() => void) | null = null;
     // Set by a wake-up that arrives while the loop is reading, so that it reads again at once.
     let poked = false;
-    const listener = () => {
+    // Set by a wake-up for another process's rows: the next read is from the file.
+    let fileWanted = false;
+    const listener = (fromFile?: boolean) => {
       poked = true;
+      if (fromFile) fileWanted = true;
       wake?.();
     };
     this.listeners.add(listener);
@@ -283,11 +319,12 @@ export class SqliteEventLog implements EventLog {
         let rows: RecordedEvent[];
         // Caught up: a short read of the file, or a run from memory to the last event this log
         // committed. Another process's rows after that are found by the next poll, or at once
-        // when a read settles to the head (head() wakes the followers for them).
+        // when a read settles to the head (head() wakes the followers to read the file).
         let caughtUp = false;
         poked = false;
         try {
-          const mine = this.fromMemory(after, this.batchSize);
+          const mine = fileWanted ? null : this.fromMemory(after, this.batchSize);
+          fileWanted = false;
           rows = mine ?? this.stmt.readAfter.all(after, this.batchSize).map(toRecorded);
           caughtUp = mine ? mine[mine.length - 1] === this.recent[this.recent.length - 1] : rows.length < this.batchSize;
         } catch (err) {
@@ -325,8 +362,12 @@ export class SqliteEventLog implements EventLog {
     };
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    // A second call waits for the first: everything accepted is on disk when either returns.
+    return (this.closing ??= this.closeOnce());
+  }
+
+  private async closeOnce(): Promise<void> {
     this.closed = true;
     // Whatever was accepted is written before the file closes.
     this.flush();

@@ -8,8 +8,13 @@ import type Database from 'better-sqlite3';
  * These commits skip the fsync (synchronous=NORMAL: in WAL mode they survive a process crash, and
  * a power cut can only lose the last few). Delivery is at least once, so that loses nothing: a
  * lost completion is an attempt made again, a lost enqueue (and its checkpoint, in the same
- * transaction) is replayed from the log. The event log's own appends on the same connection keep
- * synchronous=FULL: the setting is restored before anything else can commit.
+ * transaction) is replayed from the log. The event log's appends keep synchronous=FULL: they commit
+ * on the log's writer thread, with its own connection (or, committing in place, on this one, with
+ * the setting restored before anything else can commit).
+ *
+ * When the log's writer thread shares the file, a batch waits until that thread holds no batch
+ * (see shareFileWith): SQLite would otherwise wait for its write lock in the busy handler, which
+ * sleeps whole milliseconds with the event loop blocked.
  */
 export class SqliteBatcher {
   private pending: Array<{ fn: () => void; resolve: () => void; reject: (e: unknown) => void }> = [];
@@ -22,9 +27,17 @@ export class SqliteBatcher {
       this.pending.push({ fn, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        setImmediate(() => void this.flushWhenClear());
       }
     });
+  }
+
+  private async flushWhenClear(): Promise<void> {
+    const clear = writers.get(this.db);
+    // Resolved in a microtask once the writer thread's last batch is answered, before the log
+    // sends another (it sends on the next turn): this transaction then has the lock to itself.
+    if (clear) await clear();
+    this.flush();
   }
 
   private flush(): void {
@@ -60,6 +73,15 @@ export class SqliteBatcher {
 }
 
 const batchers = new WeakMap<Database.Database, SqliteBatcher>();
+const writers = new WeakMap<Database.Database, () => Promise<void>>();
+
+/**
+ * Another writer in this process commits to the same file on a thread of its own (the event
+ * log's writer thread); `idle` resolves when it holds no batch. Batches on `db` wait for that.
+ */
+export function shareFileWith(db: Database.Database, idle: () => Promise<void>): void {
+  writers.set(db, idle);
+}
 
 /** One batcher per database, shared by the queue and the delivery log. */
 export function batcherFor(db: Database.Database): SqliteBatcher {

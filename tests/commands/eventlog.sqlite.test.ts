@@ -255,3 +255,65 @@ describe('what travels to and from the writer thread', () => {
     expect(decodeOutcomes(encodeOutcomes(outcomes))).toEqual(outcomes);
   });
 });
+
+describe('the SQLite event log, at its edges', () => {
+  it('answers a second close only once everything accepted is written', async () => {
+    const file = tempFile();
+    const log = new SqliteEventLog(file);
+    const appends = Array.from({ length: 100 }, (_, i) => log.append(`late-${i}`, [event('Opened')], NO_STREAM));
+    const first = log.close();
+    await log.close();
+    const reader = new SqliteEventLog(file, { writerThread: false });
+    try {
+      expect((await reader.head())?.commit).toBe(100n);
+    } finally {
+      await reader.close();
+    }
+    await first;
+    expect(await Promise.all(appends)).toHaveLength(100);
+  });
+
+  it('refuses an event JSON cannot hold, alone, and goes on appending', async () => {
+    const log = new SqliteEventLog(tempFile());
+    try {
+      const results = await Promise.allSettled([
+        log.append('ok-1', [event('Opened')], NO_STREAM),
+        log.append('bad-1', [{ ...event('Opened'), data: undefined as unknown as Record<string, unknown> }], NO_STREAM),
+        log.append('ok-2', [event('Opened')], NO_STREAM),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(await log.readStream('bad-1')).toEqual([]);
+      expect((await log.append('ok-3', [event('Opened')], NO_STREAM)).position.commit).toBe(3n);
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('reads another process’s rows at once when head() sees them, even while it still has its own to take from memory', async () => {
+    const file = tempFile();
+    // Polls too slowly to matter: only the wake-up from head() can bring the other row in time.
+    const mine = new SqliteEventLog(file, { pollMs: 60_000 });
+    const other = new SqliteEventLog(file, { writerThread: false, pollMs: 60_000 });
+    const seen: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const sub = mine.subscribe(null, async (e) => {
+      seen.push(e.stream);
+      if (e.stream === 'mine-1') await held;
+    });
+    try {
+      await mine.append('mine-1', [event('A')], NO_STREAM);
+      await mine.append('mine-2', [event('A')], NO_STREAM);
+      await vi.waitFor(() => expect(seen).toEqual(['mine-1']));
+      await other.append('theirs-1', [event('B')], NO_STREAM);
+      await mine.head();
+      release();
+      await vi.waitFor(() => expect(seen).toEqual(['mine-1', 'mine-2', 'theirs-1']), { timeout: 3_000 });
+    } finally {
+      release();
+      await sub.stop();
+      await other.close();
+      await mine.close();
+    }
+  });
+});
