@@ -179,6 +179,9 @@ export class SqliteEventLog implements EventLog {
 
   private flush(): void {
     this.flushScheduled = false;
+    // Someone waits for the writer thread to be idle (webhook bookkeeping on this file): hold the
+    // next batch until it has had its turn, or under steady load it might never come.
+    if (this.writer && this.idleWaiters.length > 0 && this.committing.size > 0 && !this.closed) return;
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
@@ -196,7 +199,13 @@ export class SqliteEventLog implements EventLog {
       this.committing.add(done);
       void done.then(() => {
         this.committing.delete(done);
-        if (this.committing.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+        if (this.committing.size > 0) return;
+        for (const w of this.idleWaiters.splice(0)) w();
+        // After the waiters, which run in the microtasks before this turn ends.
+        if (this.pending.length && !this.flushScheduled) {
+          this.flushScheduled = true;
+          setImmediate(() => this.flush());
+        }
       });
       return;
     }

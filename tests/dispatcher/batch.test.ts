@@ -57,4 +57,26 @@ describe('webhook bookkeeping on the event log’s connection', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('holds the log’s next batch while someone waits for the writer thread to be idle, so the wait ends', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'turnout-batch-'));
+    const log = new SqliteEventLog(path.join(dir, 'log.sqlite'));
+    const metadata = { team: 1, source: 'Application' as const, keyName: null, correlationId: 'c', at: new Date().toISOString() };
+    try {
+      const a = log.append('a-1', [{ type: 'X', data: {}, metadata }], NO_STREAM);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(log.commitsInFlight).toBe(1);
+      let bDone = false;
+      const b = log.append('b-1', [{ type: 'X', data: {}, metadata }], NO_STREAM).then(() => void (bDone = true));
+      const atIdle = await log.writerIdle().then(() => ({ inFlight: log.commitsInFlight, bDone }));
+      // Under steady appends a new batch would otherwise always be on its way.
+      expect(atIdle).toEqual({ inFlight: 0, bDone: false });
+      await Promise.all([a, b]);
+      expect(bDone).toBe(true);
+    } finally {
+      await log.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
+
