@@ -20,7 +20,7 @@ export type Committer = (batch: WireAppend[]) => Outcome[];
 
 /**
  * What the committer has seen of the log, shared with the reading thread (a SharedArrayBuffer
- * of two 64-bit slots, read and written with Atomics):
+ * of three 64-bit slots, read and written with Atomics):
  * - OWN_LAST: the last position this committer wrote;
  * - FOREIGN_UP_TO: the highest position it found written by someone else (another process)
  *   when it began a transaction.
@@ -99,7 +99,8 @@ export function makeCommitter(db: Database.Database, marks: BigInt64Array): Comm
 /**
  * A batch as one string, its parts separated by NUL: per append the stream, the expected
  * revision and the number of events, then type, data and metadata per event. JSON text never
- * holds a raw NUL (JSON.stringify escapes it), and neither do stream or type names.
+ * holds a raw NUL (JSON.stringify escapes it); stream and type names with one are refused by
+ * SqliteEventLog.append.
  */
 export function encodeBatch(batch: WireAppend[]): string {
   const parts: string[] = [];
@@ -112,8 +113,9 @@ export function encodeBatch(batch: WireAppend[]): string {
 
 /** encodeBatch undone. Self-contained: it runs on the writer thread. */
 export function decodeBatch(text: string): WireAppend[] {
-  const parts = text.split('\u0000');
   const batch: WireAppend[] = [];
+  if (text === '') return batch;
+  const parts = text.split('\u0000');
   let i = 0;
   while (i < parts.length) {
     const stream = parts[i++];

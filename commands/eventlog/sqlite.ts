@@ -168,6 +168,9 @@ export class SqliteEventLog implements EventLog {
     // JSON.stringify(undefined) is undefined: such an event could be stored but never read back.
     if (rows.some((r) => typeof r.type !== 'string' || typeof r.data !== 'string' || typeof r.metadata !== 'string'))
       return Promise.reject(new TypeError(`an event appended to ${stream} has no type, data or metadata that JSON can hold`));
+    // NUL separates the parts of a batch on its way to the writer thread (encodeBatch).
+    if (stream.includes('\u0000') || rows.some((r) => r.type.includes('\u0000')))
+      return Promise.reject(new TypeError('stream and event type names cannot hold NUL characters'));
     return new Promise((resolve, reject) => {
       this.pending.push({ append: { stream, events: rows, expected }, resolve, reject });
       if (!this.flushScheduled) {

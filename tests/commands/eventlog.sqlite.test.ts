@@ -289,6 +289,18 @@ describe('the SQLite event log, at its edges', () => {
     }
   });
 
+  it('refuses stream and event type names with a NUL (it separates a batch’s parts on the way to the writer thread)', async () => {
+    const log = new SqliteEventLog(tempFile());
+    try {
+      await expect(log.append('bad\u0000stream', [event('Opened')], NO_STREAM)).rejects.toThrow(/NUL/);
+      await expect(log.append('ok-1', [event('Bad\u0000Type')], NO_STREAM)).rejects.toThrow(/NUL/);
+      expect((await log.append('ok-1', [event('Opened')], NO_STREAM)).position.commit).toBe(1n);
+      expect(decodeBatch('')).toEqual([]);
+    } finally {
+      await log.close();
+    }
+  });
+
   it('reads another process’s rows at once when head() sees them, even while it still has its own to take from memory', async () => {
     const file = tempFile();
     // Polls too slowly to matter: only the wake-up from head() can bring the other row in time.
