@@ -298,7 +298,8 @@ export class SqliteEventLog implements EventLog {
 
   /**
    * Whether every event after `position` was appended through this log: the commits on its
-   * writer thread count, even before they are answered here. One indexed query on this thread.
+   * writer thread count, even before they are answered here. One pragma on this thread, and the
+   * head query only when another connection has committed since the last look.
    */
   ownWritesOnlySince(position: Position | null): boolean {
     const after = position ? position.commit : 0n;
