@@ -165,12 +165,14 @@ export class SqliteEventLog implements EventLog {
     } catch (err) {
       return Promise.reject(err);
     }
-    // JSON.stringify(undefined) is undefined: such an event could be stored but never read back.
-    if (rows.some((r) => typeof r.type !== 'string' || typeof r.data !== 'string' || typeof r.metadata !== 'string'))
-      return Promise.reject(new TypeError(`an event appended to ${stream} has no type, data or metadata that JSON can hold`));
-    // NUL separates the parts of a batch on its way to the writer thread (encodeBatch).
-    if (stream.includes('\u0000') || rows.some((r) => r.type.includes('\u0000')))
-      return Promise.reject(new TypeError('stream and event type names cannot hold NUL characters'));
+    for (const r of rows) {
+      // JSON.stringify(undefined) is undefined: such an event could be stored but never read back.
+      if (typeof r.type !== 'string' || typeof r.data !== 'string' || typeof r.metadata !== 'string')
+        return Promise.reject(new TypeError(`an event appended to ${stream} has no type, data or metadata that JSON can hold`));
+      // NUL separates the parts of a batch on its way to the writer thread (encodeBatch).
+      if (r.type.includes('\u0000')) return Promise.reject(new TypeError('event type names cannot hold NUL characters'));
+    }
+    if (stream.includes('\u0000')) return Promise.reject(new TypeError('stream names cannot hold NUL characters'));
     return new Promise((resolve, reject) => {
       this.pending.push({ append: { stream, events: rows, expected }, resolve, reject });
       if (!this.flushScheduled) {
