@@ -5,7 +5,7 @@ import { EVENT } from '../domain/event/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import { CONSTITUENTS } from './constituents.js';
 import { EVENTS } from './events.js';
-import { recordProjection } from './records.js';
+import { copiedChanges, recordProjection } from './records.js';
 import type { Projector } from './runner.js';
 import { and, eq, type Filter, gte, lte, type Query } from './store/port.js';
 
@@ -38,13 +38,11 @@ export const eventTicketsProjection: Projector = {
   categories: ['event_ticket', 'event', 'constituent'],
   async apply(event, store) {
     await sales.apply(event, store);
-    const changes = event.data.changes as Values | undefined;
-    if (!changes) return;
     const id = event.data.id as number;
-    if (event.type === `${EVENT}Updated` && event.stream.startsWith('event-') && 'EventTitle' in changes)
-      await store.updateWhere(EVENT_TICKETS, eq('FkEvent', id), { EventTitle: changes.EventTitle });
-    if (event.type === `${CONSTITUENT}Updated` && event.stream.startsWith('constituent-') && 'ConstituentName' in changes)
-      await store.updateWhere(EVENT_TICKETS, eq('FkConstituent', id), { PurchaserName: changes.ConstituentName });
+    const title = copiedChanges(event, EVENT, { EventTitle: 'EventTitle' });
+    if (title) await store.updateWhere(EVENT_TICKETS, eq('FkEvent', id), title);
+    const purchaser = copiedChanges(event, CONSTITUENT, { ConstituentName: 'PurchaserName' });
+    if (purchaser) await store.updateWhere(EVENT_TICKETS, eq('FkConstituent', id), purchaser);
   },
 };
 

@@ -22,6 +22,19 @@ const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const utcDateTime = (iso: string) => (CANONICAL.test(iso) ? iso.slice(0, 19) : formatDateTime(new Date(iso)));
 
 /**
+ * What a read model copies from another record it shows: when `<prefix>Updated` changed any of
+ * the fields of `copy` (the record's name to the copy's name), those changes under the copy's
+ * names; otherwise null. Replays apply them in log order, so the last value wins as it did live.
+ */
+export function copiedChanges(event: RecordedEvent, prefix: string, copy: Record<string, string>): Doc | null {
+  if (event.type !== `${prefix}Updated`) return null;
+  const changes = event.data.changes as Doc;
+  let set: Doc | null = null;
+  for (const [from, to] of Object.entries(copy)) if (from in changes) (set ??= {})[to] = changes[from];
+  return set;
+}
+
+/**
  * The read model of a record aggregate: one document per record, guarded by the stream
  * revision it last applied (`_rev`), so replaying an event changes nothing.
  */

@@ -1,7 +1,8 @@
 import { TASK } from '../domain/volunteer-task/events.js';
 import { TASK_DERIVED, TASK_FIELDS, numberOfHours } from '../domain/volunteer-task/rules.js';
 import { geographyNames } from './lookups.js';
-import { recordProjection } from './records.js';
+import { CONSTITUENT } from '../domain/constituent/events.js';
+import { copiedChanges, recordProjection } from './records.js';
 import type { Projector } from './runner.js';
 import { and, type Doc, eq, type Query, searchFilter } from './store/port.js';
 import { TASK_GROUPS } from './task-groups.js';
@@ -48,13 +49,8 @@ export const volunteerTasksProjection: Projector = {
   categories: ['volunteer_task', 'constituent'],
   async apply(event, store) {
     await base.apply(event, store);
-    if (event.type !== 'ConstituentUpdated') return;
-    const changes = event.data.changes as Doc;
-    const set: Doc = {};
-    if ('ConstituentName' in changes) set.VolunteerName = changes.ConstituentName;
-    if ('Email1' in changes) set.VolunteerEmail = changes.Email1;
-    if ('Phone1' in changes) set.VolunteerPhone = changes.Phone1;
-    if (Object.keys(set).length) await store.updateWhere(VOLUNTEER_TASKS, eq('_volunteerConstituent', event.data.id as number), set);
+    const set = copiedChanges(event, CONSTITUENT, { ConstituentName: 'VolunteerName', Email1: 'VolunteerEmail', Phone1: 'VolunteerPhone' });
+    if (set) await store.updateWhere(VOLUNTEER_TASKS, eq('_volunteerConstituent', event.data.id as number), set);
   },
 };
 

@@ -2,7 +2,8 @@ import { VOLUNTEER, statusEventFields } from '../domain/volunteer/events.js';
 import { VOLUNTEER_FIELDS, VOLUNTEER_LINKED } from '../domain/volunteer/rules.js';
 import { emailKey } from '../domain/shared/values.js';
 import { CONSTITUENTS } from './constituents.js';
-import { recordProjection } from './records.js';
+import { CONSTITUENT } from '../domain/constituent/events.js';
+import { copiedChanges, recordProjection } from './records.js';
 import type { Projector } from './runner.js';
 import { and, type Doc, eq, type Query, searchFilter } from './store/port.js';
 
@@ -13,6 +14,8 @@ export function linkedFields(c: Doc | null): Doc {
   const email = (c?.Email1 as string | null | undefined) ?? null;
   return { ConstituentName: c?.ConstituentName ?? null, Email1: email, Phone1: c?.Phone1 ?? null, _email1: email ? emailKey(email) : null };
 }
+
+const LINKED_COPY = Object.fromEntries(VOLUNTEER_LINKED.map((f) => [f, f]));
 
 const base = recordProjection({
   prefix: VOLUNTEER,
@@ -35,9 +38,8 @@ export const volunteersProjection: Projector = {
   categories: ['volunteer', 'constituent'],
   async apply(event, store) {
     await base.apply(event, store);
-    if (event.type !== 'ConstituentUpdated') return;
-    const changes = event.data.changes as Doc;
-    if (!VOLUNTEER_LINKED.some((f) => f in changes)) return;
+    // The constituent's current values, not the changes alone: the email key is derived from them.
+    if (!copiedChanges(event, CONSTITUENT, LINKED_COPY)) return;
     const id = event.data.id as number;
     await store.updateWhere(VOLUNTEERS, eq('FkConstituent', id), linkedFields(await store.get<Doc>(CONSTITUENTS, id)));
   },
