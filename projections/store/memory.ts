@@ -20,10 +20,12 @@ const keyOf = (v: unknown) => (v === null || v === undefined ? '\u0000null' : ty
 
 /** The index key of a document, or of the values a query asks for (a Map of field to value). */
 function indexKey(fields: string[], values: Doc | Map<string, unknown>): string {
-  const get = (f: string) => (values instanceof Map ? values.get(f) : values[f]);
-  if (fields.length === 1) return keyOf(get(fields[0]));
-  let key = keyOf(get(fields[0]));
-  for (let i = 1; i < fields.length; i++) key += '|' + keyOf(get(fields[i]));
+  const byField = values instanceof Map;
+  let key = '';
+  for (let i = 0; i < fields.length; i++) {
+    const v = byField ? values.get(fields[i]) : values[fields[i]];
+    key = i === 0 ? keyOf(v) : key + '|' + keyOf(v);
+  }
   return key;
 }
 
