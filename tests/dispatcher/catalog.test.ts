@@ -1,17 +1,13 @@
 import { writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WEBHOOK_TYPES } from '../../dispatcher/catalog.js';
-import { startReceiver, startWebhookApp, type Receiver } from './support.js';
+import { type Receiver, useWebhookApp, type WebhookApp } from './support.js';
 
-let t: Awaited<ReturnType<typeof startWebhookApp>>;
+let t: WebhookApp;
 let rx: Receiver;
-beforeAll(async () => {
-  t = await startWebhookApp();
-  rx = await startReceiver();
-});
-afterAll(async () => {
-  await t.close();
-  await rx.close();
+useWebhookApp((app, receiver) => {
+  t = app;
+  rx = receiver;
 });
 
 const ok = (r: { status: number; raw: string }, status = 200) => {

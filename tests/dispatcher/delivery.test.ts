@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { verifyWebhook } from '../../dispatcher/verify.js';
-import { startReceiver, startWebhookApp, until, type Receiver } from './support.js';
+import { type Receiver, until, useWebhookApp, type WebhookApp } from './support.js';
 
-let t: Awaited<ReturnType<typeof startWebhookApp>>;
+let t: WebhookApp;
 let rx: Receiver;
-beforeAll(async () => {
-  t = await startWebhookApp();
-  rx = await startReceiver();
-});
-afterAll(async () => {
-  await t.close();
-  await rx.close();
+useWebhookApp((app, receiver) => {
+  t = app;
+  rx = receiver;
 });
 
 async function endpoint(team: Awaited<ReturnType<typeof t.team>>, path: string, events: string[] = ['*']) {

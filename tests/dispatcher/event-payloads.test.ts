@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReceiver, startWebhookApp, type Receiver } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { type Receiver, useWebhookApp, type WebhookApp } from './support.js';
 
-let t: Awaited<ReturnType<typeof startWebhookApp>>;
+let t: WebhookApp;
 let rx: Receiver;
-beforeAll(async () => {
-  t = await startWebhookApp();
-  rx = await startReceiver();
-});
-afterAll(async () => {
-  await t.close();
-  await rx.close();
+useWebhookApp((app, receiver) => {
+  t = app;
+  rx = receiver;
 });
 
 describe('event webhook payloads', () => {

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { afterAll, beforeAll } from 'vitest';
 import { type Config, testConfig } from '../../api/config.js';
 import { startDispatcher } from '../../dispatcher/start.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -96,6 +97,26 @@ export async function startWebhookApp(webhook = fastWebhooks()): Promise<TestApp
   const config = testConfig({ webhook });
   await startDispatcher(t.runtime.services.config, t.runtime, { report: () => undefined });
   return { ...t, config };
+}
+
+export type WebhookApp = Awaited<ReturnType<typeof startWebhookApp>>;
+
+/**
+ * A webhook app and a receiver for the tests of one file: started before them (and handed to
+ * `take`), stopped after them.
+ */
+export function useWebhookApp(take: (app: WebhookApp, receiver: Receiver) => void): void {
+  let app: WebhookApp | undefined;
+  let receiver: Receiver | undefined;
+  beforeAll(async () => {
+    app = await startWebhookApp();
+    receiver = await startReceiver();
+    take(app, receiver);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await receiver?.close();
+  });
 }
 
 /** Waits for a condition, polling; never a fixed sleep. */
