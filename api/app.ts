@@ -7,7 +7,7 @@ import { adminRoutes } from './routes/admin/index.js';
 import { publicRoutes } from './routes/index.js';
 import { healthRoutes } from './routes/health.js';
 import { ErrorSchema } from './schemas/common.js';
-import type { Services } from './services.js';
+import type { Services } from '../runtime/services.js';
 
 export const BODY_LIMIT = 64 * 1024;
 

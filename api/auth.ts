@@ -6,7 +6,7 @@ import { verifyApiKey } from '../commands/teams.js';
 import { DomainError } from '../domain/shared/errors.js';
 import type { ApiKeyDoc } from '../projections/teams.js';
 import { sendError } from './errors.js';
-import type { RateLimiter } from './ratelimit.js';
+import type { RateLimiter } from '../runtime/ratelimit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,4 +1,4 @@
 /** The package's public surface: build the app, and verify webhook signatures as a subscriber. */
 export { buildApp } from './app.js';
-export { loadConfig } from './config.js';
-export { openRuntime } from './wiring.js';
+export { loadConfig } from '../runtime/config.js';
+export { openRuntime } from '../runtime/wiring.js';

@@ -3,10 +3,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Fastify from 'fastify';
 import { buildApp } from './app.js';
-import { type Config, loadConfig } from './config.js';
-import { startRoles } from './roles.js';
+import { type Config, loadConfig } from '../runtime/config.js';
+import { startRoles } from '../runtime/roles.js';
 import { healthRoutes } from './routes/health.js';
-import { openRuntime } from './wiring.js';
+import { openRuntime } from '../runtime/wiring.js';
 
 /**
  * The admin token: TURNOUT_ADMIN_TOKEN, or one generated on first start and kept in the data

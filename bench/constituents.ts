@@ -3,7 +3,7 @@ import Fastify from 'fastify';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { NO_STREAM } from '../commands/eventlog/port.js';
+import { NO_STREAM } from '../eventlog/port.js';
 import { IdAllocator } from '../commands/ids.js';
 import { decideCreate, validateCreate } from '../domain/constituent/decide.js';
 import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';

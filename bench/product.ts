@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildApp, type App } from '../api/app.js';
-import { testConfig } from '../api/config.js';
-import { startRoles } from '../api/roles.js';
-import { openRuntime, type Runtime } from '../api/wiring.js';
+import { testConfig } from '../runtime/config.js';
+import { startRoles } from '../runtime/roles.js';
+import { openRuntime, type Runtime } from '../runtime/wiring.js';
 
 const ADMIN = 'bench-admin-token';
 

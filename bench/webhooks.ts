@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { metadataOf } from '../commands/context.js';
-import { NO_STREAM } from '../commands/eventlog/port.js';
+import { NO_STREAM } from '../eventlog/port.js';
 import { constituentStream } from '../domain/constituent/events.js';
 import { median, percentile } from './lib.js';
 import { startProduct, type Product } from './product.js';

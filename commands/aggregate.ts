@@ -1,24 +1,9 @@
+import type { DomainEvent, Evolver, Position } from '../domain/shared/events.js';
+import { type Loaded, load } from '../eventlog/load.js';
+import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 import type { WriteContext } from './context.js';
 import { metadataOf } from './context.js';
-import { type EventLog, type Position, type RecordedEvent, WrongExpectedRevision, NO_STREAM } from './eventlog/port.js';
 
-export interface DomainEvent {
-  type: string;
-  data: Record<string, unknown>;
-}
-
-/** A pure aggregate: fold its events into state (domain/<aggregate>/events.ts). */
-export interface Evolver<S> {
-  initial: () => S;
-  evolve: (state: S, event: DomainEvent) => S;
-}
-
-export interface Loaded<S> {
-  state: S;
-  /** Revision of the last event, or null when the stream does not exist. */
-  revision: bigint | null;
-  events: RecordedEvent[];
-}
 
 export interface Decided<S> {
   state: S;
@@ -41,13 +26,6 @@ export interface HandleOptions<S> {
    * to exist after all, the conflict is handled as any other (loaded, decided again).
    */
   newStream?: boolean;
-}
-
-export async function load<S>(log: EventLog, stream: string, evolver: Evolver<S>): Promise<Loaded<S>> {
-  const events = await log.readStream(stream);
-  let state = evolver.initial();
-  for (const e of events) state = evolver.evolve(state, e);
-  return { state, revision: events.length ? events[events.length - 1].revision : null, events };
 }
 
 /**

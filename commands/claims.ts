@@ -1,8 +1,9 @@
 import { DomainError } from '../domain/shared/errors.js';
-import type { DomainEvent } from './aggregate.js';
+import type { DomainEvent } from '../domain/shared/events.js';
 import { metadataOf, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
-import { NO_STREAM, type RecordedEvent, WrongExpectedRevision } from './eventlog/port.js';
+import { NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
+import { type RecordedEvent } from '../domain/shared/events.js';
 
 export interface CreateOnce<T> {
   /** The claim stream of the unique key (an email, a constituent). */

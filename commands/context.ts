@@ -1,4 +1,4 @@
-import type { EventMetadata, Source } from './eventlog/port.js';
+import type { EventMetadata, Source } from '../domain/shared/events.js';
 
 /** Who is writing, and when: the metadata every event of a command carries. */
 export interface WriteContext {

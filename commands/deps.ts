@@ -1,4 +1,5 @@
-import type { EventLog, Position } from './eventlog/port.js';
+import type { EventLog } from '../eventlog/port.js';
+import type { Position } from '../domain/shared/events.js';
 import type { IdAllocator } from './ids.js';
 import type { ReadStore } from '../projections/store/port.js';
 
@@ -9,4 +10,6 @@ export interface CommandDeps {
   ids: IdAllocator;
   /** Resolves once the read models include `position` (read-your-writes). */
   settle: (position: Position | null) => Promise<void>;
+  /** Why a webhook URL may not be used (the dispatcher's SSRF guard), or null when it may. */
+  checkWebhookUrl: (url: string) => Promise<string | null>;
 }

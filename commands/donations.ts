@@ -5,7 +5,9 @@ import { checkAmount, DONATION_FIELDS, DONATION_READ_ONLY } from '../domain/dona
 import { normaliseFields, type Values } from '../domain/shared/fields.js';
 import { assertWritable, type RecordState } from '../domain/shared/record.js';
 import { CONSTITUENTS } from '../projections/constituents.js';
-import { type Evolver, handle, load } from './aggregate.js';
+import { type Evolver } from '../domain/shared/events.js';
+import { handle } from './aggregate.js';
+import { load } from '../eventlog/load.js';
 import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 import { registerRecordKind } from './records.js';

@@ -1,4 +1,4 @@
-import { type EventLog, NO_STREAM, WrongExpectedRevision } from './eventlog/port.js';
+import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 
 /**
  * Ids are positive integers, unique per resource type across the installation and never reused

@@ -7,7 +7,7 @@ import { deleteVolunteerOfConstituent } from './volunteers.js';
 import { eventTicketEvolver } from '../domain/event-ticket/events.js';
 import { eventEvolver } from '../domain/event/events.js';
 import { type RecordState, decideDelete, decideLock } from '../domain/shared/record.js';
-import type { Evolver } from './aggregate.js';
+import type { Evolver } from '../domain/shared/events.js';
 import { handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';

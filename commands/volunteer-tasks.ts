@@ -18,10 +18,11 @@ import { TASK_GROUPS } from '../projections/task-groups.js';
 import { VOLUNTEER_TASKS } from '../projections/volunteer-tasks.js';
 import { VOLUNTEERS } from '../projections/volunteers.js';
 import { and, eq } from '../projections/store/port.js';
-import { type DomainEvent, type HandleOptions, handle } from './aggregate.js';
+import { type DomainEvent } from '../domain/shared/events.js';
+import { type HandleOptions, handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
-import { NO_STREAM } from './eventlog/port.js';
+import { NO_STREAM } from '../eventlog/port.js';
 
 /** Ids of other records and lookups must be the team's own: invalid_field naming the field (decisions.md 3). */
 async function checkRefs(deps: CommandDeps, team: number, f: Values): Promise<void> {

@@ -10,7 +10,6 @@ import {
 } from '../domain/webhook-endpoint/decide.js';
 import { endpointEvolver, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
 import { invalidField } from '../domain/shared/errors.js';
-import { checkEndpointUrl, UnsafeUrlError, type UrlPolicy } from '../dispatcher/ssrf.js';
 import { handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
@@ -18,19 +17,15 @@ import type { CommandDeps } from './deps.js';
 /** `whsec_` + 32 random bytes in base64 (decisions.md 7). */
 export const newSecret = () => 'whsec_' + randomBytes(32).toString('base64');
 
-async function checkUrl(url: unknown, policy: UrlPolicy): Promise<void> {
+async function checkUrl(deps: CommandDeps, url: unknown): Promise<void> {
   if (typeof url !== 'string') return; // the domain names the type error
-  try {
-    await checkEndpointUrl(url, policy);
-  } catch (err) {
-    if (err instanceof UnsafeUrlError) throw invalidField('url', err.message);
-    throw err;
-  }
+  const unsafe = await deps.checkWebhookUrl(url);
+  if (unsafe) throw invalidField('url', unsafe);
 }
 
-export async function createEndpoint(deps: CommandDeps, ctx: WriteContext, input: EndpointInput, policy: UrlPolicy): Promise<{ id: number; secret: string }> {
+export async function createEndpoint(deps: CommandDeps, ctx: WriteContext, input: EndpointInput): Promise<{ id: number; secret: string }> {
   validateEndpointCreate(input);
-  await checkUrl(input.url, policy);
+  await checkUrl(deps, input.url);
   const id = await deps.ids.next('webhook_endpoint');
   const secret = newSecret();
   const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) => decideCreateEndpoint({ id, input, secret }, s), { newStream: true });
@@ -38,9 +33,9 @@ export async function createEndpoint(deps: CommandDeps, ctx: WriteContext, input
   return { id, secret };
 }
 
-export async function updateEndpoint(deps: CommandDeps, ctx: WriteContext, id: number, input: EndpointInput, policy: UrlPolicy): Promise<void> {
+export async function updateEndpoint(deps: CommandDeps, ctx: WriteContext, id: number, input: EndpointInput): Promise<void> {
   validateEndpointUpdate(input);
-  if (input.url !== undefined) await checkUrl(input.url, policy);
+  if (input.url !== undefined) await checkUrl(deps, input.url);
   const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) => decideUpdateEndpoint({ id, team: ctx.team, input }, s));
   await deps.settle(r.position);
 }

@@ -1,5 +1,5 @@
-import type { Evolver } from '../commands/aggregate.js';
-import type { RecordedEvent } from '../commands/eventlog/port.js';
+import type { Evolver } from '../domain/shared/events.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
 import { constituentEvolver } from '../domain/constituent/events.js';
 import { DONATION, donationEvolver } from '../domain/donation/events.js';
 import { formReadValues, type PublicFormDefaults } from '../domain/event/creation.js';

@@ -1,5 +1,6 @@
-import type { DomainEvent } from '../commands/aggregate.js';
-import type { EventLog, Position, RecordedEvent, Subscription } from '../commands/eventlog/port.js';
+import type { DomainEvent } from '../domain/shared/events.js';
+import type { EventLog, Subscription } from '../eventlog/port.js';
+import type { Position, RecordedEvent } from '../domain/shared/events.js';
 import { endpointEvolver, type EndpointState } from '../domain/webhook-endpoint/events.js';
 import { subscribes } from '../domain/webhook-endpoint/types.js';
 import { WEBHOOK_ENDPOINTS } from '../projections/webhook-endpoints.js';

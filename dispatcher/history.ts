@@ -1,5 +1,6 @@
-import type { DomainEvent, Evolver } from '../commands/aggregate.js';
-import { comparePositions, type EventLog, type Position, type RecordedEvent } from '../commands/eventlog/port.js';
+import type { DomainEvent, Evolver } from '../domain/shared/events.js';
+import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
+import { type EventLog } from '../eventlog/port.js';
 
 /**
  * Record state as of one event of the log. Payloads describe the record as the change left it,

@@ -1,5 +1,5 @@
-import type { Evolver } from '../commands/aggregate.js';
-import type { RecordedEvent } from '../commands/eventlog/port.js';
+import type { Evolver } from '../domain/shared/events.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
 import { CONSTITUENT_FIELDS } from '../domain/constituent/rules.js';
 import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
 import { DONATION_PUBLIC } from '../domain/donation/rules.js';

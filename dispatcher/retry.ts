@@ -1,6 +1,9 @@
-import type { Config } from '../api/config.js';
-
-export type RetryPolicy = Config['webhook'];
+/** How deliveries are retried (decisions.md 2: TURNOUT_WEBHOOK_RETRY_BASE_MS, _RETRY_MAX_MS, _MAX_ATTEMPTS). */
+export interface RetryPolicy {
+  retryBaseMs: number;
+  retryMaxMs: number;
+  maxAttempts: number;
+}
 
 /**
  * Spec 6.6 and decisions.md 2: the first retry after about retryBaseMs, doubling up to

@@ -142,3 +142,16 @@ export function safeLookup(lookup: Lookup = systemLookup) {
     );
   };
 }
+
+/** The check commands run on a webhook URL: null when it may be used, else why not. */
+export const endpointUrlCheck =
+  (policy: UrlPolicy) =>
+  async (url: string): Promise<string | null> => {
+    try {
+      await checkEndpointUrl(url, policy);
+      return null;
+    } catch (err) {
+      if (err instanceof UnsafeUrlError) return err.message;
+      throw err;
+    }
+  };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { load } from '../commands/aggregate.js';
-import type { EventLog } from '../commands/eventlog/port.js';
+import { load } from '../eventlog/load.js';
+import type { EventLog } from '../eventlog/port.js';
 import { endpointEvolver, signingSecrets, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
 import type { Delivery, DeliveryLog } from './deliveries.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Lease, Outcome } from './queue/port.js';

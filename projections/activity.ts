@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../commands/eventlog/port.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Projector } from './runner.js';
 import { and, eq, type Query } from './store/port.js';
 

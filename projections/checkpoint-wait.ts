@@ -1,4 +1,4 @@
-import { comparePositions, type Position } from '../commands/eventlog/port.js';
+import { comparePositions, type Position } from '../domain/shared/events.js';
 import type { ReadStore } from './store/port.js';
 
 /**

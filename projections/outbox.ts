@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../commands/eventlog/port.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
 import { type Planned, planNotifications, rescheduleReminder } from '../domain/notification/schedule.js';
 import { ASSIGNED, TASK, UNASSIGNED } from '../domain/volunteer-task/events.js';
 import { formatDateTime } from '../domain/shared/values.js';

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../commands/eventlog/port.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
 import { formatDateTime } from '../domain/shared/values.js';
 import type { Projector } from './runner.js';
 import type { CollectionDef, Doc, ReadStore } from './store/port.js';

@@ -1,4 +1,5 @@
-import { comparePositions, type EventLog, type Position, type RecordedEvent, type Subscription } from '../commands/eventlog/port.js';
+import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
+import { type EventLog, type Subscription } from '../eventlog/port.js';
 import type { CollectionDef, ReadStore } from './store/port.js';
 
 export interface Projector {

@@ -8,7 +8,7 @@ import type { Values } from '../../domain/shared/fields.js';
 import { apiContext } from '../auth.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/constituent.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../runtime/services.js';
 
 export const readConstituent = (services: Services, team: number, id: number) => readTeamRecord(services.store, CONSTITUENTS, 'constituent', team, id);
 

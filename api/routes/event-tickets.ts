@@ -6,7 +6,7 @@ import { publicView, type ReadStore } from '../../projections/store/port.js';
 import { apiContext } from '../auth.js';
 import { API_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/event-ticket.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../runtime/services.js';
 import { dateParam } from './events.js';
 
 export const readEventTicket = (store: ReadStore, team: number, id: number) => readTeamRecord(store, EVENT_TICKETS, 'event ticket sale', team, id);

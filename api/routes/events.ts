@@ -9,7 +9,7 @@ import { publicView, type ReadStore } from '../../projections/store/port.js';
 import { apiContext } from '../auth.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/event.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../runtime/services.js';
 
 export const readEvent = (store: ReadStore, team: number, id: number) => readTeamRecord(store, EVENTS, 'event', team, id);
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../services.js';
+import type { Services } from '../../runtime/services.js';
 
 export const healthRoutes =
   (services: Services): FastifyPluginAsync =>

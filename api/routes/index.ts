@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { apiKeyHook } from '../auth.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../runtime/services.js';
 import { constituentRoutes } from './constituents.js';
 import { eventTicketRoutes } from './event-tickets.js';
 import { eventRoutes } from './events.js';

@@ -6,7 +6,7 @@ import { eq } from '../../projections/store/port.js';
 import { apiContext } from '../auth.js';
 import { API_ERRORS, errors } from '../schemas/common.js';
 import { Lookups, TimeZones } from '../schemas/lookup.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../runtime/services.js';
 
 export const lookupRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>

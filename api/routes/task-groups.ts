@@ -6,7 +6,7 @@ import { TASK_GROUPS, taskGroupSearch } from '../../projections/task-groups.js';
 import { apiContext } from '../auth.js';
 import { API_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/task-group.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../runtime/services.js';
 
 export const readTaskGroup = (services: Services, team: number, id: number) => readTeamRecord(services.store, TASK_GROUPS, 'volunteer task group', team, id);
 

@@ -7,7 +7,7 @@ import { VOLUNTEER_TASKS, taskSearch } from '../../projections/volunteer-tasks.j
 import { apiContext } from '../auth.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/volunteer-task.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../runtime/services.js';
 
 export const readTask = (services: Services, team: number, id: number) => readTeamRecord(services.store, VOLUNTEER_TASKS, 'volunteer task', team, id);
 

@@ -7,7 +7,7 @@ import { VOLUNTEERS, volunteerSearch } from '../../projections/volunteers.js';
 import { apiContext } from '../auth.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/volunteer.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../runtime/services.js';
 
 export const readVolunteer = (services: Services, team: number, id: number) => readTeamRecord(services.store, VOLUNTEERS, 'volunteer', team, id);
 

@@ -10,10 +10,11 @@ import {
 import { NOTIFICATIONS, type NotificationDoc, dueQuery, sendingQuery } from '../../projections/outbox.js';
 import { VOLUNTEER_TASKS } from '../../projections/volunteer-tasks.js';
 import type { Doc, ReadStore } from '../../projections/store/port.js';
-import { type DomainEvent, load } from '../aggregate.js';
+import { type DomainEvent } from '../../domain/shared/events.js';
+import { load } from '../../eventlog/load.js';
 import type { WriteContext } from '../context.js';
 import { metadataOf } from '../context.js';
-import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
+import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../../eventlog/port.js';
 import { composeMessage } from './message.js';
 import { FileTransport, type MailTransport, MemoryTransport, SmtpTransport } from './transport.js';
 

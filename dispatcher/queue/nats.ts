@@ -1,7 +1,7 @@
 import { AckPolicy, DeliverPolicy, jetstream, type JetStreamClient, jetstreamManager, type JsMsg, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { type Position, positionFromString, positionToString } from '../../commands/eventlog/port.js';
+import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Lease, Outcome } from './port.js';
 
 export interface NatsQueueOptions {

@@ -1,4 +1,4 @@
-import type { Position } from '../../commands/eventlog/port.js';
+import type { Position } from '../../domain/shared/events.js';
 
 /**
  * The durable delivery queue: one task per (event, webhook type, endpoint), at least once.

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { type Position, positionFromString, positionToString } from '../../commands/eventlog/port.js';
+import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
 import { batcherFor } from './sqlite-batch.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Lease, Outcome } from './port.js';
 

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../../commands/aggregate.js';
+import type { DomainEvent } from '../shared/events.js';
 import { changedFields, normaliseFields, type Values } from '../shared/fields.js';
 import { assertWritable } from '../shared/record.js';
 import { CONSTITUENT, type ConstituentState } from './events.js';

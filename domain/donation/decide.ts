@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../../commands/aggregate.js';
+import type { DomainEvent } from '../shared/events.js';
 import { invalidField } from '../shared/errors.js';
 import { changedFields, normaliseFields, type Values } from '../shared/fields.js';
 import { assertFound, assertWritable } from '../shared/record.js';

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../../commands/aggregate.js';
+import type { DomainEvent } from '../shared/events.js';
 import { normaliseFields, type Values } from '../shared/fields.js';
 import { formatDateTime } from '../shared/values.js';
 import { EVENT_TICKET, type EventTicketState } from './events.js';

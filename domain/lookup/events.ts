@@ -1,4 +1,4 @@
-import type { DomainEvent, Evolver } from '../../commands/aggregate.js';
+import type { DomainEvent, Evolver } from '../shared/events.js';
 import { invalidField, missingField } from '../shared/errors.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { DomainEvent, Evolver } from '../../commands/aggregate.js';
+import type { DomainEvent, Evolver } from '../shared/events.js';
 
 /**
  * The delivery record of one notification: stream `notification-<id>`, appended with the

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../../commands/aggregate.js';
+import type { DomainEvent } from '../shared/events.js';
 import { invalidField, missingField, notFound } from '../shared/errors.js';
 import { normaliseFields, type FieldSpec, type Values } from '../shared/fields.js';
 import { assertFound } from '../shared/record.js';

@@ -1,4 +1,4 @@
-import type { Evolver } from '../../commands/aggregate.js';
+import type { Evolver } from '../shared/events.js';
 import { emptyRecord, evolveRecord, type RecordEvent, type RecordState } from '../shared/record.js';
 
 /**

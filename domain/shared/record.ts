@@ -1,4 +1,4 @@
-import type { Evolver } from '../../commands/aggregate.js';
+import type { Evolver } from './events.js';
 import { DomainError, notFound, recordProtected } from './errors.js';
 import type { Values } from './fields.js';
 

@@ -1,4 +1,4 @@
-import type { DomainEvent, Evolver } from '../../commands/aggregate.js';
+import type { DomainEvent, Evolver } from '../shared/events.js';
 import { normaliseFields, requireText, type FieldSpec, type Values } from '../shared/fields.js';
 import { type RecordState, recordEvolver } from '../shared/record.js';
 

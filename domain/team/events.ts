@@ -1,4 +1,4 @@
-import type { Evolver } from '../../commands/aggregate.js';
+import type { Evolver } from '../shared/events.js';
 
 /**
  * A team (an account) and its API keys. Events: TeamCreated {id, name},

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../../commands/aggregate.js';
+import type { DomainEvent } from '../shared/events.js';
 import { DomainError, invalidField } from '../shared/errors.js';
 import { changedFields, normaliseFields, requireText, type Values } from '../shared/fields.js';
 import { assertWritable } from '../shared/record.js';

@@ -1,4 +1,4 @@
-import type { Evolver } from '../../commands/aggregate.js';
+import type { Evolver } from '../shared/events.js';
 import { type RecordEvent, type RecordState, emptyRecord, evolveRecord } from '../shared/record.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../../commands/aggregate.js';
+import type { DomainEvent } from '../shared/events.js';
 import { invalidField, missingField, notFound, unknownField } from '../shared/errors.js';
 import { ALL_TYPES, isWebhookType } from './types.js';
 import { WEBHOOK_ENDPOINT, type EndpointState } from './events.js';

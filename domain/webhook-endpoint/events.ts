@@ -1,4 +1,4 @@
-import type { Evolver } from '../../commands/aggregate.js';
+import type { Evolver } from '../shared/events.js';
 
 /**
  * A webhook endpoint of a team. Events:

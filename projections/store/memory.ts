@@ -1,4 +1,4 @@
-import type { Position } from '../../commands/eventlog/port.js';
+import type { Position } from '../../domain/shared/events.js';
 import { conjunctsOf, pageOfSearch, SearchIndex, searchConjunct, sortByKeys } from './memory-search.js';
 import type { CollectionDef, Doc, Filter, Page, Query, ReadStore, Scalar } from './port.js';
 

@@ -1,5 +1,5 @@
 import { type Collection, type Db, type Document, MongoClient } from 'mongodb';
-import { type Position, positionFromString, positionToString } from '../../commands/eventlog/port.js';
+import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
 import type { CollectionDef, Doc, Filter, Page, Query, ReadStore, SortKey } from './port.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Position } from '../../commands/eventlog/port.js';
+import type { Position } from '../../domain/shared/events.js';
 
 /**
  * The read-store port. A query is described once, as data (filters, a search, a sort, a page,

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../api/app.js';
-import { testConfig } from '../../api/config.js';
-import { openRuntime } from '../../api/wiring.js';
+import { testConfig } from '../../runtime/config.js';
+import { openRuntime } from '../../runtime/wiring.js';
 import { client, startTestApp } from '../support/app.js';
 
 const dirs: string[] = [];

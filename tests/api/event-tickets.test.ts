@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordedEvent } from '../../commands/eventlog/port.js';
+import type { RecordedEvent } from '../../domain/shared/events.js';
 import { constituentsProjection } from '../../projections/constituents.js';
 import { EVENT_TICKETS, eventTicketsProjection } from '../../projections/event-tickets.js';
 import { EVENTS, eventsProjection } from '../../projections/events.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { step } from '../../api/ratelimit.js';
+import { step } from '../../runtime/ratelimit.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 describe('per-key rate limits over HTTP', () => {

@@ -1,17 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  ANY,
-  comparePositions,
-  type EventLog,
-  type NewEvent,
-  NO_STREAM,
-  type Position,
-  type RecordedEvent,
-  type SubscribeOptions,
-  type Subscription,
-  WrongExpectedRevision,
-} from '../../commands/eventlog/port.js';
+import { ANY, type EventLog, type NewEvent, NO_STREAM, type SubscribeOptions, type Subscription, WrongExpectedRevision } from '../../eventlog/port.js';
+import { comparePositions, type Position, type RecordedEvent } from '../../domain/shared/events.js';
 
 export interface LogUnderTest {
   log: EventLog;

@@ -11,8 +11,9 @@ import {
 // adapter consumes it (ordering of checkpoints, drops, stop), so the real consumer-facing half is used.
 import { Subscription as ClientSubscription } from '@eventstore/db-client/dist/streams/utils/Subscription.js';
 import { describe, expect, it } from 'vitest';
-import { EsdbEventLog, type EsdbEventLogOptions } from '../../commands/eventlog/esdb.js';
-import { type Position, type RecordedEvent, type SubscribeOptions, WrongExpectedRevision } from '../../commands/eventlog/port.js';
+import { EsdbEventLog, type EsdbEventLogOptions } from '../../eventlog/esdb.js';
+import { type Position, type RecordedEvent } from '../../domain/shared/events.js';
+import { type SubscribeOptions, WrongExpectedRevision } from '../../eventlog/port.js';
 import { until } from './eventlog.contract.js';
 
 /** One subscribeToAll call: the options it was given and the gRPC call the test speaks for. */

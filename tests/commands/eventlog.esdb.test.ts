@@ -3,8 +3,9 @@ import net from 'node:net';
 import { EventStoreDBClient } from '@eventstore/db-client';
 import { GenericContainer, type StartedTestContainer, Wait } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EsdbEventLog } from '../../commands/eventlog/esdb.js';
-import { ANY, type NewEvent, NO_STREAM, type RecordedEvent } from '../../commands/eventlog/port.js';
+import { EsdbEventLog } from '../../eventlog/esdb.js';
+import { ANY, type NewEvent, NO_STREAM } from '../../eventlog/port.js';
+import { type RecordedEvent } from '../../domain/shared/events.js';
 import { dockerAvailable } from '../support/docker.js';
 import { eventLogContract, until } from './eventlog.contract.js';
 

@@ -5,10 +5,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { NO_STREAM, type NewEvent, type RecordedEvent } from '../../commands/eventlog/port.js';
-import { SqliteEventLog } from '../../commands/eventlog/sqlite.js';
-import { decodeBatch, decodeOutcomes, encodeBatch, encodeOutcomes, type Outcome, type WireAppend } from '../../commands/eventlog/sqlite-writer.js';
-import { readSettler } from '../../api/scale.js';
+import { NO_STREAM, type NewEvent } from '../../eventlog/port.js';
+import { type RecordedEvent } from '../../domain/shared/events.js';
+import { SqliteEventLog } from '../../eventlog/sqlite.js';
+import { decodeBatch, decodeOutcomes, encodeBatch, encodeOutcomes, type Outcome, type WireAppend } from '../../eventlog/sqlite-writer.js';
+import { readSettler } from '../../runtime/scale.js';
 import { buildService } from '../support/process.js';
 import { eventLogContract } from './eventlog.contract.js';
 

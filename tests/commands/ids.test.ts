@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { SqliteEventLog } from '../../commands/eventlog/sqlite.js';
+import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { IdAllocator } from '../../commands/ids.js';
 
 describe('allocating ids', () => {

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NO_STREAM } from '../../commands/eventlog/port.js';
-import { SqliteEventLog } from '../../commands/eventlog/sqlite.js';
+import { NO_STREAM } from '../../eventlog/port.js';
+import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { batcherFor, shareFileWith } from '../../dispatcher/queue/sqlite-batch.js';
 
 const metadata = { team: 1, source: 'Application' as const, keyName: null, correlationId: 'c', at: '2024-05-01T12:00:00.000Z' };

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDispatcher } from '../../dispatcher/start.js';
+import { startDispatcher } from '../../runtime/webhooks.js';
 import { startNats, type NatsServer } from '../support/nats.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { fastWebhooks, startReceiver, until, type Receiver } from './support.js';

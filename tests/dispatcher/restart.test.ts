@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { client, startTestApp } from '../support/app.js';
-import { startDispatcher } from '../../dispatcher/start.js';
+import { startDispatcher } from '../../runtime/webhooks.js';
 import { fastWebhooks, startReceiver, until } from './support.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'turnout-wh-restart-'));

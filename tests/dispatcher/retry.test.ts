@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../api/config.js';
+import { loadConfig } from '../../runtime/config.js';
 import { hasNextAttempt, retryDelayMs } from '../../dispatcher/retry.js';
 
 describe('the retry schedule (spec 6.6, decisions.md 2)', () => {

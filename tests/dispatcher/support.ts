@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll } from 'vitest';
-import { type Config, testConfig } from '../../api/config.js';
-import { startDispatcher } from '../../dispatcher/start.js';
+import { type Config, testConfig } from '../../runtime/config.js';
+import { startDispatcher } from '../../runtime/webhooks.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 export interface Received {

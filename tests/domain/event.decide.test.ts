@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DomainEvent } from '../../commands/aggregate.js';
+import type { DomainEvent } from '../../domain/shared/events.js';
 import { DEFAULT_NOTIFICATION_TEMPLATES, DEFAULT_PUBLIC_FORM } from '../../domain/event/creation.js';
 import { decideCreate, decideGeography, decideUpdate } from '../../domain/event/decide.js';
 import { eventEvolver, type EventState } from '../../domain/event/events.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DomainEvent } from '../../commands/aggregate.js';
+import type { DomainEvent } from '../../domain/shared/events.js';
 import { decideCancel, decideCreate, decideSignUp, decideUpdate, decideVolunteerDeleted } from '../../domain/volunteer-task/decide.js';
 import { type TaskState, taskEvolver } from '../../domain/volunteer-task/events.js';
 import { DomainError } from '../../domain/shared/errors.js';

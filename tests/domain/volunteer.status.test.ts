@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DomainEvent } from '../../commands/aggregate.js';
+import type { DomainEvent } from '../../domain/shared/events.js';
 import { decideUpdate, validateCreate } from '../../domain/volunteer/decide.js';
 import { type VolunteerState, volunteerEvolver } from '../../domain/volunteer/events.js';
 import { DomainError } from '../../domain/shared/errors.js';

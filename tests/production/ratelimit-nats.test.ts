@@ -1,6 +1,6 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NatsRateLimiter } from '../../api/ratelimit-nats.js';
+import { NatsRateLimiter } from '../../runtime/ratelimit-nats.js';
 import { startNats, type NatsServer } from '../support/nats.js';
 
 describe('per-key rate limits shared through NATS KV', () => {

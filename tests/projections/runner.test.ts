@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ANY, type NewEvent, type RecordedEvent } from '../../commands/eventlog/port.js';
-import { SqliteEventLog } from '../../commands/eventlog/sqlite.js';
+import { ANY, type NewEvent } from '../../eventlog/port.js';
+import { type RecordedEvent } from '../../domain/shared/events.js';
+import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { projectors } from '../../projections/index.js';
 import { ProjectionRunner, type Projector } from '../../projections/runner.js';
 import { MemoryReadStore } from '../../projections/store/memory.js';

@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../../api/app.js';
-import { type Config, testConfig } from '../../api/config.js';
-import { openRuntime, type Runtime } from '../../api/wiring.js';
+import { type Config, testConfig } from '../../runtime/config.js';
+import { openRuntime, type Runtime } from '../../runtime/wiring.js';
 
 export interface Reply {
   status: number;

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { DomainEvent, Evolver } from '../../commands/aggregate.js';
+import type { DomainEvent, Evolver } from '../../domain/shared/events.js';
 import { DomainError } from '../../domain/shared/errors.js';
 
 export const TEAM = 1;

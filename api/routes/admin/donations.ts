@@ -10,7 +10,7 @@ import { adminContext } from '../../auth.js';
 import { TeamParams, TeamRecordParams } from '../../schemas/admin.js';
 import * as S from '../../schemas/donation.js';
 import { errors } from '../../schemas/common.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../../runtime/services.js';
 
 const hide = true;
 

@@ -5,7 +5,7 @@ import type { Values } from '../../../domain/shared/fields.js';
 import { adminContext } from '../../auth.js';
 import { errors } from '../../schemas/common.js';
 import * as S from '../../schemas/event.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../../runtime/services.js';
 import { readEvent } from '../events.js';
 
 

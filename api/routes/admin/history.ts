@@ -4,7 +4,7 @@ import { recordKind } from '../../../commands/records.js';
 import { notFound } from '../../../domain/shared/errors.js';
 import { HistoryEvent } from '../../schemas/admin.js';
 import { errors } from '../../schemas/common.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../../runtime/services.js';
 
 const Params = Type.Object(
   { teamId: Type.Integer({ minimum: 1 }), resource: Type.String(), id: Type.Integer({ minimum: 1 }) },

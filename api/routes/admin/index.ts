@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { teamExists } from '../../../commands/teams.js';
 import { notFound } from '../../../domain/shared/errors.js';
 import { adminTokenHook } from '../../auth.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../../runtime/services.js';
 import { adminDonationRoutes } from './donations.js';
 import { adminEventTicketRoutes } from './event-tickets.js';
 import { adminEventRoutes } from './events.js';

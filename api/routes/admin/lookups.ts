@@ -4,7 +4,7 @@ import { addLookup } from '../../../commands/lookups.js';
 import { LOOKUP_LISTS, type LookupList } from '../../../domain/lookup/events.js';
 import { adminContext } from '../../auth.js';
 import { Body, errors } from '../../schemas/common.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../../runtime/services.js';
 
 const Params = Type.Object(
   { teamId: Type.Integer({ minimum: 1 }), list: Type.Union(LOOKUP_LISTS.map((l) => Type.Literal(l))) },

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { type NotificationDoc, outboxQuery } from '../../../projections/outbox.js';
 import { TeamParams } from '../../schemas/admin.js';
 import { errors } from '../../schemas/common.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../../runtime/services.js';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 const Notification = Type.Object({

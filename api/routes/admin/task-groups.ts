@@ -5,7 +5,7 @@ import { adminContext } from '../../auth.js';
 import { TeamParams } from '../../schemas/admin.js';
 import { errors } from '../../schemas/common.js';
 import * as S from '../../schemas/task-group.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../../runtime/services.js';
 import { readTaskGroup } from '../task-groups.js';
 
 export const adminTaskGroupRoutes =

@@ -8,7 +8,7 @@ import { API_KEYS, type ApiKeyDoc, TEAMS } from '../../../projections/teams.js';
 import { adminContext } from '../../auth.js';
 import * as A from '../../schemas/admin.js';
 import { Body, errors, pageOf } from '../../schemas/common.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../../runtime/services.js';
 
 const hide = true;
 

@@ -5,7 +5,7 @@ import { adminContext } from '../../auth.js';
 import { TeamRecordParams } from '../../schemas/admin.js';
 import { errors } from '../../schemas/common.js';
 import * as S from '../../schemas/volunteer-task.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../../runtime/services.js';
 import { readTask } from '../volunteer-tasks.js';
 
 const ERRORS = errors(400, 401, 403, 404, 409);

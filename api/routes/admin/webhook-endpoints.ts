@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { createEndpoint, deleteEndpoint, rotateEndpointSecret, updateEndpoint } from '../../../commands/webhook-endpoints.js';
 import { notFound } from '../../../domain/shared/errors.js';
-import { deliveryLogFor } from '../../../dispatcher/start.js';
 import { deliveryView } from '../../../dispatcher/deliveries.js';
 import { endpointsOfTeam, WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints.js';
 import { publicView } from '../../../projections/store/port.js';
@@ -10,7 +9,7 @@ import { adminContext } from '../../auth.js';
 import { TeamParams } from '../../schemas/admin.js';
 import { errors, pageOf } from '../../schemas/common.js';
 import * as S from '../../schemas/webhook.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../../runtime/services.js';
 
 const hide = true;
 
@@ -18,7 +17,6 @@ const hide = true;
 export const webhookEndpointRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const policy = { allowInsecure: services.config.webhook.allowInsecure };
     const read = async (team: number, id: number) => {
       const doc = await services.store.get<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS, id);
       if (!doc || doc.FkTeam !== team || doc._deleted) throw notFound('webhook endpoint', id);
@@ -34,7 +32,7 @@ export const webhookEndpointRoutes =
       { schema: { hide, params: TeamParams, body: S.CreateEndpointBody, response: { 201: Type.Object({ webhookEndpoint: S.WebhookEndpoint, secret: Type.String() }), ...errors(400, 401, 404) } } },
       async (request, reply) => {
         const ctx = adminContext(request, request.params.teamId);
-        const { id, secret } = await createEndpoint(services, ctx, request.body, policy);
+        const { id, secret } = await createEndpoint(services, ctx, request.body);
         return reply.code(201).send({ webhookEndpoint: view(await read(ctx.team, id)), secret });
       },
     );
@@ -62,7 +60,7 @@ export const webhookEndpointRoutes =
       { schema: { hide, params: S.EndpointParams, body: S.UpdateEndpointBody, response: { 200: Type.Object({ webhookEndpoint: S.WebhookEndpoint }), ...errors(400, 401, 404) } } },
       async (request) => {
         const ctx = adminContext(request, request.params.teamId);
-        await updateEndpoint(services, ctx, request.params.id, request.body, policy);
+        await updateEndpoint(services, ctx, request.params.id, request.body);
         return { webhookEndpoint: view(await read(ctx.team, request.params.id)) };
       },
     );
@@ -100,7 +98,7 @@ export const webhookEndpointRoutes =
       async (request) => {
         await read(request.params.teamId, request.params.id);
         const page = pageOf(request.query);
-        const r = await deliveryLogFor(services).list(request.params.id, request.query.status, page);
+        const r = await services.deliveries.list(request.params.id, request.query.status, page);
         return { deliveries: r.items.map(deliveryView), ...page, total: r.total };
       },
     );

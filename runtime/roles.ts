@@ -1,5 +1,5 @@
 import { startNotificationSender, transportFor } from '../commands/notifications/sender.js';
-import { startDispatcher } from '../dispatcher/start.js';
+import { startDispatcher } from './webhooks.js';
 import type { Config } from './config.js';
 import type { Runtime } from './wiring.js';
 

@@ -1,7 +1,9 @@
 import { ANY as ESDB_ANY, BACKWARDS, END, ErrorType, EventStoreDBClient, excludeSystemEvents, isCommandError, jsonEvent, NO_STREAM as ESDB_NO_STREAM, START } from '@eventstore/db-client';
 import type { AllStreamResolvedEvent, AllStreamSubscription, AppendExpectedRevision, ResolvedEvent, WrongExpectedVersionError } from '@eventstore/db-client';
-import { ANY, comparePositions, NO_STREAM, WrongExpectedRevision } from './port.js';
-import type { AppendResult, EventLog, EventMetadata, ExpectedRevision, NewEvent, Position, RecordedEvent, SubscribeOptions, Subscription } from './port.js';
+import { ANY, NO_STREAM, WrongExpectedRevision } from './port.js';
+import { comparePositions } from '../domain/shared/events.js';
+import type { AppendResult, EventLog, ExpectedRevision, NewEvent, SubscribeOptions, Subscription } from './port.js';
+import type { EventMetadata, Position, RecordedEvent } from '../domain/shared/events.js';
 
 export interface EsdbEventLogOptions {
   /** First and longest wait between resubscriptions after a dropped connection (doubling, with jitter). */

@@ -3,34 +3,9 @@
  * stream revisions are bigints from 0, `$all` positions are {commit, prepare} pairs, and an
  * append states what it expects of the stream (no stream yet, any, or an exact revision).
  */
-
-export type Source = 'Public API' | 'Application';
-
-export interface EventMetadata {
-  team: number;
-  source: Source;
-  /** The API key's name for Public API writes; null for the application. */
-  keyName: string | null;
-  correlationId: string;
-  /** ISO date-time with Z, when the change was decided. */
-  at: string;
-}
+import type { EventMetadata, Position, RecordedEvent } from '../domain/shared/events.js';
 
 export interface NewEvent<T extends string = string, D = Record<string, unknown>> {
-  type: T;
-  data: D;
-  metadata: EventMetadata;
-}
-
-export interface Position {
-  commit: bigint;
-  prepare: bigint;
-}
-
-export interface RecordedEvent<T extends string = string, D = Record<string, unknown>> {
-  stream: string;
-  revision: bigint;
-  position: Position;
   type: T;
   data: D;
   metadata: EventMetadata;
@@ -98,13 +73,4 @@ export interface EventLog {
   /** Why appends can no longer succeed (say, a commit thread that stopped), or null while they can. */
   failure?(): Error | null;
   close(): Promise<void>;
-}
-
-export const comparePositions = (a: Position, b: Position): number =>
-  a.commit < b.commit ? -1 : a.commit > b.commit ? 1 : a.prepare < b.prepare ? -1 : a.prepare > b.prepare ? 1 : 0;
-
-export const positionToString = (p: Position) => `${p.commit}/${p.prepare}`;
-export function positionFromString(s: string): Position {
-  const [c, p] = s.split('/');
-  return { commit: BigInt(c), prepare: BigInt(p ?? c) };
 }

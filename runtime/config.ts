@@ -1,3 +1,5 @@
+import type { RetryPolicy } from '../dispatcher/retry.js';
+
 /** Configuration from the environment (decisions.md 2). Invalid values stop the process with a clear message. */
 export type Role = 'all' | 'api' | 'projector' | 'dispatcher';
 
@@ -14,11 +16,8 @@ export interface Config {
   mailFrom: string | undefined;
   rateLimitPerSecond: number;
   rateLimitPerMinute: number;
-  webhook: {
+  webhook: RetryPolicy & {
     allowInsecure: boolean;
-    retryBaseMs: number;
-    retryMaxMs: number;
-    maxAttempts: number;
     timeoutMs: number;
   };
   role: Role;

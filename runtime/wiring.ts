@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { EventLog, Position } from '../commands/eventlog/port.js';
-import { SqliteEventLog } from '../commands/eventlog/sqlite.js';
+import type { EventLog } from '../eventlog/port.js';
+import type { Position } from '../domain/shared/events.js';
+import { SqliteEventLog } from '../eventlog/sqlite.js';
 import { IdAllocator } from '../commands/ids.js';
 import { projectors } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
@@ -9,19 +10,16 @@ import { MemoryReadStore } from '../projections/store/memory.js';
 import type { ReadStore } from '../projections/store/port.js';
 import type { Config } from './config.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
-import type { Services } from './services.js';
+import type { Runtime, Services } from './services.js';
+import { openWebhookDb } from './webhooks.js';
+import { SqliteDeliveryLog, StoreDeliveryLog } from '../dispatcher/deliveries.js';
+import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 
-export interface Runtime {
-  services: Services;
-  runner: ProjectionRunner | null;
-  /** Stops everything started here, in reverse order. */
-  close: () => Promise<void>;
-  onClose: (fn: () => Promise<void> | void) => void;
-}
+export type { Runtime };
 
 async function openLog(config: Config): Promise<EventLog> {
   if (config.eventStoreUrl) {
-    const { EsdbEventLog } = await import('../commands/eventlog/esdb.js');
+    const { EsdbEventLog } = await import('../eventlog/esdb.js');
     return EsdbEventLog.connect(config.eventStoreUrl);
   }
   if (config.dataDir === ':memory:') return new SqliteEventLog(':memory:');
@@ -75,6 +73,10 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
   const settleReads = runner && readsSettleToHead(config) ? readSettler(log, (p) => runner.waitFor(p)) : undefined;
 
   const limiter = await openLimiter(config, nats);
+  // Delivery attempts are logged in the shared read store (MongoDB) when there is one, so every
+  // API process sees them; else in an embedded SQLite file, which survives restarts.
+  const webhookDb = config.mongoUrl ? null : openWebhookDb(config, log);
+  const deliveries = webhookDb ? new SqliteDeliveryLog(webhookDb) : new StoreDeliveryLog(rawStore);
 
   const services: Services = {
     log,
@@ -84,8 +86,8 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
     settleReads,
     config,
     limiter,
-    // The process's one NATS connection, for later parts that share it (the dispatcher's lease).
-    extras: nats ? { nats } : {},
+    deliveries,
+    checkWebhookUrl: endpointUrlCheck({ allowInsecure: config.webhook.allowInsecure }),
     ready: async () => {
       if (log.failure?.()) return false;
       await log.head();
@@ -100,6 +102,8 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
   return {
     services,
     runner,
+    nats,
+    webhookDb,
     onClose: (fn) => closers.push(fn),
     close: async () => {
       for (const c of closers.reverse()) await c();

@@ -1,15 +1,6 @@
 import Database from 'better-sqlite3';
-import {
-  type AppendResult,
-  type EventLog,
-  type ExpectedRevision,
-  type NewEvent,
-  type Position,
-  type RecordedEvent,
-  type SubscribeOptions,
-  type Subscription,
-  WrongExpectedRevision,
-} from './port.js';
+import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, type SubscribeOptions, type Subscription, WrongExpectedRevision } from './port.js';
+import { type Position, type RecordedEvent } from '../domain/shared/events.js';
 import { COMMITS, type Committer, FOREIGN_UP_TO, makeCommitter, newMarks, type Outcome, OWN_LAST, type WireAppend, WriterThread } from './sqlite-writer.js';
 
 interface Pending {

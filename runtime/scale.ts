@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { comparePositions, type EventLog, type Position } from '../commands/eventlog/port.js';
+import { comparePositions, type Position } from '../domain/shared/events.js';
+import { type EventLog } from '../eventlog/port.js';
 import { type Lease, LeaseKeeper } from '../projections/lease.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { Config } from './config.js';

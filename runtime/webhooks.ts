@@ -1,63 +1,44 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import type { Config } from '../api/config.js';
-import type { Services } from '../api/services.js';
-import type { Runtime } from '../api/wiring.js';
-import { SqliteEventLog } from '../commands/eventlog/sqlite.js';
-import { type DeliveryLog, SqliteDeliveryLog, StoreDeliveryLog } from './deliveries.js';
-import { Dispatcher } from './dispatcher.js';
-import type { DeliveryQueue } from './queue/port.js';
-import { SqliteDeliveryQueue } from './queue/sqlite.js';
-import { shareFileWith } from './queue/sqlite-batch.js';
-import { Sender } from './send.js';
-import type { Lookup } from './ssrf.js';
-import { startWorker } from './worker.js';
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { Config } from './config.js';
+import type { Runtime } from './services.js';
+import type { EventLog } from '../eventlog/port.js';
+import { SqliteEventLog } from '../eventlog/sqlite.js';
+import { Dispatcher } from '../dispatcher/dispatcher.js';
+import type { DeliveryQueue } from '../dispatcher/queue/port.js';
+import { SqliteDeliveryQueue } from '../dispatcher/queue/sqlite.js';
+import { shareFileWith } from '../dispatcher/queue/sqlite-batch.js';
+import { Sender } from '../dispatcher/send.js';
+import type { Lookup } from '../dispatcher/ssrf.js';
+import { startWorker } from '../dispatcher/worker.js';
 import { type LeasedWork, LeaseKeeper } from '../projections/lease.js';
 
 /**
  * The embedded SQLite database for webhook state: the event log's own file when the log is
  * embedded, else `webhooks.sqlite` in the data directory.
  */
-function embeddedDb(services: Services): Database.Database {
-  const cached = services.extras.webhookDb as Database.Database | undefined;
-  if (cached) return cached;
-  let db: Database.Database;
-  const log = services.log;
+export function openWebhookDb(config: Config, log: EventLog): Database.Database {
   if (log instanceof SqliteEventLog) {
-    db = log.database;
+    const db = log.database;
     shareFileWith(db, () => log.writerIdle());
-  } else {
-    const dir = services.config.dataDir;
-    if (dir !== ':memory:') mkdirSync(dir, { recursive: true });
-    db = new Database(dir === ':memory:' ? ':memory:' : path.join(dir, 'webhooks.sqlite'));
-    db.pragma('journal_mode = WAL');
-    db.pragma('busy_timeout = 5000');
+    return db;
   }
-  services.extras.webhookDb = db;
+  const dir = config.dataDir;
+  if (dir !== ':memory:') mkdirSync(dir, { recursive: true });
+  const db = new Database(dir === ':memory:' ? ':memory:' : path.join(dir, 'webhooks.sqlite'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 5000');
   return db;
 }
 
-/**
- * Where attempts are logged: in the shared read store (MongoDB) when there is one, so every API
- * process sees them; else in the embedded SQLite file, which survives restarts.
- */
-export function deliveryLogFor(services: Services): DeliveryLog {
-  let d = services.extras.webhookDeliveries as DeliveryLog | undefined;
-  if (!d) {
-    d = services.config.mongoUrl ? new StoreDeliveryLog(services.store) : new SqliteDeliveryLog(embeddedDb(services));
-    services.extras.webhookDeliveries = d;
-  }
-  return d;
-}
-
-async function openQueue(config: Config, services: Services): Promise<DeliveryQueue> {
+async function openQueue(config: Config, runtime: Pick<Runtime, 'webhookDb'>): Promise<DeliveryQueue> {
   if (config.natsUrl) {
-    const { NatsDeliveryQueue } = await import('./queue/nats.js');
+    const { NatsDeliveryQueue } = await import('../dispatcher/queue/nats.js');
     return NatsDeliveryQueue.connect(config.natsUrl);
   }
-  return new SqliteDeliveryQueue(embeddedDb(services));
+  if (!runtime.webhookDb) throw new Error('the embedded delivery queue needs an embedded webhook database');
+  return new SqliteDeliveryQueue(runtime.webhookDb);
 }
 
 export interface DispatcherHandle {
@@ -85,12 +66,12 @@ class FollowLog implements LeasedWork {
 /** Starts the dispatcher (log → queue) and the delivery workers (queue → receivers). */
 export async function startDispatcher(
   config: Config,
-  runtime: Pick<Runtime, 'services' | 'onClose'>,
+  runtime: Pick<Runtime, 'services' | 'onClose' | 'nats' | 'webhookDb'>,
   options: { lookup?: Lookup; concurrency?: number; report?: (m: string) => void } = {},
 ): Promise<DispatcherHandle> {
   const { services } = runtime;
-  const queue = await openQueue(config, services);
-  const deliveries = deliveryLogFor(services);
+  const queue = await openQueue(config, runtime);
+  const deliveries = services.deliveries;
   const report = options.report ?? ((m: string) => console.warn(m));
   const follow = new FollowLog(
     () =>
@@ -106,7 +87,7 @@ export async function startDispatcher(
   // With a shared queue several dispatcher processes run. Delivery workers run in all of them,
   // but only the holder of a lease follows the log and enqueues: a dispatcher far behind the
   // others could otherwise enqueue a task again once the queue's duplicate window has passed.
-  const nats = services.extras.nats as NatsConnection | undefined;
+  const nats = runtime.nats;
   let keeper: LeaseKeeper | null = null;
   if (config.natsUrl && nats) {
     const { NatsLease } = await import('../projections/lease-nats.js');

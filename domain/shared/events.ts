@@ -1,0 +1,55 @@
+/**
+ * The event types every layer shares. Domain events are what deciders return and evolvers fold;
+ * recorded events are the same events as the log hands them back, with where and when they were
+ * written. Positions are modelled on EventStoreDB's `$all` positions ({commit, prepare} pairs), so
+ * its adapter maps one to one.
+ */
+
+/** A domain event: a type name and its data, as a decider returns it. */
+export interface DomainEvent<T extends string = string, D = Record<string, unknown>> {
+  type: T;
+  data: D;
+}
+
+/** A pure aggregate: fold its events into state (domain/<aggregate>/events.ts). */
+export interface Evolver<S, E extends DomainEvent = DomainEvent> {
+  initial: () => S;
+  evolve: (state: S, event: E) => S;
+}
+
+/** Who wrote an event: the public API (with the key's name) or the application. */
+export type Source = 'Public API' | 'Application';
+
+export interface EventMetadata {
+  team: number;
+  source: Source;
+  /** The API key's name for Public API writes; null for the application. */
+  keyName: string | null;
+  correlationId: string;
+  /** ISO date-time with Z, when the change was decided. */
+  at: string;
+}
+
+/** A place in the whole log. */
+export interface Position {
+  commit: bigint;
+  prepare: bigint;
+}
+
+/** An event as the log stores it: the domain event, its stream and revision there, its position and metadata. */
+export type RecordedEvent<E extends DomainEvent = DomainEvent> = E & {
+  stream: string;
+  /** The event's revision in its stream, from 0. */
+  revision: bigint;
+  position: Position;
+  metadata: EventMetadata;
+};
+
+export const comparePositions = (a: Position, b: Position): number =>
+  a.commit < b.commit ? -1 : a.commit > b.commit ? 1 : a.prepare < b.prepare ? -1 : a.prepare > b.prepare ? 1 : 0;
+
+export const positionToString = (p: Position) => `${p.commit}/${p.prepare}`;
+export function positionFromString(s: string): Position {
+  const [c, p] = s.split('/');
+  return { commit: BigInt(c), prepare: BigInt(p ?? c) };
+}

@@ -1,0 +1,37 @@
+import type Database from 'better-sqlite3';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { CommandDeps } from '../commands/deps.js';
+import type { DeliveryLog } from '../dispatcher/deliveries.js';
+import type { ProjectionRunner } from '../projections/runner.js';
+import type { Config } from './config.js';
+import type { RateLimiter } from './ratelimit.js';
+
+/** Everything a route can reach: the command dependencies, the limiter, configuration and health. */
+export interface Services extends CommandDeps {
+  config: Config;
+  limiter: RateLimiter | null;
+  /**
+   * Where read models are per process but the log is shared, brings them up to the log's head
+   * before a request is served (read-your-writes across processes; docs/production.md).
+   * Null when there is nothing to wait for (the common case, answered without a promise).
+   */
+  settleReads?: () => Promise<void> | null;
+  /** True once stores are reachable and read models have caught up (GET /readyz). */
+  ready: () => Promise<boolean>;
+  /** Every webhook delivery attempt, per endpoint (the admin surface reads it). */
+  deliveries: DeliveryLog;
+}
+
+/** One process's stores and parts, opened by openRuntime for its role. */
+export interface Runtime {
+  services: Services;
+  /** This process's projectors, unless a shared read store is written by another process. */
+  runner: ProjectionRunner | null;
+  /** The process's one NATS connection (TURNOUT_NATS_URL), shared by the limiter, leases and the queue. */
+  nats: NatsConnection | null;
+  /** The embedded SQLite file for webhook state (delivery queue, delivery log), unless MongoDB keeps the log. */
+  webhookDb: Database.Database | null;
+  /** Stops everything started here, in reverse order. */
+  close: () => Promise<void>;
+  onClose: (fn: () => Promise<void> | void) => void;
+}
