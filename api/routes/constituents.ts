@@ -35,10 +35,10 @@ export const constituentRoutes =
         if ((mode === 'upsert') !== (matchOn === 'email'))
           throw new DomainError('invalid_field', 'Upsert needs both mode=upsert and matchOn=email.', mode ? 'matchOn' : 'mode');
         if (mode === 'upsert') {
-          const r = await upsertConstituentByEmail(services, ctx, request.body as Values);
+          const r = await upsertConstituentByEmail(services, ctx, request.body);
           return reply.code(r.created ? 201 : 200).send({ created: r.created, constituent: await readConstituent(services, ctx.team, r.id) });
         }
-        const id = await createConstituent(services, ctx, request.body as Values);
+        const id = await createConstituent(services, ctx, request.body);
         return reply.code(201).send({ created: true, constituent: await readConstituent(services, ctx.team, id) });
       },
     );
@@ -50,7 +50,7 @@ export const constituentRoutes =
       },
       async (request) => {
         const ctx = apiContext(request);
-        await updateConstituent(services, ctx, request.params.id, request.body as Values);
+        await updateConstituent(services, ctx, request.params.id, request.body);
         return { constituent: await readConstituent(services, ctx.team, request.params.id) };
       },
     );

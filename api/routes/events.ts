@@ -39,7 +39,7 @@ export const eventRoutes =
       },
       async (request, reply) => {
         const ctx = apiContext(request);
-        const id = await createEvent(services, ctx, request.body as Values);
+        const id = await createEvent(services, ctx, request.body);
         return reply.code(201).send({ created: true, event: await readEvent(services.store, ctx.team, id) });
       },
     );
@@ -49,7 +49,7 @@ export const eventRoutes =
       { schema: { tags, summary: 'Update an event; omitted fields are untouched', params: IdParams, body: S.EventPatchBody, response: { 200: S.EventOne, ...errors(...API_WRITE_ERRORS) } } },
       async (request) => {
         const ctx = apiContext(request);
-        await updateEvent(services, ctx, request.params.id, request.body as Values);
+        await updateEvent(services, ctx, request.params.id, request.body);
         return { event: await readEvent(services.store, ctx.team, request.params.id) };
       },
     );

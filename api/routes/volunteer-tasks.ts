@@ -29,7 +29,7 @@ export const volunteerTaskRoutes =
       },
       async (request, reply) => {
         const ctx = apiContext(request);
-        const id = await createTask(services, ctx, request.body as Values);
+        const id = await createTask(services, ctx, request.body);
         return reply.code(201).send({ created: true, volunteerTask: await readTask(services, ctx.team, id) });
       },
     );
@@ -50,7 +50,7 @@ export const volunteerTaskRoutes =
       },
       async (request) => {
         const ctx = apiContext(request);
-        await updateTask(services, ctx, request.params.id, request.body as Values, request.query.ifOpen === true);
+        await updateTask(services, ctx, request.params.id, request.body, request.query.ifOpen === true);
         return { volunteerTask: await readTask(services, ctx.team, request.params.id) };
       },
     );

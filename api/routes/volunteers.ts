@@ -29,7 +29,7 @@ export const volunteerRoutes =
       },
       async (request, reply) => {
         const ctx = apiContext(request);
-        const r = await registerVolunteer(services, ctx, request.body as Values);
+        const r = await registerVolunteer(services, ctx, request.body);
         return reply.code(r.created ? 201 : 200).send({ created: r.created, volunteer: await readVolunteer(services, ctx.team, r.id) });
       },
     );
@@ -47,7 +47,7 @@ export const volunteerRoutes =
       },
       async (request) => {
         const ctx = apiContext(request);
-        await updateVolunteer(services, ctx, request.params.id, request.body as Values);
+        await updateVolunteer(services, ctx, request.params.id, request.body);
         return { volunteer: await readVolunteer(services, ctx.team, request.params.id) };
       },
     );

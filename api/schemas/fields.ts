@@ -30,7 +30,11 @@ export function schemaOf(rule: FieldRule & { description?: string }): TSchema {
   }
 }
 
-/** A write body: every writable field optional and nullable, nothing else allowed. */
+/**
+ * A write body: every writable field optional and nullable, nothing else allowed. Its static
+ * type is a record of unknown values, the domain's `Values`: the domain normalises and checks
+ * each field by the same table, so handlers pass the typed body on without a cast.
+ */
 export function writeBody(spec: FieldSpec, required: string[] = []) {
   const props = Object.fromEntries(
     Object.entries(spec).map(([name, rule]) => {

@@ -4,7 +4,6 @@ import { Type } from '@sinclair/typebox';
 import { flagDonation, recordDonation, refundDonation, updateDonation } from '../../../commands/donations.js';
 import { deleteRecord, recordKind } from '../../../commands/records.js';
 import { cancelRecurringGift, startRecurringGift } from '../../../commands/recurring-gifts.js';
-import type { Values } from '../../../domain/shared/fields.js';
 import { DONATIONS, RECURRING_GIFTS } from '../../../projections/donations.js';
 import { adminContext } from '../../auth.js';
 import { TeamParams, TeamRecordParams } from '../../schemas/admin.js';
@@ -28,7 +27,7 @@ export const adminDonationRoutes =
       { schema: { hide, params: TeamParams, body: S.DonationBody, response: { 201: One, ...errors(400, 401, 404) } } },
       async (request, reply) => {
         const ctx = adminContext(request, request.params.teamId);
-        const id = await recordDonation(services, ctx, request.body as Values);
+        const id = await recordDonation(services, ctx, request.body);
         return reply.code(201).send({ donation: await donation(ctx.team, id) });
       },
     );
@@ -38,7 +37,7 @@ export const adminDonationRoutes =
       { schema: { hide, params: TeamRecordParams, body: S.DonationBody, response: { 200: One, ...errors(400, 401, 403, 404) } } },
       async (request) => {
         const ctx = adminContext(request, request.params.teamId);
-        await updateDonation(services, ctx, request.params.id, request.body as Values);
+        await updateDonation(services, ctx, request.params.id, request.body);
         return { donation: await donation(ctx.team, request.params.id) };
       },
     );
@@ -82,7 +81,7 @@ export const adminDonationRoutes =
       { schema: { hide, params: TeamParams, body: S.RecurringGiftBody, response: { 201: Gift, ...errors(400, 401, 404) } } },
       async (request, reply) => {
         const ctx = adminContext(request, request.params.teamId);
-        const id = await startRecurringGift(services, ctx, request.body as Values);
+        const id = await startRecurringGift(services, ctx, request.body);
         return reply.code(201).send({ recurringGift: await read(RECURRING_GIFTS, 'recurring gift', ctx.team, id) });
       },
     );

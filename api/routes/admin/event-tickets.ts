@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { TeamParams } from '../../schemas/admin.js';
 import { recordTicketSale } from '../../../commands/event-tickets.js';
-import type { Values } from '../../../domain/shared/fields.js';
 import { adminContext } from '../../auth.js';
 import { errors } from '../../schemas/common.js';
 import * as S from '../../schemas/event-ticket.js';
@@ -19,7 +18,7 @@ export const adminEventTicketRoutes =
       { schema: { hide: true, params: TeamParams, body: S.EventTicketBody, response: { 201: S.EventTicketCreated, ...errors(400, 401, 404) } } },
       async (request, reply) => {
         const { teamId } = request.params;
-        const id = await recordTicketSale(services, adminContext(request, teamId), request.body as Values);
+        const id = await recordTicketSale(services, adminContext(request, teamId), request.body);
         return reply.code(201).send({ eventTicket: await readEventTicket(services.store, teamId, id) });
       },
     );

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { TeamRecordParams } from '../../schemas/admin.js';
 import { setEventGeography } from '../../../commands/events.js';
-import type { Values } from '../../../domain/shared/fields.js';
 import { adminContext } from '../../auth.js';
 import { errors } from '../../schemas/common.js';
 import * as S from '../../schemas/event.js';
@@ -19,7 +18,7 @@ export const adminEventRoutes =
       { schema: { hide: true, params: TeamRecordParams, body: S.EventGeographyBody, response: { 200: S.EventOne, ...errors(400, 401, 403, 404) } } },
       async (request) => {
         const { teamId, id } = request.params;
-        await setEventGeography(services, adminContext(request, teamId), id, request.body as Values);
+        await setEventGeography(services, adminContext(request, teamId), id, request.body);
         return { event: await readEvent(services.store, teamId, id) };
       },
     );

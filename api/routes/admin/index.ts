@@ -1,7 +1,9 @@
+import type { Static } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { teamExists } from '../../../commands/teams.js';
 import { notFound } from '../../../domain/shared/errors.js';
 import { adminTokenHook } from '../../auth.js';
+import type { TeamParams } from '../../schemas/admin.js';
 import type { Services } from '../../../runtime/services.js';
 import { adminDonationRoutes } from './donations.js';
 import { adminEventTicketRoutes } from './event-tickets.js';
@@ -23,8 +25,9 @@ export const adminRoutes =
   (services: Services): FastifyPluginAsync =>
   async (app) => {
     app.addHook('onRequest', adminTokenHook(services.config.adminToken!));
-    app.addHook('preHandler', async (request) => {
-      const teamId = (request.params as { teamId?: number }).teamId;
+    // Every route under /teams/:teamId validates teamId (TeamParams) before this hook runs.
+    app.addHook<{ Params: Partial<Static<typeof TeamParams>> }>('preHandler', async (request) => {
+      const { teamId } = request.params;
       if (teamId !== undefined && !(await teamExists(services, teamId))) throw notFound('team', teamId);
     });
     await app.register(teamRoutes(services));

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createTaskGroup } from '../../../commands/task-groups.js';
-import type { Values } from '../../../domain/shared/fields.js';
 import { adminContext } from '../../auth.js';
 import { TeamParams } from '../../schemas/admin.js';
 import { errors } from '../../schemas/common.js';
@@ -16,7 +15,7 @@ export const adminTaskGroupRoutes =
       { schema: { hide: true, params: TeamParams, body: S.CreateTaskGroupBody, response: { 201: S.TaskGroupCreatedPlain, ...errors(400, 401, 404) } } },
       async (request, reply) => {
         const { teamId } = request.params;
-        const id = await createTaskGroup(services, adminContext(request, teamId), request.body as Values);
+        const id = await createTaskGroup(services, adminContext(request, teamId), request.body);
         return reply.code(201).send({ volunteerTaskGroup: await readTaskGroup(services, teamId, id) });
       },
     );

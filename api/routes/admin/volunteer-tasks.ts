@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { cancelTask, setTaskGeography, signUpForTask } from '../../../commands/volunteer-tasks.js';
-import type { Values } from '../../../domain/shared/fields.js';
 import { adminContext } from '../../auth.js';
 import { TeamRecordParams } from '../../schemas/admin.js';
 import { errors } from '../../schemas/common.js';
@@ -19,7 +18,7 @@ export const adminVolunteerTaskRoutes =
       { schema: { hide: true, params: TeamRecordParams, body: S.GeographyBody, response: { 200: S.TaskOnePlain, ...ERRORS } } },
       async (request) => {
         const { teamId, id } = request.params;
-        await setTaskGeography(services, adminContext(request, teamId), id, request.body as Values);
+        await setTaskGeography(services, adminContext(request, teamId), id, request.body);
         return { volunteerTask: await readTask(services, teamId, id) };
       },
     );
