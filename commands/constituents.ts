@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto';
 import { CONSTITUENTS, activeByEmail } from '../projections/constituents.js';
 import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
 import { decideCreate, decideUpdate, validateCreate } from '../domain/constituent/decide.js';
-import { DomainError, missingField } from '../domain/shared/errors.js';
-import { normaliseFields, type Values } from '../domain/shared/fields.js';
-import { CONSTITUENT_FIELDS, CONSTITUENT_READ_ONLY } from '../domain/constituent/rules.js';
+import type { Values } from '../domain/shared/fields.js';
+import { decideUpsert, type UpsertMatches, upsertEmail } from '../domain/constituent/upsert.js';
 import { emailKey } from '../domain/shared/values.js';
 import { handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
@@ -28,8 +27,8 @@ const claimStream = (team: number, email: string) =>
   `constituent_email-${team}-${createHash('sha256').update(emailKey(email)).digest('hex').slice(0, 40)}`;
 
 /**
- * Upsert by email (spec 4.1): exactly one active constituent with that Email1 is updated, none
- * creates, several are ambiguous_match.
+ * Upsert by email: what to do with the matches is decideUpsert's (domain/constituent/upsert.ts);
+ * this finds them, claims the email and writes.
  *
  * Concurrent upserts of a new email create exactly one constituent (commands/claims.ts): the
  * loser of the claim waits until the winner's constituent is readable and updates it instead.
@@ -39,10 +38,7 @@ export async function upsertConstituentByEmail(
   ctx: WriteContext,
   body: Values,
 ): Promise<{ id: number; created: boolean }> {
-  // Field checks only: a match is updated with the sent fields (a PATCH), so the completeness a
-  // create needs (a name) is checked on the create path alone.
-  const email = normaliseFields(CONSTITUENT_FIELDS, body, CONSTITUENT_READ_ONLY).Email1;
-  if (typeof email !== 'string') throw missingField('Email1', 'mode=upsert with matchOn=email needs Email1 in the body.');
+  const email = upsertEmail(body);
   const create = async (id: number) => {
     const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, fields: validateCreate(body) }, s), { newStream: true });
     await deps.settle(r.position);
@@ -53,23 +49,26 @@ export async function upsertConstituentByEmail(
     idKind: 'constituent',
     resolve: async (last) => {
       if (last) await waitUntilReadable(deps, last.data.constituentId as number);
-      const matches = await deps.store.find<{ PkConstituent: number }>({
-        collection: CONSTITUENTS,
-        filter: activeByEmail(ctx.team, email),
-        page: { page: 1, pageSize: 2 },
-      });
-      if (matches.total > 1)
-        throw new DomainError('ambiguous_match', `${matches.total} active constituents have Email1 ${email}; update one by id instead.`);
-      if (matches.total === 0) return null;
-      const id = matches.items[0].PkConstituent;
-      await updateConstituent(deps, ctx, id, body);
-      return { id, created: false };
+      const decision = decideUpsert(email, await activeMatches(deps, ctx.team, email));
+      if (decision.action === 'create') return null;
+      await updateConstituent(deps, ctx, decision.id, body);
+      return { id: decision.id, created: false };
     },
     beforeCreate: () => validateCreate(body),
     claim: (id) => ({ type: 'ConstituentEmailClaimed', data: { constituentId: id } }),
     create,
     busy: 'Too many concurrent upserts of this email; retry.',
   });
+}
+
+/** Two ids are enough to tell one match from several; the total counts them all. */
+async function activeMatches(deps: CommandDeps, team: number, email: string): Promise<UpsertMatches> {
+  const found = await deps.store.find<{ PkConstituent: number }>({
+    collection: CONSTITUENTS,
+    filter: activeByEmail(team, email),
+    page: { page: 1, pageSize: 2 },
+  });
+  return { total: found.total, ids: found.items.map((c) => c.PkConstituent) };
 }
 
 /** A claim is written just before its constituent: give the winner a moment to land it. */
