@@ -1,0 +1,70 @@
+// The layers' import rules (.dependency-cruiser.cjs) hold on the whole tree: domain/ imports only
+// domain/, nothing outside api/ (but the tests/ and bench/ harnesses) imports api/, each layer
+// imports only the layers below it, and no module is part of an import cycle.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cruise, type ICruiseResult, type IViolation } from 'dependency-cruiser';
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const FOLDERS = ['domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime', 'api', 'tests', 'bench'];
+
+/** Cruises `folders` under `baseDir` with the project's rules and the given tsconfig. */
+async function cruiseWithRules(baseDir: string, folders: string[], tsConfigFile: string): Promise<ICruiseResult> {
+  const options = await extractDepcruiseOptions(path.join(root, '.dependency-cruiser.cjs'));
+  const result = await cruise(
+    folders,
+    { ...options, baseDir, tsConfig: { fileName: tsConfigFile } },
+    undefined,
+    { tsConfig: extractTSConfig(tsConfigFile) },
+  );
+  return result.output as ICruiseResult;
+}
+
+/** One line per violation: `rule: from -> to`, with a cycle's whole path. */
+function describeViolation(v: IViolation): string {
+  const to = v.cycle?.length ? v.cycle.map((step) => step.name).join(' -> ') : v.to;
+  return `${v.rule.name}: ${v.from} -> ${to}`;
+}
+
+describe('the layers', () => {
+  it('import only what the layer rules allow, without cycles', async () => {
+    const result = await cruiseWithRules(root, FOLDERS, path.join(root, 'tsconfig.json'));
+    expect(result.summary.violations.map(describeViolation)).toEqual([]);
+    // A cruise that saw nothing would pass too: make sure it read the tree.
+    expect(result.summary.totalCruised).toBeGreaterThan(150);
+  });
+
+  describe('the rules themselves, on a small tree that breaks each of them', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'turnout-layers-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const files: Record<string, string> = {
+      'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }),
+      'domain/type-only.ts': "import type { Position } from '../eventlog/port.js';\nexport type At = Position;\n",
+      'domain/builtin.ts': "import { createHash } from 'node:crypto';\nexport const hash = (s: string) => createHash('sha256').update(s).digest('hex');\n",
+      'eventlog/port.ts': "export type Position = bigint;\nexport const later = () => import('../commands/handle.js');\n",
+      'commands/handle.ts': "import { route } from '../api/route.js';\nexport const handle = () => route;\n",
+      'api/route.ts': "import { handle } from '../commands/handle.js';\nexport const route = () => handle;\n",
+      'tests/route.test.ts': "import { route } from '../api/route.js';\nexport const tested = route;\n",
+    };
+    for (const [file, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+      writeFileSync(path.join(dir, file), text);
+    }
+
+    it('report a type-only import, a dynamic import, a builtin in domain/, an import of api/ and a cycle', async () => {
+      const result = await cruiseWithRules(dir, ['domain', 'eventlog', 'commands', 'api', 'tests'], path.join(dir, 'tsconfig.json'));
+      expect(result.summary.violations.map(describeViolation).sort()).toEqual([
+        'eventlog-imports-only-domain: eventlog/port.ts -> commands/handle.ts',
+        'domain-is-pure: domain/builtin.ts -> crypto',
+        'domain-is-pure: domain/type-only.ts -> eventlog/port.ts',
+        'no-circular: api/route.ts -> commands/handle.ts -> api/route.ts',
+        'not-to-api: commands/handle.ts -> api/route.ts',
+      ].sort());
+    });
+  });
+});
