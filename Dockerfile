@@ -11,10 +11,12 @@ COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY domain ./domain
-COPY commands ./commands
+COPY eventlog ./eventlog
 COPY projections ./projections
-COPY api ./api
+COPY commands ./commands
 COPY dispatcher ./dispatcher
+COPY runtime ./runtime
+COPY api ./api
 COPY bench ./bench
 RUN npx tsc -p tsconfig.build.json \
  && npm prune --omit=dev

@@ -1,7 +1,7 @@
 // The layers' import rules (.dependency-cruiser.cjs) hold on the whole tree: domain/ imports only
 // domain/, nothing outside api/ (but the tests/ and bench/ harnesses) imports api/, each layer
 // imports only the layers below it, and no module is part of an import cycle.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,5 +66,12 @@ describe('the layers', () => {
         'not-to-api: commands/handle.ts -> api/route.ts',
       ].sort());
     });
+  });
+
+  it('are all compiled into the container image', () => {
+    // The Dockerfile copies each source folder by name: a new top-level folder must be added there.
+    const build = JSON.parse(readFileSync(path.join(root, 'tsconfig.build.json'), 'utf8').replace(/^\s*\/\/.*$/gm, '')) as { include: string[] };
+    const copied = [...readFileSync(path.join(root, 'Dockerfile'), 'utf8').matchAll(/^COPY (\S+) \.\/\1$/gm)].map((m) => m[1]);
+    expect(copied.sort()).toEqual([...build.include].sort());
   });
 });
