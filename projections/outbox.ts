@@ -67,7 +67,7 @@ async function queue(store: ReadStore, event: RecordedEvent, taskId: number, vol
 
 async function onStartChanged(event: RecordedEvent, changes: Values, taskId: number, store: ReadStore): Promise<void> {
   const pending = await store.find<NotificationDoc>({ collection: NOTIFICATIONS, filter: and(eq('taskId', taskId), eq('status', 'pending'), eq('kind', 'task_reminder')) });
-  const sendAt = rescheduleReminder((changes.TaskStartDateTime as string | null | undefined) ?? null, event.metadata.at);
+  const sendAt = rescheduleReminder(typeof changes.TaskStartDateTime === 'string' ? changes.TaskStartDateTime : null, event.metadata.at);
   for (const n of pending.items)
     await store.put(NOTIFICATIONS, (sendAt ? { ...n, sendAt, _dueAt: sendAt } : { ...n, status: 'canceled' }) as unknown as Doc);
   // An assigned task with no reminder pending (assigned inside 24 hours, or before it had a start)
@@ -107,7 +107,7 @@ async function onDelivery(event: RecordedEvent<NotificationEvent>, store: ReadSt
 /** Messages not yet sent go to the volunteer's current address (the volunteers projector ran first). */
 async function onEmailChanged(constituentId: number, changes: Values, store: ReadStore): Promise<void> {
   const vs = await store.find<Doc>({ collection: VOLUNTEERS, filter: eq('FkConstituent', constituentId) });
-  const to = (changes.Email1 as string | null) ?? null;
+  const to = typeof changes.Email1 === 'string' ? changes.Email1 : null;
   for (const v of vs.items) {
     const pending = and(eq('volunteerId', v.PkVolunteer as number), eq('status', 'pending'));
     if (to) await store.updateWhere(NOTIFICATIONS, pending, { to });
