@@ -2,8 +2,8 @@ import type { Evolver } from '../domain/shared/events.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { constituentEvolver } from '../domain/constituent/events.js';
 import { DONATION, donationEvolver } from '../domain/donation/events.js';
-import { formReadValues, type PublicFormDefaults } from '../domain/event/creation.js';
-import { EVENT, eventEvolver, FORM_DEFAULTS_APPLIED, TEMPLATES_SEEDED } from '../domain/event/events.js';
+import { formReadValues } from '../domain/event/creation.js';
+import { EVENT, eventEvolver, type EventEvent, FORM_DEFAULTS_APPLIED, TEMPLATES_SEEDED } from '../domain/event/events.js';
 import { RECURRING_GIFT, recurringGiftEvolver, type RecurringGiftState } from '../domain/recurring-gift/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { RecordState } from '../domain/shared/record.js';
@@ -89,11 +89,11 @@ export const EVENT_UPDATE_FIELDS = [
  * The event as its reads show it: the record plus the public-form flags (IsPublic,
  * IsTicketSales) that its creation applies, so payloads carry every API field (spec 6.2).
  */
-const eventPayloadEvolver: Evolver<RecordState> = {
+const eventPayloadEvolver: Evolver<RecordState, EventEvent> = {
   initial: eventEvolver.initial,
   evolve: (s, e) => {
     if (e.type !== FORM_DEFAULTS_APPLIED) return eventEvolver.evolve(s, e);
-    return { ...s, fields: { ...s.fields, ...formReadValues(e.data.defaults as PublicFormDefaults) } };
+    return { ...s, fields: { ...s.fields, ...formReadValues(e.data.defaults) } };
   },
 };
 

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../domain/shared/events.js';
+import { fromLog, inCategory } from '../domain/events.js';
 import type { EventLog, Subscription } from '../eventlog/port.js';
 import type { Position, RecordedEvent } from '../domain/shared/events.js';
 import { endpointEvolver, type EndpointState } from '../domain/webhook-endpoint/events.js';
@@ -74,10 +74,11 @@ export class Dispatcher {
     return out;
   }
 
-  private async handle(e: RecordedEvent): Promise<void> {
-    if (e.stream.startsWith(ENDPOINT_STREAM)) {
+  private async handle(recorded: RecordedEvent): Promise<void> {
+    const e = fromLog(recorded);
+    if (inCategory(e, 'webhook_endpoint')) {
       const id = Number(e.stream.slice(ENDPOINT_STREAM.length));
-      const state = endpointEvolver.evolve(this.endpoints.get(id) ?? endpointEvolver.initial(), e as DomainEvent);
+      const state = endpointEvolver.evolve(this.endpoints.get(id) ?? endpointEvolver.initial(), e);
       if (state.deleted) this.endpoints.delete(id);
       else this.endpoints.set(id, state);
     } else if (mayFire(e)) {

@@ -1,3 +1,4 @@
+import type { Category } from '../domain/events.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Projector } from './runner.js';
 import { and, eq, type Query } from './store/port.js';
@@ -8,7 +9,7 @@ export const ACTIVITY = 'activity';
  * Streams that hold records (category -> record type). Id blocks and claim guards are
  * bookkeeping, not changes, and stay out of the activity log.
  */
-const RECORD_CATEGORIES = new Set([
+const RECORD_CATEGORY_LIST: Category[] = [
   'team',
   'constituent',
   'volunteer',
@@ -20,7 +21,8 @@ const RECORD_CATEGORIES = new Set([
   'recurring_gift',
   'webhook_endpoint',
   'lookup',
-]);
+];
+const RECORD_CATEGORIES = new Set<string>(RECORD_CATEGORY_LIST);
 
 const pascal = (snake: string) => snake.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
 const snake = (p: string) => p.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
@@ -51,7 +53,7 @@ function actionOf(recordType: string, type: string): string {
 export const activityProjection: Projector = {
   name: ACTIVITY,
   collections: [{ name: ACTIVITY, idField: 'id', indexes: [['FkTeam']] }],
-  categories: [...RECORD_CATEGORIES],
+  categories: RECORD_CATEGORY_LIST,
   async apply(event, store) {
     const change = describeChange(event);
     if (!change || !event.metadata.team) return;

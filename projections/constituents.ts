@@ -1,17 +1,31 @@
-import { CONSTITUENT } from '../domain/constituent/events.js';
+import { unknownEvent } from '../domain/shared/events.js';
 import { CONSTITUENT_FIELDS } from '../domain/constituent/rules.js';
 import { emailKey } from '../domain/shared/values.js';
-import { recordProjection } from './records.js';
+import { recordProjection, REMOVED } from './records.js';
 import { and, eq, type Filter, type Query, searchFilter } from './store/port.js';
 
 export const CONSTITUENTS = 'constituents';
 
 export const constituentsProjection = recordProjection({
-  prefix: CONSTITUENT,
   category: 'constituent',
   collection: { name: CONSTITUENTS, idField: 'PkConstituent', indexes: [['FkTeam'], ['FkTeam', '_email1']] },
   fields: Object.keys(CONSTITUENT_FIELDS),
   derive: (doc) => ({ _email1: typeof doc.Email1 === 'string' ? emailKey(doc.Email1) : null }),
+  change(e, current, docs) {
+    switch (e.type) {
+      case 'ConstituentCreated':
+        return docs.created(e.data.fields);
+      case 'ConstituentUpdated':
+        return docs.updated(current, e.data.changes);
+      case 'ConstituentLocked':
+      case 'ConstituentUnlocked':
+        return null; // locks are the aggregate's to enforce; reads do not show them
+      case 'ConstituentDeleted':
+        return REMOVED;
+      default:
+        return unknownEvent(e, null);
+    }
+  },
 });
 
 /** Emails match case-insensitively everywhere (decisions.md 3). */

@@ -1,7 +1,7 @@
-import { CONSTITUENT } from '../domain/constituent/events.js';
-import { EVENT_TICKET, EVENT_TICKET_CATEGORY } from '../domain/event-ticket/events.js';
+import { EVENT_TICKET_CATEGORY } from '../domain/event-ticket/events.js';
 import { netRevenue, TICKET_READ_FIELDS } from '../domain/event-ticket/rules.js';
-import { EVENT } from '../domain/event/events.js';
+import { inCategory } from '../domain/events.js';
+import { unknownEvent } from '../domain/shared/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import { CONSTITUENTS } from './constituents.js';
 import { EVENTS } from './events.js';
@@ -12,7 +12,6 @@ import { and, eq, type Filter, gte, lte, type Query } from './store/port.js';
 export const EVENT_TICKETS = 'eventTickets';
 
 const sales = recordProjection({
-  prefix: EVENT_TICKET,
   category: EVENT_TICKET_CATEGORY,
   collection: { name: EVENT_TICKETS, idField: 'PkEventTicket', indexes: [['FkTeam'], ['FkEvent'], ['FkConstituent']] },
   fields: TICKET_READ_FIELDS,
@@ -26,23 +25,33 @@ const sales = recordProjection({
       NetRevenue: netRevenue(doc.GrossAmount as number, (doc.MerchantFees as number) ?? 0),
     };
   },
+  change(e, _current, docs) {
+    switch (e.type) {
+      case 'EventTicketCreated':
+        return docs.created(e.data.fields);
+      default:
+        return unknownEvent(e.type, null);
+    }
+  },
 });
 
 /**
  * The ticket-sale read model, which also follows later renames of the linked event and
  * purchaser. Replays apply renames in log order, so the last name wins as it did live.
  */
-export const eventTicketsProjection: Projector = {
+export const eventTicketsProjection: Projector<'event_ticket' | 'event' | 'constituent'> = {
   name: EVENT_TICKETS,
   collections: sales.collections,
   categories: ['event_ticket', 'event', 'constituent'],
   async apply(event, store) {
-    await sales.apply(event, store);
-    const id = event.data.id as number;
-    const title = copiedChanges(event, EVENT, { EventTitle: 'EventTitle' });
-    if (title) await store.updateWhere(EVENT_TICKETS, eq('FkEvent', id), title);
-    const purchaser = copiedChanges(event, CONSTITUENT, { ConstituentName: 'PurchaserName' });
-    if (purchaser) await store.updateWhere(EVENT_TICKETS, eq('FkConstituent', id), purchaser);
+    if (inCategory(event, 'event_ticket')) return sales.apply(event, store);
+    if (event.type === 'EventUpdated') {
+      const title = copiedChanges(event.data.changes, { EventTitle: 'EventTitle' });
+      if (title) await store.updateWhere(EVENT_TICKETS, eq('FkEvent', event.data.id), title);
+    } else if (event.type === 'ConstituentUpdated') {
+      const purchaser = copiedChanges(event.data.changes, { ConstituentName: 'PurchaserName' });
+      if (purchaser) await store.updateWhere(EVENT_TICKETS, eq('FkConstituent', event.data.id), purchaser);
+    }
   },
 };
 

@@ -1,7 +1,8 @@
-import { EVENT_READ_FIELDS, formReadValues, type PublicFormDefaults } from '../domain/event/creation.js';
-import { EVENT, EVENT_CATEGORY, FORM_DEFAULTS_APPLIED } from '../domain/event/events.js';
+import { EVENT_READ_FIELDS, formReadValues } from '../domain/event/creation.js';
+import { EVENT_CATEGORY } from '../domain/event/events.js';
+import { unknownEvent } from '../domain/shared/events.js';
 import { geographyNames } from './lookups.js';
-import { recordProjection } from './records.js';
+import { recordProjection, REMOVED } from './records.js';
 import { and, eq, gte, lte, type Query, searchFilter } from './store/port.js';
 
 export const EVENTS = 'events';
@@ -9,17 +10,30 @@ export const EVENTS = 'events';
 /** Every field an event reads back, null when unset. */
 
 export const eventsProjection = recordProjection({
-  prefix: EVENT,
   category: EVENT_CATEGORY,
   collection: { name: EVENTS, idField: 'PkEvent', indexes: [['FkTeam']] },
   fields: EVENT_READ_FIELDS,
-  // The seeded templates and the form design live in the history only; the form defaults' flags are read fields.
-  extra: (doc, event) => {
-    if (event.type !== FORM_DEFAULTS_APPLIED) return null;
-    return { ...doc, ...formReadValues(event.data.defaults as PublicFormDefaults) };
-  },
   // District and precinct names come from the team's lookups (decisions.md 6).
   derive: (doc, store) => geographyNames(store, doc),
+  change(e, current, docs) {
+    switch (e.type) {
+      case 'EventCreated':
+        return docs.created(e.data.fields);
+      case 'EventUpdated':
+        return docs.updated(current, e.data.changes);
+      // The form defaults' flags are read fields; the seeded templates and the form design live in the history only.
+      case 'EventPublicFormDefaultsApplied':
+        return docs.updated(current, formReadValues(e.data.defaults));
+      case 'EventNotificationTemplatesSeeded':
+      case 'EventLocked':
+      case 'EventUnlocked':
+        return null;
+      case 'EventDeleted':
+        return REMOVED;
+      default:
+        return unknownEvent(e, null);
+    }
+  },
 });
 
 export const EVENT_SEARCH_FIELDS = [

@@ -1,5 +1,6 @@
 import { invalidField } from '../domain/shared/errors.js';
 import type { LookupList } from '../domain/lookup/events.js';
+import { unknownEvent } from '../domain/shared/events.js';
 import type { Projector } from './runner.js';
 import type { ReadStore } from './store/port.js';
 
@@ -12,14 +13,20 @@ export interface LookupDoc {
   name: string;
 }
 
-export const lookupsProjection: Projector = {
+export const lookupsProjection: Projector<'lookup'> = {
   name: LOOKUPS,
   collections: [{ name: LOOKUPS, idField: 'id', indexes: [['FkTeam', 'list']] }],
   categories: ['lookup'],
   async apply(event, store) {
-    if (event.type !== 'LookupAdded') return;
-    const d = event.data;
-    await store.put(LOOKUPS, { id: d.id, FkTeam: event.metadata.team, list: d.list, name: d.name });
+    switch (event.type) {
+      case 'LookupAdded': {
+        const d = event.data;
+        await store.put(LOOKUPS, { id: d.id, FkTeam: event.metadata.team, list: d.list, name: d.name });
+        return;
+      }
+      default:
+        return unknownEvent(event.type, undefined);
+    }
   },
 };
 

@@ -1,6 +1,9 @@
-import type { RecordedEvent } from '../domain/shared/events.js';
+import { inCategory, type LoggedEvent } from '../domain/events.js';
+import type { NotificationEvent } from '../domain/notification/delivery.js';
 import { type Planned, planNotifications, rescheduleReminder } from '../domain/notification/schedule.js';
-import { ASSIGNED, TASK, UNASSIGNED } from '../domain/volunteer-task/events.js';
+import { type RecordedEvent, unknownEvent } from '../domain/shared/events.js';
+import type { Values } from '../domain/shared/fields.js';
+import type { TaskAssigned } from '../domain/volunteer-task/events.js';
 import { formatDateTime } from '../domain/shared/values.js';
 import type { Projector } from './runner.js';
 import { and, type Doc, eq, type Filter, lte, type Query, type ReadStore } from './store/port.js';
@@ -30,13 +33,13 @@ async function cancelPending(store: ReadStore, filter: Filter): Promise<void> {
   await store.updateWhere(NOTIFICATIONS, and(filter, eq('status', 'pending')), { status: 'canceled' });
 }
 
-async function onAssigned(event: RecordedEvent, taskId: number, store: ReadStore): Promise<void> {
-  const previous = event.data.previousVolunteerId as number | null;
+async function onAssigned(event: RecordedEvent<TaskAssigned>, taskId: number, store: ReadStore): Promise<void> {
+  const previous = event.data.previousVolunteerId;
   // A reassignment cancels the removed volunteer's queued messages (decisions.md 8).
   if (previous !== null) await cancelPending(store, and(eq('taskId', taskId), eq('volunteerId', previous)));
   const task = await store.get<Doc>(VOLUNTEER_TASKS, taskId);
   if (!task) return;
-  const volunteerId = event.data.volunteerId as number;
+  const volunteerId = event.data.volunteerId;
   const volunteer = await store.get<Doc>(VOLUNTEERS, volunteerId);
   const to = (volunteer?.Email1 as string | null | undefined) ?? null;
   const plan = planNotifications({ taskId, revision: Number(event.revision), assignedAt: event.metadata.at, start: (task.TaskStartDateTime as string | null) ?? null });
@@ -62,14 +65,14 @@ async function queue(store: ReadStore, event: RecordedEvent, taskId: number, vol
   await store.put(NOTIFICATIONS, doc as unknown as Doc);
 }
 
-async function onStartChanged(event: RecordedEvent, taskId: number, store: ReadStore): Promise<void> {
+async function onStartChanged(event: RecordedEvent, changes: Values, taskId: number, store: ReadStore): Promise<void> {
   const pending = await store.find<NotificationDoc>({ collection: NOTIFICATIONS, filter: and(eq('taskId', taskId), eq('status', 'pending'), eq('kind', 'task_reminder')) });
-  const sendAt = rescheduleReminder((event.data.changes as Doc).TaskStartDateTime as string | null, event.metadata.at);
+  const sendAt = rescheduleReminder(typeof changes.TaskStartDateTime === 'string' ? changes.TaskStartDateTime : null, event.metadata.at);
   for (const n of pending.items)
     await store.put(NOTIFICATIONS, (sendAt ? { ...n, sendAt, _dueAt: sendAt } : { ...n, status: 'canceled' }) as unknown as Doc);
   // An assigned task with no reminder pending (assigned inside 24 hours, or before it had a start)
   // gets one for its new start. A change that also assigns is planned by the assignment itself.
-  if (pending.items.length || !sendAt || 'FkVolunteer' in (event.data.changes as Doc)) return;
+  if (pending.items.length || !sendAt || 'FkVolunteer' in changes) return;
   const task = await store.get<Doc>(VOLUNTEER_TASKS, taskId);
   const volunteerId = (task?.FkVolunteer as number | null | undefined) ?? null;
   if (volunteerId === null) return;
@@ -78,8 +81,8 @@ async function onStartChanged(event: RecordedEvent, taskId: number, store: ReadS
   await queue(store, event, taskId, volunteerId, (volunteer?.Email1 as string | null | undefined) ?? null, p);
 }
 
-async function onDelivery(event: RecordedEvent, store: ReadStore): Promise<void> {
-  const n = await store.get<NotificationDoc>(NOTIFICATIONS, event.data.id as string);
+async function onDelivery(event: RecordedEvent<NotificationEvent>, store: ReadStore): Promise<void> {
+  const n = await store.get<NotificationDoc>(NOTIFICATIONS, event.data.id);
   if (!n) return;
   let next: Partial<NotificationDoc>;
   switch (event.type) {
@@ -90,21 +93,21 @@ async function onDelivery(event: RecordedEvent, store: ReadStore): Promise<void>
       next = { status: 'sent', sentAt: formatDateTime(new Date(event.metadata.at)), error: null, attempts: n.attempts + 1 };
       break;
     case 'NotificationAttemptFailed':
-      next = { status: 'pending', attempts: event.data.attempt as number, error: event.data.error as string, _dueAt: formatDateTime(new Date(event.data.retryAt as string)) };
+      next = { status: 'pending', attempts: event.data.attempt, error: event.data.error, _dueAt: formatDateTime(new Date(event.data.retryAt)) };
       break;
     case 'NotificationFailed':
-      next = { status: 'failed', error: event.data.error as string };
+      next = { status: 'failed', error: event.data.error };
       break;
     default:
-      return;
+      return unknownEvent(event, undefined);
   }
   await store.put(NOTIFICATIONS, { ...n, ...next } as unknown as Doc);
 }
 
 /** Messages not yet sent go to the volunteer's current address (the volunteers projector ran first). */
-async function onEmailChanged(event: RecordedEvent, store: ReadStore): Promise<void> {
-  const vs = await store.find<Doc>({ collection: VOLUNTEERS, filter: eq('FkConstituent', event.data.id as number) });
-  const to = ((event.data.changes as Doc).Email1 as string | null) ?? null;
+async function onEmailChanged(constituentId: number, changes: Values, store: ReadStore): Promise<void> {
+  const vs = await store.find<Doc>({ collection: VOLUNTEERS, filter: eq('FkConstituent', constituentId) });
+  const to = typeof changes.Email1 === 'string' ? changes.Email1 : null;
   for (const v of vs.items) {
     const pending = and(eq('volunteerId', v.PkVolunteer as number), eq('status', 'pending'));
     if (to) await store.updateWhere(NOTIFICATIONS, pending, { to });
@@ -118,27 +121,38 @@ async function onEmailChanged(event: RecordedEvent, store: ReadStore): Promise<v
  * (`notification-<id>`) record claims, sends and failures. Rebuilt from the log on every start,
  * so a restart loses nothing due and forgets nothing sent.
  */
-export const outboxProjection: Projector = {
+export const outboxProjection: Projector<'notification' | 'constituent' | 'volunteer_task'> = {
   name: NOTIFICATIONS,
   collections: [{ name: NOTIFICATIONS, idField: 'id', indexes: [['FkTeam'], ['taskId'], ['status'], ['volunteerId']] }],
   categories: ['notification', 'constituent', 'volunteer_task'],
   async apply(event, store) {
-    if (event.stream.startsWith('notification-')) return onDelivery(event, store);
-    if (event.type === 'ConstituentUpdated' && 'Email1' in (event.data.changes as Doc)) return onEmailChanged(event, store);
-    if (!event.stream.startsWith('volunteer_task-')) return;
-    const taskId = Number(event.stream.slice('volunteer_task-'.length));
-    switch (event.type) {
-      case ASSIGNED:
-        return onAssigned(event, taskId, store);
-      case UNASSIGNED:
-        return cancelPending(store, and(eq('taskId', taskId), eq('volunteerId', event.data.volunteerId as number)));
-      case `${TASK}Deleted`:
-        return cancelPending(store, eq('taskId', taskId));
-      case `${TASK}Updated`:
-        if ('TaskStartDateTime' in (event.data.changes as Doc)) return onStartChanged(event, taskId, store);
-    }
+    if (inCategory(event, 'notification')) return onDelivery(event, store);
+    if (event.type === 'ConstituentUpdated' && 'Email1' in event.data.changes) return onEmailChanged(event.data.id, event.data.changes, store);
+    if (inCategory(event, 'volunteer_task')) return onTaskEvent(event, store);
   },
 };
+
+/** What each task event does to the task's queued messages. */
+async function onTaskEvent(event: LoggedEvent<'volunteer_task'>, store: ReadStore): Promise<void> {
+  const taskId = Number(event.stream.slice('volunteer_task-'.length));
+  switch (event.type) {
+    case 'VolunteerTaskAssigned':
+      return onAssigned(event, taskId, store);
+    case 'VolunteerTaskUnassigned':
+      return cancelPending(store, and(eq('taskId', taskId), eq('volunteerId', event.data.volunteerId)));
+    case 'VolunteerTaskDeleted':
+      return cancelPending(store, eq('taskId', taskId));
+    case 'VolunteerTaskUpdated':
+      if ('TaskStartDateTime' in event.data.changes) return onStartChanged(event, event.data.changes, taskId, store);
+      return;
+    case 'VolunteerTaskCreated':
+    case 'VolunteerTaskLocked':
+    case 'VolunteerTaskUnlocked':
+      return;
+    default:
+      return unknownEvent(event, undefined);
+  }
+}
 
 export const outboxQuery = (team: number): Query => ({
   collection: NOTIFICATIONS,

@@ -1,34 +1,46 @@
-import type { RecordedEvent } from '../domain/shared/events.js';
+import type { Category, LoggedEvent } from '../domain/events.js';
+import type { Values } from '../domain/shared/fields.js';
 import { formatDateTime } from '../domain/shared/values.js';
 import type { Projector } from './runner.js';
 import type { CollectionDef, Doc, ReadStore } from './store/port.js';
 
-export interface RecordProjectionOptions {
-  /** Event type prefix of the aggregate (Constituent, Event, ...). */
-  prefix: string;
+export interface RecordProjectionOptions<C extends Category> {
   /** Stream category (`constituent` for `constituent-12`). */
-  category: string;
+  category: C;
   collection: CollectionDef;
   /** Every public field, so unset ones read as null, never absent (decisions.md 3). */
   fields: readonly string[];
   /** Derived and internal (`_`-prefixed) fields, recomputed on every change. */
   derive?: (doc: Doc, store: ReadStore) => Promise<Doc> | Doc;
-  /** Events of the aggregate beyond created/updated/locked/deleted. */
-  extra?: (doc: Doc, event: RecordedEvent, store: ReadStore) => Promise<Doc | null> | Doc | null;
+  /**
+   * What each of the aggregate's events does to its document: an exhaustive switch over the
+   * category's union, answering a new document (`docs.created`, `docs.updated`), REMOVED, or
+   * null for no change.
+   */
+  change: (event: LoggedEvent<C>, current: Doc | null, docs: RecordDocs) => Doc | null | typeof REMOVED;
 }
+
+/** The documents a record event makes; a new object each time (the store's are never changed in place). */
+export interface RecordDocs {
+  /** A created record: every public field (null when unset), then the created fields. */
+  created(fields: Values): Doc;
+  /** The current document with `changes` over it; null when there is none (deleted, or never seen). */
+  updated(current: Doc | null, changes: Values): Doc | null;
+}
+
+/** The record was deleted: its document goes. */
+export const REMOVED = Symbol('removed');
 
 /** An event's time (`Date#toISOString`, as metadataOf writes it) as the API shows date-times: UTC, to the second. */
 const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const utcDateTime = (iso: string) => (CANONICAL.test(iso) ? iso.slice(0, 19) : formatDateTime(new Date(iso)));
 
 /**
- * What a read model copies from another record it shows: when `<prefix>Updated` changed any of
+ * What a read model copies from another record it shows: when an update's `changes` hold any of
  * the fields of `copy` (the record's name to the copy's name), those changes under the copy's
  * names; otherwise null. Replays apply them in log order, so the last value wins as it did live.
  */
-export function copiedChanges(event: RecordedEvent, prefix: string, copy: Record<string, string>): Doc | null {
-  if (event.type !== `${prefix}Updated`) return null;
-  const changes = event.data.changes as Doc;
+export function copiedChanges(changes: Values, copy: Record<string, string>): Doc | null {
   let set: Doc | null = null;
   for (const [from, to] of Object.entries(copy)) if (from in changes) (set ??= {})[to] = changes[from];
   return set;
@@ -38,51 +50,39 @@ export function copiedChanges(event: RecordedEvent, prefix: string, copy: Record
  * The read model of a record aggregate: one document per record, guarded by the stream
  * revision it last applied (`_rev`), so replaying an event changes nothing.
  */
-export function recordProjection(o: RecordProjectionOptions): Projector {
+export function recordProjection<C extends Category>(o: RecordProjectionOptions<C>): Projector<C> {
   const idField = o.collection.idField;
   const blank = Object.fromEntries(o.fields.map((f) => [f, null]));
   const streamPrefix = `${o.category}-`;
+  const docs: RecordDocs = {
+    created: (fields) => Object.assign({}, blank, fields),
+    updated: (current, changes) => (current ? Object.assign({}, current, changes) : null),
+  };
   return {
     name: o.collection.name,
     collections: [o.collection],
     categories: [o.category],
     async apply(event, store) {
-      if (!event.stream.startsWith(streamPrefix) || !event.type.startsWith(o.prefix)) return;
+      if (!event.stream.startsWith(streamPrefix)) return;
       const id = Number(event.stream.slice(streamPrefix.length));
       if (!Number.isInteger(id)) return;
       const current = await store.get<Doc>(o.collection.name, id);
       const rev = Number(event.revision);
       if (current && (current._rev as number) >= rev) return;
-      const at = utcDateTime(event.metadata.at);
-      // A new document each time (the store's documents are never changed in place), filled in
-      // here before the store sees it.
-      let next: Doc | null;
-      switch (event.type.slice(o.prefix.length)) {
-        case 'Created':
-          next = Object.assign({}, blank, event.data.fields as Doc);
-          next[idField] = id;
-          next.FkTeam = event.metadata.team;
-          next.DateCreated = at;
-          next.DateLastModified = at;
-          break;
-        case 'Updated':
-          if (!current) return;
-          next = Object.assign({}, current, event.data.changes as Doc);
-          next.DateLastModified = at;
-          break;
-        case 'Locked':
-        case 'Unlocked':
-          // Locks are the aggregate's to enforce; reads do not show them.
-          return;
-        case 'Deleted':
-          await store.remove(o.collection.name, id);
-          return;
-        default:
-          if (!current || !o.extra) return;
-          next = await o.extra(current, event, store);
-          if (!next) return;
-          next = { ...next, DateLastModified: at };
+      const next = o.change(event, current, docs);
+      if (next === null) return;
+      if (next === REMOVED) {
+        await store.remove(o.collection.name, id);
+        return;
       }
+      const at = utcDateTime(event.metadata.at);
+      // Only a creation makes a document where there was none (a record's later events need one).
+      if (!current) {
+        next[idField] = id;
+        next.FkTeam = event.metadata.team;
+        next.DateCreated = at;
+      }
+      next.DateLastModified = at;
       if (o.derive) Object.assign(next, await o.derive(next, store));
       next._rev = rev;
       await store.put(o.collection.name, next);

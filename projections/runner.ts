@@ -1,17 +1,18 @@
+import { type Category, fromLog, type LoggedEvent } from '../domain/events.js';
 import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
 import { type EventLog, type Subscription } from '../eventlog/port.js';
 import type { CollectionDef, ReadStore } from './store/port.js';
 
-export interface Projector {
+export interface Projector<C extends Category = Category> {
   name: string;
   collections: CollectionDef[];
   /**
    * The stream categories (`constituent` of `constituent-12`) whose events this projector reads.
    * Left out, it is given every event. The runner skips the others without calling `apply`.
    */
-  categories?: readonly string[];
-  /** Applies one event. Must be idempotent: a redelivered event changes nothing. */
-  apply(event: RecordedEvent, store: ReadStore): Promise<void>;
+  categories?: readonly C[];
+  /** Applies one event of its categories. Must be idempotent: a redelivered event changes nothing. */
+  apply(event: LoggedEvent<C>, store: ReadStore): Promise<void>;
 }
 
 export interface ProjectionRunnerOptions {
@@ -61,11 +62,12 @@ export class ProjectionRunner {
     const dash = stream.indexOf('-');
     const category = dash < 0 ? stream : stream.slice(0, dash);
     let ps = this.routes.get(category);
-    if (!ps) this.routes.set(category, (ps = this.projectors.filter((p) => !p.categories || p.categories.includes(category))));
+    if (!ps) this.routes.set(category, (ps = this.projectors.filter((p) => !p.categories || (p.categories as readonly string[]).includes(category))));
     return ps;
   }
 
-  private async handle(event: RecordedEvent): Promise<void> {
+  private async handle(recorded: RecordedEvent): Promise<void> {
+    const event = fromLog(recorded);
     for (const p of this.route(event.stream)) {
       try {
         await p.apply(event, this.store);

@@ -1,4 +1,5 @@
-import { TASK_GROUP, TASK_GROUP_FIELDS } from '../domain/task-group/events.js';
+import { unknownEvent } from '../domain/shared/events.js';
+import { TASK_GROUP_FIELDS } from '../domain/task-group/events.js';
 import { geographyNames } from './lookups.js';
 import { recordProjection } from './records.js';
 import { and, eq, type Query, searchFilter } from './store/port.js';
@@ -6,11 +7,18 @@ import { and, eq, type Query, searchFilter } from './store/port.js';
 export const TASK_GROUPS = 'volunteerTaskGroups';
 
 export const taskGroupsProjection = recordProjection({
-  prefix: TASK_GROUP,
   category: 'volunteer_task_group',
   collection: { name: TASK_GROUPS, idField: 'PkTaskGroup', indexes: [['FkTeam']] },
   fields: [...Object.keys(TASK_GROUP_FIELDS), 'DistrictName', 'PrecinctName'],
   derive: (doc, store) => geographyNames(store, doc),
+  change(e, _current, docs) {
+    switch (e.type) {
+      case 'VolunteerTaskGroupCreated':
+        return docs.created(e.data.fields);
+      default:
+        return unknownEvent(e.type, null);
+    }
+  },
 });
 
 export function taskGroupSearch(team: number, search: string | undefined, page: { page: number; pageSize: number }): Query {

@@ -1,3 +1,4 @@
+import { unknownEvent } from '../domain/shared/events.js';
 import type { Projector } from './runner.js';
 
 export const TEAMS = 'teams';
@@ -15,7 +16,7 @@ export interface ApiKeyDoc {
 }
 
 /** Teams and their API keys, looked up by the key's prefix on every request. */
-export const teamsProjection: Projector = {
+export const teamsProjection: Projector<'team'> = {
   name: 'teams',
   collections: [
     { name: TEAMS, idField: 'id' },
@@ -23,12 +24,12 @@ export const teamsProjection: Projector = {
   ],
   categories: ['team'],
   async apply(event, store) {
-    const d = event.data;
     switch (event.type) {
       case 'TeamCreated':
-        await store.put(TEAMS, { id: d.id, name: d.name, createdAt: event.metadata.at });
+        await store.put(TEAMS, { id: event.data.id, name: event.data.name, createdAt: event.metadata.at });
         return;
-      case 'ApiKeyIssued':
+      case 'ApiKeyIssued': {
+        const d = event.data;
         await store.put(API_KEYS, {
           id: d.keyId,
           FkTeam: event.metadata.team,
@@ -40,11 +41,14 @@ export const teamsProjection: Projector = {
           _hash: d.hash,
         });
         return;
+      }
       case 'ApiKeyRevoked': {
-        const key = await store.get<ApiKeyDoc>(API_KEYS, d.keyId as number);
+        const key = await store.get<ApiKeyDoc>(API_KEYS, event.data.keyId);
         if (key && !key.revokedAt) await store.put(API_KEYS, { ...key, revokedAt: event.metadata.at });
         return;
       }
+      default:
+        return unknownEvent(event, undefined);
     }
   },
 };

@@ -1,8 +1,8 @@
-import { TASK } from '../domain/volunteer-task/events.js';
+import { inCategory } from '../domain/events.js';
+import { unknownEvent } from '../domain/shared/events.js';
 import { TASK_DERIVED, TASK_FIELDS, numberOfHours } from '../domain/volunteer-task/rules.js';
 import { geographyNames } from './lookups.js';
-import { CONSTITUENT } from '../domain/constituent/events.js';
-import { copiedChanges, recordProjection } from './records.js';
+import { copiedChanges, recordProjection, REMOVED } from './records.js';
 import type { Projector } from './runner.js';
 import { and, type Doc, eq, type Query, searchFilter } from './store/port.js';
 import { TASK_GROUPS } from './task-groups.js';
@@ -21,7 +21,6 @@ function volunteerFields(v: Doc | null): Doc {
 }
 
 const base = recordProjection({
-  prefix: TASK,
   category: 'volunteer_task',
   collection: {
     name: VOLUNTEER_TASKS,
@@ -29,8 +28,6 @@ const base = recordProjection({
     indexes: [['FkTeam'], ['FkTeam', 'FkVolunteer'], ['FkTeam', 'FkTaskGroup'], ['_volunteerConstituent']],
   },
   fields: [...Object.keys(TASK_FIELDS), ...TASK_DERIVED],
-  // Assignment person-events need nothing here: the VolunteerTaskUpdated appended just before
-  // each carries its FkVolunteer and DateAssigned.
   derive: async (doc, store) => {
     const volunteer = doc.FkVolunteer ? await store.get<Doc>(VOLUNTEERS, doc.FkVolunteer as number) : null;
     const group = doc.FkTaskGroup ? await store.get<Doc>(TASK_GROUPS, doc.FkTaskGroup as number) : null;
@@ -41,16 +38,36 @@ const base = recordProjection({
       ...(await geographyNames(store, doc)),
     };
   },
+  change(e, current, docs) {
+    switch (e.type) {
+      case 'VolunteerTaskCreated':
+        return docs.created(e.data.fields);
+      case 'VolunteerTaskUpdated':
+        return docs.updated(current, e.data.changes);
+      // Assignment person-events need nothing here: the VolunteerTaskUpdated appended just before
+      // each carries its FkVolunteer and DateAssigned.
+      case 'VolunteerTaskAssigned':
+      case 'VolunteerTaskUnassigned':
+      case 'VolunteerTaskLocked':
+      case 'VolunteerTaskUnlocked':
+        return null;
+      case 'VolunteerTaskDeleted':
+        return REMOVED;
+      default:
+        return unknownEvent(e, null);
+    }
+  },
 });
 
 /** Tasks, plus following the assigned volunteer's constituent (decisions.md 6). */
-export const volunteerTasksProjection: Projector = {
+export const volunteerTasksProjection: Projector<'volunteer_task' | 'constituent'> = {
   ...base,
   categories: ['volunteer_task', 'constituent'],
   async apply(event, store) {
-    await base.apply(event, store);
-    const set = copiedChanges(event, CONSTITUENT, { ConstituentName: 'VolunteerName', Email1: 'VolunteerEmail', Phone1: 'VolunteerPhone' });
-    if (set) await store.updateWhere(VOLUNTEER_TASKS, eq('_volunteerConstituent', event.data.id as number), set);
+    if (inCategory(event, 'volunteer_task')) return base.apply(event, store);
+    if (event.type !== 'ConstituentUpdated') return;
+    const set = copiedChanges(event.data.changes, { ConstituentName: 'VolunteerName', Email1: 'VolunteerEmail', Phone1: 'VolunteerPhone' });
+    if (set) await store.updateWhere(VOLUNTEER_TASKS, eq('_volunteerConstituent', event.data.id), set);
   },
 };
 

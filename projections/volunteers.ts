@@ -1,9 +1,10 @@
-import { VOLUNTEER, statusEventFields } from '../domain/volunteer/events.js';
+import { statusEventFields } from '../domain/volunteer/events.js';
+import { inCategory } from '../domain/events.js';
+import { unknownEvent } from '../domain/shared/events.js';
 import { VOLUNTEER_FIELDS, VOLUNTEER_LINKED } from '../domain/volunteer/rules.js';
 import { emailKey } from '../domain/shared/values.js';
 import { CONSTITUENTS } from './constituents.js';
-import { CONSTITUENT } from '../domain/constituent/events.js';
-import { copiedChanges, recordProjection } from './records.js';
+import { copiedChanges, recordProjection, REMOVED } from './records.js';
 import type { Projector } from './runner.js';
 import { and, type Doc, eq, type Query, searchFilter } from './store/port.js';
 
@@ -18,14 +19,29 @@ export function linkedFields(c: Doc | null): Doc {
 const LINKED_COPY = Object.fromEntries(VOLUNTEER_LINKED.map((f) => [f, f]));
 
 const base = recordProjection({
-  prefix: VOLUNTEER,
   category: 'volunteer',
   collection: { name: VOLUNTEERS, idField: 'PkVolunteer', indexes: [['FkTeam'], ['FkConstituent'], ['FkTeam', '_email1']] },
   fields: [...Object.keys(VOLUNTEER_FIELDS), ...VOLUNTEER_LINKED],
   derive: async (doc, store) => linkedFields(await store.get<Doc>(CONSTITUENTS, doc.FkConstituent as number)),
-  extra: (doc, event) => {
-    const set = statusEventFields(event.type, event.data);
-    return set ? { ...doc, ...set } : null;
+  change(e, current, docs) {
+    switch (e.type) {
+      case 'VolunteerCreated':
+        return docs.created(e.data.fields);
+      case 'VolunteerUpdated':
+        return docs.updated(current, e.data.changes);
+      case 'VolunteerDeactivated':
+      case 'VolunteerReactivated':
+      case 'VolunteerSuspended':
+      case 'VolunteerSuspensionLifted':
+        return docs.updated(current, statusEventFields(e));
+      case 'VolunteerLocked':
+      case 'VolunteerUnlocked':
+        return null;
+      case 'VolunteerDeleted':
+        return REMOVED;
+      default:
+        return unknownEvent(e, null);
+    }
   },
 });
 
@@ -33,14 +49,14 @@ const base = recordProjection({
  * Volunteers, plus following the linked constituent: the constituents projector runs first, so
  * a ConstituentUpdated that changes the name, Email1 or Phone1 copies the new values here.
  */
-export const volunteersProjection: Projector = {
+export const volunteersProjection: Projector<'volunteer' | 'constituent'> = {
   ...base,
   categories: ['volunteer', 'constituent'],
   async apply(event, store) {
-    await base.apply(event, store);
+    if (inCategory(event, 'volunteer')) return base.apply(event, store);
     // The constituent's current values, not the changes alone: the email key is derived from them.
-    if (!copiedChanges(event, CONSTITUENT, LINKED_COPY)) return;
-    const id = event.data.id as number;
+    if (event.type !== 'ConstituentUpdated' || !copiedChanges(event.data.changes, LINKED_COPY)) return;
+    const id = event.data.id;
     await store.updateWhere(VOLUNTEERS, eq('FkConstituent', id), linkedFields(await store.get<Doc>(CONSTITUENTS, id)));
   },
 };

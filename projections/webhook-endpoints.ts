@@ -1,4 +1,4 @@
-import { endpointEvolver, type EndpointState, WEBHOOK_ENDPOINT } from '../domain/webhook-endpoint/events.js';
+import { endpointEvolver, type EndpointState } from '../domain/webhook-endpoint/events.js';
 import type { Projector } from './runner.js';
 import { and, eq, type Query } from './store/port.js';
 
@@ -19,17 +19,17 @@ export interface WebhookEndpointDoc {
 }
 
 /** The team's webhook endpoints (decisions.md 9). */
-export const webhookEndpointsProjection: Projector = {
+export const webhookEndpointsProjection: Projector<'webhook_endpoint'> = {
   name: WEBHOOK_ENDPOINTS,
   collections: [{ name: WEBHOOK_ENDPOINTS, idField: 'id', indexes: [['FkTeam']] }],
   categories: ['webhook_endpoint'],
   async apply(event, store) {
-    if (!event.stream.startsWith('webhook_endpoint-') || !event.type.startsWith(WEBHOOK_ENDPOINT)) return;
+    if (!event.stream.startsWith('webhook_endpoint-')) return;
     const id = Number(event.stream.slice('webhook_endpoint-'.length));
     const current = await store.get<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS, id);
     const rev = Number(event.revision);
     if (current && current._rev >= rev) return;
-    if (!current && event.type !== `${WEBHOOK_ENDPOINT}Created`) return;
+    if (!current && event.type !== 'WebhookEndpointCreated') return;
     const before: EndpointState = current
       ? { exists: true, deleted: current._deleted, id, team: current.FkTeam, url: current.url, events: current.events, active: current.active, description: current.description, secrets: current._secrets, createdAt: current.createdAt }
       : endpointEvolver.initial();

@@ -1,7 +1,6 @@
-import type { DomainEvent } from '../shared/events.js';
 import { changedFields, normaliseFields, type Values } from '../shared/fields.js';
 import { assertWritable } from '../shared/record.js';
-import { CONSTITUENT, type ConstituentState } from './events.js';
+import { type ConstituentState, type ConstituentEvent } from './events.js';
 import { CONSTITUENT_DEFAULTS, CONSTITUENT_FIELDS, CONSTITUENT_READ_ONLY, completeConstituent } from './rules.js';
 
 export interface CreateConstituent {
@@ -26,16 +25,16 @@ export function validateCreate(body: Values): Values {
   return completeConstituent(Object.assign({}, CONSTITUENT_DEFAULTS, sent), sent, true);
 }
 
-export function decideCreate(cmd: CreateConstituent, state: ConstituentState): DomainEvent[] {
+export function decideCreate(cmd: CreateConstituent, state: ConstituentState): ConstituentEvent[] {
   if (state.exists) throw new Error(`constituent ${cmd.id} already exists`);
-  return [{ type: `${CONSTITUENT}Created`, data: { id: cmd.id, fields: cmd.fields } }];
+  return [{ type: 'ConstituentCreated', data: { id: cmd.id, fields: cmd.fields } }];
 }
 
 /** Only sent fields change; a PATCH that changes nothing records nothing (decisions.md 3). */
-export function decideUpdate(cmd: UpdateConstituent, state: ConstituentState): DomainEvent[] {
+export function decideUpdate(cmd: UpdateConstituent, state: ConstituentState): ConstituentEvent[] {
   const sent = normaliseFields(CONSTITUENT_FIELDS, cmd.body, CONSTITUENT_READ_ONLY);
   assertWritable(state, cmd.team, 'constituent', cmd.id);
   const next = completeConstituent({ ...state.fields, ...sent }, sent, false);
   const changes = changedFields(state.fields, next);
-  return Object.keys(changes).length ? [{ type: `${CONSTITUENT}Updated`, data: { id: cmd.id, changes } }] : [];
+  return Object.keys(changes).length ? [{ type: 'ConstituentUpdated', data: { id: cmd.id, changes } }] : [];
 }

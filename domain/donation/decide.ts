@@ -1,9 +1,8 @@
-import type { DomainEvent } from '../shared/events.js';
 import { invalidField } from '../shared/errors.js';
 import { changedFields, normaliseFields, type Values } from '../shared/fields.js';
 import { assertFound, assertWritable } from '../shared/record.js';
 import { todayUtc } from '../shared/values.js';
-import { cents, DONATION, type DonationState } from './events.js';
+import { cents, DONATION, type DonationState, type DonationEvent } from './events.js';
 import { checkAmount, completeDonation, DONATION_FIELDS, DONATION_READ_ONLY } from './rules.js';
 
 /** Validates a create before an id is taken: a failed create writes nothing. */
@@ -13,12 +12,12 @@ export function validateDonation(body: Values, now: Date): Values {
   return { GiftDate: todayUtc(now), Purpose: null, Source: null, ...fields, IsReceipted: false, IsThanked: false, RefundAmount: null, FkRefundedDonation: null };
 }
 
-export function decideRecordDonation(cmd: { id: number; fields: Values }, s: DonationState): DomainEvent[] {
+export function decideRecordDonation(cmd: { id: number; fields: Values }, s: DonationState): DonationEvent[] {
   if (s.exists) throw new Error(`donation ${cmd.id} already exists`);
-  return [{ type: `${DONATION}Created`, data: { id: cmd.id, fields: cmd.fields } }];
+  return [{ type: 'DonationCreated', data: { id: cmd.id, fields: cmd.fields } }];
 }
 
-export function decideUpdateDonation(cmd: { id: number; team: number; body: Values }, s: DonationState): DomainEvent[] {
+export function decideUpdateDonation(cmd: { id: number; team: number; body: Values }, s: DonationState): DonationEvent[] {
   const sent = completeDonation(normaliseFields(DONATION_FIELDS, cmd.body, DONATION_READ_ONLY), false);
   assertWritable(s, cmd.team, 'donation', cmd.id);
   if (s.fields.FkRefundedDonation != null && sent.Amount !== undefined)
@@ -27,24 +26,24 @@ export function decideUpdateDonation(cmd: { id: number; team: number; body: Valu
   if (typeof sent.Amount === 'number' && sent.Amount < s.refunded)
     throw invalidField('Amount', `Amount ${sent.Amount} is less than the ${s.refunded} already refunded on donation ${cmd.id}.`);
   const changes = changedFields(s.fields, sent);
-  return Object.keys(changes).length ? [{ type: `${DONATION}Updated`, data: { id: cmd.id, changes } }] : [];
+  return Object.keys(changes).length ? [{ type: 'DonationUpdated', data: { id: cmd.id, changes } }] : [];
 }
 
 /** Receipt and thank-you flags turn on once; doing it again records nothing. */
-export function decideFlag(cmd: { id: number; team: number; flag: 'Receipted' | 'Thanked' }, s: DonationState): DomainEvent[] {
+export function decideFlag(cmd: { id: number; team: number; flag: 'Receipted' | 'Thanked' }, s: DonationState): DonationEvent[] {
   assertWritable(s, cmd.team, 'donation', cmd.id);
   if (s.fields[`Is${cmd.flag}`] === true) return [];
   return [{ type: `${DONATION}${cmd.flag}`, data: { id: cmd.id } }];
 }
 
 /** The refund is checked against what is left of the gift; the refund donation is written next. */
-export function decideRefund(cmd: { id: number; team: number; refundId: number; amount: unknown }, s: DonationState): DomainEvent[] {
+export function decideRefund(cmd: { id: number; team: number; refundId: number; amount: unknown }, s: DonationState): DonationEvent[] {
   const amount = checkAmount('Amount', cmd.amount);
   assertFound(s, cmd.team, 'donation', cmd.id);
   if (s.fields.FkRefundedDonation != null) throw invalidField('Amount', `Donation ${cmd.id} is itself a refund; refund the original donation.`);
   const left = cents((s.fields.Amount as number) - s.refunded);
   if (amount > left) throw invalidField('Amount', `Amount ${amount} is more than the ${left} left to refund on donation ${cmd.id}.`);
-  return [{ type: `${DONATION}Refunded`, data: { id: cmd.id, refundId: cmd.refundId, Amount: amount } }];
+  return [{ type: 'DonationRefunded', data: { id: cmd.id, refundId: cmd.refundId, Amount: amount } }];
 }
 
 export function refundFields(original: DonationState, amount: number, now: Date): Values {

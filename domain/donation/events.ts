@@ -1,5 +1,5 @@
-import type { Evolver } from '../shared/events.js';
-import { emptyRecord, evolveRecord, type RecordEvent, type RecordState } from '../shared/record.js';
+import { type DomainEvent, type Evolver, type Folded, unknownEvent } from '../shared/events.js';
+import { emptyRecord, recordCreated, recordDeleted, recordFieldsSet, recordLocked, recordUpdated, type RecordEvents, type RecordState } from '../shared/record.js';
 
 /**
  * Donations (decisions.md 6). Events: DonationCreated {id, fields}, DonationUpdated {id, changes},
@@ -10,27 +10,45 @@ import { emptyRecord, evolveRecord, type RecordEvent, type RecordState } from '.
 export const DONATION = 'Donation';
 export const donationStream = (id: number) => `donation-${id}`;
 
+export type DonationEvent =
+  | RecordEvents<typeof DONATION>
+  | DomainEvent<'DonationReceipted' | 'DonationThanked', { id: number }>
+  | DomainEvent<'DonationRefunded', { id: number; refundId: number; Amount: number }>;
+
 export interface DonationState extends RecordState {
   /** Sum refunded so far, so refunds never exceed the gift. */
   refunded: number;
 }
 
-export function evolveDonation(s: DonationState, e: RecordEvent): DonationState {
+const RECEIPTED = { IsReceipted: true };
+const THANKED = { IsThanked: true };
+
+export function evolveDonation(s: DonationState, e: Folded<DonationEvent>): DonationState {
   switch (e.type) {
-    case `${DONATION}Receipted`:
-      return { ...s, fields: { ...s.fields, IsReceipted: true }, modifiedAt: e.metadata?.at ?? s.modifiedAt };
-    case `${DONATION}Thanked`:
-      return { ...s, fields: { ...s.fields, IsThanked: true }, modifiedAt: e.metadata?.at ?? s.modifiedAt };
-    case `${DONATION}Refunded`:
-      return { ...s, refunded: cents(s.refunded + (e.data.Amount as number)) };
+    case 'DonationCreated':
+      return recordCreated(s, e);
+    case 'DonationUpdated':
+      return recordUpdated(s, e);
+    case 'DonationLocked':
+      return recordLocked(s, true);
+    case 'DonationUnlocked':
+      return recordLocked(s, false);
+    case 'DonationDeleted':
+      return recordDeleted(s, e);
+    case 'DonationReceipted':
+      return recordFieldsSet(s, RECEIPTED, e);
+    case 'DonationThanked':
+      return recordFieldsSet(s, THANKED, e);
+    case 'DonationRefunded':
+      return { ...s, refunded: cents(s.refunded + e.data.Amount) };
     default:
-      return { ...s, ...evolveRecord(DONATION, s, e) };
+      return unknownEvent(e, s);
   }
 }
 
 export const cents = (n: number) => Math.round(n * 100) / 100;
 
-export const donationEvolver: Evolver<DonationState> = {
+export const donationEvolver: Evolver<DonationState, DonationEvent> = {
   initial: () => ({ ...emptyRecord(), refunded: 0 }),
-  evolve: (s, e) => evolveDonation(s, e as RecordEvent),
+  evolve: evolveDonation,
 };

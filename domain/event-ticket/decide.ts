@@ -1,7 +1,6 @@
-import type { DomainEvent } from '../shared/events.js';
 import { normaliseFields, type Values } from '../shared/fields.js';
 import { formatDateTime } from '../shared/values.js';
-import { EVENT_TICKET, type EventTicketState } from './events.js';
+import { type EventTicketState, type EventTicketEvent } from './events.js';
 import { completeTicket, TICKET_FIELDS, TICKET_READ_ONLY } from './rules.js';
 
 export interface RecordTicketSale {
@@ -17,7 +16,7 @@ export function validateTicketSale(body: Values, now: Date): Values {
   return completeTicket(normaliseFields(TICKET_FIELDS, body, TICKET_READ_ONLY), formatDateTime(now));
 }
 
-export function decideRecordTicketSale(cmd: RecordTicketSale, state: EventTicketState): DomainEvent[] {
+export function decideRecordTicketSale(cmd: RecordTicketSale, state: EventTicketState): EventTicketEvent[] {
   if (state.exists) throw new Error(`event ticket ${cmd.id} already exists`);
-  return [{ type: `${EVENT_TICKET}Created`, data: { id: cmd.id, fields: validateTicketSale(cmd.body, cmd.now) } }];
+  return [{ type: 'EventTicketCreated', data: { id: cmd.id, fields: validateTicketSale(cmd.body, cmd.now) } }];
 }

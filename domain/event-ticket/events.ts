@@ -1,5 +1,5 @@
-import type { Evolver } from '../shared/events.js';
-import { type RecordState, recordEvolver } from '../shared/record.js';
+import { type Evolver, type Folded, unknownEvent } from '../shared/events.js';
+import { emptyRecord, recordCreated, type RecordEvents, type RecordState } from '../shared/record.js';
 
 /**
  * Ticket sales, on stream `event_ticket-<id>`: EventTicketCreated {id, fields}. A sale is
@@ -7,6 +7,17 @@ import { type RecordState, recordEvolver } from '../shared/record.js';
  */
 export const EVENT_TICKET = 'EventTicket';
 export const EVENT_TICKET_CATEGORY = 'event_ticket';
+export type EventTicketEvent = Extract<RecordEvents<typeof EVENT_TICKET>, { type: 'EventTicketCreated' }>;
 export type EventTicketState = RecordState;
-export const eventTicketEvolver: Evolver<EventTicketState> = recordEvolver(EVENT_TICKET);
+
+export function evolveEventTicket(s: EventTicketState, e: Folded<EventTicketEvent>): EventTicketState {
+  switch (e.type) {
+    case 'EventTicketCreated':
+      return recordCreated(s, e);
+    default:
+      return unknownEvent(e.type, s);
+  }
+}
+
+export const eventTicketEvolver: Evolver<EventTicketState, EventTicketEvent> = { initial: emptyRecord, evolve: evolveEventTicket };
 export const eventTicketStream = (id: number) => `${EVENT_TICKET_CATEGORY}-${id}`;

@@ -1,4 +1,4 @@
-import type { DomainEvent, Evolver } from '../shared/events.js';
+import { type DomainEvent, type Evolver, unknownEvent } from '../shared/events.js';
 import { invalidField, missingField } from '../shared/errors.js';
 
 /**
@@ -11,18 +11,24 @@ export type LookupList = (typeof LOOKUP_LISTS)[number];
 export const isLookupList = (s: string): s is LookupList => (LOOKUP_LISTS as readonly string[]).includes(s);
 export const lookupStream = (team: number) => `lookup-${team}`;
 
+export type LookupEvent = DomainEvent<'LookupAdded', { list: LookupList; id: number; name: string }>;
+
 export interface LookupState {
   names: Map<LookupList, Set<string>>;
 }
 
-export const lookupEvolver: Evolver<LookupState> = {
+export const lookupEvolver: Evolver<LookupState, LookupEvent> = {
   initial: () => ({ names: new Map() }),
   evolve(state, e) {
-    if (e.type !== 'LookupAdded') return state;
-    const list = e.data.list as LookupList;
-    const names = new Map(state.names);
-    names.set(list, new Set([...(names.get(list) ?? []), (e.data.name as string).toLowerCase()]));
-    return { names };
+    switch (e.type) {
+      case 'LookupAdded': {
+        const names = new Map(state.names);
+        names.set(e.data.list, new Set([...(names.get(e.data.list) ?? []), e.data.name.toLowerCase()]));
+        return { names };
+      }
+      default:
+        return unknownEvent(e.type, state);
+    }
   },
 };
 
@@ -35,7 +41,7 @@ export function validateLookupName(raw: unknown): string {
   return name;
 }
 
-export function decideAddLookup(cmd: { list: LookupList; id: number; name: unknown }, state: LookupState): DomainEvent[] {
+export function decideAddLookup(cmd: { list: LookupList; id: number; name: unknown }, state: LookupState): LookupEvent[] {
   const name = validateLookupName(cmd.name);
   if (state.names.get(cmd.list)?.has(name.toLowerCase())) throw invalidField('name', `${cmd.list} already has an entry named "${name}".`);
   return [{ type: 'LookupAdded', data: { list: cmd.list, id: cmd.id, name } }];

@@ -1,4 +1,4 @@
-import type { DomainEvent, Evolver } from '../shared/events.js';
+import { type DomainEvent, type Evolver, unknownEvent } from '../shared/events.js';
 
 /**
  * The delivery record of one notification: stream `notification-<id>`, appended with the
@@ -20,31 +20,37 @@ export interface DeliveryState {
 
 export const notificationStream = (id: string) => `notification-${id}`;
 
-export const deliveryEvolver: Evolver<DeliveryState> = {
+export type NotificationEvent =
+  | DomainEvent<'NotificationClaimed', { id: string; owner: string; leaseUntil: string }>
+  | DomainEvent<'NotificationSent', { id: string; recovered?: boolean }>
+  | DomainEvent<'NotificationAttemptFailed', { id: string; error: string; attempt: number; retryAt: string }>
+  | DomainEvent<'NotificationFailed', { id: string; error: string }>;
+
+export const deliveryEvolver: Evolver<DeliveryState, NotificationEvent> = {
   initial: () => ({ status: 'open', attempts: 0, owner: null, leaseUntil: 0, retryAt: 0 }),
   evolve(s, e) {
     switch (e.type) {
       case 'NotificationClaimed':
-        return { ...s, status: 'claimed', owner: e.data.owner as string, leaseUntil: Date.parse(e.data.leaseUntil as string) };
+        return { ...s, status: 'claimed', owner: e.data.owner, leaseUntil: Date.parse(e.data.leaseUntil) };
       case 'NotificationSent':
         return { ...s, status: 'sent' };
       case 'NotificationAttemptFailed':
-        return { ...s, status: 'open', owner: null, attempts: e.data.attempt as number, retryAt: Date.parse(e.data.retryAt as string) };
+        return { ...s, status: 'open', owner: null, attempts: e.data.attempt, retryAt: Date.parse(e.data.retryAt) };
       case 'NotificationFailed':
         return { ...s, status: 'failed' };
       default:
-        return s;
+        return unknownEvent(e, s);
     }
   },
 };
 
-export function decideClaim(s: DeliveryState, c: { id: string; owner: string; now: Date; leaseMs: number }): DomainEvent[] {
+export function decideClaim(s: DeliveryState, c: { id: string; owner: string; now: Date; leaseMs: number }): NotificationEvent[] {
   if (s.status !== 'open' || s.retryAt > c.now.getTime()) return [];
   return [{ type: 'NotificationClaimed', data: { id: c.id, owner: c.owner, leaseUntil: new Date(c.now.getTime() + c.leaseMs).toISOString() } }];
 }
 
 /** After a refused attempt: retry with doubling delays until the attempts are spent. */
-export function decideAttemptFailed(s: DeliveryState, c: { id: string; error: string; now: Date; maxAttempts: number; retryBaseMs: number }): DomainEvent[] {
+export function decideAttemptFailed(s: DeliveryState, c: { id: string; error: string; now: Date; maxAttempts: number; retryBaseMs: number }): NotificationEvent[] {
   const attempt = s.attempts + 1;
   if (attempt >= c.maxAttempts) return [{ type: 'NotificationFailed', data: { id: c.id, error: c.error } }];
   const retryAt = new Date(c.now.getTime() + c.retryBaseMs * 2 ** (attempt - 1)).toISOString();

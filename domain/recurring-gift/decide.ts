@@ -1,10 +1,9 @@
-import type { DomainEvent } from '../shared/events.js';
 import { invalidField, missingField, notFound } from '../shared/errors.js';
 import { normaliseFields, type FieldSpec, type Values } from '../shared/fields.js';
 import { assertFound } from '../shared/record.js';
 import { todayUtc } from '../shared/values.js';
 import { checkAmount } from '../donation/rules.js';
-import { RECURRING_GIFT, type RecurringGiftState } from './events.js';
+import { type RecurringGiftState, type RecurringGiftEvent } from './events.js';
 
 export const FREQUENCIES = ['weekly', 'monthly', 'quarterly', 'annually'] as const;
 
@@ -27,14 +26,14 @@ export function validateRecurringGift(body: Values, now: Date): Values {
   return { StartDate: todayUtc(now), ...sent, Amount: checkAmount('Amount', sent.Amount), CanceledDate: null };
 }
 
-export function decideStartRecurringGift(cmd: { id: number; fields: Values }, s: RecurringGiftState): DomainEvent[] {
+export function decideStartRecurringGift(cmd: { id: number; fields: Values }, s: RecurringGiftState): RecurringGiftEvent[] {
   if (s.exists) throw new Error(`recurring gift ${cmd.id} already exists`);
-  return [{ type: `${RECURRING_GIFT}Created`, data: { id: cmd.id, fields: cmd.fields } }];
+  return [{ type: 'RecurringGiftCreated', data: { id: cmd.id, fields: cmd.fields } }];
 }
 
 /** A canceled schedule is gone for the caller: canceling it again is 404. */
-export function decideCancelRecurringGift(cmd: { id: number; team: number }, s: RecurringGiftState): DomainEvent[] {
+export function decideCancelRecurringGift(cmd: { id: number; team: number }, s: RecurringGiftState): RecurringGiftEvent[] {
   assertFound(s, cmd.team, 'recurring gift', cmd.id);
   if (s.canceledAt) throw notFound('recurring gift', cmd.id);
-  return [{ type: `${RECURRING_GIFT}Canceled`, data: { id: cmd.id } }];
+  return [{ type: 'RecurringGiftCanceled', data: { id: cmd.id } }];
 }

@@ -1,5 +1,5 @@
-import type { Evolver } from '../shared/events.js';
-import { emptyRecord, evolveRecord, type RecordEvent, type RecordState } from '../shared/record.js';
+import { type DomainEvent, type Evolver, type Folded, unknownEvent } from '../shared/events.js';
+import { emptyRecord, recordCreated, type RecordEvents, type RecordState } from '../shared/record.js';
 
 /**
  * Recurring gifts (decisions.md 6). Events: RecurringGiftCreated {id, fields} when a donor sets
@@ -8,16 +8,26 @@ import { emptyRecord, evolveRecord, type RecordEvent, type RecordState } from '.
 export const RECURRING_GIFT = 'RecurringGift';
 export const recurringGiftStream = (id: number) => `recurring_gift-${id}`;
 
+export type RecurringGiftEvent =
+  | Extract<RecordEvents<typeof RECURRING_GIFT>, { type: 'RecurringGiftCreated' }>
+  | DomainEvent<'RecurringGiftCanceled', { id: number }>;
+
 export interface RecurringGiftState extends RecordState {
   canceledAt: string | null;
 }
 
-export function evolveRecurringGift(s: RecurringGiftState, e: RecordEvent): RecurringGiftState {
-  if (e.type === `${RECURRING_GIFT}Canceled`) return { ...s, canceledAt: e.metadata?.at ?? null, modifiedAt: e.metadata?.at ?? s.modifiedAt };
-  return { ...s, ...evolveRecord(RECURRING_GIFT, s, e) };
+export function evolveRecurringGift(s: RecurringGiftState, e: Folded<RecurringGiftEvent>): RecurringGiftState {
+  switch (e.type) {
+    case 'RecurringGiftCreated':
+      return recordCreated(s, e);
+    case 'RecurringGiftCanceled':
+      return { ...s, canceledAt: e.metadata?.at ?? null, modifiedAt: e.metadata?.at ?? s.modifiedAt };
+    default:
+      return unknownEvent(e, s);
+  }
 }
 
-export const recurringGiftEvolver: Evolver<RecurringGiftState> = {
+export const recurringGiftEvolver: Evolver<RecurringGiftState, RecurringGiftEvent> = {
   initial: () => ({ ...emptyRecord(), canceledAt: null }),
-  evolve: (s, e) => evolveRecurringGift(s, e as RecordEvent),
+  evolve: evolveRecurringGift,
 };

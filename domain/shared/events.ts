@@ -11,10 +11,20 @@ export interface DomainEvent<T extends string = string, D = Record<string, unkno
   data: D;
 }
 
-/** A pure aggregate: fold its events into state (domain/<aggregate>/events.ts). */
+/**
+ * An event as an evolver folds it: recorded events carry their metadata, events a decision has
+ * just returned (not yet written) do not.
+ */
+export type Folded<E extends DomainEvent = DomainEvent> = E & { metadata?: { team: number; at: string } };
+
+/**
+ * A pure aggregate: fold its events into state (domain/<aggregate>/events.ts). `evolve` is a
+ * method on purpose: a stream holds only its own aggregate's events, so an evolver of one
+ * aggregate's union folds any stream the log hands it (load, the dispatcher's history).
+ */
 export interface Evolver<S, E extends DomainEvent = DomainEvent> {
   initial: () => S;
-  evolve: (state: S, event: E) => S;
+  evolve(state: S, event: Folded<E>): S;
 }
 
 /** Who wrote an event: the public API (with the key's name) or the application. */
@@ -53,3 +63,10 @@ export function positionFromString(s: string): Position {
   const [c, p] = s.split('/');
   return { commit: BigInt(c), prepare: BigInt(p ?? c) };
 }
+
+/**
+ * The default of an exhaustive switch over an event union: an event type added to the union and
+ * forgotten in the switch fails to compile; at run time an unknown type changes nothing. Given the
+ * event (narrowed to never), or for a one-event aggregate its type (narrowed to never).
+ */
+export const unknownEvent = <T>(_event: never, unchanged: T): T => unchanged;

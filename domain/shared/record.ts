@@ -1,4 +1,4 @@
-import type { Evolver } from './events.js';
+import type { DomainEvent, Folded } from './events.js';
 import { DomainError, notFound, recordProtected } from './errors.js';
 import type { Values } from './fields.js';
 
@@ -7,7 +7,8 @@ import type { Values } from './fields.js';
  * changed, locked and unlocked from the application, deleted. Aggregates with more behaviour
  * (volunteers, tasks) fold their own events on top of this one.
  *
- * Event data: `<P>Created {id, fields}`, `<P>Updated {id, changes}`, `<P>Locked|Unlocked|Deleted {id}`.
+ * Event data: `<P>Created {id, fields}`, `<P>Updated {id, changes}`, `<P>Locked|Unlocked|Deleted {id}`
+ * (RecordEvents<P>).
  */
 export interface RecordState {
   exists: boolean;
@@ -31,42 +32,38 @@ export const emptyRecord = (): RecordState => ({
   modifiedAt: null,
 });
 
-export interface RecordEvent {
-  type: string;
-  data: Record<string, unknown>;
-  metadata?: { team: number; at: string };
+/** The common record events of an aggregate whose event types start with P. */
+export type RecordEvents<P extends string> =
+  | DomainEvent<`${P}Created`, { id: number; fields: Values }>
+  | DomainEvent<`${P}Updated`, { id: number; changes: Values }>
+  | DomainEvent<`${P}Locked`, { id: number }>
+  | DomainEvent<`${P}Unlocked`, { id: number }>
+  | DomainEvent<`${P}Deleted`, { id: number }>;
+
+/*
+ * What each common record event does to the state. Each aggregate's evolve switches over its own
+ * union and calls these, so a type it forgets is a compile error.
+ */
+export function recordCreated<S extends RecordState>(state: S, e: Folded<DomainEvent<string, { id: number; fields: Values }>>): S {
+  const at = e.metadata?.at ?? null;
+  return { ...state, exists: true, id: e.data.id, team: e.metadata?.team ?? 0, fields: { ...e.data.fields }, createdAt: at, modifiedAt: at };
 }
 
-export function evolveRecord(prefix: string, state: RecordState, event: RecordEvent): RecordState {
-  if (!event.type.startsWith(prefix)) return state;
-  const at = event.metadata?.at ?? null;
-  switch (event.type.slice(prefix.length)) {
-    case 'Created':
-      return {
-        ...state,
-        exists: true,
-        id: event.data.id as number,
-        team: event.metadata?.team ?? (event.data.team as number) ?? 0,
-        fields: { ...(event.data.fields as Values) },
-        createdAt: at,
-        modifiedAt: at,
-      };
-    case 'Updated':
-      return { ...state, fields: Object.assign({}, state.fields, event.data.changes as Values), modifiedAt: at };
-    case 'Locked':
-      return { ...state, locked: true };
-    case 'Unlocked':
-      return { ...state, locked: false };
-    case 'Deleted':
-      return { ...state, deleted: true, modifiedAt: at };
-    default:
-      return state;
-  }
-}
+export const recordUpdated = <S extends RecordState>(state: S, e: Folded<DomainEvent<string, { changes: Values }>>): S => ({
+  ...state,
+  fields: Object.assign({}, state.fields, e.data.changes),
+  modifiedAt: e.metadata?.at ?? null,
+});
 
-export const recordEvolver = (prefix: string): Evolver<RecordState> => ({
-  initial: emptyRecord,
-  evolve: (s, e) => evolveRecord(prefix, s, e as RecordEvent),
+export const recordLocked = <S extends RecordState>(state: S, locked: boolean): S => ({ ...state, locked });
+
+export const recordDeleted = <S extends RecordState>(state: S, e: Folded): S => ({ ...state, deleted: true, modifiedAt: e.metadata?.at ?? null });
+
+/** The fields an aggregate's own event sets, folded as an update (status entries, flags, assignments). */
+export const recordFieldsSet = <S extends RecordState>(state: S, set: Values, e: Folded): S => ({
+  ...state,
+  fields: { ...state.fields, ...set },
+  modifiedAt: e.metadata?.at ?? state.modifiedAt,
 });
 
 /** A record of another team is indistinguishable from a missing one. */
@@ -80,13 +77,13 @@ export function assertWritable(state: RecordState, team: number, what: string, i
 }
 
 /** Lock and unlock (decisions.md 9): idempotent, so locking a locked record records nothing. */
-export function decideLock(prefix: string, state: RecordState, team: number, what: string, id: number, lock: boolean) {
+export function decideLock<P extends string>(prefix: P, state: RecordState, team: number, what: string, id: number, lock: boolean): RecordEvents<P>[] {
   assertFound(state, team, what, id);
   if (state.locked === lock) return [];
-  return [{ type: `${prefix}${lock ? 'Locked' : 'Unlocked'}`, data: { id } }];
+  return [lock ? { type: `${prefix}Locked`, data: { id } } : { type: `${prefix}Unlocked`, data: { id } }];
 }
 
-export function decideDelete(prefix: string, state: RecordState, team: number, what: string, id: number) {
+export function decideDelete<P extends string>(prefix: P, state: RecordState, team: number, what: string, id: number): RecordEvents<P>[] {
   assertFound(state, team, what, id);
   return [{ type: `${prefix}Deleted`, data: { id } }];
 }

@@ -1,14 +1,25 @@
-import type { DomainEvent, Evolver } from '../shared/events.js';
+import { type Evolver, type Folded, unknownEvent } from '../shared/events.js';
 import { normaliseFields, requireText, type FieldSpec, type Values } from '../shared/fields.js';
-import { type RecordState, recordEvolver } from '../shared/record.js';
+import { emptyRecord, recordCreated, type RecordEvents, type RecordState } from '../shared/record.js';
 
 /**
  * Task groups (spec 2.4) are read-only in the public API and created in the application:
  * VolunteerTaskGroupCreated {id, fields}. The state is the common record.
  */
 export const TASK_GROUP = 'VolunteerTaskGroup';
+export type TaskGroupEvent = Extract<RecordEvents<typeof TASK_GROUP>, { type: 'VolunteerTaskGroupCreated' }>;
 export type TaskGroupState = RecordState;
-export const taskGroupEvolver: Evolver<TaskGroupState> = recordEvolver(TASK_GROUP);
+
+export function evolveTaskGroup(s: TaskGroupState, e: Folded<TaskGroupEvent>): TaskGroupState {
+  switch (e.type) {
+    case 'VolunteerTaskGroupCreated':
+      return recordCreated(s, e);
+    default:
+      return unknownEvent(e.type, s);
+  }
+}
+
+export const taskGroupEvolver: Evolver<TaskGroupState, TaskGroupEvent> = { initial: emptyRecord, evolve: evolveTaskGroup };
 export const taskGroupStream = (id: number) => `volunteer_task_group-${id}`;
 
 export const TASK_GROUP_FIELDS: FieldSpec = {
@@ -24,7 +35,7 @@ export function validateCreateGroup(body: Values): Values {
   return { GroupLocationName: null, FkDistrict: null, FkPrecinct: null, ...fields };
 }
 
-export function decideCreateGroup(cmd: { id: number; body: Values }, state: TaskGroupState): DomainEvent[] {
+export function decideCreateGroup(cmd: { id: number; body: Values }, state: TaskGroupState): TaskGroupEvent[] {
   if (state.exists) throw new Error(`task group ${cmd.id} already exists`);
-  return [{ type: `${TASK_GROUP}Created`, data: { id: cmd.id, fields: validateCreateGroup(cmd.body) } }];
+  return [{ type: 'VolunteerTaskGroupCreated', data: { id: cmd.id, fields: validateCreateGroup(cmd.body) } }];
 }

@@ -1,8 +1,8 @@
-import type { DomainEvent } from '../shared/events.js';
 import { invalidField, missingField, notFound } from '../shared/errors.js';
-import type { Scope, TeamState } from './events.js';
+import type { Scope, TeamEvent, TeamState } from './events.js';
 
 const SCOPES: readonly Scope[] = ['read_write', 'read_only'];
+const isScope = (s: unknown): s is Scope => SCOPES.includes(s as Scope);
 
 function requireName(name: unknown, max: number): string {
   if (name === undefined) throw missingField('name');
@@ -11,7 +11,7 @@ function requireName(name: unknown, max: number): string {
   return name.trim();
 }
 
-export function decideCreateTeam(cmd: { id: number; name: unknown }, state: TeamState): DomainEvent[] {
+export function decideCreateTeam(cmd: { id: number; name: unknown }, state: TeamState): TeamEvent[] {
   if (state.exists) throw new Error(`team ${cmd.id} exists`);
   return [{ type: 'TeamCreated', data: { id: cmd.id, name: requireName(cmd.name, 150) } }];
 }
@@ -19,16 +19,16 @@ export function decideCreateTeam(cmd: { id: number; name: unknown }, state: Team
 export function decideIssueKey(
   cmd: { keyId: number; name: unknown; scope: unknown; prefix: string; hash: string },
   state: TeamState,
-): DomainEvent[] {
+): TeamEvent[] {
   if (!state.exists) throw notFound('team', state.id);
   const name = requireName(cmd.name, 100);
   if (cmd.scope === undefined) throw missingField('scope');
-  if (!SCOPES.includes(cmd.scope as Scope)) throw invalidField('scope', 'scope must be "read_write" or "read_only".');
+  if (!isScope(cmd.scope)) throw invalidField('scope', 'scope must be "read_write" or "read_only".');
   return [{ type: 'ApiKeyIssued', data: { keyId: cmd.keyId, name, scope: cmd.scope, prefix: cmd.prefix, hash: cmd.hash } }];
 }
 
 /** Revoking is idempotent: a revoked key stays revoked and nothing more is recorded. */
-export function decideRevokeKey(cmd: { keyId: number }, state: TeamState): DomainEvent[] {
+export function decideRevokeKey(cmd: { keyId: number }, state: TeamState): TeamEvent[] {
   const key = state.keys.get(cmd.keyId);
   if (!key) throw notFound('API key', cmd.keyId);
   return key.revoked ? [] : [{ type: 'ApiKeyRevoked', data: { keyId: cmd.keyId } }];

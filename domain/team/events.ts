@@ -1,4 +1,4 @@
-import type { Evolver } from '../shared/events.js';
+import { type DomainEvent, type Evolver, unknownEvent } from '../shared/events.js';
 
 /**
  * A team (an account) and its API keys. Events: TeamCreated {id, name},
@@ -6,6 +6,11 @@ import type { Evolver } from '../shared/events.js';
  * Only a hash of a key is ever stored.
  */
 export type Scope = 'read_write' | 'read_only';
+
+export type TeamEvent =
+  | DomainEvent<'TeamCreated', { id: number; name: string }>
+  | DomainEvent<'ApiKeyIssued', { keyId: number; name: string; scope: Scope; prefix: string; hash: string }>
+  | DomainEvent<'ApiKeyRevoked', { keyId: number }>;
 
 export interface ApiKeyState {
   id: number;
@@ -24,26 +29,26 @@ export interface TeamState {
 
 export const teamStream = (id: number) => `team-${id}`;
 
-export const teamEvolver: Evolver<TeamState> = {
+export const teamEvolver: Evolver<TeamState, TeamEvent> = {
   initial: () => ({ exists: false, id: 0, name: '', keys: new Map() }),
   evolve(state, e) {
-    const d = e.data;
     switch (e.type) {
       case 'TeamCreated':
-        return { ...state, exists: true, id: d.id as number, name: d.name as string };
+        return { ...state, exists: true, id: e.data.id, name: e.data.name };
       case 'ApiKeyIssued': {
+        const d = e.data;
         const keys = new Map(state.keys);
-        keys.set(d.keyId as number, { id: d.keyId as number, name: d.name as string, scope: d.scope as Scope, prefix: d.prefix as string, revoked: false });
+        keys.set(d.keyId, { id: d.keyId, name: d.name, scope: d.scope, prefix: d.prefix, revoked: false });
         return { ...state, keys };
       }
       case 'ApiKeyRevoked': {
         const keys = new Map(state.keys);
-        const k = keys.get(d.keyId as number);
+        const k = keys.get(e.data.keyId);
         if (k) keys.set(k.id, { ...k, revoked: true });
         return { ...state, keys };
       }
       default:
-        return state;
+        return unknownEvent(e, state);
     }
   },
 };

@@ -1,8 +1,7 @@
-import type { DomainEvent } from '../shared/events.js';
 import { DomainError, invalidField } from '../shared/errors.js';
 import { changedFields, normaliseFields, requireText, type Values } from '../shared/fields.js';
 import { assertWritable } from '../shared/record.js';
-import { ASSIGNED, type AssignVia, TASK, type TaskState, UNASSIGNED } from './events.js';
+import { ASSIGNED, type AssignVia, type TaskState, UNASSIGNED, type TaskEvent } from './events.js';
 import { TASK_FIELDS, TASK_GEOGRAPHY_FIELDS, TASK_READ_ONLY, checkTaskTimes } from './rules.js';
 
 export const notOpen = (id: number, holder: unknown) =>
@@ -16,7 +15,7 @@ const dateWithoutVolunteer = () =>
 
 const holderOf = (state: TaskState) => (state.fields.FkVolunteer as number | null | undefined) ?? null;
 
-function assigned(id: number, volunteerId: number, previous: number | null, via: AssignVia, date: unknown, today: string): DomainEvent {
+function assigned(id: number, volunteerId: number, previous: number | null, via: AssignVia, date: unknown, today: string): TaskEvent {
   return { type: ASSIGNED, data: { id, volunteerId, previousVolunteerId: previous, via, DateAssigned: (date as string | null | undefined) ?? today } };
 }
 
@@ -26,10 +25,10 @@ function assigned(id: number, volunteerId: number, previous: number | null, via:
  * signed_up, canceled or unassigned). Each has its own log position, so each webhook has its own
  * envelope id and a receiver de-duplicating on id keeps both (spec 6.6, decisions.md 7).
  */
-function withFieldChange(state: TaskState, id: number, changes: Values, person: DomainEvent): DomainEvent[] {
+function withFieldChange(state: TaskState, id: number, changes: Values, person: TaskEvent): TaskEvent[] {
   const volunteer = person.type === ASSIGNED ? { FkVolunteer: person.data.volunteerId, DateAssigned: person.data.DateAssigned } : { FkVolunteer: null, DateAssigned: null };
   const all = { ...changes, ...changedFields(state.fields, volunteer) };
-  return [{ type: `${TASK}Updated`, data: { id, changes: all } }, person];
+  return [{ type: 'VolunteerTaskUpdated', data: { id, changes: all } }, person];
 }
 
 /** Validates a create without deciding it: a failed create must write nothing, not even an id. */
@@ -42,11 +41,11 @@ export function validateCreate(body: Values): Values {
 }
 
 /** A task created with a volunteer is created, then assigned: the assignment has its side effects. */
-export function decideCreate(cmd: { id: number; body: Values; today: string }, state: TaskState): DomainEvent[] {
+export function decideCreate(cmd: { id: number; body: Values; today: string }, state: TaskState): TaskEvent[] {
   if (state.exists) throw new Error(`task ${cmd.id} already exists`);
   const { FkVolunteer, DateAssigned, ...fields } = validateCreate(cmd.body);
   const blank = { ...fields, FkVolunteer: null, DateAssigned: null };
-  const created: DomainEvent = { type: `${TASK}Created`, data: { id: cmd.id, fields: blank } };
+  const created: TaskEvent = { type: 'VolunteerTaskCreated', data: { id: cmd.id, fields: blank } };
   if (typeof FkVolunteer !== 'number') return [created];
   const person = assigned(cmd.id, FkVolunteer, null, 'api', DateAssigned, cmd.today);
   return [created, ...withFieldChange({ ...state, fields: blank }, cmd.id, {}, person)];
@@ -66,7 +65,7 @@ export interface UpdateTask {
  * assignment (DateAssigned stamped today when not sent), a reassignment (previousVolunteerId set)
  * or an unassignment. With ifOpen, a task that has a volunteer is not_open.
  */
-export function decideUpdate(cmd: UpdateTask, state: TaskState): DomainEvent[] {
+export function decideUpdate(cmd: UpdateTask, state: TaskState): TaskEvent[] {
   const sent = normaliseFields(TASK_FIELDS, cmd.body, TASK_READ_ONLY);
   if (cmd.ifOpen && typeof sent.FkVolunteer !== 'number')
     throw invalidField('ifOpen', 'ifOpen=true claims the task for a volunteer: send FkVolunteer with the volunteer id.');
@@ -84,11 +83,11 @@ export function decideUpdate(cmd: UpdateTask, state: TaskState): DomainEvent[] {
   if (assigning) return withFieldChange(state, cmd.id, changes, assigned(cmd.id, target, holder, 'api', sent.DateAssigned, cmd.today));
   if (target === null && holder !== null)
     return withFieldChange(state, cmd.id, changes, { type: UNASSIGNED, data: { id: cmd.id, volunteerId: holder, reason: 'unassigned' } });
-  return Object.keys(changes).length ? [{ type: `${TASK}Updated`, data: { id: cmd.id, changes } }] : [];
+  return Object.keys(changes).length ? [{ type: 'VolunteerTaskUpdated', data: { id: cmd.id, changes } }] : [];
 }
 
 /** The public sign-up (decisions.md 9): a claim like ifOpen=true, serialised with it. */
-export function decideSignUp(cmd: { id: number; team: number; volunteerId: number; today: string }, state: TaskState): DomainEvent[] {
+export function decideSignUp(cmd: { id: number; team: number; volunteerId: number; today: string }, state: TaskState): TaskEvent[] {
   assertWritable(state, cmd.team, 'volunteer task', cmd.id);
   const holder = holderOf(state);
   if (holder !== null) throw notOpen(cmd.id, holder);
@@ -99,7 +98,7 @@ export function decideSignUp(cmd: { id: number; team: number; volunteerId: numbe
  * The volunteer's own cancel. Naming the volunteer guards against canceling someone who took the
  * task over meanwhile; canceling an open task records nothing.
  */
-export function decideCancel(cmd: { id: number; team: number; volunteerId?: number }, state: TaskState): DomainEvent[] {
+export function decideCancel(cmd: { id: number; team: number; volunteerId?: number }, state: TaskState): TaskEvent[] {
   assertWritable(state, cmd.team, 'volunteer task', cmd.id);
   const holder = holderOf(state);
   if (cmd.volunteerId !== undefined && holder !== cmd.volunteerId)
@@ -109,15 +108,15 @@ export function decideCancel(cmd: { id: number; team: number; volunteerId?: numb
 }
 
 /** A deleted volunteer's tasks become unassigned (decisions.md 7), locked or not: it is a consequence, not an edit. */
-export function decideVolunteerDeleted(cmd: { id: number; volunteerId: number }, state: TaskState): DomainEvent[] {
+export function decideVolunteerDeleted(cmd: { id: number; volunteerId: number }, state: TaskState): TaskEvent[] {
   if (!state.exists || state.deleted || holderOf(state) !== cmd.volunteerId) return [];
   return withFieldChange(state, cmd.id, {}, { type: UNASSIGNED, data: { id: cmd.id, volunteerId: cmd.volunteerId, reason: 'volunteer_deleted' } });
 }
 
 /** The task's own district and precinct, from the application surface. */
-export function decideGeography(cmd: { id: number; team: number; body: Values }, state: TaskState): DomainEvent[] {
+export function decideGeography(cmd: { id: number; team: number; body: Values }, state: TaskState): TaskEvent[] {
   const sent = normaliseFields(TASK_GEOGRAPHY_FIELDS, cmd.body);
   assertWritable(state, cmd.team, 'volunteer task', cmd.id);
   const changes = changedFields(state.fields, sent);
-  return Object.keys(changes).length ? [{ type: `${TASK}Updated`, data: { id: cmd.id, changes } }] : [];
+  return Object.keys(changes).length ? [{ type: 'VolunteerTaskUpdated', data: { id: cmd.id, changes } }] : [];
 }

@@ -1,5 +1,5 @@
-import type { Evolver } from '../shared/events.js';
-import { type RecordEvent, type RecordState, emptyRecord, evolveRecord } from '../shared/record.js';
+import { type DomainEvent, type Evolver, type Folded, unknownEvent } from '../shared/events.js';
+import { emptyRecord, recordCreated, recordDeleted, recordFieldsSet, recordLocked, recordUpdated, type RecordEvents, type RecordState } from '../shared/record.js';
 
 /**
  * Volunteer task events. The common record events (VolunteerTaskCreated {id, fields},
@@ -13,29 +13,45 @@ import { type RecordEvent, type RecordState, emptyRecord, evolveRecord } from '.
  * the task before, with no unassigned webhook for the previous volunteer (decisions.md 7).
  */
 export const TASK = 'VolunteerTask';
-export const ASSIGNED = `${TASK}Assigned`;
-export const UNASSIGNED = `${TASK}Unassigned`;
+export const ASSIGNED = 'VolunteerTaskAssigned';
+export const UNASSIGNED = 'VolunteerTaskUnassigned';
 export type AssignVia = 'api' | 'signup' | 'application';
 export type UnassignReason = 'unassigned' | 'canceled' | 'volunteer_deleted';
+
+export type TaskAssigned = DomainEvent<
+  typeof ASSIGNED,
+  { id: number; volunteerId: number; previousVolunteerId: number | null; via: AssignVia; DateAssigned: string }
+>;
+export type TaskUnassigned = DomainEvent<typeof UNASSIGNED, { id: number; volunteerId: number; reason: UnassignReason }>;
+export type TaskPersonEvent = TaskAssigned | TaskUnassigned;
+export type TaskEvent = RecordEvents<typeof TASK> | TaskPersonEvent;
 export type TaskState = RecordState;
 
 export const taskStream = (id: number) => `volunteer_task-${id}`;
 export const isAssignmentEvent = (type: string) => type === ASSIGNED || type === UNASSIGNED;
 
-export function evolveTask(state: TaskState, event: RecordEvent): TaskState {
-  const at = event.metadata?.at ?? state.modifiedAt;
-  switch (event.type) {
+/** DateAssigned describes the current assignment, so it goes with it. */
+const UNASSIGNED_FIELDS = { FkVolunteer: null, DateAssigned: null };
+
+export function evolveTask(state: TaskState, e: Folded<TaskEvent>): TaskState {
+  switch (e.type) {
+    case 'VolunteerTaskCreated':
+      return recordCreated(state, e);
+    case 'VolunteerTaskUpdated':
+      return recordUpdated(state, e);
+    case 'VolunteerTaskLocked':
+      return recordLocked(state, true);
+    case 'VolunteerTaskUnlocked':
+      return recordLocked(state, false);
+    case 'VolunteerTaskDeleted':
+      return recordDeleted(state, e);
     case ASSIGNED:
-      return { ...state, fields: { ...state.fields, FkVolunteer: event.data.volunteerId, DateAssigned: event.data.DateAssigned }, modifiedAt: at };
+      return recordFieldsSet(state, { FkVolunteer: e.data.volunteerId, DateAssigned: e.data.DateAssigned }, e);
     case UNASSIGNED:
-      // DateAssigned describes the current assignment, so it goes with it.
-      return { ...state, fields: { ...state.fields, FkVolunteer: null, DateAssigned: null }, modifiedAt: at };
+      return recordFieldsSet(state, UNASSIGNED_FIELDS, e);
     default:
-      return evolveRecord(TASK, state, event);
+      return unknownEvent(e, state);
   }
 }
 
-export const taskEvolver: Evolver<TaskState> = {
-  initial: emptyRecord,
-  evolve: (s, e) => evolveTask(s, e as RecordEvent),
-};
+export const taskEvolver: Evolver<TaskState, TaskEvent> = { initial: emptyRecord, evolve: evolveTask };

@@ -1,8 +1,7 @@
-import type { DomainEvent } from '../shared/events.js';
 import { invalidField, missingField } from '../shared/errors.js';
 import { changedFields, normaliseFields, type Values } from '../shared/fields.js';
 import { assertWritable } from '../shared/record.js';
-import { VOLUNTEER, type VolunteerState } from './events.js';
+import { type VolunteerState, type VolunteerEvent } from './events.js';
 import { VOLUNTEER_FIELDS, VOLUNTEER_READ_ONLY } from './rules.js';
 
 export interface UpdateVolunteer {
@@ -38,9 +37,9 @@ export function validateCreate(body: Values, today: string): Values {
   return fields;
 }
 
-export function decideCreate(cmd: { id: number; body: Values; today: string }, state: VolunteerState): DomainEvent[] {
+export function decideCreate(cmd: { id: number; body: Values; today: string }, state: VolunteerState): VolunteerEvent[] {
   if (state.exists) throw new Error(`volunteer ${cmd.id} already exists`);
-  return [{ type: `${VOLUNTEER}Created`, data: { id: cmd.id, fields: validateCreate(cmd.body, cmd.today) } }];
+  return [{ type: 'VolunteerCreated', data: { id: cmd.id, fields: validateCreate(cmd.body, cmd.today) } }];
 }
 
 /**
@@ -49,7 +48,7 @@ export function decideCreate(cmd: { id: number; body: Values; today: string }, s
  * the reverse moves (not shown in the spec) default ActiveDate and SuspensionEndDate to today.
  * A PATCH that changes nothing records nothing.
  */
-export function decideUpdate(cmd: UpdateVolunteer, state: VolunteerState): DomainEvent[] {
+export function decideUpdate(cmd: UpdateVolunteer, state: VolunteerState): VolunteerEvent[] {
   if ('FkConstituent' in cmd.body)
     throw invalidField('FkConstituent', 'FkConstituent cannot change after registration; register the other constituent as a volunteer instead.');
   const sent = normaliseFields(VOLUNTEER_FIELDS, cmd.body, VOLUNTEER_READ_ONLY);
@@ -64,27 +63,27 @@ export function decideUpdate(cmd: UpdateVolunteer, state: VolunteerState): Domai
   if (!wasSuspended && willBeSuspended)
     next = { ...next, SuspensionStartDate: sent.SuspensionStartDate ?? today, SuspensionEndDate: sent.SuspensionEndDate ?? null };
   checkSuspensionDates(next, sent);
-  const status: DomainEvent[] = [];
+  const status: VolunteerEvent[] = [];
   const handled = new Set<string>();
   const wasActive = cur.IsActive !== false;
   const willBeActive = next.IsActive !== false;
   if (wasActive && !willBeActive) {
-    status.push({ type: `${VOLUNTEER}Deactivated`, data: { id, InactiveDate: sent.InactiveDate ?? today } });
+    status.push({ type: 'VolunteerDeactivated', data: { id, InactiveDate: sent.InactiveDate ?? today } });
     handled.add('IsActive').add('InactiveDate');
   } else if (!wasActive && willBeActive) {
-    status.push({ type: `${VOLUNTEER}Reactivated`, data: { id, ActiveDate: sent.ActiveDate ?? today } });
+    status.push({ type: 'VolunteerReactivated', data: { id, ActiveDate: sent.ActiveDate ?? today } });
     handled.add('IsActive').add('ActiveDate');
   }
   if (!wasSuspended && willBeSuspended) {
-    status.push({ type: `${VOLUNTEER}Suspended`, data: { id, SuspensionStartDate: next.SuspensionStartDate, SuspensionEndDate: next.SuspensionEndDate } });
+    status.push({ type: 'VolunteerSuspended', data: { id, SuspensionStartDate: next.SuspensionStartDate, SuspensionEndDate: next.SuspensionEndDate } });
     handled.add('IsSuspended').add('SuspensionStartDate').add('SuspensionEndDate');
   } else if (wasSuspended && !willBeSuspended) {
-    status.push({ type: `${VOLUNTEER}SuspensionLifted`, data: { id, SuspensionEndDate: sent.SuspensionEndDate ?? today } });
+    status.push({ type: 'VolunteerSuspensionLifted', data: { id, SuspensionEndDate: sent.SuspensionEndDate ?? today } });
     handled.add('IsSuspended').add('SuspensionEndDate');
   }
   const rest = Object.fromEntries(Object.entries(sent).filter(([k]) => !handled.has(k)));
   const changes = changedFields(cur, rest);
-  const events: DomainEvent[] = Object.keys(changes).length ? [{ type: `${VOLUNTEER}Updated`, data: { id, changes } }] : [];
+  const events: VolunteerEvent[] = Object.keys(changes).length ? [{ type: 'VolunteerUpdated', data: { id, changes } }] : [];
   return [...events, ...status];
 }
 

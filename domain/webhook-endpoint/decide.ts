@@ -1,7 +1,6 @@
-import type { DomainEvent } from '../shared/events.js';
 import { invalidField, missingField, notFound, unknownField } from '../shared/errors.js';
 import { ALL_TYPES, isWebhookType } from './types.js';
-import { WEBHOOK_ENDPOINT, type EndpointState } from './events.js';
+import type { EndpointEvent, EndpointSettings, EndpointState } from './events.js';
 
 export interface EndpointInput {
   url?: unknown;
@@ -29,9 +28,9 @@ export function normaliseEvents(value: unknown): string[] {
   return out.includes(ALL_TYPES) ? [ALL_TYPES] : out;
 }
 
-function normaliseInput(input: EndpointInput, creating: boolean): Record<string, unknown> {
+function normaliseInput(input: EndpointInput, creating: boolean): Partial<EndpointSettings> {
   for (const k of Object.keys(input)) if (!WRITABLE.includes(k)) throw unknownField(k);
-  const out: Record<string, unknown> = {};
+  const out: Partial<EndpointSettings> = {};
   if (input.url !== undefined) {
     if (typeof input.url !== 'string' || !input.url) throw invalidField('url', 'url must be an https:// address.');
     out.url = input.url;
@@ -57,39 +56,45 @@ export function assertEndpoint(s: EndpointState, team: number, id: number): void
   if (!s.exists || s.deleted || s.team !== team) throw notFound('webhook endpoint', id);
 }
 
-export function decideCreateEndpoint(cmd: { id: number; input: EndpointInput; secret: string }, s: EndpointState): DomainEvent[] {
+export function decideCreateEndpoint(cmd: { id: number; input: EndpointInput; secret: string }, s: EndpointState): EndpointEvent[] {
   if (s.exists) throw new Error(`webhook endpoint ${cmd.id} already exists`);
   const v = validateEndpointCreate(cmd.input);
+  // A create's url and events are required: validateEndpointCreate refused their absence.
+  const url = v.url ?? '';
+  const events = v.events ?? [];
   return [
     {
-      type: `${WEBHOOK_ENDPOINT}Created`,
-      data: { id: cmd.id, url: v.url, events: v.events, active: v.active ?? true, description: v.description ?? null, secret: cmd.secret },
+      type: 'WebhookEndpointCreated',
+      data: { id: cmd.id, url, events, active: v.active ?? true, description: v.description ?? null, secret: cmd.secret },
     },
   ];
 }
 
-export function decideUpdateEndpoint(cmd: { id: number; team: number; input: EndpointInput }, s: EndpointState): DomainEvent[] {
+export function decideUpdateEndpoint(cmd: { id: number; team: number; input: EndpointInput }, s: EndpointState): EndpointEvent[] {
   const v = validateEndpointUpdate(cmd.input);
   assertEndpoint(s, cmd.team, cmd.id);
-  const current: Record<string, unknown> = { url: s.url, events: s.events, active: s.active, description: s.description };
-  const changes: Record<string, unknown> = {};
-  for (const [k, val] of Object.entries(v)) if (JSON.stringify(current[k]) !== JSON.stringify(val)) changes[k] = val;
-  return Object.keys(changes).length ? [{ type: `${WEBHOOK_ENDPOINT}Updated`, data: { id: cmd.id, changes } }] : [];
+  const changes: Partial<EndpointSettings> = {};
+  const differs = <K extends keyof EndpointSettings>(k: K) => v[k] !== undefined && JSON.stringify(s[k]) !== JSON.stringify(v[k]);
+  if (differs('url')) changes.url = v.url;
+  if (differs('events')) changes.events = v.events;
+  if (differs('active')) changes.active = v.active;
+  if (differs('description')) changes.description = v.description;
+  return Object.keys(changes).length ? [{ type: 'WebhookEndpointUpdated', data: { id: cmd.id, changes } }] : [];
 }
 
 export function decideRotateSecret(
   cmd: { id: number; team: number; secret: string; expiresInSeconds?: unknown; now: Date },
   s: EndpointState,
-): DomainEvent[] {
+): EndpointEvent[] {
   const x = cmd.expiresInSeconds ?? 0;
   if (typeof x !== 'number' || !Number.isInteger(x) || x < 0 || x > 7 * 86400)
     throw invalidField('expiresInSeconds', 'expiresInSeconds must be a whole number of seconds from 0 to 604800 (7 days).');
   assertEndpoint(s, cmd.team, cmd.id);
   const previousExpiresAt = x > 0 ? new Date(cmd.now.getTime() + x * 1000).toISOString() : null;
-  return [{ type: `${WEBHOOK_ENDPOINT}SecretRotated`, data: { id: cmd.id, secret: cmd.secret, previousExpiresAt } }];
+  return [{ type: 'WebhookEndpointSecretRotated', data: { id: cmd.id, secret: cmd.secret, previousExpiresAt } }];
 }
 
-export function decideDeleteEndpoint(cmd: { id: number; team: number }, s: EndpointState): DomainEvent[] {
+export function decideDeleteEndpoint(cmd: { id: number; team: number }, s: EndpointState): EndpointEvent[] {
   assertEndpoint(s, cmd.team, cmd.id);
-  return [{ type: `${WEBHOOK_ENDPOINT}Deleted`, data: { id: cmd.id } }];
+  return [{ type: 'WebhookEndpointDeleted', data: { id: cmd.id } }];
 }

@@ -1,4 +1,4 @@
-import type { Evolver } from '../shared/events.js';
+import { type DomainEvent, type Evolver, type Folded, unknownEvent } from '../shared/events.js';
 
 /**
  * A webhook endpoint of a team. Events:
@@ -45,45 +45,55 @@ export const emptyEndpoint = (): EndpointState => ({
   createdAt: null,
 });
 
-interface Ev {
-  type: string;
-  data: Record<string, unknown>;
-  metadata?: { team: number; at: string };
-}
+/** What an endpoint's settings are; an update carries the ones that changed. */
+export type EndpointSettings = {
+  url: string;
+  events: string[];
+  active: boolean;
+  description: string | null;
+};
 
-export function evolveEndpoint(s: EndpointState, e: Ev): EndpointState {
-  const d = e.data;
+export type EndpointEvent =
+  | DomainEvent<'WebhookEndpointCreated', EndpointSettings & { id: number; secret: string }>
+  | DomainEvent<'WebhookEndpointUpdated', { id: number; changes: Partial<EndpointSettings> }>
+  | DomainEvent<'WebhookEndpointSecretRotated', { id: number; secret: string; previousExpiresAt: string | null }>
+  | DomainEvent<'WebhookEndpointDeleted', { id: number }>;
+
+export function evolveEndpoint(s: EndpointState, e: Folded<EndpointEvent>): EndpointState {
   switch (e.type) {
-    case `${WEBHOOK_ENDPOINT}Created`:
+    case 'WebhookEndpointCreated': {
+      const d = e.data;
       return {
         exists: true,
         deleted: false,
-        id: d.id as number,
+        id: d.id,
         team: e.metadata?.team ?? 0,
-        url: d.url as string,
-        events: d.events as string[],
-        active: d.active as boolean,
-        description: (d.description as string | null) ?? null,
-        secrets: [{ secret: d.secret as string, expiresAt: null }],
+        url: d.url,
+        events: d.events,
+        active: d.active,
+        description: d.description ?? null,
+        secrets: [{ secret: d.secret, expiresAt: null }],
         createdAt: e.metadata?.at ?? null,
       };
-    case `${WEBHOOK_ENDPOINT}Updated`:
-      return { ...s, ...(d.changes as Partial<EndpointState>) };
-    case `${WEBHOOK_ENDPOINT}SecretRotated`: {
+    }
+    case 'WebhookEndpointUpdated':
+      return { ...s, ...e.data.changes };
+    case 'WebhookEndpointSecretRotated': {
       const previous = s.secrets[0];
-      const kept = d.previousExpiresAt && previous ? [{ secret: previous.secret, expiresAt: d.previousExpiresAt as string }] : [];
+      const expiresAt = e.data.previousExpiresAt;
+      const kept = expiresAt && previous ? [{ secret: previous.secret, expiresAt }] : [];
       // Older overlapping secrets keep their own expiry.
       const older = s.secrets.slice(1).filter((x) => x.expiresAt !== null);
-      return { ...s, secrets: [{ secret: d.secret as string, expiresAt: null }, ...kept, ...older] };
+      return { ...s, secrets: [{ secret: e.data.secret, expiresAt: null }, ...kept, ...older] };
     }
-    case `${WEBHOOK_ENDPOINT}Deleted`:
+    case 'WebhookEndpointDeleted':
       return { ...s, deleted: true, active: false };
     default:
-      return s;
+      return unknownEvent(e, s);
   }
 }
 
-export const endpointEvolver: Evolver<EndpointState> = { initial: emptyEndpoint, evolve: (s, e) => evolveEndpoint(s, e as Ev) };
+export const endpointEvolver: Evolver<EndpointState, EndpointEvent> = { initial: emptyEndpoint, evolve: evolveEndpoint };
 
 /** The secrets that sign at `now`: the current one first, then unexpired rotated ones. */
 export function signingSecrets(s: EndpointState, now: Date): string[] {

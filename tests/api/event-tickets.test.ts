@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromLog } from '../../domain/events.js';
+import type { Projector } from '../../projections/runner.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { constituentsProjection } from '../../projections/constituents.js';
 import { EVENT_TICKETS, eventTicketsProjection } from '../../projections/event-tickets.js';
@@ -193,7 +195,7 @@ describe('rebuilding the event and ticket read models from the log', () => {
     const gone = (await team.api.Integration.post('/events', { EventTitle: 'Gone' })).body.event.PkEvent;
     await team.admin.del(`/events/${gone}`);
 
-    const projectors = [constituentsProjection, lookupsProjection, eventsProjection, eventTicketsProjection];
+    const projectors: Projector[] = [constituentsProjection, lookupsProjection, eventsProjection, eventTicketsProjection];
     const rebuilt = new MemoryReadStore();
     for (const p of projectors) for (const c of p.collections) await rebuilt.defineCollection(c);
     const log = t.runtime.services.log;
@@ -201,7 +203,7 @@ describe('rebuilding the event and ticket read models from the log', () => {
     let done!: () => void;
     const finished = new Promise<void>((r) => (done = r));
     const sub = log.subscribe(null, async (e: RecordedEvent) => {
-      for (let twice = 0; twice < 2; twice++) for (const p of projectors) await p.apply(e, rebuilt);
+      for (let twice = 0; twice < 2; twice++) for (const p of projectors) await p.apply(fromLog(e), rebuilt);
       if (e.position.commit === head.commit && e.position.prepare === head.prepare) done();
     });
     await finished;

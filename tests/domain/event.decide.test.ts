@@ -1,35 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import type { DomainEvent } from '../../domain/shared/events.js';
 import { DEFAULT_NOTIFICATION_TEMPLATES, DEFAULT_PUBLIC_FORM } from '../../domain/event/creation.js';
 import { decideCreate, decideGeography, decideUpdate } from '../../domain/event/decide.js';
 import { eventEvolver, type EventState } from '../../domain/event/events.js';
-import { DomainError } from '../../domain/shared/errors.js';
+import { given as decider } from '../support/decider.js';
 
 const TEAM = 7;
-const meta = { team: TEAM, at: '2026-01-01T00:00:00.000Z' };
 
-/** given(past events).when(decision).then(new events) / .thenThrows(code, field) */
-function given(...past: DomainEvent[]) {
-  const state = past.reduce<EventState>((s, e) => eventEvolver.evolve(s, { ...e, metadata: meta } as DomainEvent), eventEvolver.initial());
-  return {
-    when(decide: (s: EventState) => DomainEvent[]) {
-      const run = () => decide(state);
-      return {
-        then: (expected: DomainEvent[]) => expect(run()).toEqual(expected),
-        thenThrows(code: string, field?: string) {
-          try {
-            run();
-          } catch (e) {
-            expect(e).toBeInstanceOf(DomainError);
-            expect({ code: (e as DomainError).code, field: (e as DomainError).field }).toEqual({ code, field });
-            return;
-          }
-          throw new Error(`expected ${code} ${field ?? ''}, but the decision passed`);
-        },
-      };
-    },
-  };
-}
+/** given(past events).when(decision).then(new events) / .thenFails(code, field): the shared decider helper. */
+const given = (...past: DomainEvent[]) => decider(eventEvolver, past, TEAM);
 
 const created = (fields: Record<string, unknown>): DomainEvent => ({ type: 'EventCreated', data: { id: 1, fields } });
 const create = (body: Record<string, unknown>) => (s: EventState) =>
@@ -49,23 +28,23 @@ describe('creating an event', () => {
   });
 
   it('needs a title', () => {
-    given().when(create({ Theme: 'x' })).thenThrows('missing_field', 'EventTitle');
-    given().when(create({ EventTitle: ' ' })).thenThrows('invalid_field', 'EventTitle');
-    given().when(create({ EventTitle: 'x'.repeat(151) })).thenThrows('invalid_field', 'EventTitle');
+    given().when(create({ Theme: 'x' })).thenFails('missing_field', 'EventTitle');
+    given().when(create({ EventTitle: ' ' })).thenFails('invalid_field', 'EventTitle');
+    given().when(create({ EventTitle: 'x'.repeat(151) })).thenFails('invalid_field', 'EventTitle');
   });
 
   it('refuses an end before its start and an unknown time zone', () => {
-    given().when(create({ EventTitle: 'x', StartDate: '2026-05-02', EndDate: '2026-05-01' })).thenThrows('invalid_field', 'EndDate');
-    given().when(create({ EventTitle: 'x', StartDate: '2026-05-01', StartTime: '10:00', EndTime: '9:59 AM' })).thenThrows('invalid_field', 'EndTime');
-    given().when(create({ EventTitle: 'x', StartTime: '10:00', EndTime: '09:00' })).thenThrows('invalid_field', 'EndTime');
+    given().when(create({ EventTitle: 'x', StartDate: '2026-05-02', EndDate: '2026-05-01' })).thenFails('invalid_field', 'EndDate');
+    given().when(create({ EventTitle: 'x', StartDate: '2026-05-01', StartTime: '10:00', EndTime: '9:59 AM' })).thenFails('invalid_field', 'EndTime');
+    given().when(create({ EventTitle: 'x', StartTime: '10:00', EndTime: '09:00' })).thenFails('invalid_field', 'EndTime');
     given()
       .when(create({ EventTitle: 'x', RegistrationOpenDateTime: '2026-05-01T10:00:00Z', RegistrationCloseDateTime: '2026-05-01T11:59:00+02:00' }))
-      .thenThrows('invalid_field', 'RegistrationCloseDateTime');
-    given().when(create({ EventTitle: 'x', FkTimeZone: 16 })).thenThrows('invalid_field', 'FkTimeZone');
+      .thenFails('invalid_field', 'RegistrationCloseDateTime');
+    given().when(create({ EventTitle: 'x', FkTimeZone: 16 })).thenFails('invalid_field', 'FkTimeZone');
   });
 
   it('refuses read-only fields as unknown_field', () => {
-    given().when(create({ EventTitle: 'x', IsTicketSales: true })).thenThrows('unknown_field', 'IsTicketSales');
+    given().when(create({ EventTitle: 'x', IsTicketSales: true })).thenFails('unknown_field', 'IsTicketSales');
   });
 });
 
@@ -78,17 +57,17 @@ describe('updating an event', () => {
   });
 
   it('checks the rules on the event as it would be', () => {
-    given(past).when(update({ StartTime: '21:30' })).thenThrows('invalid_field', 'EndTime');
-    given(past).when(update({ StartDate: '2026-05-02' })).thenThrows('invalid_field', 'EndDate');
+    given(past).when(update({ StartTime: '21:30' })).thenFails('invalid_field', 'EndTime');
+    given(past).when(update({ StartDate: '2026-05-02' })).thenFails('invalid_field', 'EndDate');
     given(past).when(update({ StartDate: '2026-05-02', EndDate: '2026-05-03' })).then([{ type: 'EventUpdated', data: { id: 1, changes: { StartDate: '2026-05-02', EndDate: '2026-05-03' } } }]);
-    given(past).when(update({ EventTitle: null })).thenThrows('invalid_field', 'EventTitle');
+    given(past).when(update({ EventTitle: null })).thenFails('invalid_field', 'EventTitle');
   });
 
   it('is not_found for a missing, deleted or other team event, and record_protected when locked', () => {
-    given().when(update({ Theme: 'x' })).thenThrows('not_found');
-    given(past, { type: 'EventDeleted', data: { id: 1 } }).when(update({ Theme: 'x' })).thenThrows('not_found');
-    given(past).when(update({ Theme: 'x' }, TEAM + 1)).thenThrows('not_found');
-    given(past, { type: 'EventLocked', data: { id: 1 } }).when(update({ Theme: 'x' })).thenThrows('record_protected');
+    given().when(update({ Theme: 'x' })).thenFails('not_found');
+    given(past, { type: 'EventDeleted', data: { id: 1 } }).when(update({ Theme: 'x' })).thenFails('not_found');
+    given(past).when(update({ Theme: 'x' }, TEAM + 1)).thenFails('not_found');
+    given(past, { type: 'EventLocked', data: { id: 1 } }).when(update({ Theme: 'x' })).thenFails('record_protected');
     given(past, { type: 'EventLocked', data: { id: 1 } }, { type: 'EventUnlocked', data: { id: 1 } })
       .when(update({ Theme: 'x' }))
       .then([{ type: 'EventUpdated', data: { id: 1, changes: { Theme: 'x' } } }]);
@@ -108,8 +87,8 @@ describe('setting an event geography', () => {
   });
 
   it('refuses an id without its name and a name without an id', () => {
-    given(past).when(geography({ FkDivision: 2 })).thenThrows('missing_field', 'DivisionName');
-    given(past).when(geography({ DepartmentName: 'Ops' })).thenThrows('invalid_field', 'DepartmentName');
-    given(past).when(geography({ PrecinctName: 'P' })).thenThrows('unknown_field', 'PrecinctName');
+    given(past).when(geography({ FkDivision: 2 })).thenFails('missing_field', 'DivisionName');
+    given(past).when(geography({ DepartmentName: 'Ops' })).thenFails('invalid_field', 'DepartmentName');
+    given(past).when(geography({ PrecinctName: 'P' })).thenFails('unknown_field', 'PrecinctName');
   });
 });

@@ -1,35 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import type { DomainEvent } from '../../domain/shared/events.js';
 import { decideCancel, decideCreate, decideSignUp, decideUpdate, decideVolunteerDeleted } from '../../domain/volunteer-task/decide.js';
 import { type TaskState, taskEvolver } from '../../domain/volunteer-task/events.js';
-import { DomainError } from '../../domain/shared/errors.js';
+import { given as decider } from '../support/decider.js';
 
 const TEAM = 7;
 const TODAY = '2026-03-01';
-const meta = { team: TEAM, at: '2026-03-01T10:00:00.000Z' };
 
-/** given(events).when(decide).then(events | error code) */
-function given(...events: DomainEvent[]) {
-  const state = events.reduce((s, e) => taskEvolver.evolve(s, { ...e, metadata: meta } as DomainEvent), taskEvolver.initial());
-  return {
-    when: (decide: (s: TaskState) => DomainEvent[]) => ({
-      then(expected: DomainEvent[]) {
-        expect(decide(state)).toEqual(expected);
-      },
-      thenFails(code: string, field?: string) {
-        let err: unknown;
-        try {
-          decide(state);
-        } catch (e) {
-          err = e;
-        }
-        expect(err).toBeInstanceOf(DomainError);
-        expect((err as DomainError).code).toBe(code);
-        if (field) expect((err as DomainError).field).toBe(field);
-      },
-    }),
-  };
-}
+/** given(events).when(decide).then(events | error code): the shared decider helper. */
+const given = (...events: DomainEvent[]) => decider(taskEvolver, events, TEAM);
 
 const created: DomainEvent = { type: 'VolunteerTaskCreated', data: { id: 1, fields: { VolunteerTaskTitle: 'Phone bank', FkVolunteer: null, DateAssigned: null } } };
 const assigned = (volunteerId: number, previousVolunteerId: number | null = null, via = 'api'): DomainEvent => ({

@@ -1,33 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../domain/shared/events.js';
 import { decideUpdate, validateCreate } from '../../domain/volunteer/decide.js';
-import { type VolunteerState, volunteerEvolver } from '../../domain/volunteer/events.js';
-import { DomainError } from '../../domain/shared/errors.js';
+import { volunteerEvolver } from '../../domain/volunteer/events.js';
+import { given as decider } from '../support/decider.js';
 
 const TEAM = 3;
 const TODAY = '2026-03-01';
 
-function given(...events: DomainEvent[]) {
-  const state = events.reduce((s, e) => volunteerEvolver.evolve(s, { ...e, metadata: { team: TEAM, at: '2026-03-01T00:00:00Z' } } as DomainEvent), volunteerEvolver.initial());
-  return {
-    when: (body: Record<string, unknown>) => {
-      const run = () => decideUpdate({ id: 1, team: TEAM, body, today: TODAY }, state as VolunteerState);
-      return {
-        then: (expected: DomainEvent[]) => expect(run()).toEqual(expected),
-        thenFails: (code: string, field: string) => {
-          try {
-            run();
-          } catch (e) {
-            expect(e).toBeInstanceOf(DomainError);
-            expect([(e as DomainError).code, (e as DomainError).field]).toEqual([code, field]);
-            return;
-          }
-          throw new Error('expected a domain error');
-        },
-      };
-    },
-  };
-}
+/** given(events).when(PATCH body).then(events) / .thenFails(code, field): the shared decider helper. */
+const given = (...events: DomainEvent[]) => ({
+  when: (body: Record<string, unknown>) => decider(volunteerEvolver, events, TEAM).when((s) => decideUpdate({ id: 1, team: TEAM, body, today: TODAY }, s)),
+});
 
 const created = (fields: Record<string, unknown> = {}): DomainEvent => ({
   type: 'VolunteerCreated',

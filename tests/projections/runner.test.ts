@@ -1,3 +1,4 @@
+import type { Category } from '../../domain/events.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ANY, type NewEvent } from '../../eventlog/port.js';
 import { type RecordedEvent } from '../../domain/shared/events.js';
@@ -18,7 +19,7 @@ afterEach(async () => {
 });
 
 /** A projector that records the streams it was given. */
-function recorder(name: string, categories?: string[]): Projector & { seen: string[] } {
+function recorder(name: string, categories?: Category[]): Projector & { seen: string[] } {
   const seen: string[] = [];
   return { name, collections: [], categories, seen, apply: async (e: RecordedEvent) => void seen.push(e.stream) };
 }
