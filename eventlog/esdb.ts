@@ -249,8 +249,12 @@ class Follower implements Subscription {
     if (sub.readableLength === 0 || this.skipped >= this.settings.checkpointEvery) await this.checkpoint(position);
   }
 
-  private async checkpoint(position: Position): Promise<void> {
+  private async checkpoint(reported: Position): Promise<void> {
     this.skipped = 0;
+    // On an empty database the server reports its "end" sentinel (2^64-1) as the checkpoint: no
+    // event is there, and stored it would put the follower past every event written later.
+    const position = knownPosition(reported);
+    if (!position) return;
     // Server checkpoints can lag behind events already delivered: only ever move forward.
     if (this.reported && comparePositions(position, this.reported) <= 0) return;
     this.reported = position;
@@ -278,7 +282,7 @@ function toEsdbExpected(expected: ExpectedRevision): AppendExpectedRevision {
 }
 
 function knownPosition(p: { commit: bigint; prepare: bigint } | undefined): Position | null {
-  if (!p || p.commit === NO_POSITION || p.commit < 0n) return null;
+  if (!p || p.commit === NO_POSITION || p.prepare === NO_POSITION || p.commit < 0n || p.prepare < 0n) return null;
   return { commit: p.commit, prepare: p.prepare };
 }
 

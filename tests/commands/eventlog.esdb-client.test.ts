@@ -133,6 +133,24 @@ describe('following EventStoreDB through the client subscription', () => {
     await f.subscription.stop();
   });
 
+  it('never takes the server\'s "end" sentinel for a checkpoint, nor resubscribes from it', async () => {
+    // On an empty database a filtered $all subscription reports its checkpoint at the end
+    // sentinel: commit and prepare 2^64-1 (-1 as an unsigned 64-bit integer).
+    const END = 2n ** 64n - 1n;
+    const checkpoints: Position[] = [];
+    const f = follow({}, { onCheckpoint: (p) => void checkpoints.push(p) });
+    await until('subscribed', () => f.calls.length === 1);
+    f.calls[0].checkpoint({ commit: END, prepare: END });
+    const real = { commit: 7n, prepare: 7n };
+    f.calls[0].checkpoint(real);
+    await until('a checkpoint arrived', () => checkpoints.length > 0);
+    expect(checkpoints).toEqual([real]);
+    f.calls[0].drop();
+    await until('resubscribed', () => f.calls.length === 2);
+    expect(f.calls[1].options.fromPosition).toEqual(real);
+    await f.subscription.stop();
+  });
+
   it('moves the checkpoint to the end of a stretch the filter skips, and skips non-JSON events', async () => {
     const checkpoints: Position[] = [];
     const f = follow({}, { filter: (t) => t !== 'Noise', onCheckpoint: (p) => void checkpoints.push(p) });
