@@ -4,6 +4,7 @@ import { type Position, type RecordedEvent } from '../../domain/shared/events.js
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { projectors } from '../../projections/index.js';
 import { ProjectionRunner, type Projector } from '../../projections/runner.js';
+import { recordProjection } from '../../projections/records.js';
 import { MemoryReadStore } from '../../projections/store/memory.js';
 import { until } from '../commands/eventlog.contract.js';
 
@@ -106,7 +107,13 @@ describe('the projection runner when something fails', () => {
     };
     const reports: string[] = [];
     const errors: unknown[] = [];
-    const runner = new ProjectionRunner(log, store, [fragile], { retryInitialMs: 2, retryMaxMs: 10, report: (m) => void reports.push(m), onError: (e) => void errors.push(e) });
+    const runner = new ProjectionRunner(log, store, [fragile], {
+      retryInitialMs: 2,
+      retryMaxMs: 10,
+      checkpointEvery: 1,
+      report: (m) => void reports.push(m),
+      onError: (e) => void errors.push(e),
+    });
     closing.push(async () => {
       await runner.stop();
       await log.close();
@@ -129,7 +136,7 @@ describe('the projection runner when something fails', () => {
     expect(applied).toEqual(['constituent-1', 'constituent-2', 'constituent-3']);
     await vi.waitFor(async () => expect((await runner.status()).behind).toBe(0));
     expect(await runner.status()).toEqual({ name: 'read-models', state: 'caught_up', behind: 0 });
-    expect(await store.getCheckpoint('read-models')).toEqual(last);
+    await vi.waitFor(async () => expect(await store.getCheckpoint('read-models')).toEqual(last));
   });
 
   it('resubscribes from the stored checkpoint after losing the log, reporting each attempt, and is reconnecting meanwhile', async () => {
@@ -159,5 +166,68 @@ describe('the projection runner when something fails', () => {
     expect(log.froms.at(-1)).toEqual(first);
     expect(seen.seen).toEqual(['constituent-1', 'constituent-2']);
     expect((await runner.status()).state).toBe('caught_up');
+  });
+});
+
+/** A memory store that counts checkpoint writes and, once "crashed", loses them. */
+class CountingStore extends MemoryReadStore {
+  checkpointWrites = 0;
+  crashed = false;
+  override async setCheckpoint(name: string, position: Position): Promise<void> {
+    this.checkpointWrites++;
+    if (!this.crashed) await super.setCheckpoint(name, position);
+  }
+}
+
+const things = recordProjection({ prefix: 'Thing', category: 'thing', collection: { name: 'things', idField: 'id' }, fields: ['Name'] });
+const thing = (type: string, data: Record<string, unknown>): NewEvent => ({ ...event(type), data });
+
+describe('storing the projection checkpoint', () => {
+  it('stores it once per batch of events, not once per event', async () => {
+    const log = new SqliteEventLog(':memory:');
+    const store = new CountingStore();
+    const runner = new ProjectionRunner(log, store, [recorder('everything')]);
+    closing.push(async () => {
+      await runner.stop();
+      await log.close();
+    });
+    await runner.start();
+    const appends = Array.from({ length: 200 }, (_, i) => log.append(`thing-${i}`, [event('Something')], ANY));
+    const last = (await Promise.all(appends)).at(-1)!.position;
+    await runner.waitFor(last);
+    await vi.waitFor(async () => expect(await store.getCheckpoint('read-models')).toEqual(last));
+    // Before: 200 writes, one per event.
+    expect(store.checkpointWrites).toBeLessThanOrEqual(10);
+  });
+
+  it('applies again, after a restart, what the lost checkpoint covered, changing nothing (the _rev guard)', async () => {
+    const log = new SqliteEventLog(':memory:');
+    const store = new CountingStore();
+    closing.push(() => log.close());
+    const applied: bigint[] = [];
+    const counted: Projector = { ...things, apply: async (e, s) => (applied.push(e.revision), things.apply(e, s)) };
+    const first = new ProjectionRunner(log, store, [counted]);
+    await first.start();
+    const created = (await log.append('thing-1', [thing('ThingCreated', { fields: { Name: 'first' } })], ANY)).position;
+    await first.waitFor(created);
+    await vi.waitFor(async () => expect(await store.getCheckpoint('read-models')).toEqual(created));
+    // The process dies before the checkpoint of the next batch is stored.
+    store.crashed = true;
+    const renamed = (await log.append('thing-1', [thing('ThingUpdated', { changes: { Name: 'second' } })], ANY)).position;
+    const again = (await log.append('thing-1', [thing('ThingUpdated', { changes: { Name: 'third' } })], ANY)).position;
+    await first.waitFor(again);
+    await first.stop();
+    expect(await store.getCheckpoint('read-models')).toEqual(created);
+    expect(renamed).toBeDefined();
+
+    store.crashed = false;
+    const second = new ProjectionRunner(log, store, [counted]);
+    closing.push(() => second.stop());
+    await second.start();
+    await second.waitFor(again);
+    // Both updates were applied twice; the document is as the log says, once.
+    expect(applied).toEqual([0n, 1n, 2n, 1n, 2n]);
+    expect(await store.get('things', 1)).toMatchObject({ id: 1, Name: 'third', _rev: 2 });
+    expect((await store.find({ collection: 'things' })).total).toBe(1);
   });
 });
