@@ -1,5 +1,6 @@
 import { fromLog, inCategory } from '../domain/events.js';
-import type { EventLog, Subscription } from '../eventlog/port.js';
+import { type FollowerStatus, LogFollower } from '../eventlog/follower.js';
+import type { EventLog } from '../eventlog/port.js';
 import type { Position, RecordedEvent } from '../domain/shared/events.js';
 import { endpointEvolver, type EndpointState } from '../domain/webhook-endpoint/events.js';
 import { subscribes } from '../domain/webhook-endpoint/types.js';
@@ -19,6 +20,10 @@ export interface DispatcherDeps {
   /** Resolves once the read models include a position (to list endpoints at start). */
   settle: (position: Position | null) => Promise<void>;
   onError?: (err: unknown) => void;
+  /** Where resubscriptions are told (a logger). */
+  report?: (message: string) => void;
+  retryInitialMs?: number;
+  retryMaxMs?: number;
 }
 
 const ENDPOINT_STREAM = 'webhook_endpoint-';
@@ -40,7 +45,7 @@ export const envelopeId = (e: RecordedEvent) => `evt_${e.position.prepare}_${Mat
  */
 export class Dispatcher {
   private readonly endpoints = new Map<number, EndpointState>();
-  private subscription: Subscription | null = null;
+  private follower: LogFollower | null = null;
   private tasks: DeliveryTask[] = [];
   private pending: Delivery[] = [];
   private last: Position | null = null;
@@ -51,9 +56,27 @@ export class Dispatcher {
   constructor(private readonly deps: DispatcherDeps) {}
 
   async start(): Promise<void> {
+    const { log, report, retryInitialMs, retryMaxMs } = this.deps;
+    this.follower = new LogFollower({ name: 'webhook-dispatcher', log, resume: () => this.resume(), handle: (e) => this.handle(e), report, retryInitialMs, retryMaxMs });
+    await this.follower.start();
+  }
+
+  /**
+   * Where a (re)subscription starts: the queue's checkpoint, with the endpoints folded up to it.
+   * What was buffered past it is dropped and replayed (task ids make a second enqueue harmless).
+   */
+  private async resume(): Promise<Position | null> {
+    while (this.flushing) await this.flushing.catch(() => undefined);
+    [this.tasks, this.pending, this.last] = [[], [], null];
+    this.endpoints.clear();
     const from = await this.deps.queue.checkpoint();
     await this.loadEndpoints(from);
-    this.subscription = this.deps.log.subscribe(from, (e) => this.handle(e), { onError: this.deps.onError });
+    return from;
+  }
+
+  /** The log follower's readiness (decisions.md §1). */
+  status(): Promise<FollowerStatus> {
+    return this.follower ? this.follower.status() : Promise.resolve({ name: 'webhook-dispatcher', state: 'catching_up', behind: null });
   }
 
   /** Every endpoint ever created, folded up to the checkpoint; later events come through the subscription. */
@@ -145,8 +168,8 @@ export class Dispatcher {
   }
 
   async stop(): Promise<void> {
-    await this.subscription?.stop();
-    this.subscription = null;
+    await this.follower?.stop();
+    this.follower = null;
     this.lastCheckpointWrite = 0;
     await this.flush();
   }

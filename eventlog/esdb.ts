@@ -6,11 +6,12 @@ import type { AppendResult, EventLog, ExpectedRevision, NewEvent, SubscribeOptio
 import type { EventMetadata, Position, RecordedEvent } from '../domain/shared/events.js';
 
 export interface EsdbEventLogOptions {
-  /** First and longest wait between resubscriptions after a dropped connection (doubling, with jitter). */
+  /**
+   * First and longest wait between resubscriptions after a dropped connection (doubling, with
+   * jitter). It retries for as long as it takes, telling onDropped of each failed attempt.
+   */
   retryInitialMs?: number;
   retryMaxMs?: number;
-  /** A follower that cannot resubscribe for this long reports through onError and gives up. */
-  giveUpAfterMs?: number;
   /** While catching up through events the filter skips, report a checkpoint at least this often. */
   checkpointEvery?: number;
 }
@@ -18,7 +19,7 @@ export interface EsdbEventLogOptions {
 type Settings = Required<EsdbEventLogOptions>;
 type Handler = (event: RecordedEvent) => Promise<void> | void;
 
-const DEFAULTS: Settings = { retryInitialMs: 100, retryMaxMs: 5_000, giveUpAfterMs: 5 * 60_000, checkpointEvery: 256 };
+const DEFAULTS: Settings = { retryInitialMs: 100, retryMaxMs: 30_000, checkpointEvery: 256 };
 /** The server's "no position" (-1 as an unsigned 64-bit integer). */
 const NO_POSITION = 2n ** 64n - 1n;
 
@@ -146,8 +147,8 @@ class Follower implements Subscription {
   /** The furthest position the follower has been told about, by an event or a checkpoint. */
   private reported: Position | null;
   private skipped = 0;
-  /** Since when resubscribing has failed; a confirmed subscription or a delivery clears it. */
-  private failingSince: number | null = null;
+  /** Set by a drop; a confirmed subscription or a delivery clears it (and says so). */
+  private dropped = false;
   private wake: (() => void) | null = null;
 
   constructor(
@@ -181,7 +182,7 @@ class Follower implements Subscription {
       let dropped: unknown = new Error('EventStoreDB ended the subscription');
       try {
         for await (const item of sub as AsyncIterable<AllStreamResolvedEvent | CheckpointMarker>) {
-          this.failingSince = null;
+          this.resubscribed();
           delay = this.settings.retryInitialMs;
           try {
             await this.consume(item, sub);
@@ -199,8 +200,10 @@ class Follower implements Subscription {
       }
       if (this.stopping) return;
       if (dropped instanceof ConsumerFailure) return this.options.onError?.(dropped.failure);
-      this.failingSince ??= Date.now();
-      if (isPermanent(dropped) || Date.now() - this.failingSince > this.settings.giveUpAfterMs) return this.options.onError?.(dropped);
+      // Errors no resubscription here can cure go to the follower, which starts over from its checkpoint.
+      if (isPermanent(dropped)) return this.options.onError?.(dropped);
+      this.dropped = true;
+      this.options.onDropped?.(dropped);
       await this.pause(delay);
       delay = Math.min(delay * 2, this.settings.retryMaxMs);
     }
@@ -225,7 +228,7 @@ class Follower implements Subscription {
     // Errors reach the loop through the iterator; this keeps a late one from crashing the process.
     sub.on('error', () => undefined);
     // A subscription the server confirmed was a success, however quiet the log stays afterwards.
-    sub.once('confirmation', () => (this.failingSince = null));
+    sub.once('confirmation', () => this.resubscribed());
     this.current = sub;
     return sub;
   }
@@ -249,13 +252,23 @@ class Follower implements Subscription {
     if (sub.readableLength === 0 || this.skipped >= this.settings.checkpointEvery) await this.checkpoint(position);
   }
 
-  private async checkpoint(position: Position): Promise<void> {
+  private async checkpoint(reported: Position): Promise<void> {
     this.skipped = 0;
+    // On an empty database the server reports its "end" sentinel (2^64-1) as the checkpoint: no
+    // event is there, and stored it would put the follower past every event written later.
+    const position = knownPosition(reported);
+    if (!position) return;
     // Server checkpoints can lag behind events already delivered: only ever move forward.
     if (this.reported && comparePositions(position, this.reported) <= 0) return;
     this.reported = position;
     if (!this.resume || comparePositions(position, this.resume) > 0) this.resume = position;
     await this.options.onCheckpoint?.(position);
+  }
+
+  private resubscribed(): void {
+    if (!this.dropped) return;
+    this.dropped = false;
+    this.options.onResubscribed?.();
   }
 
   private pause(ms: number): Promise<void> {
@@ -278,7 +291,7 @@ function toEsdbExpected(expected: ExpectedRevision): AppendExpectedRevision {
 }
 
 function knownPosition(p: { commit: bigint; prepare: bigint } | undefined): Position | null {
-  if (!p || p.commit === NO_POSITION || p.commit < 0n) return null;
+  if (!p || p.commit === NO_POSITION || p.prepare === NO_POSITION || p.commit < 0n || p.prepare < 0n) return null;
   return { commit: p.commit, prepare: p.prepare };
 }
 

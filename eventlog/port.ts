@@ -48,8 +48,15 @@ export interface SubscribeOptions {
    * on while nothing it cares about is written (EventStoreDB's checkpoint reached).
    */
   onCheckpoint?: (position: Position) => Promise<void> | void;
-  /** Called when the subscription fails for good after its own retries. */
+  /**
+   * Called when the subscription has stopped for good: the handler threw, or the adapter cannot
+   * go on by itself. The follower resubscribes (eventlog/follower.ts).
+   */
   onError?: (error: unknown) => void;
+  /** Called for each lost connection the adapter retries by itself (EventStoreDB). */
+  onDropped?: (error: unknown) => void;
+  /** Called once such a retry has succeeded. */
+  onResubscribed?: () => void;
 }
 
 export interface EventLog {
@@ -70,6 +77,11 @@ export interface EventLog {
    * readers then settle to head().
    */
   ownWritesOnlySince?(position: Position | null): boolean;
+  /**
+   * How many events follow `position` (null: the start), for readiness; only logs that can count
+   * them cheaply have it (the embedded one).
+   */
+  countAfter?(position: Position | null): Promise<number>;
   /** Why appends can no longer succeed (say, a commit thread that stopped), or null while they can. */
   failure?(): Error | null;
   close(): Promise<void>;

@@ -306,6 +306,11 @@ export class SqliteEventLog implements EventLog {
     return own;
   }
 
+  async countAfter(position: Position | null): Promise<number> {
+    const count = this.db.prepare<[bigint], number | bigint>('SELECT COUNT(*) FROM events WHERE position > ?').pluck();
+    return Number(count.get(position ? position.commit : 0n) ?? 0);
+  }
+
   subscribe(from: Position | null, handler: (e: RecordedEvent) => Promise<void> | void, options: SubscribeOptions = {}): Subscription {
     let after = from ? from.commit : 0n;
     let stopped = false;

@@ -25,18 +25,23 @@ export interface LeasedWork {
 export interface LeaseKeeperOptions {
   onChange?: (held: boolean) => void;
   onError?: (error: unknown) => void;
+  /** After a failed start: the first wait before trying again, doubling up to the longest. */
+  retryInitialMs?: number;
+  retryMaxMs?: number;
 }
 
 /**
  * Renews the lease every third of its TTL and runs the work only while it holds it. A renewal
  * that fails, or takes longer than a third of the TTL, stops the work at once: the holder gives
- * up at most two thirds into the TTL, before any standby can take over.
+ * up at most two thirds into the TTL, before any standby can take over. A start that fails gives
+ * the lease back (a standby may do better) and is tried again after a capped backoff.
  */
 export class LeaseKeeper {
   private timer: NodeJS.Timeout | null = null;
   private running = false;
   private stopped = false;
   private ticking: Promise<void> = Promise.resolve();
+  private failedStarts = 0;
 
   constructor(
     private readonly lease: Lease,
@@ -44,6 +49,7 @@ export class LeaseKeeper {
     private readonly options: LeaseKeeperOptions = {},
   ) {}
 
+  /** True while the work runs: the lease is held and the work's start succeeded. */
   get held(): boolean {
     return this.running;
   }
@@ -59,11 +65,8 @@ export class LeaseKeeper {
       const held = await this.renew();
       if (this.stopped) return;
       try {
-        if (held && !this.running) {
-          this.running = true;
-          await this.work.start();
-          this.options.onChange?.(true);
-        } else if (!held && this.running) {
+        if (held && !this.running) await this.startWork();
+        else if (!held && this.running) {
           this.running = false;
           await this.work.stop();
           this.options.onChange?.(false);
@@ -71,9 +74,32 @@ export class LeaseKeeper {
       } catch (err) {
         this.options.onError?.(err);
       }
-      if (!this.stopped) this.timer = setTimeout(() => void this.tick(), this.lease.ttlMs / 3);
+      if (!this.stopped) this.timer = setTimeout(() => void this.tick(), this.nextTickMs());
     });
     return this.ticking;
+  }
+
+  /** Marks the work running only once its start succeeded; else hands the lease back. */
+  private async startWork(): Promise<void> {
+    try {
+      await this.work.start();
+    } catch (err) {
+      this.failedStarts++;
+      this.options.onError?.(err);
+      // Whatever the failed start left half open is closed before the next try.
+      await this.work.stop().catch((e) => this.options.onError?.(e));
+      await this.lease.release().catch((e) => this.options.onError?.(e));
+      return;
+    }
+    this.failedStarts = 0;
+    this.running = true;
+    this.options.onChange?.(true);
+  }
+
+  private nextTickMs(): number {
+    if (this.failedStarts === 0) return this.lease.ttlMs / 3;
+    const { retryInitialMs = 100, retryMaxMs = 30_000 } = this.options;
+    return Math.min(retryInitialMs * 2 ** (this.failedStarts - 1), retryMaxMs);
   }
 
   private async renew(): Promise<boolean> {

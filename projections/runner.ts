@@ -1,6 +1,7 @@
 import { type Category, fromLog, type LoggedEvent } from '../domain/events.js';
 import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
-import { type EventLog, type Subscription } from '../eventlog/port.js';
+import { type FollowerStatus, LogFollower } from '../eventlog/follower.js';
+import { type EventLog } from '../eventlog/port.js';
 import type { CollectionDef, ReadStore } from './store/port.js';
 
 export interface Projector<C extends Category = Category> {
@@ -19,22 +20,39 @@ export interface ProjectionRunnerOptions {
   checkpointName?: string;
   /** How long a write waits for its events to become visible before giving up. */
   waitTimeoutMs?: number;
+  /** Told of each failed attempt to apply an event; the event is retried until it applies. */
   onError?: (error: unknown, event: RecordedEvent) => void;
+  /** Where resubscriptions and apply retries are told (a logger). */
+  report?: (message: string) => void;
+  /** The wait before retrying an event or resubscribing, doubling up to the longest. */
+  retryInitialMs?: number;
+  retryMaxMs?: number;
+  /** The checkpoint is stored once per batch: after this many events, or this long after the first unstored one. */
+  checkpointEvery?: number;
+  checkpointEveryMs?: number;
 }
 
 /**
  * Follows the log from the stored checkpoint and feeds every event to every projector, in log
  * order. Writers await `waitFor(position)` so that a write answers only once its events are
  * visible to reads (read-your-writes).
+ *
+ * It never skips an event: one that fails to apply is retried, with capped backoff, until it
+ * applies (the follower reports `failed` meanwhile, and the checkpoint stays before it). A lost
+ * log or read store resubscribes from the stored checkpoint (eventlog/follower.ts).
  */
 export class ProjectionRunner {
   private processed: Position | null = null;
-  private startHead: Position | null = null;
-  private subscription: Subscription | null = null;
+  private follower: LogFollower | null = null;
+  private stopping = false;
+  private wakeRetry: (() => void) | null = null;
   private waiters: Array<{ position: Position; resolve: () => void }> = [];
   private readonly checkpointName: string;
   private readonly waitTimeoutMs: number;
-  failures = 0;
+  /** The last stored checkpoint, and how many events the runner has applied past it. */
+  private stored: Position | null = null;
+  private unstored = 0;
+  private storeTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly log: EventLog,
@@ -48,11 +66,28 @@ export class ProjectionRunner {
 
   async start(): Promise<void> {
     for (const p of this.projectors) for (const c of p.collections) await this.store.defineCollection(c);
-    this.processed = await this.store.getCheckpoint(this.checkpointName);
-    this.startHead = await this.log.head();
-    this.subscription = this.log.subscribe(this.processed, (e) => this.handle(e), {
+    this.stopping = false;
+    const { report, retryInitialMs, retryMaxMs } = this.options;
+    this.follower = new LogFollower({
+      name: this.checkpointName,
+      log: this.log,
+      resume: () => this.resume(),
+      handle: (e) => this.handle(e),
       onCheckpoint: (p) => this.advance(p),
+      report,
+      retryInitialMs,
+      retryMaxMs,
     });
+    await this.follower.start();
+  }
+
+  /** Where a (re)subscription starts: the stored checkpoint. */
+  private async resume(): Promise<Position | null> {
+    const stored = await this.store.getCheckpoint(this.checkpointName);
+    // Another lease holder may have moved the shared store on while this process stood by.
+    if (stored && (!this.processed || comparePositions(stored, this.processed) > 0)) this.processed = stored;
+    this.stored = stored;
+    return stored;
   }
 
   /** The projectors that read each stream category, in the order given. */
@@ -68,22 +103,84 @@ export class ProjectionRunner {
 
   private async handle(recorded: RecordedEvent): Promise<void> {
     const event = fromLog(recorded);
-    for (const p of this.route(event.stream)) {
-      try {
-        await p.apply(event, this.store);
-      } catch (err) {
-        // A projector bug must not stall every other read model nor every write waiting on them.
-        this.failures++;
-        this.options.onError?.(err, event);
-      }
-    }
+    for (const p of this.route(event.stream)) await this.apply(p, event);
     await this.advance(event.position);
   }
 
+  /** Applies until it succeeds: a skipped event would leave a read model wrong for good. */
+  private async apply(p: Projector, event: LoggedEvent): Promise<void> {
+    let delay = this.options.retryInitialMs ?? 100;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await p.apply(event, this.store);
+        if (attempt > 1) {
+          this.follower?.setFailing(false);
+          this.options.report?.(`projection ${p.name}: ${event.type} at ${event.stream}@${event.revision} applied on attempt ${attempt}`);
+        }
+        return;
+      } catch (err) {
+        if (this.stopping) throw err;
+        this.follower?.setFailing(true);
+        this.options.onError?.(err, event);
+        const why = err instanceof Error ? err.message : String(err);
+        this.options.report?.(`projection ${p.name}: ${event.type} at ${event.stream}@${event.revision} failed (${why}); retrying in ${delay} ms (attempt ${attempt})`);
+        await this.pause(delay);
+        // Stopping: the handler fails, so neither the checkpoint nor any waiter passes this event.
+        if (this.stopping) throw err;
+        delay = Math.min(delay * 2, this.options.retryMaxMs ?? 30_000);
+      }
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeRetry = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakeRetry = done;
+    });
+  }
+
+  /**
+   * Wakes the writers waiting for this position at once (they need the read models, which are
+   * applied) and stores the checkpoint once per batch, not per event (three round trips per event
+   * on MongoDB). A crash loses at most a batch of checkpoint: the events after the stored one are
+   * applied again on restart, which changes nothing, as every projector ignores an event its
+   * document has already seen (the `_rev` guard, projections/records.ts).
+   */
   private async advance(position: Position): Promise<void> {
     if (this.processed && comparePositions(position, this.processed) <= 0) return;
     this.processed = position;
-    await this.store.setCheckpoint(this.checkpointName, position);
+    this.wake(position);
+    if (++this.unstored >= (this.options.checkpointEvery ?? 256)) await this.storeCheckpoint();
+    else this.storeTimer ??= setTimeout(() => void this.storeCheckpoint().catch((err) => this.reportStoreError(err)), this.options.checkpointEveryMs ?? 20);
+  }
+
+  private async storeCheckpoint(): Promise<void> {
+    if (this.storeTimer) clearTimeout(this.storeTimer);
+    this.storeTimer = null;
+    const position = this.processed;
+    if (!position || (this.stored && comparePositions(position, this.stored) <= 0)) return;
+    const count = this.unstored;
+    this.unstored = 0;
+    try {
+      await this.store.setCheckpoint(this.checkpointName, position);
+    } catch (err) {
+      this.unstored += count;
+      throw err;
+    }
+    if (!this.stored || comparePositions(position, this.stored) > 0) this.stored = position;
+  }
+
+  private reportStoreError(err: unknown): void {
+    // The next batch stores it; until then a restart merely applies a few events again.
+    this.options.report?.(`projection checkpoint: ${err instanceof Error ? err.message : String(err)}; stored with the next batch`);
+  }
+
+  private wake(position: Position): void {
     if (this.waiters.length) {
       const still: typeof this.waiters = [];
       for (const w of this.waiters) (comparePositions(w.position, position) <= 0 ? w.resolve() : still.push(w));
@@ -107,15 +204,16 @@ export class ProjectionRunner {
     });
   }
 
-  /** True once the read models hold everything that was in the log when they started. */
-  caughtUp(): boolean {
-    if (!this.subscription) return false;
-    if (!this.startHead) return true;
-    return this.processed !== null && comparePositions(this.processed, this.startHead) >= 0;
+  /** The follower's readiness (decisions.md §1): caught up once it first reached the head it started at. */
+  async status(): Promise<FollowerStatus> {
+    return this.follower ? this.follower.status() : { name: this.checkpointName, state: 'catching_up', behind: null };
   }
 
   async stop(): Promise<void> {
-    await this.subscription?.stop();
-    this.subscription = null;
+    this.stopping = true;
+    this.wakeRetry?.();
+    await this.follower?.stop();
+    this.follower = null;
+    await this.storeCheckpoint().catch((err) => this.reportStoreError(err));
   }
 }

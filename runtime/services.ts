@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { CommandDeps } from '../commands/deps.js';
 import type { DeliveryLog } from '../dispatcher/deliveries.js';
+import type { FollowerStatus } from '../eventlog/follower.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { Config } from './config.js';
 import type { RateLimiter } from './ratelimit.js';
@@ -16,8 +17,10 @@ export interface Services extends CommandDeps {
    * Null when there is nothing to wait for (the common case, answered without a promise).
    */
   settleReads?: () => Promise<void> | null;
-  /** True once stores are reachable and read models have caught up (GET /readyz). */
-  ready: () => Promise<boolean>;
+  /** Resolves once the stores answer; throws while one does not, or the log can append no more (GET /readyz). */
+  reachable: () => Promise<void>;
+  /** Each log follower this process runs, with its readiness (GET /readyz, decisions.md §1). */
+  followers: () => Promise<FollowerStatus[]>;
   /** Every webhook delivery attempt, per endpoint (the admin surface reads it). */
   deliveries: DeliveryLog;
 }
@@ -34,4 +37,6 @@ export interface Runtime {
   /** Stops everything started here, in reverse order. */
   close: () => Promise<void>;
   onClose: (fn: () => Promise<void> | void) => void;
+  /** Adds a follower to readiness; its status is null while this process does not run it (a lease elsewhere). */
+  watchFollower: (status: () => Promise<FollowerStatus | null>) => void;
 }

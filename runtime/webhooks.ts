@@ -66,7 +66,7 @@ class FollowLog implements LeasedWork {
 /** Starts the dispatcher (log → queue) and the delivery workers (queue → receivers). */
 export async function startDispatcher(
   config: Config,
-  runtime: Pick<Runtime, 'services' | 'onClose' | 'nats' | 'webhookDb'>,
+  runtime: Pick<Runtime, 'services' | 'onClose' | 'nats' | 'webhookDb' | 'watchFollower'>,
   options: { lookup?: Lookup; concurrency?: number; report?: (m: string) => void } = {},
 ): Promise<DispatcherHandle> {
   const { services } = runtime;
@@ -82,6 +82,7 @@ export async function startDispatcher(
         deliveries,
         settle: services.settle,
         onError: (err) => report(`webhook dispatcher: ${err instanceof Error ? err.message : String(err)}`),
+        report,
       }),
   );
   // With a shared queue several dispatcher processes run. Delivery workers run in all of them,
@@ -97,6 +98,8 @@ export async function startDispatcher(
     await keeper.start();
   } else await follow.start();
   const sender = new Sender({ timeoutMs: config.webhook.timeoutMs, allowInsecure: config.webhook.allowInsecure, lookup: options.lookup });
+  // Readiness: the log follower, while this process runs it.
+  runtime.watchFollower(async () => follow.current?.status() ?? (keeper ? null : { name: 'webhook-dispatcher', state: 'catching_up', behind: null }));
   const worker = startWorker({ log: services.log, queue, deliveries, sender, policy: config.webhook, report }, options.concurrency ?? 64);
   let stopped = false;
   const stop = async () => {

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import type { FollowerStatus } from '../eventlog/follower.js';
 import type { EventLog } from '../eventlog/port.js';
 import type { Position } from '../domain/shared/events.js';
 import { SqliteEventLog } from '../eventlog/sqlite.js';
@@ -39,7 +40,11 @@ async function openStore(config: Config): Promise<ReadStore> {
  * Opens the stores the configuration names and starts the parts of this process's role. The
  * embedded default (no URLs) runs everything in one process.
  */
-export async function openRuntime(config: Config, hooks: { onProjectionError?: (err: unknown) => void } = {}): Promise<Runtime> {
+export async function openRuntime(
+  config: Config,
+  hooks: { onProjectionError?: (err: unknown) => void; report?: (message: string) => void } = {},
+): Promise<Runtime> {
+  const report = hooks.report ?? ((m: string) => console.warn(m));
   const closers: Array<() => Promise<void> | void> = [];
   const log = await openLog(config);
   closers.push(() => log.close());
@@ -52,7 +57,7 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
   // projector; with a shared store only the projector role writes, and only the lease holder.
   const shared = Boolean(config.mongoUrl);
   const projectHere = !shared || config.role === 'all' || config.role === 'projector';
-  const runner = projectHere ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError }) : null;
+  const runner = projectHere ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError, report }) : null;
   for (const p of projectors) for (const c of p.collections) await rawStore.defineCollection(c);
   let leased: Awaited<ReturnType<typeof keepProjectionLease>> | null = null;
   if (runner && shared) {
@@ -78,6 +83,10 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
   const webhookDb = config.mongoUrl ? null : openWebhookDb(config, log);
   const deliveries = webhookDb ? new SqliteDeliveryLog(webhookDb) : new StoreDeliveryLog(rawStore);
 
+  // Readiness asks every follower this process runs; a standby (the lease is elsewhere) runs none.
+  const followers: Array<() => Promise<FollowerStatus | null>> = [];
+  if (runner) followers.push(async () => (leased && !leased.keeper.held ? null : runner.status()));
+
   const services: Services = {
     log,
     store: rawStore,
@@ -88,16 +97,13 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
     limiter,
     deliveries,
     checkWebhookUrl: endpointUrlCheck({ allowInsecure: config.webhook.allowInsecure }),
-    ready: async () => {
-      if (log.failure?.()) return false;
+    reachable: async () => {
+      const failure = log.failure?.();
+      if (failure) throw failure;
       await log.head();
-      if (!runner) {
-        // An API process without projectors is ready once the shared store answers.
-        await rawStore.getCheckpoint('read-models');
-        return true;
-      }
-      return leased && !leased.keeper.held ? true : runner.caughtUp();
+      await rawStore.getCheckpoint('read-models');
     },
+    followers: async () => (await Promise.all(followers.map((status) => status()))).filter((f): f is FollowerStatus => f !== null),
   };
   return {
     services,
@@ -105,6 +111,7 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
     nats,
     webhookDb,
     onClose: (fn) => closers.push(fn),
+    watchFollower: (status) => followers.push(status),
     close: async () => {
       for (const c of closers.reverse()) await c();
     },

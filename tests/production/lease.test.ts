@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Lease, LeaseKeeper } from '../../projections/lease.js';
 import { MongoLease } from '../../projections/lease-mongo.js';
 import { NatsLease } from '../../projections/lease-nats.js';
+import { scriptedLeaseCollection } from '../support/mongo-lease-collection.js';
 import { startNats, type NatsServer, waitUntil } from '../support/nats.js';
 
 /** The lease contract, run against every lease store: open(name, ttlMs) gives one contender. */
@@ -65,6 +66,13 @@ leaseContract('NATS KV', async () => {
       await nats.stop();
     },
   };
+});
+
+// MongoDB's own rules for the lease's calls, on any machine: refusing `$expr` in an upsert's query
+// (error 224) and a duplicate `_id` (11000); see the scripted collection for the documentation.
+leaseContract('MongoDB (a scripted collection with the server\'s upsert rules)', async () => {
+  const collection = scriptedLeaseCollection();
+  return { open: async (name, ttlMs) => new MongoLease(collection, name, ttlMs), teardown: async () => {} };
 });
 
 // No MongoDB runs here; set TURNOUT_TEST_MONGO_URL (a throwaway database) to run the contract on it.
