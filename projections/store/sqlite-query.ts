@@ -1,5 +1,5 @@
 import type { Filter, Scalar } from './port.js';
-import { fieldExpr, type SearchPlan, type TablePlan } from './sqlite-schema.js';
+import { fieldExpr, hasMarkerCharacters, type SearchPlan, type TablePlan } from './sqlite-schema.js';
 
 /** A piece of SQL and the values its `?`s take, in order. */
 export interface Sql {
@@ -69,13 +69,15 @@ function compile(plan: TablePlan, f: Filter, params: unknown[]): string {
   }
 }
 
-const searchOf = (plan: TablePlan, fields: string[]): SearchPlan | undefined => {
+/** The declared search over these fields, unless the search could meet a row's team marker. */
+export const searchOf = (plan: TablePlan, fields: string[], needle: string): SearchPlan | undefined => {
+  if (hasMarkerCharacters(needle)) return undefined;
   const key = fields.join('\u0001');
   return plan.searches.find((s) => s.key === key);
 };
 
 /** Whether a search is long enough for the trigram index (characters, not UTF-16 units). */
-const trigramable = (text: string): boolean => [...text].length >= TRIGRAM;
+export const trigramable = (text: string): boolean => [...text].length >= TRIGRAM;
 
 /** An FTS5 query matching the text as one literal phrase: quotes doubled, nothing else special. */
 export const phrase = (text: string): string => `"${text.replace(/"/g, '""')}"`;
@@ -84,7 +86,7 @@ function contains(plan: TablePlan, fields: string[], text: string, params: unkno
   if (text === '') return '1';
   if (fields.length === 0) return '0';
   const needle = text.toLowerCase();
-  const search = searchOf(plan, fields);
+  const search = searchOf(plan, fields, needle);
   if (search && trigramable(needle)) {
     // A phrase of trigrams at consecutive positions over text folded in JS, matched case-
     // sensitively: exactly the substring test, so no row needs re-checking.
@@ -109,8 +111,8 @@ function rowidUnion(plan: TablePlan, branches: Filter[], params: unknown[]): str
     if (b.op === 'eq' && b.field === plan.def.idField && b.value !== null) {
       parts.push(`SELECT rowid FROM ${plan.table} WHERE ${fieldExpr(plan, b.field)} = ?`);
       values.push(bindable(b.value));
-    } else if (b.op === 'contains' && b.text !== '' && trigramable(b.text.toLowerCase()) && searchOf(plan, b.fields)) {
-      const s = searchOf(plan, b.fields)!;
+    } else if (b.op === 'contains' && b.text !== '' && trigramable(b.text.toLowerCase()) && searchOf(plan, b.fields, b.text.toLowerCase())) {
+      const s = searchOf(plan, b.fields, b.text.toLowerCase())!;
       parts.push(`SELECT rowid FROM ${s.fts} WHERE ${s.fts} MATCH ?`);
       values.push(phrase(b.text.toLowerCase()));
     } else return null;

@@ -28,7 +28,34 @@ export interface SearchPlan {
   column: string;
   /** The FTS5 table, quoted. */
   fts: string;
+  /** The equality fields whose values mark each row's search text (the team). */
+  where: string[];
+  /** The order of the searched list, and the index that serves short searches in it. */
+  sort: SortKey[];
+  scanIndex: string;
 }
+
+/**
+ * The team (the `where` values of a search) written into the start of each row's search text as
+ * one trigram per value: the search index then answers "this team's rows containing X", and its
+ * total, without reading a row (`^"marker" AND "x"`). Integers from 0 to 2^36 are spelled as
+ * three characters of the Private Use Area (U+E000-U+EFFF, 12 bits each); other values get no
+ * marker, and their searches read the rows instead. Searches holding such characters go the
+ * slow exact way (sqlite-query.ts), so the marker can never be matched by a search.
+ */
+export function markerOf(values: unknown[]): string | null {
+  let m = '';
+  for (const v of values) {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= 2 ** 36) return null;
+    const hi = Math.floor(v / 2 ** 24);
+    const lo = v % 2 ** 24;
+    m += String.fromCharCode(0xe000 + hi, 0xe000 + (lo >>> 12), 0xe000 + (lo & 0xfff));
+  }
+  return m;
+}
+
+/** Whether a search holds characters of the marker range. */
+export const hasMarkerCharacters = (text: string): boolean => /[\ue000-\uefff]/.test(text);
 
 export const quoteId = (s: string): string => `"${s.replace(/"/g, '""')}"`;
 const quoteText = (s: string): string => `'${s.replace(/'/g, "''")}'`;
@@ -77,7 +104,10 @@ export function planOf(def: CollectionDef): TablePlan {
   const base = def.name;
   const searches: SearchPlan[] = (def.search ?? []).map((s, i) => {
     s.fields.forEach(checkFieldName);
-    return { fields: [...s.fields], key: s.fields.join('\u0001'), column: quoteId(`s_${i}`), fts: quoteId(`${base}__fts${i}`) };
+    (s.where ?? []).forEach(checkFieldName);
+    const where = [...(s.where ?? [])];
+    const scanIndex = quoteId(`${base}__scan${i}`);
+    return { fields: [...s.fields], key: s.fields.join('\u0001'), column: quoteId(`s_${i}`), fts: quoteId(`${base}__fts${i}`), where, sort: s.sort ?? idAsc, scanIndex };
   });
   const table = quoteId(base);
   const plan: TablePlan = { def, table, columns, searches, ddl: [], triggers: [] };
@@ -94,17 +124,18 @@ export function planOf(def: CollectionDef): TablePlan {
     indexes.push([...ix.map((f) => columns.get(f)!), ...(ix.includes(def.idField) ? [] : idTail)]);
   }
   for (const o of def.sorts ?? []) indexes.push([...(o.where ?? []).map((f) => columns.get(f)!), ...orderTerms(plan, o.sort)]);
-  searches.forEach((s, i) => {
-    const d = def.search![i];
-    // The short-search scan reads this index alone (it holds the text), in the list's order.
-    indexes.push([...(d.where ?? []).map((f) => columns.get(f)!), ...orderTerms(plan, d.sort ?? idAsc), s.column]);
-  });
   const seen = new Set<string>();
   indexes.forEach((terms, i) => {
     const text = terms.join(', ');
     if (seen.has(text)) return;
     seen.add(text);
     plan.ddl.push(`CREATE INDEX ${quoteId(`${base}__ix${i}`)} ON ${table} (${text})`);
+  });
+  searches.forEach((s, i) => {
+    const d = def.search![i];
+    // The short-search scan reads this index alone (it holds the text), in the list's order.
+    const terms = [...s.where.map((f) => columns.get(f)!), ...orderTerms(plan, d.sort ?? idAsc), s.column];
+    plan.ddl.push(`CREATE INDEX ${s.scanIndex} ON ${table} (${terms.join(', ')})`);
   });
   for (const s of searches) {
     // External content: the text lives once, in the table; case_sensitive because it is
@@ -143,7 +174,7 @@ export function keyOf(plan: TablePlan, doc: Doc): string {
 export function rowOf(plan: TablePlan, doc: Doc): unknown[] {
   const row: unknown[] = [keyOf(plan, doc)];
   for (const f of plan.columns.keys()) row.push(columnValue(doc[f]));
-  for (const s of plan.searches) row.push(searchTextOf(doc, s.fields));
+  for (const s of plan.searches) row.push((s.where.length ? (markerOf(s.where.map((f) => doc[f])) ?? '') : '') + searchTextOf(doc, s.fields));
   row.push(JSON.stringify(doc));
   return row;
 }
