@@ -2,8 +2,8 @@ import type { Position } from '../../domain/shared/events.js';
 
 /**
  * The read-store port. A query is described once, as data (filters, a search, a sort, a page,
- * sums), and each adapter compiles it: to in-memory evaluation (memory.ts) and to MongoDB
- * filters (mongo.ts).
+ * sums), and each adapter compiles it: to in-memory evaluation (memory.ts), to SQL (sqlite.ts)
+ * and to MongoDB filters (mongo.ts).
  */
 
 export type Scalar = string | number | boolean | null;
@@ -48,6 +48,26 @@ export interface CollectionDef {
   idField: string;
   /** Fields looked up by equality; each gets an index (with the team field first where it has one). */
   indexes?: string[][];
+  /**
+   * Orders the lists page through, each after equality on `where` (the team field): stores that
+   * need an index to page in order without sorting make one per entry (the SQLite store does).
+   */
+  sorts?: OrderDef[];
+  /**
+   * Field sets that `contains` searches (decisions.md 5), each with the equality fields and
+   * order of the searched list. Stores that index text keep one index per set; a `contains`
+   * over another set of fields still works, by reading every candidate document.
+   */
+  search?: SearchDef[];
+}
+
+export interface OrderDef {
+  where?: string[];
+  sort: SortKey[];
+}
+
+export interface SearchDef extends Partial<OrderDef> {
+  fields: string[];
 }
 
 export interface ReadStore {

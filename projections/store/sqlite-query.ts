@@ -1,0 +1,122 @@
+import type { Filter, Scalar } from './port.js';
+import { fieldExpr, hasMarkerCharacters, type SearchPlan, type TablePlan } from './sqlite-schema.js';
+
+/** A piece of SQL and the values its `?`s take, in order. */
+export interface Sql {
+  sql: string;
+  params: unknown[];
+}
+
+/** The SQL function folding text as the memory store does (JS toLowerCase, not SQLite's ASCII lower()). */
+export const FOLD_FUNCTION = 'turnout_fold';
+export const fold = (v: unknown): string => (v === null || v === undefined ? '' : String(v).toLowerCase());
+
+/** Search text at least this long (in characters) is answered by the trigram index. */
+const TRIGRAM = 3;
+
+/** Booleans are stored as 1 and 0 (SQLite has no boolean), so they are compared as such. */
+const bindable = (v: Scalar): unknown => (typeof v === 'boolean' ? (v ? 1 : 0) : v);
+
+/**
+ * The filter description as a WHERE clause, with the memory store's semantics: a missing field
+ * is null, `eq null` matches it, `ne` keeps it, `gte`/`lte` never match it, `contains` is a
+ * case-insensitive literal substring (decisions.md 5).
+ */
+export function compileWhere(plan: TablePlan, filter: Filter | undefined): Sql {
+  const params: unknown[] = [];
+  const sql = filter ? compile(plan, filter, params) : '1';
+  return { sql, params };
+}
+
+function compile(plan: TablePlan, f: Filter, params: unknown[]): string {
+  switch (f.op) {
+    case 'eq': {
+      const e = fieldExpr(plan, f.field);
+      if (f.value === null) return `${e} IS NULL`;
+      params.push(bindable(f.value));
+      return `${e} = ?`;
+    }
+    case 'ne': {
+      const e = fieldExpr(plan, f.field);
+      if (f.value === null) return `${e} IS NOT NULL`;
+      params.push(bindable(f.value));
+      return `${e} IS NOT ?`;
+    }
+    case 'in': {
+      const e = fieldExpr(plan, f.field);
+      const values = f.values.filter((v) => v !== null);
+      const parts: string[] = [];
+      if (values.length) {
+        params.push(...values.map(bindable));
+        parts.push(`${e} IN (${values.map(() => '?').join(', ')})`);
+      }
+      if (values.length < f.values.length) parts.push(`${e} IS NULL`);
+      return parts.length ? `(${parts.join(' OR ')})` : '0';
+    }
+    case 'gte':
+    case 'lte':
+      params.push(f.value);
+      return `${fieldExpr(plan, f.field)} ${f.op === 'gte' ? '>=' : '<='} ?`;
+    case 'and':
+      return f.filters.length ? `(${f.filters.map((x) => compile(plan, x, params)).join(' AND ')})` : '1';
+    case 'or': {
+      if (!f.filters.length) return '0';
+      const union = rowidUnion(plan, f.filters, params);
+      return union ?? `(${f.filters.map((x) => compile(plan, x, params)).join(' OR ')})`;
+    }
+    case 'contains':
+      return contains(plan, f.fields, f.text, params);
+  }
+}
+
+/** The declared search over these fields, unless the search could meet a row's team marker. */
+export const searchOf = (plan: TablePlan, fields: string[], needle: string): SearchPlan | undefined => {
+  if (hasMarkerCharacters(needle)) return undefined;
+  const key = fields.join('\u0001');
+  return plan.searches.find((s) => s.key === key);
+};
+
+/** Whether a search is long enough for the trigram index (characters, not UTF-16 units). */
+export const trigramable = (text: string): boolean => [...text].length >= TRIGRAM;
+
+/** An FTS5 query matching the text as one literal phrase: quotes doubled, nothing else special. */
+export const phrase = (text: string): string => `"${text.replace(/"/g, '""')}"`;
+
+function contains(plan: TablePlan, fields: string[], text: string, params: unknown[]): string {
+  if (text === '') return '1';
+  if (fields.length === 0) return '0';
+  const needle = text.toLowerCase();
+  const search = searchOf(plan, fields, needle);
+  if (search && trigramable(needle)) {
+    // A phrase of trigrams at consecutive positions over text folded in JS, matched case-
+    // sensitively: exactly the substring test, so no row needs re-checking.
+    params.push(phrase(needle));
+    return `rowid IN (SELECT rowid FROM ${search.fts} WHERE ${search.fts} MATCH ?)`;
+  }
+  params.push(needle);
+  if (search) return `instr(${search.column}, ?) > 0`;
+  // An undeclared field set: folded row by row, as the memory store does (correct, not fast).
+  const text_ = fields.map((f) => `${FOLD_FUNCTION}(${fieldExpr(plan, f)})`).join(` || char(1) || `);
+  return `instr(${text_}, ?) > 0`;
+}
+
+/**
+ * An `or` of indexed searches and id look-ups (the API's all-digit search) as one set of rowids:
+ * the planner then reads the trigram index and the id index instead of scanning the team.
+ */
+function rowidUnion(plan: TablePlan, branches: Filter[], params: unknown[]): string | null {
+  const parts: string[] = [];
+  const values: unknown[] = [];
+  for (const b of branches) {
+    if (b.op === 'eq' && b.field === plan.def.idField && b.value !== null) {
+      parts.push(`SELECT rowid FROM ${plan.table} WHERE ${fieldExpr(plan, b.field)} = ?`);
+      values.push(bindable(b.value));
+    } else if (b.op === 'contains' && b.text !== '' && trigramable(b.text.toLowerCase()) && searchOf(plan, b.fields, b.text.toLowerCase())) {
+      const s = searchOf(plan, b.fields, b.text.toLowerCase())!;
+      parts.push(`SELECT rowid FROM ${s.fts} WHERE ${s.fts} MATCH ?`);
+      values.push(phrase(b.text.toLowerCase()));
+    } else return null;
+  }
+  params.push(...values);
+  return `rowid IN (${parts.join(' UNION ALL ')})`;
+}

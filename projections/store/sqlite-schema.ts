@@ -1,0 +1,182 @@
+import { searchTextOf } from './memory-search.js';
+import type { CollectionDef, Doc, SortKey } from './port.js';
+
+/**
+ * How one collection lies in SQLite. The document is kept whole as JSON text; beside it, every
+ * field a declared index, order or search names is copied into a column of its own (computed in
+ * JS at write time, so writes parse nothing in SQL), and each declared search field set gets a
+ * column of lower-cased search text with an FTS5 trigram index over it.
+ */
+export interface TablePlan {
+  def: CollectionDef;
+  /** The table's name, quoted. */
+  table: string;
+  /** Field to its column, quoted. */
+  columns: Map<string, string>;
+  searches: SearchPlan[];
+  /** The statements that create the table, its indexes and search tables, in order. */
+  ddl: string[];
+  /** Triggers that keep each search table in step with the rows; dropped during a bulk load. */
+  triggers: string[];
+}
+
+export interface SearchPlan {
+  fields: string[];
+  /** The field set as the memory store keys it (fields joined by U+0001). */
+  key: string;
+  /** The lower-cased search text column, quoted. */
+  column: string;
+  /** The FTS5 table, quoted. */
+  fts: string;
+  /** The equality fields whose values mark each row's search text (the team). */
+  where: string[];
+  /** The order of the searched list, and the index that serves short searches in it. */
+  sort: SortKey[];
+  scanIndex: string;
+}
+
+/**
+ * The team (the `where` values of a search) written into the start of each row's search text as
+ * one trigram per value: the search index then answers "this team's rows containing X", and its
+ * total, without reading a row (`^"marker" AND "x"`). Integers from 0 to 2^36 are spelled as
+ * three characters of the Private Use Area (U+E000-U+EFFF, 12 bits each); other values get no
+ * marker, and their searches read the rows instead. Searches holding such characters go the
+ * slow exact way (sqlite-query.ts), so the marker can never be matched by a search.
+ */
+export function markerOf(values: unknown[]): string | null {
+  let m = '';
+  for (const v of values) {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= 2 ** 36) return null;
+    const hi = Math.floor(v / 2 ** 24);
+    const lo = v % 2 ** 24;
+    m += String.fromCharCode(0xe000 + hi, 0xe000 + (lo >>> 12), 0xe000 + (lo & 0xfff));
+  }
+  return m;
+}
+
+/** Whether a search holds characters of the marker range. */
+export const hasMarkerCharacters = (text: string): boolean => /[\ue000-\uefff]/.test(text);
+
+export const quoteId = (s: string): string => `"${s.replace(/"/g, '""')}"`;
+const quoteText = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+
+/** Tables the store keeps for itself; no collection may take these names. */
+export const META_PREFIX = '_meta_';
+
+/** A field's name as SQL may use it inside a JSON path: refused when it could change the path. */
+export function checkFieldName(name: string): string {
+  if (!name || name.includes('"') || name.includes('\0')) throw new Error(`unsupported field name ${JSON.stringify(name)}`);
+  return name;
+}
+
+/** The SQL that reads a field of a row: its column, or the document's JSON. */
+export function fieldExpr(plan: TablePlan, field: string): string {
+  return plan.columns.get(field) ?? `json_extract(doc, ${jsonPath(field)})`;
+}
+
+/** The JSON path of a top-level field, as an SQL literal. */
+export const jsonPath = (field: string): string => quoteText(`$."${checkFieldName(field)}"`);
+
+/**
+ * ORDER BY terms for a sort. Nulls go by an explicit `IS NULL` flag before each key (SQLite puts
+ * them first ascending), and the same text serves the indexes built for declared orders, so the
+ * planner matches them. The id is never null and needs no flag.
+ */
+export function orderTerms(plan: TablePlan, sort: SortKey[]): string[] {
+  const terms: string[] = [];
+  for (const k of sort) {
+    const e = fieldExpr(plan, k.field);
+    const dir = k.dir === 'asc' ? 'ASC' : 'DESC';
+    if (k.field !== plan.def.idField) terms.push(`(${e} IS NULL) ${k.nulls === 'first' ? 'DESC' : 'ASC'}`);
+    terms.push(`${e} ${dir}`);
+  }
+  return terms;
+}
+
+export function planOf(def: CollectionDef): TablePlan {
+  if (def.name.startsWith(META_PREFIX)) throw new Error(`collection names starting "${META_PREFIX}" are reserved for the store`);
+  const idAsc: SortKey[] = [{ field: def.idField, dir: 'asc' }];
+  const orders = [...(def.sorts ?? []), ...(def.search ?? []).map((s) => ({ where: s.where ?? [], sort: s.sort ?? idAsc }))];
+  const fields = new Set<string>([def.idField]);
+  for (const ix of def.indexes ?? []) for (const f of ix) fields.add(f);
+  for (const o of orders) for (const f of [...(o.where ?? []), ...o.sort.map((k) => k.field)]) fields.add(f);
+  const columns = new Map([...fields].map((f) => [checkFieldName(f), quoteId(`f_${f}`)]));
+  const base = def.name;
+  const searches: SearchPlan[] = (def.search ?? []).map((s, i) => {
+    s.fields.forEach(checkFieldName);
+    (s.where ?? []).forEach(checkFieldName);
+    const where = [...(s.where ?? [])];
+    const scanIndex = quoteId(`${base}__scan${i}`);
+    return { fields: [...s.fields], key: s.fields.join('\u0001'), column: quoteId(`s_${i}`), fts: quoteId(`${base}__fts${i}`), where, sort: s.sort ?? idAsc, scanIndex };
+  });
+  const table = quoteId(base);
+  const plan: TablePlan = { def, table, columns, searches, ddl: [], triggers: [] };
+
+  const cols = [...columns.values()];
+  const texts = searches.map((s) => `${s.column} TEXT NOT NULL`);
+  // Columns of no declared type keep each value's own type: 1 and '1' stay apart, as in memory.
+  plan.ddl.push(`CREATE TABLE ${table} (_key TEXT PRIMARY KEY NOT NULL, ${[...cols, ...texts].join(', ')}, doc TEXT NOT NULL)`);
+  const indexes: string[][] = [[columns.get(def.idField)!]];
+  const idTail = [columns.get(def.idField)!];
+  for (const ix of def.indexes ?? []) {
+    if (ix.length === 1 && ix[0] === def.idField) continue;
+    // The id after the equality fields: a team's list in id order is read from the index as is.
+    indexes.push([...ix.map((f) => columns.get(f)!), ...(ix.includes(def.idField) ? [] : idTail)]);
+  }
+  for (const o of def.sorts ?? []) indexes.push([...(o.where ?? []).map((f) => columns.get(f)!), ...orderTerms(plan, o.sort)]);
+  const seen = new Set<string>();
+  indexes.forEach((terms, i) => {
+    const text = terms.join(', ');
+    if (seen.has(text)) return;
+    seen.add(text);
+    plan.ddl.push(`CREATE INDEX ${quoteId(`${base}__ix${i}`)} ON ${table} (${text})`);
+  });
+  searches.forEach((s, i) => {
+    const d = def.search![i];
+    // The short-search scan reads this index alone (it holds the text), in the list's order.
+    const terms = [...s.where.map((f) => columns.get(f)!), ...orderTerms(plan, d.sort ?? idAsc), s.column];
+    plan.ddl.push(`CREATE INDEX ${s.scanIndex} ON ${table} (${terms.join(', ')})`);
+  });
+  for (const s of searches) {
+    // External content: the text lives once, in the table; case_sensitive because it is
+    // lower-cased in JS already, exactly as the memory store folds it.
+    plan.ddl.push(
+      `CREATE VIRTUAL TABLE ${s.fts} USING fts5(${s.column}, content=${quoteText(base)}, content_rowid='rowid', tokenize='trigram case_sensitive 1')`,
+    );
+    const trig = (suffix: string) => quoteId(`${base}__fts${searches.indexOf(s)}_${suffix}`);
+    const del = `INSERT INTO ${s.fts}(${s.fts}, rowid, ${s.column}) VALUES ('delete', old.rowid, old.${s.column})`;
+    const ins = `INSERT INTO ${s.fts}(rowid, ${s.column}) VALUES (new.rowid, new.${s.column})`;
+    plan.triggers.push(
+      `CREATE TRIGGER IF NOT EXISTS ${trig('ai')} AFTER INSERT ON ${table} BEGIN ${ins}; END`,
+      `CREATE TRIGGER IF NOT EXISTS ${trig('ad')} AFTER DELETE ON ${table} BEGIN ${del}; END`,
+      `CREATE TRIGGER IF NOT EXISTS ${trig('au')} AFTER UPDATE OF ${s.column} ON ${table} WHEN old.${s.column} IS NOT new.${s.column} BEGIN ${del}; ${ins}; END`,
+    );
+  }
+  return plan;
+}
+
+/** A field's value as its column holds it: missing reads as null, booleans as 1 and 0. */
+function columnValue(v: unknown): unknown {
+  if (v === undefined || v === null) return null;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'object') return JSON.stringify(v);
+  return v;
+}
+
+/** The id as the key: get(c, 12) and get(c, '12') find the same document, as in memory. */
+export function keyOf(plan: TablePlan, doc: Doc): string {
+  const id = doc[plan.def.idField];
+  if (id === undefined || id === null) throw new Error(`${plan.def.name}: document without ${plan.def.idField}`);
+  return String(id);
+}
+
+/** The values of a row, in the order of `rowColumns`. */
+export function rowOf(plan: TablePlan, doc: Doc): unknown[] {
+  const row: unknown[] = [keyOf(plan, doc)];
+  for (const f of plan.columns.keys()) row.push(columnValue(doc[f]));
+  for (const s of plan.searches) row.push((s.where.length ? (markerOf(s.where.map((f) => doc[f])) ?? '') : '') + searchTextOf(doc, s.fields));
+  row.push(JSON.stringify(doc));
+  return row;
+}
+
+export const rowColumns = (plan: TablePlan): string[] => ['_key', ...plan.columns.values(), ...plan.searches.map((s) => s.column), 'doc'];

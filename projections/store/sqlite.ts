@@ -1,0 +1,57 @@
+import type { Position } from '../../domain/shared/events.js';
+import type { CollectionDef, Doc, Filter, Page, Query, ReadStore } from './port.js';
+import { SqliteReadCore } from './sqlite-core.js';
+
+/**
+ * The embedded read store on SQLite: the port's async face over the synchronous core
+ * (sqlite-core.ts), which callers that batch writes (a projector's events and its checkpoint in
+ * one transaction) may use directly.
+ */
+export class SqliteReadStore implements ReadStore {
+  readonly core: SqliteReadCore;
+
+  /** `path` is a database file of its own (e.g. `<dataDir>/readmodels.sqlite`) or ':memory:'. */
+  constructor(pathOrCore: string | SqliteReadCore) {
+    this.core = typeof pathOrCore === 'string' ? new SqliteReadCore(pathOrCore) : pathOrCore;
+  }
+
+  async defineCollection(def: CollectionDef): Promise<void> {
+    this.core.define(def);
+  }
+
+  async get<T = Doc>(collection: string, id: number | string): Promise<T | null> {
+    return this.core.get(collection, id) as T | null;
+  }
+
+  async find<T = Doc>(query: Query): Promise<Page<T>> {
+    return this.core.find(query) as Page<T>;
+  }
+
+  async put(collection: string, doc: Doc): Promise<void> {
+    this.core.put(collection, doc);
+  }
+
+  async insertIfAbsent(collection: string, doc: Doc): Promise<boolean> {
+    return this.core.insertIfAbsent(collection, doc);
+  }
+
+  async updateWhere(collection: string, filter: Filter, set: Doc): Promise<void> {
+    this.core.updateWhere(collection, filter, set);
+  }
+
+  async remove(collection: string, id: number | string): Promise<void> {
+    this.core.remove(collection, id);
+  }
+
+  async getCheckpoint(name: string): Promise<Position | null> {
+    return this.core.getCheckpoint(name);
+  }
+
+  async setCheckpoint(name: string, position: Position): Promise<void> {
+    this.core.setCheckpoint(name, position);
+  }
+
+  async close(): Promise<void> {
+    this.core.close();
+  }
+}
