@@ -1,21 +1,24 @@
+import { type EventsByCategory, fromLog, inCategory, type LoggedEvent } from '../domain/events.js';
 import { DomainError } from '../domain/shared/errors.js';
-import type { DomainEvent } from '../domain/shared/events.js';
 import { metadataOf, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 import { NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
-import { type RecordedEvent } from '../domain/shared/events.js';
 
-export interface CreateOnce<T> {
-  /** The claim stream of the unique key (an email, a constituent). */
+/** The stream categories that hold claims, one stream per unique key. */
+type ClaimCategory = 'constituent_email' | 'volunteer_constituent';
+
+export interface CreateOnce<T, C extends ClaimCategory> {
+  /** The claim stream of the unique key (an email, a constituent), of category `category`. */
   stream: string;
+  category: C;
   /** The id kind of the record created. */
   idKind: string;
   /** What the latest claim (none at first) resolves to without creating; null to create. */
-  resolve: (last: RecordedEvent | undefined) => Promise<T | null>;
+  resolve: (last: LoggedEvent<C> | undefined) => Promise<T | null>;
   /** Last checks before an id is taken: a failed create writes nothing. */
   beforeCreate?: () => void;
   /** The claim naming the id about to be created. */
-  claim: (id: number) => DomainEvent;
+  claim: (id: number) => EventsByCategory[C];
   create: (id: number) => Promise<T>;
   /** The message when the key stays contended past every attempt. */
   busy: string;
@@ -27,15 +30,17 @@ export interface CreateOnce<T> {
  * key's claim stream, expecting the revision it read. Of racing writers one append wins; the
  * others start over, read the winner's claim and resolve to the winner's record instead.
  */
-export async function createOnce<T>(deps: CommandDeps, ctx: WriteContext, o: CreateOnce<T>): Promise<T> {
+export async function createOnce<T, C extends ClaimCategory>(deps: CommandDeps, ctx: WriteContext, o: CreateOnce<T, C>): Promise<T> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const last = (await deps.log.readStream(o.stream)).at(-1);
-    const resolved = await o.resolve(last);
+    const tail = (await deps.log.readStream(o.stream)).at(-1);
+    const last = tail && fromLog(tail);
+    const resolved = await o.resolve(last && inCategory(last, o.category) ? last : undefined);
     if (resolved !== null) return resolved;
     o.beforeCreate?.();
     const id = await deps.ids.next(o.idKind);
     try {
-      await deps.log.append(o.stream, [{ ...o.claim(id), metadata: metadataOf(ctx) }], last ? last.revision : NO_STREAM);
+      const claim: EventsByCategory[ClaimCategory] = o.claim(id);
+      await deps.log.append(o.stream, [{ ...claim, metadata: metadataOf(ctx) }], last ? last.revision : NO_STREAM);
     } catch (err) {
       if (err instanceof WrongExpectedRevision) continue;
       throw err;

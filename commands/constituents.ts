@@ -44,11 +44,12 @@ export async function upsertConstituentByEmail(
     await deps.settle(r.position);
     return { id, created: true };
   };
-  return createOnce<{ id: number; created: boolean }>(deps, ctx, {
+  return createOnce<{ id: number; created: boolean }, 'constituent_email'>(deps, ctx, {
     stream: claimStream(ctx.team, email),
+    category: 'constituent_email',
     idKind: 'constituent',
     resolve: async (last) => {
-      if (last) await waitUntilReadable(deps, last.data.constituentId as number);
+      if (last) await waitUntilReadable(deps, last.data.constituentId);
       const decision = decideUpsert(email, await activeMatches(deps, ctx.team, email));
       if (decision.action === 'create') return null;
       await updateConstituent(deps, ctx, decision.id, body);

@@ -1,3 +1,4 @@
+import { fromLog, type IdBlockReserved, inCategory } from '../domain/events.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 
 /**
@@ -41,15 +42,17 @@ export class IdAllocator {
       // Read the stream only when this process does not know its tail, or lost a race for it.
       let tail = this.tails.get(kind);
       if (!tail) {
-        const last = (await this.log.readStream(stream)).at(-1);
-        if (last) this.tails.set(kind, (tail = { revision: last.revision, to: last.data.to as number }));
+        const raw = (await this.log.readStream(stream)).at(-1);
+        const last = raw && fromLog(raw);
+        if (last && inCategory(last, 'ids')) this.tails.set(kind, (tail = { revision: last.revision, to: last.data.to }));
       }
       const from = tail ? tail.to + 1 : 1;
       const to = from + this.blockSize - 1;
+      const reserved: IdBlockReserved = { type: 'IdBlockReserved', data: { kind, from, to } };
       try {
         const r = await this.log.append(
           stream,
-          [{ type: 'IdBlockReserved', data: { kind, from, to }, metadata: { team: 0, source: 'Application', keyName: null, correlationId: 'ids', at: new Date().toISOString() } }],
+          [{ ...reserved, metadata: { team: 0, source: 'Application', keyName: null, correlationId: 'ids', at: new Date().toISOString() } }],
           tail ? tail.revision : NO_STREAM,
         );
         this.tails.set(kind, { revision: r.nextExpectedRevision, to });

@@ -28,14 +28,15 @@ export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, bo
   const fields = validateCreate(body, today);
   const constituentId = fields.FkConstituent as number;
   await assertTeamRecord(deps.store, CONSTITUENTS, ctx.team, constituentId, 'FkConstituent', 'a constituent'); // decisions.md 6
-  return createOnce<{ id: number; created: boolean }>(deps, ctx, {
+  return createOnce<{ id: number; created: boolean }, 'volunteer_constituent'>(deps, ctx, {
     stream: volunteerClaimStream(constituentId),
+    category: 'volunteer_constituent',
     idKind: 'volunteer',
     resolve: async (last) => {
-      const existing = last ? await claimedVolunteer(deps, last.data.volunteerId as number) : null;
+      const existing = last ? await claimedVolunteer(deps, last.data.volunteerId) : null;
       if (!existing) return null;
       await deps.settle(existing.position);
-      return { id: last!.data.volunteerId as number, created: false };
+      return { id: last!.data.volunteerId, created: false };
     },
     claim: (id) => ({ type: 'VolunteerConstituentClaimed', data: { volunteerId: id, constituentId } }),
     create: async (id) => {

@@ -1,16 +1,20 @@
-import type { Evolver } from '../domain/shared/events.js';
-import type { RecordedEvent } from '../domain/shared/events.js';
 import { constituentEvolver } from '../domain/constituent/events.js';
-import { DONATION, donationEvolver } from '../domain/donation/events.js';
-import { formReadValues } from '../domain/event/creation.js';
-import { EVENT, eventEvolver, type EventEvent, FORM_DEFAULTS_APPLIED, TEMPLATES_SEEDED } from '../domain/event/events.js';
-import { RECURRING_GIFT, recurringGiftEvolver, type RecurringGiftState } from '../domain/recurring-gift/events.js';
+import { constituentWebhooks } from '../domain/constituent/webhooks.js';
+import { donationEvolver } from '../domain/donation/events.js';
+import { donationWebhooks } from '../domain/donation/webhooks.js';
+import { appendedWith, eventWebhookEvolver, eventWebhooks } from '../domain/event/webhooks.js';
+import { type EventsByCategory, inCategory, type LoggedEvent } from '../domain/events.js';
+import { recurringGiftEvolver } from '../domain/recurring-gift/events.js';
+import { recurringGiftWebhooks } from '../domain/recurring-gift/webhooks.js';
+import type { Evolver, RecordedEvent } from '../domain/shared/events.js';
 import type { Values } from '../domain/shared/fields.js';
-import type { RecordState } from '../domain/shared/record.js';
-import { ASSIGNED, TASK, taskEvolver, UNASSIGNED } from '../domain/volunteer-task/events.js';
-import { VOLUNTEER, volunteerEvolver } from '../domain/volunteer/events.js';
+import type { Fires } from '../domain/shared/webhooks.js';
+import { ASSIGNED, taskEvolver, UNASSIGNED } from '../domain/volunteer-task/events.js';
+import { taskWebhooks } from '../domain/volunteer-task/webhooks.js';
+import { volunteerEvolver } from '../domain/volunteer/events.js';
+import { volunteerWebhooks } from '../domain/volunteer/webhooks.js';
 import type { WebhookType } from '../domain/webhook-endpoint/types.js';
-import { AsOf } from './history.js';
+import type { AsOf } from './history.js';
 import * as P from './payloads.js';
 
 export { WEBHOOK_TYPES, type WebhookType } from '../domain/webhook-endpoint/types.js';
@@ -21,119 +25,57 @@ export interface Mapped {
   data: Values;
 }
 
-type Mapper = (event: RecordedEvent, h: AsOf) => Promise<Mapped[]>;
+/** The stream categories whose events fire webhooks. */
+type Firing = 'constituent' | 'volunteer' | 'volunteer_task' | 'donation' | 'recurring_gift' | 'event';
 
-const same = (a: Values, b: Values) => JSON.stringify(a) === JSON.stringify(b);
-const titled = (s: RecordState) => s.exists && typeof s.fields.EventTitle === 'string' && s.fields.EventTitle.trim() !== '';
+type Mapper<C extends Firing> = (event: LoggedEvent<C>, h: AsOf) => Promise<Mapped[]>;
 
-/**
- * The common rule of record aggregates: created on `<P>Created`, deleted on `<P>Deleted`, and
- * updated on any other event that changed a public field (status log entries of volunteers
- * included); locks and PATCHes that change nothing fire nothing.
- */
-function recordMapper<S extends RecordState>(
-  resource: 'constituent' | 'volunteer' | 'volunteer_task' | 'donation',
-  prefix: string,
-  evolver: Evolver<S>,
-  data: (h: AsOf, s: S, e: RecordedEvent, stamp: P.Stamp) => Promise<Values> | Values,
-  extra?: (e: RecordedEvent, h: AsOf, before: S, after: S) => Promise<Mapped[] | null>,
-): Mapper {
+interface MapperOf<C extends Firing, S> {
+  /** The record as the category's webhooks see it. */
+  evolver: Evolver<S, EventsByCategory[C]>;
+  /** Which webhooks an event fires (domain/<resource>/webhooks.ts). */
+  rules: (event: EventsByCategory[C], before: S, after: S) => Fires;
+  /** The `data` of one of them, showing `state` (the record before or after the event). */
+  data: (h: AsOf, state: S, event: LoggedEvent<C>, type: WebhookType) => Promise<Values> | Values;
+  /** The events appended with this one, part of its change (domain/event/webhooks.ts appendedWith). */
+  together?: (event: EventsByCategory[C]) => ((other: RecordedEvent) => boolean) | undefined;
+}
+
+/** The mechanics every category shares: read the record around the event, ask its rules, build the data. */
+function mapper<C extends Firing, S>(m: MapperOf<C, S>): Mapper<C> {
   return async (e, h) => {
-    if (!e.type.startsWith(prefix)) return [];
-    const { before, after } = await h.around(e, evolver);
-    const custom = extra ? await extra(e, h, before, after) : null;
-    if (custom) return custom;
-    if (e.type === `${prefix}Created`) return [{ type: `${resource}.created` as WebhookType, data: await data(h, after, e, 'created') }];
-    if (e.type === `${prefix}Deleted`)
-      return before.exists && !before.deleted ? [{ type: `${resource}.deleted` as WebhookType, data: await data(h, before, e, 'deleted') }] : [];
-    if (!after.exists || after.deleted || same(before.fields, after.fields)) return [];
-    return [{ type: `${resource}.updated` as WebhookType, data: await data(h, after, e, 'updated') }];
+    const { before, after } = await h.around(e, m.evolver, m.together?.(e));
+    const fired = m.rules(e, before, after);
+    const out: Mapped[] = [];
+    for (let i = 0; i < fired.length; i++) {
+      const { type, state } = fired[i];
+      out.push({ type, data: await m.data(h, state === 'before' ? before : after, e, type) });
+    }
+    return out;
   };
 }
 
-/**
- * A task person-event (spec 6.4). Its volunteer_task.updated (decisions.md 7) comes from the
- * VolunteerTaskUpdated appended just before it, so the two webhooks have distinct envelope ids.
- */
-async function taskPersonEvents(e: RecordedEvent, h: AsOf, _before: RecordState, after: RecordState): Promise<Mapped[] | null> {
-  if (e.type !== ASSIGNED && e.type !== UNASSIGNED) return null;
-  const kind: WebhookType =
-    e.type === ASSIGNED ? 'volunteer_task.signed_up' : e.data.reason === 'canceled' ? 'volunteer_task.canceled' : 'volunteer_task.unassigned';
-  return [{ type: kind, data: await P.taskPersonData(h, after, e.data.volunteerId, e) }];
-}
-
-/** Refunds are donations of their own and fire donation.refunded; receipt and thank-you flags their own types. */
-async function donationEvents(e: RecordedEvent, _h: AsOf, before: RecordState, after: RecordState): Promise<Mapped[] | null> {
-  switch (e.type) {
-    case `${DONATION}Created`:
-      return after.fields.FkRefundedDonation != null ? [{ type: 'donation.refunded', data: P.donationData(after, e, 'created') }] : null;
-    case `${DONATION}Receipted`:
-      return before.fields.IsReceipted === true ? [] : [{ type: 'donation.receipted', data: P.donationData(after, e, 'updated') }];
-    case `${DONATION}Thanked`:
-      return before.fields.IsThanked === true ? [] : [{ type: 'donation.thanked', data: P.donationData(after, e, 'updated') }];
-    case `${DONATION}Refunded`:
-      return []; // the refund donation's own event carries it
-    default:
-      return null;
-  }
-}
-
-/** decisions.md 7: event.updated only for these; event.created only once a title exists. */
-export const EVENT_UPDATE_FIELDS = [
-  'StartDate', 'EndDate', 'StartTime', 'EndTime', 'FkTimeZone',
-  'EventLocation', 'EventLocationAddress', 'EventLocationCity', 'EventLocationState', 'EventLocationZipCode',
-  'ContactName', 'ContactEmail', 'ContactPhone', 'MaxGuests', 'FkStatus', 'FkEventType',
-];
-
-/**
- * The event as its reads show it: the record plus the public-form flags (IsPublic,
- * IsTicketSales) that its creation applies, so payloads carry every API field (spec 6.2).
- */
-const eventPayloadEvolver: Evolver<RecordState, EventEvent> = {
-  initial: eventEvolver.initial,
-  evolve: (s, e) => {
-    if (e.type !== FORM_DEFAULTS_APPLIED) return eventEvolver.evolve(s, e);
-    return { ...s, fields: { ...s.fields, ...formReadValues(e.data.defaults) } };
-  },
-};
-
-/** What the in-app Add Event appends with EventCreated: the same change, so event.created shows its result. */
-const creationPart = (e: RecordedEvent) => e.type === TEMPLATES_SEEDED || e.type === FORM_DEFAULTS_APPLIED;
-
-const eventMapper: Mapper = async (e, h) => {
-  if (!e.type.startsWith(EVENT)) return [];
-  const { before, after } = await h.around(e, eventPayloadEvolver, e.type === `${EVENT}Created` ? creationPart : undefined);
-  if (e.type === `${EVENT}Deleted`)
-    // Cleaning up an untitled placeholder is not an event anyone heard of.
-    return titled(before) && !before.deleted ? [{ type: 'event.deleted', data: await P.eventData(h, before, e, 'deleted') }] : [];
-  if (!titled(after) || after.deleted) return [];
-  if (!titled(before)) return [{ type: 'event.created', data: await P.eventData(h, after, e, 'created') }];
-  const changed = EVENT_UPDATE_FIELDS.some((f) => (before.fields[f] ?? null) !== (after.fields[f] ?? null));
-  return changed ? [{ type: 'event.updated', data: await P.eventData(h, after, e, 'updated') }] : [];
-};
-
-const recurringMapper: Mapper = async (e, h) => {
-  const { before, after } = await h.around(e, recurringGiftEvolver);
-  if (e.type === `${RECURRING_GIFT}Created`) return [{ type: 'donation.recurring_started', data: P.recurringGiftData(after, e, 'created') }];
-  if (e.type === `${RECURRING_GIFT}Canceled` && !(before as RecurringGiftState).canceledAt)
-    return [{ type: 'donation.recurring_canceled', data: P.recurringGiftData(after, e, 'updated') }];
-  return [];
-};
-
-/** Mappers by stream category. */
-const MAPPERS: Record<string, Mapper> = {
-  constituent: recordMapper('constituent', 'Constituent', constituentEvolver, (_h, s, e, st) => P.constituentData(s, e, st)),
-  volunteer: recordMapper('volunteer', VOLUNTEER, volunteerEvolver, P.volunteerData),
-  volunteer_task: recordMapper('volunteer_task', TASK, taskEvolver, P.taskData, taskPersonEvents),
-  donation: recordMapper('donation', DONATION, donationEvolver, (_h, s, e, st) => P.donationData(s, e, st), donationEvents),
-  recurring_gift: recurringMapper,
-  event: eventMapper,
+const MAPPERS: { [C in Firing]: Mapper<C> } = {
+  constituent: mapper({ evolver: constituentEvolver, rules: constituentWebhooks, data: (_h, s, e, type) => P.constituentData(s, e, P.STAMPS[type]) }),
+  volunteer: mapper({ evolver: volunteerEvolver, rules: volunteerWebhooks, data: (h, s, e, type) => P.volunteerData(h, s, e, P.STAMPS[type]) }),
+  volunteer_task: mapper({
+    evolver: taskEvolver,
+    rules: taskWebhooks,
+    // A person-event fires only its person webhook (spec 6.4), whose data names the volunteer the event does.
+    data: (h, s, e, type) =>
+      e.type === ASSIGNED || e.type === UNASSIGNED ? P.taskPersonData(h, s, e.data.volunteerId, e) : P.taskData(h, s, e, P.STAMPS[type]),
+  }),
+  donation: mapper({ evolver: donationEvolver, rules: donationWebhooks, data: (_h, s, e, type) => P.donationData(s, e, P.STAMPS[type]) }),
+  recurring_gift: mapper({ evolver: recurringGiftEvolver, rules: recurringGiftWebhooks, data: (_h, s, e, type) => P.recurringGiftData(s, e, P.STAMPS[type]) }),
+  event: mapper({ evolver: eventWebhookEvolver, rules: eventWebhooks, data: (h, s, e, type) => P.eventData(h, s, e, P.STAMPS[type]), together: appendedWith }),
 };
 
 export const categoryOf = (stream: string) => stream.slice(0, Math.max(0, stream.lastIndexOf('-')));
 
+const fires = (category: string): category is Firing => Object.hasOwn(MAPPERS, category);
+
 /** The webhook types of each category start with this (recurring gifts fire donation types). */
-const RESOURCE_OF: Record<string, string> = {
+const RESOURCE_OF: Record<Firing, string> = {
   constituent: 'constituent.',
   volunteer: 'volunteer.',
   volunteer_task: 'volunteer_task.',
@@ -144,15 +86,20 @@ const RESOURCE_OF: Record<string, string> = {
 
 /** Whether an endpoint subscribed to `events` can receive anything a category's events fire. */
 export function canReceive(category: string, events: readonly string[]): boolean {
+  if (!fires(category)) return false;
   const resource = RESOURCE_OF[category];
-  return resource !== undefined && events.some((t) => t === '*' || t.startsWith(resource));
+  return events.some((t) => t === '*' || t.startsWith(resource));
 }
 
 /** Whether a log event could fire a webhook at all (cheap; no reads). */
-export const mayFire = (e: RecordedEvent) => Boolean(e.metadata?.team) && categoryOf(e.stream) in MAPPERS;
+export const mayFire = (e: RecordedEvent) => Boolean(e.metadata?.team) && fires(categoryOf(e.stream));
 
 /** The webhooks a domain event fires, with their payloads as of that event. */
-export async function mapEvent(e: RecordedEvent, h: AsOf): Promise<Mapped[]> {
-  const mapper = MAPPERS[categoryOf(e.stream)];
-  return mapper ? mapper(e, h) : [];
+export async function mapEvent(e: LoggedEvent, h: AsOf): Promise<Mapped[]> {
+  const category = categoryOf(e.stream);
+  return fires(category) ? mapIn(category, e, h) : [];
 }
+
+/** The category's mapper, given the event narrowed to the category's union. */
+const mapIn = <C extends Firing>(category: C, e: LoggedEvent, h: AsOf): Promise<Mapped[]> =>
+  inCategory(e, category) ? MAPPERS[category](e, h) : Promise.resolve([]);

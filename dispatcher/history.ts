@@ -1,4 +1,4 @@
-import type { DomainEvent, Evolver } from '../domain/shared/events.js';
+import type { Evolver } from '../domain/shared/events.js';
 import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
 import { type EventLog } from '../eventlog/port.js';
 
@@ -30,7 +30,7 @@ export class AsOf {
     let s = evolver.initial();
     for (const e of await this.read(stream)) {
       if (comparePositions(e.position, this.position) > 0) break;
-      s = evolver.evolve(s, e as DomainEvent);
+      s = evolver.evolve(s, e);
     }
     return s;
   }
@@ -44,11 +44,11 @@ export class AsOf {
     const stream = await this.read(event.stream);
     let before = evolver.initial();
     let i = 0;
-    for (; i < stream.length && stream[i].revision < event.revision; i++) before = evolver.evolve(before, stream[i] as DomainEvent);
-    let after = evolver.evolve(before, event as DomainEvent);
+    for (; i < stream.length && stream[i].revision < event.revision; i++) before = evolver.evolve(before, stream[i]);
+    let after = evolver.evolve(before, event);
     if (companions) {
       for (let j = i + 1; j < stream.length && stream[j].revision > event.revision && companions(stream[j]); j++)
-        after = evolver.evolve(after, stream[j] as DomainEvent);
+        after = evolver.evolve(after, stream[j]);
     }
     return { before, after };
   }

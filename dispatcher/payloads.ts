@@ -1,10 +1,10 @@
 import type { Evolver } from '../domain/shared/events.js';
-import type { RecordedEvent } from '../domain/shared/events.js';
+import { type RecordedEvent, unknownEvent } from '../domain/shared/events.js';
 import { CONSTITUENT_FIELDS } from '../domain/constituent/rules.js';
 import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
 import { DONATION_PUBLIC } from '../domain/donation/rules.js';
 import { EVENT_READ_FIELDS } from '../domain/event/creation.js';
-import { lookupStream } from '../domain/lookup/events.js';
+import { type LookupEvent, lookupStream } from '../domain/lookup/events.js';
 import { RECURRING_GIFT_PUBLIC } from '../domain/recurring-gift/decide.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { RecordState } from '../domain/shared/record.js';
@@ -13,6 +13,7 @@ import { taskGroupEvolver, taskGroupStream } from '../domain/task-group/events.j
 import { numberOfHours, TASK_FIELDS } from '../domain/volunteer-task/rules.js';
 import { VOLUNTEER_FIELDS } from '../domain/volunteer/rules.js';
 import { volunteerEvolver, volunteerStream } from '../domain/volunteer/events.js';
+import type { WebhookType } from '../domain/webhook-endpoint/types.js';
 import type { AsOf } from './history.js';
 
 /**
@@ -23,6 +24,36 @@ import type { AsOf } from './history.js';
 export const utc = (iso: string | null) => (iso ? formatDateTime(new Date(iso)) : null);
 
 export type Stamp = 'created' | 'updated' | 'deleted';
+
+/**
+ * What each type's data is stamped as. The task person-events have spec 6.4's own shape
+ * (taskPersonData, with EventUtc): their entries are unused.
+ */
+export const STAMPS: Record<WebhookType, Stamp> = {
+  'constituent.created': 'created',
+  'constituent.updated': 'updated',
+  'constituent.deleted': 'deleted',
+  'volunteer.created': 'created',
+  'volunteer.updated': 'updated',
+  'volunteer.deleted': 'deleted',
+  'volunteer_task.created': 'created',
+  'volunteer_task.updated': 'updated',
+  'volunteer_task.deleted': 'deleted',
+  'volunteer_task.signed_up': 'updated',
+  'volunteer_task.canceled': 'updated',
+  'volunteer_task.unassigned': 'updated',
+  'donation.created': 'created',
+  'donation.updated': 'updated',
+  'donation.deleted': 'deleted',
+  'donation.refunded': 'created', // the refund is a donation of its own, created
+  'donation.receipted': 'updated',
+  'donation.thanked': 'updated',
+  'donation.recurring_started': 'created',
+  'donation.recurring_canceled': 'updated',
+  'event.created': 'created',
+  'event.updated': 'updated',
+  'event.deleted': 'deleted',
+};
 
 export function recordData(idField: string, s: RecordState, fields: readonly string[], event: RecordedEvent, stamp: Stamp, extra: Values = {}): Values {
   const out: Values = { [idField]: s.id, FkTeam: s.team };
@@ -42,12 +73,22 @@ const FIELD_LISTS = {
   recurringGift: RECURRING_GIFT_PUBLIC,
 };
 
+/** A team's lookup names by `list:id`. */
+const lookupNamesEvolver: Evolver<Map<string, string>, LookupEvent> = {
+  initial: () => new Map(),
+  evolve(m, e) {
+    switch (e.type) {
+      case 'LookupAdded':
+        return new Map(m).set(`${e.data.list}:${e.data.id}`, e.data.name);
+      default:
+        return unknownEvent(e.type, m);
+    }
+  },
+};
+
 /** A team's lookup names by list and id, as of the event. */
 async function lookupNames(h: AsOf, team: number): Promise<(list: string, id: unknown) => string | null> {
-  const names = await h.state<Map<string, string>>(lookupStream(team), {
-    initial: () => new Map(),
-    evolve: (m, e) => (e.type === 'LookupAdded' ? new Map(m).set(`${e.data.list}:${e.data.id}`, e.data.name as string) : m),
-  });
+  const names = await h.state(lookupStream(team), lookupNamesEvolver);
   return (list, id) => (id == null ? null : (names.get(`${list}:${id}`) ?? null));
 }
 

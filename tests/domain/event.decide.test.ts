@@ -3,7 +3,7 @@ import type { DomainEvent } from '../../domain/shared/events.js';
 import { DEFAULT_NOTIFICATION_TEMPLATES, DEFAULT_PUBLIC_FORM } from '../../domain/event/creation.js';
 import { decideCreate, decideGeography, decideUpdate } from '../../domain/event/decide.js';
 import { eventEvolver, type EventState } from '../../domain/event/events.js';
-import { given as decider } from '../support/decider.js';
+import { given as decider, NO_FIELD } from '../support/decider.js';
 
 const TEAM = 7;
 
@@ -64,10 +64,10 @@ describe('updating an event', () => {
   });
 
   it('is not_found for a missing, deleted or other team event, and record_protected when locked', () => {
-    given().when(update({ Theme: 'x' })).thenFails('not_found');
-    given(past, { type: 'EventDeleted', data: { id: 1 } }).when(update({ Theme: 'x' })).thenFails('not_found');
-    given(past).when(update({ Theme: 'x' }, TEAM + 1)).thenFails('not_found');
-    given(past, { type: 'EventLocked', data: { id: 1 } }).when(update({ Theme: 'x' })).thenFails('record_protected');
+    given().when(update({ Theme: 'x' })).thenFails('not_found', NO_FIELD);
+    given(past, { type: 'EventDeleted', data: { id: 1 } }).when(update({ Theme: 'x' })).thenFails('not_found', NO_FIELD);
+    given(past).when(update({ Theme: 'x' }, TEAM + 1)).thenFails('not_found', NO_FIELD);
+    given(past, { type: 'EventLocked', data: { id: 1 } }).when(update({ Theme: 'x' })).thenFails('record_protected', NO_FIELD);
     given(past, { type: 'EventLocked', data: { id: 1 } }, { type: 'EventUnlocked', data: { id: 1 } })
       .when(update({ Theme: 'x' }))
       .then([{ type: 'EventUpdated', data: { id: 1, changes: { Theme: 'x' } } }]);

@@ -1,0 +1,21 @@
+import { unknownEvent } from '../shared/events.js';
+import { changedRecord, deletedRecord, type Fires, NONE, recordWebhooks } from '../shared/webhooks.js';
+import type { ConstituentEvent, ConstituentState } from './events.js';
+
+const CONSTITUENT = recordWebhooks('constituent.created', 'constituent.updated', 'constituent.deleted');
+
+/** Spec 6.2: the common record rule (domain/shared/webhooks.ts). */
+export function constituentWebhooks(e: ConstituentEvent, before: ConstituentState, after: ConstituentState): Fires {
+  switch (e.type) {
+    case 'ConstituentCreated':
+      return CONSTITUENT.created;
+    case 'ConstituentDeleted':
+      return deletedRecord(CONSTITUENT, before);
+    case 'ConstituentUpdated':
+    case 'ConstituentLocked':
+    case 'ConstituentUnlocked':
+      return changedRecord(CONSTITUENT, before, after);
+    default:
+      return unknownEvent(e, NONE);
+  }
+}
