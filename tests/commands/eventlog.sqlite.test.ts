@@ -222,7 +222,7 @@ describe('a process that only appends and closes', () => {
     // Nothing else keeps this process's event loop alive: were the writer thread let go before
     // it exits, the process would end inside close(), without printing.
     const build = await buildService();
-    const sqlite = pathToFileURL(path.join(path.dirname(build.server), '..', 'commands', 'eventlog', 'sqlite.js')).href;
+    const sqlite = pathToFileURL(path.join(path.dirname(build.server), '..', 'eventlog', 'sqlite.js')).href;
     const file = tempFile();
     const script = `
       const { SqliteEventLog } = await import(${JSON.stringify(sqlite)});
