@@ -11,10 +11,12 @@ COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY domain ./domain
+COPY eventlog ./eventlog
 COPY commands ./commands
 COPY projections ./projections
 COPY api ./api
 COPY dispatcher ./dispatcher
+COPY runtime ./runtime
 COPY bench ./bench
 RUN npx tsc -p tsconfig.build.json \
  && npm prune --omit=dev
