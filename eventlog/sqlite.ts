@@ -1,7 +1,9 @@
 import Database from 'better-sqlite3';
 import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, type SubscribeOptions, type Subscription, WrongExpectedRevision } from './port.js';
 import { type Position, type RecordedEvent } from '../domain/shared/events.js';
-import { COMMITS, type Committer, FOREIGN_UP_TO, makeCommitter, newMarks, type Outcome, OWN_LAST, type WireAppend, WriterThread } from './sqlite-writer.js';
+import { COMMITS, type Committer, FOREIGN_UP_TO, makeCommitter, newMarks, OWN_LAST } from './sqlite-committer.js';
+import type { Outcome, WireAppend } from './sqlite-wire.js';
+import { WriterThread } from './sqlite-writer.js';
 
 interface Pending {
   /** The events serialised when the append is accepted, so one that cannot be fails alone, not its batch. */
