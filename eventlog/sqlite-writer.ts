@@ -12,19 +12,12 @@ export { decodeBatch, decodeOutcomes, encodeBatch, encodeOutcomes, type Outcome,
 const THREAD_PROGRAM = new URL('./sqlite-writer-thread.js', import.meta.url);
 
 /**
- * The parent's Node options without --input-type, which Node refuses for a worker started from a
- * file (ERR_INPUT_TYPE_NOT_ALLOWED), as it would inherit it from a process started with
- * `node --input-type=module -e …`.
+ * The thread's Node options: the parent's, inherited as Node does by default, except in a process
+ * started from string input (`node --input-type=module -e …`): Node refuses --input-type for a
+ * worker started from a file (ERR_INPUT_TYPE_NOT_ALLOWED), and a list given instead may hold no
+ * V8 or process-wide option (--expose-gc, say), so that thread starts with none.
  */
-function threadExecArgv(): string[] {
-  const args: string[] = [];
-  for (let i = 0; i < process.execArgv.length; i++) {
-    const a = process.execArgv[i];
-    if (a === '--input-type') i++;
-    else if (!a.startsWith('--input-type=')) args.push(a);
-  }
-  return args;
-}
+const THREAD_EXEC_ARGV = process.execArgv.some((a) => a.startsWith('--input-type')) ? [] : undefined;
 
 /**
  * The main thread's side of the writer thread: sends a batch, resolves with its outcomes. The
@@ -40,7 +33,7 @@ export class WriterThread {
   private readonly exited: Promise<void>;
 
   constructor(file: string, marks: BigInt64Array) {
-    this.worker = new Worker(THREAD_PROGRAM, { workerData: { file, marks: marks.buffer }, name: 'turnout-log-writer', execArgv: threadExecArgv() });
+    this.worker = new Worker(THREAD_PROGRAM, { workerData: { file, marks: marks.buffer }, name: 'turnout-log-writer', execArgv: THREAD_EXEC_ARGV });
     this.worker.unref();
     this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.on('message', (answers: WriterAnswer[]) => {
