@@ -37,7 +37,7 @@ export interface DeliveryLog {
 const publicRow = ({ endpointId: _e, ...rest }: Delivery) => rest;
 export { publicRow as deliveryView };
 
-/** Embedded: a table in the event log's SQLite file, so the log survives restarts. */
+/** Embedded: a table in the webhook database (a file, unless in memory), so the log survives restarts. */
 export class SqliteDeliveryLog implements DeliveryLog {
   private readonly stmt;
   constructor(private readonly db: Database.Database) {

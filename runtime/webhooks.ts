@@ -16,7 +16,11 @@ import { type LeasedWork, LeaseKeeper } from '../projections/lease.js';
 
 /**
  * The embedded SQLite database for webhook state: the event log's own file when the log is
- * embedded, else `webhooks.sqlite` in the data directory.
+ * embedded, else `webhooks.sqlite` in the data directory. The log's file keeps the delivery queue,
+ * its checkpoint and the delivery log where existing data directories have them, in the one file
+ * to back up; the dispatcher's bookkeeping there waits (without blocking the event loop) for the
+ * log's writer thread to hold no batch, so neither waits for the other's write lock. Only this
+ * composition root knows the log is SQLite: the dispatcher is given the file and a wait.
  */
 export function openWebhookDb(config: Config, log: EventLog): Database.Database {
   if (log instanceof SqliteEventLog) {

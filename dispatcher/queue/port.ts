@@ -2,7 +2,7 @@ import type { Position } from '../../domain/shared/events.js';
 
 /**
  * The durable delivery queue: one task per (event, webhook type, endpoint), at least once.
- * Adapters: sqlite.ts (embedded, in the event log's file) and nats.ts (JetStream work queue).
+ * Adapters: sqlite.ts (embedded, a table in the webhook database) and nats.ts (JetStream work queue).
  * They hold no business rules: the worker decides retries and abandonment.
  */
 export interface DeliveryTask {

@@ -8,13 +8,13 @@ import type Database from 'better-sqlite3';
  * These commits skip the fsync (synchronous=NORMAL: in WAL mode they survive a process crash, and
  * a power cut can only lose the last few). Delivery is at least once, so that loses nothing: a
  * lost completion is an attempt made again, a lost enqueue (and its checkpoint, in the same
- * transaction) is replayed from the log. The event log's appends keep synchronous=FULL: they commit
- * on the log's writer thread, with its own connection (or, committing in place, on this one, with
- * the setting restored before anything else can commit).
+ * transaction) is replayed from the log. Only these transactions run without the fsync: the
+ * connection's own setting is restored right after, before anything else can commit on it
+ * (whatever else keeps its tables in the same database keeps its own durability).
  *
- * When the log's writer thread shares the file, a batch waits until that thread holds no batch
- * (see shareFileWith): SQLite would otherwise wait for its write lock in the busy handler, which
- * sleeps whole milliseconds with the event loop blocked.
+ * When another writer in this process commits to the same file from a thread of its own, a batch
+ * waits until that writer holds no write lock (see shareFileWith): SQLite would otherwise wait for
+ * the lock in its busy handler, which sleeps whole milliseconds with the event loop blocked.
  */
 export class SqliteBatcher {
   private pending: Array<{ fn: () => void; resolve: () => void; reject: (e: unknown) => void }> = [];
@@ -34,8 +34,8 @@ export class SqliteBatcher {
 
   private async flushWhenClear(): Promise<void> {
     const clear = writers.get(this.db);
-    // Resolved in a microtask once the writer thread's last batch is answered, before the log
-    // sends another (it sends on the next turn): this transaction then has the lock to itself.
+    // The other writer promises to take the lock again no sooner than the next turn of the event
+    // loop (see shareFileWith): this transaction, begun in the same turn, has it to itself.
     if (clear) await clear();
     this.flush();
   }
@@ -76,8 +76,10 @@ const batchers = new WeakMap<Database.Database, SqliteBatcher>();
 const writers = new WeakMap<Database.Database, () => Promise<void>>();
 
 /**
- * Another writer in this process commits to the same file on a thread of its own (the event
- * log's writer thread); `idle` resolves when it holds no batch. Batches on `db` wait for that.
+ * Another writer in this process commits to the same file as `db` on a thread of its own (the
+ * composition root passes the embedded event log's). `idle` resolves, in a microtask, once that
+ * writer holds no write lock, and it takes the lock again no sooner than the next turn of the event
+ * loop. Batches on `db` wait for that, then commit at once.
  */
 export function shareFileWith(db: Database.Database, idle: () => Promise<void>): void {
   writers.set(db, idle);

@@ -1,0 +1,49 @@
+import Database from 'better-sqlite3';
+import type { RecordedEvent } from '../domain/shared/events.js';
+
+/** A row of the events table, integers read as bigints (safeIntegers) or numbers. */
+export interface Row {
+  position: number | bigint;
+  stream: string;
+  revision: number | bigint;
+  type: string;
+  data: string;
+  metadata: string;
+}
+
+/**
+ * Opens (and on first use creates) the log's file on this thread: WAL, so reads never wait for
+ * the writer, and synchronous=FULL, so whatever commits on this connection is durable when
+ * acknowledged. The writer thread opens its own connection with the same settings.
+ */
+export function openLogFile(file: string): Database.Database {
+  const db = new Database(file);
+  db.defaultSafeIntegers(true);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('busy_timeout = 5000');
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS events (
+      position INTEGER PRIMARY KEY AUTOINCREMENT,
+      stream   TEXT NOT NULL,
+      revision INTEGER NOT NULL,
+      type     TEXT NOT NULL,
+      data     TEXT NOT NULL,
+      metadata TEXT NOT NULL,
+      UNIQUE (stream, revision)
+    );
+  `);
+  return db;
+}
+
+export function toRecorded(row: Row): RecordedEvent {
+  const position = BigInt(row.position);
+  return {
+    stream: row.stream,
+    revision: BigInt(row.revision),
+    position: { commit: position, prepare: position },
+    type: row.type,
+    data: JSON.parse(row.data),
+    metadata: JSON.parse(row.metadata),
+  };
+}

@@ -1,0 +1,36 @@
+import type { RecordedEvent } from '../domain/shared/events.js';
+
+/**
+ * The events this log committed last, oldest first: followers in this process take them from
+ * here instead of reading back (and parsing again) what was just written. Another process's rows
+ * are never here, so a follower that finds no next position here reads the file.
+ */
+export class RecentEvents {
+  private events: RecordedEvent[] = [];
+
+  remember(events: RecordedEvent[]): void {
+    this.events.push(...events);
+    if (this.events.length > 4096) this.events = this.events.slice(-2048);
+  }
+
+  /** The committed events right after `after`, consecutive, at most `max`, if this log wrote them; else null. */
+  after(after: bigint, max: number): RecordedEvent[] | null {
+    const r = this.events;
+    let lo = 0;
+    let hi = r.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (r[mid].position.commit <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo >= r.length || r[lo].position.commit !== after + 1n) return null;
+    const out = [r[lo]];
+    for (let i = lo + 1; i < r.length && out.length < max && r[i].position.commit === r[i - 1].position.commit + 1n; i++) out.push(r[i]);
+    return out;
+  }
+
+  /** Whether `event` is the last one this log committed. */
+  isLast(event: RecordedEvent): boolean {
+    return event === this.events[this.events.length - 1];
+  }
+}

@@ -1,0 +1,83 @@
+// @ts-check
+/*
+ * The SQLite event log's writer thread, started by WriterThread (sqlite-writer.ts) with
+ * `new Worker(new URL('./sqlite-writer-thread.js', import.meta.url))`. Plain JavaScript, typed by
+ * JSDoc and checked by tsc, so this very file runs from the sources under the test runner (which
+ * does not transform a worker's entry file) and, copied by tsc, from the build.
+ *
+ * It has its own connection to the file. Whatever batches arrived while it was committing go
+ * into its next transaction together, so the thread starts on them at once, without waiting for
+ * the event loop to collect them, and one fsync serves them all.
+ */
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import { makeCommitter } from './sqlite-committer.js';
+import { decodeBatch, encodeOutcomes } from './sqlite-wire.js';
+/** @import { WireAppend, WriterAnswer, WriterRequest } from './sqlite-wire.js' */
+
+if (!parentPort) throw new Error('sqlite-writer-thread.js runs as a worker thread of the event log');
+const port = parentPort;
+const { file, marks } = /** @type {{ file: string; marks: SharedArrayBuffer }} */ (workerData);
+
+const db = new Database(file);
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = FULL');
+db.pragma('busy_timeout = 5000');
+const commit = makeCommitter(db, new BigInt64Array(marks));
+
+/** @param {unknown} err */
+const failure = (err) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Commits the batches collected so far in one transaction and answers each with its own outcomes.
+ * @param {Array<{ id: number; batch: WireAppend[] }>} batches
+ * @param {WriterAnswer[]} answers
+ */
+function commitTogether(batches, answers) {
+  if (batches.length === 0) return;
+  try {
+    const outcomes = commit(batches.flatMap((b) => b.batch));
+    let at = 0;
+    for (const b of batches) {
+      answers.push({ id: b.id, outcomes: encodeOutcomes(outcomes.slice(at, at + b.batch.length)) });
+      at += b.batch.length;
+    }
+  } catch (err) {
+    for (const b of batches) answers.push({ id: b.id, failed: failure(err) });
+  }
+  batches.length = 0;
+}
+
+port.on('message', (/** @type {WriterRequest} */ first) => {
+  /** @type {WriterRequest[]} */
+  const requests = [first];
+  for (let next = receiveMessageOnPort(port); next; next = receiveMessageOnPort(port)) requests.push(next.message);
+  /** @type {WriterAnswer[]} */
+  const answers = [];
+  /** @type {Array<{ id: number; batch: WireAppend[] }>} */
+  const batches = [];
+  for (const r of requests) {
+    if ('batch' in r) {
+      batches.push({ id: r.id, batch: decodeBatch(r.batch) });
+      continue;
+    }
+    // Anything else is answered in order, after the batches sent before it.
+    commitTogether(batches, answers);
+    if ('settings' in r) {
+      try {
+        /** @param {string} name */
+        const pragma = (name) => String(db.pragma(name, { simple: true }));
+        answers.push({ id: r.id, settings: { journalMode: pragma('journal_mode'), synchronous: Number(pragma('synchronous')) } });
+      } catch (err) {
+        answers.push({ id: r.id, failed: failure(err) });
+      }
+    } else {
+      port.postMessage(answers);
+      db.close();
+      port.close();
+      return;
+    }
+  }
+  commitTogether(batches, answers);
+  port.postMessage(answers);
+});
