@@ -55,6 +55,16 @@ module.exports = {
         to: { path: anyOf(FOLDERS.filter((f) => f !== 'api')), pathNot: anyOf(allowed) },
       })),
     {
+      name: 'log-through-its-port',
+      severity: 'error',
+      comment:
+        'Projectors, commands and the dispatcher use the event log through its port (port.ts, and ' +
+        'load.ts and follower.ts, written against it); only the composition root (runtime/), and ' +
+        'the harnesses, choose and open an adapter (sqlite*, esdb).',
+      from: { path: '^(projections|commands|dispatcher)/' },
+      to: { path: '^eventlog/', pathNot: '^eventlog/(port|load|follower)[.]ts$' },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       comment:

@@ -50,20 +50,23 @@ describe('the layers', () => {
       'commands/handle.ts': "import { route } from '../api/route.js';\nexport const handle = () => route;\n",
       'api/route.ts': "import { handle } from '../commands/handle.js';\nexport const route = () => handle;\n",
       'tests/route.test.ts': "import { route } from '../api/route.js';\nexport const tested = route;\n",
+      'eventlog/sqlite.ts': "export const open = () => 'file';\n",
+      'dispatcher/follow.ts': "import { open } from '../eventlog/sqlite.js';\nimport type { Position } from '../eventlog/port.js';\nexport const follow = (p: Position) => [open, p];\n",
     };
     for (const [file, text] of Object.entries(files)) {
       mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
       writeFileSync(path.join(dir, file), text);
     }
 
-    it('report a type-only import, a dynamic import, a builtin in domain/, an import of api/ and a cycle', async () => {
-      const result = await cruiseWithRules(dir, ['domain', 'eventlog', 'commands', 'api', 'tests'], path.join(dir, 'tsconfig.json'));
+    it('report a type-only import, a dynamic import, a builtin in domain/, an import of api/, a cycle and a log adapter used past its port', async () => {
+      const result = await cruiseWithRules(dir, ['domain', 'eventlog', 'commands', 'dispatcher', 'api', 'tests'], path.join(dir, 'tsconfig.json'));
       expect(result.summary.violations.map(describeViolation).sort()).toEqual([
         'eventlog-imports-only-domain: eventlog/port.ts -> commands/handle.ts',
         'domain-is-pure: domain/builtin.ts -> crypto',
         'domain-is-pure: domain/type-only.ts -> eventlog/port.ts',
         'no-circular: api/route.ts -> commands/handle.ts -> api/route.ts',
         'not-to-api: commands/handle.ts -> api/route.ts',
+        'log-through-its-port: dispatcher/follow.ts -> eventlog/sqlite.ts',
       ].sort());
     });
   });
