@@ -2,6 +2,7 @@ import { DomainError } from '../domain/shared/errors.js';
 import type { DomainEvent } from '../domain/shared/events.js';
 import { metadataOf, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
+import { lastEvent } from '../eventlog/load.js';
 import { NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 import { type RecordedEvent } from '../domain/shared/events.js';
 
@@ -29,7 +30,7 @@ export interface CreateOnce<T> {
  */
 export async function createOnce<T>(deps: CommandDeps, ctx: WriteContext, o: CreateOnce<T>): Promise<T> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const last = (await deps.log.readStream(o.stream)).at(-1);
+    const last = await lastEvent(deps.log, o.stream);
     const resolved = await o.resolve(last);
     if (resolved !== null) return resolved;
     o.beforeCreate?.();

@@ -1,3 +1,4 @@
+import { lastEvent } from '../eventlog/load.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 
 /**
@@ -38,10 +39,11 @@ export class IdAllocator {
   private async reserve(kind: string): Promise<void> {
     const stream = IdAllocator.stream(kind);
     for (;;) {
-      // Read the stream only when this process does not know its tail, or lost a race for it.
+      // Read the stream's last event only when this process does not know its tail, or lost a
+      // race for it: the stream grows by one event per block, so reading it whole would not scale.
       let tail = this.tails.get(kind);
       if (!tail) {
-        const last = (await this.log.readStream(stream)).at(-1);
+        const last = await lastEvent(this.log, stream);
         if (last) this.tails.set(kind, (tail = { revision: last.revision, to: last.data.to as number }));
       }
       const from = tail ? tail.to + 1 : 1;
