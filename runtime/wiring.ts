@@ -76,7 +76,8 @@ export async function openRuntime(config: Config, hooks: { onProjectionError?: (
   // Delivery attempts are logged in the shared read store (MongoDB) when there is one, so every
   // API process sees them; else in an embedded SQLite file, which survives restarts.
   const webhookDb = config.mongoUrl ? null : openWebhookDb(config, log);
-  const deliveries = webhookDb ? new SqliteDeliveryLog(webhookDb) : new StoreDeliveryLog(rawStore);
+  const retention = { retentionDays: config.deliveryLogDays };
+  const deliveries = webhookDb ? new SqliteDeliveryLog(webhookDb, retention) : new StoreDeliveryLog(rawStore, retention);
 
   const services: Services = {
     log,

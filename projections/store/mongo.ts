@@ -47,7 +47,23 @@ export class MongoReadStore implements ReadStore {
       { key: idKey, unique: true },
       ...others.map((fields) => ({ key: Object.fromEntries(fields.map((f) => [fieldName(f), 1 as const])) })),
     ]);
+    if (def.expireAfter) await this.expireAfter(def.name, fieldName(def.expireAfter.field), def.expireAfter.seconds);
     this.defs.set(def.name, def);
+  }
+
+  /**
+   * A TTL index (https://www.mongodb.com/docs/manual/core/index-ttl/): the server deletes a
+   * document once its Date field is older than expireAfterSeconds. A changed period cannot be
+   * given to createIndexes (IndexOptionsConflict, code 85): collMod changes it in place.
+   */
+  private async expireAfter(collection: string, field: string, seconds: number): Promise<void> {
+    const key = { [field]: 1 as const };
+    try {
+      await this.db.collection(collection).createIndex(key, { expireAfterSeconds: seconds });
+    } catch (err) {
+      if ((err as { code?: number }).code !== 85) throw err;
+      await this.db.command({ collMod: collection, index: { keyPattern: key, expireAfterSeconds: seconds } });
+    }
   }
 
   async get<T = Doc>(collection: string, id: number | string): Promise<T | null> {

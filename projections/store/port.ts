@@ -48,6 +48,12 @@ export interface CollectionDef {
   idField: string;
   /** Fields looked up by equality; each gets an index (with the team field first where it has one). */
   indexes?: string[][];
+  /**
+   * Documents expire once `field` (a Date) is older than `seconds`: a TTL index on MongoDB, whose
+   * monitor deletes them within about a minute. The memory store lives no longer than its
+   * process and ignores it.
+   */
+  expireAfter?: { field: string; seconds: number };
 }
 
 export interface ReadStore {
