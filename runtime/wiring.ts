@@ -9,6 +9,7 @@ import { ProjectionRunner } from '../projections/runner.js';
 import { MemoryReadStore } from '../projections/store/memory.js';
 import type { ReadStore } from '../projections/store/port.js';
 import type { Config } from './config.js';
+import { lockDataDir } from './datadir-lock.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb } from './webhooks.js';
@@ -41,6 +42,11 @@ async function openStore(config: Config): Promise<ReadStore> {
  */
 export async function openRuntime(config: Config, hooks: { onProjectionError?: (err: unknown) => void } = {}): Promise<Runtime> {
   const closers: Array<() => Promise<void> | void> = [];
+  // Without a shared queue (NATS), two processes on one data dir would both dispatch every webhook.
+  if (!config.natsUrl && config.dataDir !== ':memory:') {
+    const lock = lockDataDir(config.dataDir);
+    closers.push(() => lock.release());
+  }
   const log = await openLog(config);
   closers.push(() => log.close());
   const rawStore = await openStore(config);
