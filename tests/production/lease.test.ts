@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Lease, LeaseKeeper } from '../../projections/lease.js';
 import { MongoLease } from '../../projections/lease-mongo.js';
 import { NatsLease } from '../../projections/lease-nats.js';
+import { startMongo } from '../support/containers.js';
 import { startNats, type NatsServer, waitUntil } from '../support/nats.js';
 
 /** The lease contract, run against every lease store: open(name, ttlMs) gives one contender. */
@@ -67,10 +68,12 @@ leaseContract('NATS KV', async () => {
   };
 });
 
-// No MongoDB runs here; set TURNOUT_TEST_MONGO_URL (a throwaway database) to run the contract on it.
-const mongoUrl = process.env.TURNOUT_TEST_MONGO_URL;
+// On TURNOUT_TEST_MONGO_URL (a throwaway database) when set, else on a MongoDB container where Docker runs.
+const mongo = process.env.TURNOUT_TEST_MONGO_URL ? null : await startMongo('the lease contract');
+const mongoUrl = process.env.TURNOUT_TEST_MONGO_URL ?? mongo?.url;
+afterAll(async () => mongo?.stop());
 const run = Date.now();
-describe.skipIf(!mongoUrl)('with TURNOUT_TEST_MONGO_URL set', () =>
+describe.skipIf(!mongoUrl)('on MongoDB', () =>
   leaseContract('MongoDB', async () => {
     const opened: MongoLease[] = [];
     return {

@@ -63,6 +63,12 @@ const NATS_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
  * once its /healthz says JetStream is ready. Output is kept for the error when it fails to start.
  */
 export async function startNats(options: NatsOptions = {}): Promise<NatsServer> {
+  if (process.env.TURNOUT_NATS_CONTAINER === '1' && !options.config) {
+    const { dockerAvailable } = await import('./docker.js');
+    const docker = await dockerAvailable();
+    if (docker.ok) return startInContainer();
+    console.warn(`NATS from the local nats-server, not a container: no Docker engine reachable (${docker.reason})`);
+  }
   const [port, monitor] = [await freePort(), await freePort()];
   const storeDir = mkdtempSync(path.join(tmpdir(), 'turnout-nats-'));
   const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitor), '-sd', storeDir];
@@ -128,4 +134,14 @@ async function spawnNats(args: string[], monitorUrl: string): Promise<{ child: C
     throw err;
   }
   return { child, stop };
+}
+
+/** The same server in a container (npm run test:containers). An outage is the local binary's to play. */
+async function startInContainer(): Promise<NatsServer> {
+  const { startNatsContainer } = await import('./containers.js');
+  const { container, url, port, monitorUrl } = await startNatsContainer();
+  const unsupported = async () => {
+    throw new Error('halt/resume need the local nats-server (a restarted container maps new ports)');
+  };
+  return { url, port, monitorUrl, storeDir: '', process: null as unknown as ChildProcess, halt: unsupported, resume: unsupported, stop: () => container.stop().then(() => undefined) };
 }
