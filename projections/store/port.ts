@@ -54,6 +54,12 @@ export interface CollectionDef {
    * process and ignores it.
    */
   expireAfter?: { field: string; seconds: number };
+  /**
+   * The fields `contains` searches, where the store keeps an index for substrings (MongoDB's
+   * n-grams, mongo-search.ts). Unset: every string field. A field left out is still searched,
+   * by reading every document the rest of the filter leaves.
+   */
+  search?: string[];
 }
 
 export interface ReadStore {

@@ -7,6 +7,7 @@ function scriptedDb(options: { ttlConflict?: boolean } = {}) {
   const calls: Array<{ call: string; collection?: string; args: unknown[] }> = [];
   const db = {
     collection: (collection: string) => ({
+      find: () => (async function* () {})(),
       createIndexes: async (...args: unknown[]) => void calls.push({ call: 'createIndexes', collection, args }),
       createIndex: async (...args: unknown[]) => {
         calls.push({ call: 'createIndex', collection, args });
