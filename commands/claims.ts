@@ -2,6 +2,7 @@ import { type EventsByCategory, fromLog, inCategory, type LoggedEvent } from '..
 import { DomainError } from '../domain/shared/errors.js';
 import { metadataOf, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
+import { lastEvent } from '../eventlog/load.js';
 import { NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 
 /** The stream categories that hold claims, one stream per unique key. */
@@ -32,7 +33,7 @@ export interface CreateOnce<T, C extends ClaimCategory> {
  */
 export async function createOnce<T, C extends ClaimCategory>(deps: CommandDeps, ctx: WriteContext, o: CreateOnce<T, C>): Promise<T> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const tail = (await deps.log.readStream(o.stream)).at(-1);
+    const tail = await lastEvent(deps.log, o.stream);
     const last = tail && fromLog(tail);
     const resolved = await o.resolve(last && inCategory(last, o.category) ? last : undefined);
     if (resolved !== null) return resolved;

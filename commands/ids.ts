@@ -1,4 +1,5 @@
 import { fromLog, type IdBlockReserved, inCategory } from '../domain/events.js';
+import { lastEvent } from '../eventlog/load.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 
 /**
@@ -39,10 +40,11 @@ export class IdAllocator {
   private async reserve(kind: string): Promise<void> {
     const stream = IdAllocator.stream(kind);
     for (;;) {
-      // Read the stream only when this process does not know its tail, or lost a race for it.
+      // Read the stream's last event only when this process does not know its tail, or lost a
+      // race for it: the stream grows by one event per block, so reading it whole would not scale.
       let tail = this.tails.get(kind);
       if (!tail) {
-        const raw = (await this.log.readStream(stream)).at(-1);
+        const raw = await lastEvent(this.log, stream);
         const last = raw && fromLog(raw);
         if (last && inCategory(last, 'ids')) this.tails.set(kind, (tail = { revision: last.revision, to: last.data.to }));
       }

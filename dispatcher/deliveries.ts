@@ -37,54 +37,109 @@ export interface DeliveryLog {
 const publicRow = ({ endpointId: _e, ...rest }: Delivery) => rest;
 export { publicRow as deliveryView };
 
-/** Embedded: a table in the webhook database (a file, unless in memory), so the log survives restarts. */
+export interface RetentionOptions {
+  /** Rows are kept this many days after their last write (TURNOUT_DELIVERY_LOG_DAYS). */
+  retentionDays?: number;
+  /** The clock, for tests. */
+  now?: () => number;
+}
+
+const DAY_MS = 86_400_000;
+/** How often the embedded log looks for expired rows, and how many it deletes in one transaction. */
+const PRUNE_EVERY_MS = 10 * 60_000;
+const PRUNE_BATCH = 5_000;
+
+/**
+ * Embedded: a table in the event log's SQLite file, so the log survives restarts. Expired rows
+ * are pruned by the writes themselves (at most every ten minutes, a bounded batch each time), so
+ * no timer has to be stopped, and a log nobody writes to does not grow.
+ */
 export class SqliteDeliveryLog implements DeliveryLog {
   private readonly stmt;
-  constructor(private readonly db: Database.Database) {
+  private readonly retentionMs: number;
+  private readonly now: () => number;
+  private prunedAt = -Infinity;
+
+  constructor(
+    private readonly db: Database.Database,
+    options: RetentionOptions = {},
+  ) {
+    this.retentionMs = (options.retentionDays ?? 30) * DAY_MS;
+    this.now = options.now ?? Date.now;
     db.exec(`
       CREATE TABLE IF NOT EXISTS webhook_deliveries (
         seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, endpoint_id INTEGER NOT NULL, doc TEXT NOT NULL, status TEXT NOT NULL
       );
-      CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, status, seq);
+    `);
+    const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('webhook_deliveries')").all();
+    // Rows written before retention existed count as written now: they expire a full period later.
+    if (!columns.some((c) => c.name === 'recorded_at'))
+      db.exec(`ALTER TABLE webhook_deliveries ADD COLUMN recorded_at INTEGER NOT NULL DEFAULT ${Math.floor(this.now())}`);
+    // One index per listing (with and without a status), each in the listing's order, so a page
+    // is read straight off the index; and one for pruning by age.
+    db.exec(`
+      DROP INDEX IF EXISTS webhook_deliveries_endpoint;
+      CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint_seq ON webhook_deliveries (endpoint_id, seq);
+      CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint_status_seq ON webhook_deliveries (endpoint_id, status, seq);
+      CREATE INDEX IF NOT EXISTS webhook_deliveries_recorded ON webhook_deliveries (recorded_at);
     `);
     this.stmt = {
       upsert: db.prepare(
-        'INSERT INTO webhook_deliveries (id, endpoint_id, doc, status) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, status = excluded.status',
+        'INSERT INTO webhook_deliveries (id, endpoint_id, doc, status, recorded_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, status = excluded.status, recorded_at = excluded.recorded_at',
       ),
-      insertNew: db.prepare('INSERT OR IGNORE INTO webhook_deliveries (id, endpoint_id, doc, status) VALUES (?, ?, ?, ?)'),
-      page: db.prepare<[number, string | null, string | null, number, number], { doc: string }>(
-        'SELECT doc FROM webhook_deliveries WHERE endpoint_id = ? AND (? IS NULL OR status = ?) ORDER BY seq DESC LIMIT ? OFFSET ?',
+      insertNew: db.prepare('INSERT OR IGNORE INTO webhook_deliveries (id, endpoint_id, doc, status, recorded_at) VALUES (?, ?, ?, ?, ?)'),
+      page: db.prepare<[number, number, number], { doc: string }>('SELECT doc FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?'),
+      pageByStatus: db.prepare<[number, string, number, number], { doc: string }>(
+        'SELECT doc FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? ORDER BY seq DESC LIMIT ? OFFSET ?',
       ),
-      count: db.prepare<[number, string | null, string | null], { n: number | bigint }>(
-        'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND (? IS NULL OR status = ?)',
+      count: db.prepare<[number], { n: number | bigint }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ?'),
+      countByStatus: db.prepare<[number, string], { n: number | bigint }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status = ?'),
+      prune: db.prepare<[number, number]>(
+        'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE recorded_at < ? LIMIT ?)',
       ),
     };
   }
 
   async record(rows: Delivery[]): Promise<void> {
     if (!rows.length) return;
+    const at = Math.floor(this.now());
     await batcherFor(this.db).run(() => {
-      for (const r of rows) this.stmt.upsert.run(r.id, r.endpointId, JSON.stringify(r), r.status);
+      for (const r of rows) this.stmt.upsert.run(r.id, r.endpointId, JSON.stringify(r), r.status, at);
+      this.pruneIfDue(at);
     });
   }
 
   async recordPending(rows: Delivery[]): Promise<void> {
     if (!rows.length) return;
+    const at = Math.floor(this.now());
     await batcherFor(this.db).run(() => {
-      for (const r of rows) this.stmt.insertNew.run(r.id, r.endpointId, JSON.stringify(r), r.status);
+      for (const r of rows) this.stmt.insertNew.run(r.id, r.endpointId, JSON.stringify(r), r.status, at);
     });
   }
 
   async list(endpointId: number, status: DeliveryStatus | undefined, page: { page: number; pageSize: number }) {
-    const s = status ?? null;
-    const items = this.stmt.page.all(endpointId, s, s, page.pageSize, (page.page - 1) * page.pageSize).map((r) => JSON.parse(r.doc) as Delivery);
-    return { items, total: Number(this.stmt.count.get(endpointId, s, s)!.n) };
+    const offset = (page.page - 1) * page.pageSize;
+    const rows = status ? this.stmt.pageByStatus.all(endpointId, status, page.pageSize, offset) : this.stmt.page.all(endpointId, page.pageSize, offset);
+    const count = status ? this.stmt.countByStatus.get(endpointId, status) : this.stmt.count.get(endpointId);
+    return { items: rows.map((r) => JSON.parse(r.doc) as Delivery), total: Number(count!.n) };
+  }
+
+  /** Deletes rows last written before the retention period; runs inside a write's transaction. */
+  private pruneIfDue(now: number): void {
+    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
+    const deleted = this.stmt.prune.run(now - this.retentionMs, PRUNE_BATCH).changes;
+    // A full batch may leave more behind: look again on the next write.
+    if (deleted < PRUNE_BATCH) this.prunedAt = now;
   }
 }
 
 export const WEBHOOK_DELIVERIES = 'webhookDeliveries';
 
-/** Production: a collection of the shared read store (MongoDB), visible to every API process. */
+/**
+ * Production: a collection of the shared read store (MongoDB), visible to every API process.
+ * Listings are served by the indexes (endpointId, _seq) and (endpointId, status, _seq); rows expire
+ * through the collection's `expireAfter` on `_recordedAt` (a TTL index on MongoDB).
+ */
 export class StoreDeliveryLog implements DeliveryLog {
   private seq = 0;
   /**
@@ -96,31 +151,44 @@ export class StoreDeliveryLog implements DeliveryLog {
     return this.seq;
   }
   private ready: Promise<void>;
-  constructor(private readonly store: ReadStore) {
-    this.ready = store.defineCollection({ name: WEBHOOK_DELIVERIES, idField: 'id', indexes: [['endpointId'], ['endpointId', 'status']] });
+  private readonly now: () => number;
+  constructor(
+    private readonly store: ReadStore,
+    options: RetentionOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.ready = store.defineCollection({
+      name: WEBHOOK_DELIVERIES,
+      idField: 'id',
+      indexes: [
+        ['endpointId', '_seq'],
+        ['endpointId', 'status', '_seq'],
+      ],
+      expireAfter: { field: '_recordedAt', seconds: Math.round((options.retentionDays ?? 30) * 86_400) },
+    });
   }
 
   async record(rows: Delivery[]): Promise<void> {
     await this.ready;
     for (const r of rows) {
       const existing = await this.store.get<{ _seq: number }>(WEBHOOK_DELIVERIES, r.id);
-      await this.store.put(WEBHOOK_DELIVERIES, { ...r, _seq: existing?._seq ?? this.nextSeq() });
+      await this.store.put(WEBHOOK_DELIVERIES, { ...r, _seq: existing?._seq ?? this.nextSeq(), _recordedAt: new Date(this.now()) });
     }
   }
 
   async recordPending(rows: Delivery[]): Promise<void> {
     await this.ready;
-    for (const r of rows) await this.store.insertIfAbsent(WEBHOOK_DELIVERIES, { ...r, _seq: this.nextSeq() });
+    for (const r of rows) await this.store.insertIfAbsent(WEBHOOK_DELIVERIES, { ...r, _seq: this.nextSeq(), _recordedAt: new Date(this.now()) });
   }
 
   async list(endpointId: number, status: DeliveryStatus | undefined, page: { page: number; pageSize: number }) {
     await this.ready;
-    const r = await this.store.find<Delivery & { _seq: number }>({
+    const r = await this.store.find<Delivery & { _seq: number; _recordedAt?: Date }>({
       collection: WEBHOOK_DELIVERIES,
       filter: and(eq('endpointId', endpointId), status ? eq('status', status) : undefined),
       sort: [{ field: '_seq', dir: 'desc' }],
       page,
     });
-    return { items: r.items.map(({ _seq, ...d }) => d as Delivery), total: r.total };
+    return { items: r.items.map(({ _seq, _recordedAt, ...d }) => d as Delivery), total: r.total };
   }
 }

@@ -27,6 +27,8 @@ export interface DispatcherDeps {
 }
 
 const ENDPOINT_STREAM = 'webhook_endpoint-';
+const RETRY_FIRST_MS = 250;
+const RETRY_MAX_MS = 10_000;
 
 /**
  * `evt_<log position>_<unix seconds>` (decisions.md 7): the same for every endpoint and attempt.
@@ -52,6 +54,9 @@ export class Dispatcher {
   private flushing: Promise<void> | null = null;
   private flushScheduled = false;
   private lastCheckpointWrite = 0;
+  /** A failed flush is tried again after this long (doubling, capped): its tasks wait here until the queue is back. */
+  private retryMs = RETRY_FIRST_MS;
+  private retryTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly deps: DispatcherDeps) {}
 
@@ -140,7 +145,8 @@ export class Dispatcher {
   }
 
   private async flush(): Promise<void> {
-    while (this.flushing) await this.flushing;
+    // Another flush's failure is its own to report (and retry): this one still runs.
+    while (this.flushing) await this.flushing.catch(() => undefined);
     if (!this.last) return;
     // With nothing to enqueue the checkpoint may lag a little: replaying such events enqueues nothing.
     if (!this.tasks.length && Date.now() - this.lastCheckpointWrite < 1000) return;
@@ -157,19 +163,34 @@ export class Dispatcher {
     })();
     try {
       await this.flushing;
+      this.retryMs = RETRY_FIRST_MS;
     } catch (err) {
-      // Nothing was enqueued: keep the tasks for the next flush (their ids make a partial write harmless).
+      // Nothing was enqueued: keep the tasks for the next flush (their ids make a partial write
+      // harmless), and try again on a timer, since no further event may come to trigger one
+      // (the queue's server was away while the last writes came in).
       this.tasks = [...tasks, ...this.tasks];
       this.pending = [...pending, ...this.pending];
+      this.retryLater();
       throw err;
     } finally {
       this.flushing = null;
     }
   }
 
+  private retryLater(): void {
+    if (this.retryTimer || !this.follower) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.flush().catch((err) => this.deps.onError?.(err));
+    }, this.retryMs);
+    this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+  }
+
   async stop(): Promise<void> {
     await this.follower?.stop();
     this.follower = null;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     this.lastCheckpointWrite = 0;
     await this.flush();
   }

@@ -5,8 +5,10 @@ import { type EventLog } from '../eventlog/port.js';
 /**
  * Record state as of one event of the log. Payloads describe the record as the change left it,
  * not as the read model shows it now (which may be later, or deleted): every stream is folded
- * up to the event's position. Reads of one event are cached, since a task's payload reads its
- * volunteer's and group's streams as well.
+ * up to the event's position, and only that much of it is read where the log allows (a busy
+ * record, or a team's lookup stream, may have grown far past an event still being dispatched).
+ * Reads of one event are cached, since a task's payload reads its volunteer's and group's
+ * streams as well.
  */
 export class AsOf {
   private readonly streams = new Map<string, Promise<RecordedEvent[]>>();
@@ -16,11 +18,13 @@ export class AsOf {
     readonly position: Position,
   ) {}
 
-  private read(stream: string): Promise<RecordedEvent[]> {
-    let p = this.streams.get(stream);
+  /** The stream up to the position; `whole`: all of it (for companions appended after the event). */
+  private read(stream: string, whole = false): Promise<RecordedEvent[]> {
+    const key = whole ? `whole:${stream}` : stream;
+    let p = this.streams.get(key);
     if (!p) {
-      p = this.log.readStream(stream);
-      this.streams.set(stream, p);
+      p = whole || !this.log.readStreamUntil ? this.log.readStream(stream) : this.log.readStreamUntil(stream, this.position);
+      this.streams.set(key, p);
     }
     return p;
   }
@@ -41,7 +45,8 @@ export class AsOf {
    * part of the same change, so `after` includes them.
    */
   async around<S>(event: RecordedEvent, evolver: Evolver<S>, companions?: (e: RecordedEvent) => boolean): Promise<{ before: S; after: S }> {
-    const stream = await this.read(event.stream);
+    // Companions follow the event in its stream, past the position: only then is the whole stream read.
+    const stream = await this.read(event.stream, Boolean(companions) || comparePositions(event.position, this.position) > 0);
     let before = evolver.initial();
     let i = 0;
     for (; i < stream.length && stream[i].revision < event.revision; i++) before = evolver.evolve(before, stream[i]);

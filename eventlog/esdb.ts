@@ -82,6 +82,40 @@ export class EsdbEventLog implements EventLog {
     return out;
   }
 
+  async readStreamBackwards(stream: string, maxCount: number): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    try {
+      for await (const resolved of this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END, maxCount })) {
+        const e = toRecorded(resolved);
+        if (e) out.push(e);
+      }
+    } catch (err) {
+      if (isErrorOfType(err, ErrorType.STREAM_NOT_FOUND)) return [];
+      throw err;
+    }
+    return out;
+  }
+
+  async readStreamUntil(stream: string, position: Position): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    const read = this.client.readStream(stream);
+    try {
+      for await (const resolved of read) {
+        const e = toRecorded(resolved);
+        if (!e) continue;
+        // A stream's events lie in the log in revision order: the first one past the position ends it.
+        if (comparePositions(e.position, position) > 0) break;
+        out.push(e);
+      }
+    } catch (err) {
+      if (isErrorOfType(err, ErrorType.STREAM_NOT_FOUND)) return [];
+      throw err;
+    } finally {
+      await read.cancel().catch(() => undefined);
+    }
+    return out;
+  }
+
   async head(): Promise<Position | null> {
     // The newest event a follower would see: system events ($-typed) are never delivered.
     const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END });

@@ -15,3 +15,9 @@ export async function load<S>(log: EventLog, stream: string, evolver: Evolver<S>
   for (const e of events) state = evolver.evolve(state, e);
   return { state, revision: events.length ? events[events.length - 1].revision : null, events };
 }
+
+/** A stream's last event, or undefined when it does not exist: read from the end where the log can. */
+export async function lastEvent(log: EventLog, stream: string): Promise<RecordedEvent | undefined> {
+  if (log.readStreamBackwards) return (await log.readStreamBackwards(stream, 1))[0];
+  return (await log.readStream(stream)).at(-1);
+}

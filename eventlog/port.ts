@@ -64,6 +64,16 @@ export interface EventLog {
   /** Every event of a stream, oldest first; a missing stream is empty. */
   readStream(stream: string): Promise<RecordedEvent[]>;
   /**
+   * The newest `maxCount` events of a stream, newest first; a missing stream is empty. Readers
+   * that need only a stream's tail (the id allocator) then read a few events, not the stream.
+   */
+  readStreamBackwards?(stream: string, maxCount: number): Promise<RecordedEvent[]>;
+  /**
+   * The events of a stream at or before a log position, oldest first: the stream as it stood
+   * then, without reading what was appended to it since (the dispatcher's payload history).
+   */
+  readStreamUntil?(stream: string, position: Position): Promise<RecordedEvent[]>;
+  /**
    * Follows the whole log after `from` (exclusive; null = from the start): catches up, then
    * stays live. The handler is awaited before the next event is delivered.
    */

@@ -129,6 +129,20 @@ export class SqliteEventLog implements EventLog {
     return this.stmt.readStream.all(stream).map(toRecorded);
   }
 
+  // Both served by the (stream, revision) index; prepared on first use.
+  private tailStmt?: Database.Statement<[string, number], Row>;
+  private untilStmt?: Database.Statement<[string, bigint], Row>;
+
+  async readStreamBackwards(stream: string, maxCount: number): Promise<RecordedEvent[]> {
+    this.tailStmt ??= this.db.prepare('SELECT * FROM events WHERE stream = ? ORDER BY revision DESC LIMIT ?');
+    return this.tailStmt.all(stream, maxCount).map(toRecorded);
+  }
+
+  async readStreamUntil(stream: string, position: Position): Promise<RecordedEvent[]> {
+    this.untilStmt ??= this.db.prepare('SELECT * FROM events WHERE stream = ? AND position <= ? ORDER BY revision');
+    return this.untilStmt.all(stream, position.commit).map(toRecorded);
+  }
+
   async head(): Promise<Position | null> {
     const p = this.headPosition();
     return p === null ? null : { commit: p, prepare: p };

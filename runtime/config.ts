@@ -20,6 +20,8 @@ export interface Config {
     allowInsecure: boolean;
     timeoutMs: number;
   };
+  /** Days a delivery attempt stays in the delivery log after its last write. */
+  deliveryLogDays: number;
   role: Role;
 }
 
@@ -61,6 +63,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       maxAttempts: int(env, 'TURNOUT_WEBHOOK_MAX_ATTEMPTS', 9, 1),
       timeoutMs: int(env, 'TURNOUT_WEBHOOK_TIMEOUT_MS', 10_000, 1),
     },
+    deliveryLogDays: int(env, 'TURNOUT_DELIVERY_LOG_DAYS', 30, 1),
     role,
   };
 }

@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { comparePositions, type Position } from '../domain/shared/events.js';
+import { natsConnectOptions } from '../dispatcher/queue/nats-connect.js';
 import { type EventLog } from '../eventlog/port.js';
 import { type Lease, LeaseKeeper } from '../projections/lease.js';
 import type { ProjectionRunner } from '../projections/runner.js';
@@ -15,7 +16,8 @@ import { MemoryRateLimiter, type RateLimiter } from './ratelimit.js';
 export async function openNats(config: Config): Promise<NatsConnection | null> {
   if (!config.natsUrl) return null;
   const { connect } = await import('@nats-io/transport-node');
-  return connect({ servers: config.natsUrl, name: `turnout-${config.role}-${process.pid}`, maxReconnectAttempts: -1 });
+  // Credentials in the URL are taken out and passed explicitly: nats.js 3.x ignores them there.
+  return connect({ ...natsConnectOptions(config.natsUrl), name: `turnout-${config.role}-${process.pid}`, maxReconnectAttempts: -1 });
 }
 
 /** Per-key limits: in NATS KV when API processes share it, so the limit holds whichever serves. */

@@ -10,6 +10,7 @@ import { ProjectionRunner } from '../projections/runner.js';
 import { MemoryReadStore } from '../projections/store/memory.js';
 import type { ReadStore } from '../projections/store/port.js';
 import type { Config } from './config.js';
+import { lockDataDir } from './datadir-lock.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb } from './webhooks.js';
@@ -46,6 +47,11 @@ export async function openRuntime(
 ): Promise<Runtime> {
   const report = hooks.report ?? ((m: string) => console.warn(m));
   const closers: Array<() => Promise<void> | void> = [];
+  // Without a shared queue (NATS), two processes on one data dir would both dispatch every webhook.
+  if (!config.natsUrl && config.dataDir !== ':memory:') {
+    const lock = lockDataDir(config.dataDir);
+    closers.push(() => lock.release());
+  }
   const log = await openLog(config);
   closers.push(() => log.close());
   const rawStore = await openStore(config);
@@ -81,7 +87,8 @@ export async function openRuntime(
   // Delivery attempts are logged in the shared read store (MongoDB) when there is one, so every
   // API process sees them; else in an embedded SQLite file, which survives restarts.
   const webhookDb = config.mongoUrl ? null : openWebhookDb(config, log);
-  const deliveries = webhookDb ? new SqliteDeliveryLog(webhookDb) : new StoreDeliveryLog(rawStore);
+  const retention = { retentionDays: config.deliveryLogDays };
+  const deliveries = webhookDb ? new SqliteDeliveryLog(webhookDb, retention) : new StoreDeliveryLog(rawStore, retention);
 
   // Readiness asks every follower this process runs; a standby (the lease is elsewhere) runs none.
   const followers: Array<() => Promise<FollowerStatus | null>> = [];

@@ -2,6 +2,8 @@ import { AckPolicy, DeliverPolicy, jetstream, type JetStreamClient, jetstreamMan
 import { type KV, Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
+import { natsConnectOptions } from './nats-connect.js';
+import { ATTEMPT_HEADER, defineDelayTiers, DELAY_TIERS_MS, type DelayNames, delayNames, publishDue, pumpTier } from './nats-delay.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Lease, Outcome } from './port.js';
 
 export interface NatsQueueOptions {
@@ -9,6 +11,13 @@ export interface NatsQueueOptions {
   prefix?: string;
   /** How long an attempt may run before JetStream hands the task to another worker. */
   ackWaitMs?: number;
+  /**
+   * Tasks handed out and not yet acked, across all workers. Only attempts in flight count (retries
+   * wait in the delay tiers), so this only needs to exceed the workers' total concurrency.
+   */
+  maxAckPending?: number;
+  /** Failures of the delay tiers' pumps (the connection dropped, say); they carry on. */
+  onError?: (err: unknown) => void;
 }
 
 const codec = { encode: (s: string) => new TextEncoder().encode(s), decode: (b: Uint8Array) => new TextDecoder().decode(b) };
@@ -16,9 +25,10 @@ const codec = { encode: (s: string) => new TextEncoder().encode(s), decode: (b: 
 /**
  * The production queue: a JetStream work-queue stream. Every task is published with its
  * deterministic id as Nats-Msg-Id, so a republish after a crash (between publishing and saving
- * the checkpoint) is dropped by the stream's duplicate window. A retry is a NAK with a delay:
- * JetStream redelivers the same message then, and its delivery count is the attempt number.
- * The dispatcher's checkpoint is kept in a KV bucket next to the stream.
+ * the checkpoint) is dropped by the stream's duplicate window. A retry is published to a delay
+ * tier (nats-delay.ts) with its attempt number in a header, and only then is the message acked:
+ * a waiting retry holds nothing on the work consumer. The dispatcher's checkpoint is kept in a
+ * KV bucket next to the stream.
  */
 export class NatsDeliveryQueue implements DeliveryQueue {
   private constructor(
@@ -28,12 +38,13 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     private readonly stream: string,
     private readonly subject: string,
     private readonly durable: string,
+    private readonly delays: DelayNames,
+    private readonly onError: (err: unknown) => void,
     private readonly ownsConnection: boolean,
   ) {}
 
   static async connect(url: string, options: NatsQueueOptions = {}): Promise<NatsDeliveryQueue> {
-    const servers = url.replace(/^nats:\/\//, '');
-    const nc = await connect({ servers, name: 'turnout-webhooks', maxReconnectAttempts: -1 });
+    const nc = await connect({ ...natsConnectOptions(url), name: 'turnout-webhooks', maxReconnectAttempts: -1 });
     return NatsDeliveryQueue.open(nc, options, true);
   }
 
@@ -61,17 +72,19 @@ export class NatsDeliveryQueue implements DeliveryQueue {
       deliver_policy: DeliverPolicy.All,
       ack_wait: (options.ackWaitMs ?? 60_000) * 1_000_000,
       max_deliver: -1,
-      // Tasks waiting for a delayed redelivery count as pending acks: allow many.
-      max_ack_pending: 100_000,
+      max_ack_pending: options.maxAckPending ?? 10_000,
     };
     try {
       await jsm.consumers.info(stream, durable);
     } catch {
       await jsm.consumers.add(stream, consumer);
     }
+    const delays = delayNames(prefix, subject);
+    await defineDelayTiers(jsm, delays);
     const js = jetstream(nc);
     const kv = await new Kvm(js).create(`${prefix}_STATE`, { history: 1 });
-    return new NatsDeliveryQueue(nc, js, kv, stream, subject, durable, ownsConnection);
+    const onError = options.onError ?? ((err) => console.error('webhook delay tier', err));
+    return new NatsDeliveryQueue(nc, js, kv, stream, subject, durable, delays, onError, ownsConnection);
   }
 
   async checkpoint(): Promise<Position | null> {
@@ -90,17 +103,39 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     let messages: Awaited<ReturnType<Awaited<ReturnType<JetStreamClient['consumers']['get']>>['consume']>> | null = null;
     let slot: (() => void) | null = null;
 
+    // A task's attempt: the attempt it was published for, plus redeliveries of this message
+    // (a worker that died or timed out mid-attempt used one up).
+    const attemptOf = (m: JsMsg) => Number(m.headers?.get(ATTEMPT_HEADER) || 1) + m.info.deliveryCount - 1;
+
     const run = async (m: JsMsg) => {
+      let task: DeliveryTask;
       try {
-        const task = JSON.parse(codec.decode(m.data)) as DeliveryTask;
-        const outcome = await handler({ task, attempt: m.info.deliveryCount });
-        if (outcome.kind === 'done') m.ack();
-        else m.nak(outcome.delayMs);
+        task = JSON.parse(codec.decode(m.data)) as DeliveryTask;
+      } catch (err) {
+        this.onError(err);
+        return m.term('not a delivery task');
+      }
+      const attempt = attemptOf(m);
+      let outcome: Outcome;
+      try {
+        outcome = await handler({ task, attempt });
       } catch {
+        outcome = { kind: 'retry', delayMs: 1000 };
+      }
+      try {
+        // The retry is stored (its publish acked) before this message goes: never lost, at worst
+        // twice. Its id names the attempt, so a second publish of it (a crash before the ack below)
+        // is dropped by the stream.
+        if (outcome.kind === 'retry') await publishDue(this.js, this.delays, m.data, attempt + 1, Date.now() + outcome.delayMs, `${task.id}#${attempt + 1}`);
+        // Confirmed, so a graceful stop leaves no ack in flight for a restart to redo.
+        await m.ackAck();
+      } catch (err) {
+        this.onError(err);
         m.nak(1000);
       }
     };
 
+    const pumps = DELAY_TIERS_MS.map((tier) => pumpTier(this.js, this.delays, tier, this.onError));
     const loop = (async () => {
       const c = await this.js.consumers.get(this.stream, this.durable);
       messages = await c.consume({ max_messages: Math.max(options.concurrency, 1) });
@@ -122,7 +157,7 @@ export class NatsDeliveryQueue implements DeliveryQueue {
         slot?.();
         messages?.stop();
         await loop.catch(() => undefined);
-        await Promise.all(inflight);
+        await Promise.all([...inflight, ...pumps.map((p) => p.stop())]);
       },
     };
   }

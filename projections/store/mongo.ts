@@ -1,6 +1,9 @@
 import { type Collection, type Db, type Document, MongoClient } from 'mongodb';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
-import type { CollectionDef, Doc, Filter, Page, Query, ReadStore, SortKey } from './port.js';
+import { containsField, escapeRegex, NGRAMS, ngramsOf } from './mongo-search.js';
+import { type CollectionDef, type Doc, type Filter, type Page, type Query, type ReadStore, searchedFields, type SortKey } from './port.js';
+
+export { escapeRegex };
 
 /**
  * Checkpoints live in the read models' database. The projector writes a checkpoint only after the
@@ -23,6 +26,8 @@ interface CheckpointDoc {
  */
 export class MongoReadStore implements ReadStore {
   private readonly defs = new Map<string, CollectionDef>();
+  /** Per collection, the fields whose n-grams are kept (every string field where none are named). */
+  private readonly searched = new Map<string, string[] | undefined>();
 
   constructor(
     private readonly db: Db,
@@ -46,46 +51,69 @@ export class MongoReadStore implements ReadStore {
     await this.db.collection(def.name).createIndexes([
       { key: idKey, unique: true },
       ...others.map((fields) => ({ key: Object.fromEntries(fields.map((f) => [fieldName(f), 1 as const])) })),
+      // Multikey: one entry per gram, for substring search (mongo-search.ts).
+      { key: { [NGRAMS]: 1 } },
     ]);
+    this.searched.set(def.name, searchedFields(def));
+    await this.backfillNgrams(def);
+    if (def.expireAfter) await this.expireAfter(def.name, fieldName(def.expireAfter.field), def.expireAfter.seconds);
     this.defs.set(def.name, def);
   }
 
+  /**
+   * A TTL index (https://www.mongodb.com/docs/manual/core/index-ttl/): the server deletes a
+   * document once its Date field is older than expireAfterSeconds. A changed period cannot be
+   * given to createIndexes (IndexOptionsConflict, code 85): collMod changes it in place.
+   */
+  private async expireAfter(collection: string, field: string, seconds: number): Promise<void> {
+    const key = { [field]: 1 as const };
+    try {
+      await this.db.collection(collection).createIndex(key, { expireAfterSeconds: seconds });
+    } catch (err) {
+      if ((err as { code?: number }).code !== 85) throw err;
+      await this.db.command({ collMod: collection, index: { keyPattern: key, expireAfterSeconds: seconds } });
+    }
+  }
+
+  /** Documents written before substring search had its index get their grams (once; then none lack them). */
+  private async backfillNgrams(def: CollectionDef): Promise<void> {
+    const col = this.db.collection<Document & { _id: string }>(def.name);
+    const batch: Array<{ updateOne: { filter: Document; update: Document } }> = [];
+    for await (const doc of col.find({ [NGRAMS]: { $exists: false } })) {
+      batch.push({ updateOne: { filter: { _id: doc._id }, update: { $set: { [NGRAMS]: ngramsOf(doc, this.searched.get(def.name)) } } } });
+      if (batch.length >= 500) await col.bulkWrite(batch.splice(0));
+    }
+    if (batch.length) await col.bulkWrite(batch);
+  }
+
   async get<T = Doc>(collection: string, id: number | string): Promise<T | null> {
-    const doc = await this.col(collection).findOne({ _id: String(id) }, { projection: { _id: 0 } });
+    const doc = await this.col(collection).findOne({ _id: String(id) }, { projection: HIDDEN });
     return (doc as T | null) ?? null;
   }
 
+  /**
+   * A page is one find().sort().skip().limit() (two where nulls must go on the other side of the
+   * first key than MongoDB puts them: see pageOf), which an index on the filter and sort fields
+   * serves; the total is a countDocuments of the filter, and sums an aggregation run only when
+   * asked for. countDocuments is exact, and reads the index where the filter has one; an estimated
+   * count would ignore the filter, so it is not used.
+   */
   async find<T = Doc>(query: Query): Promise<Page<T>> {
+    const def = this.def(query.collection);
     const col = this.col(query.collection);
-    const match: Document = { $match: query.filter ? compileFilter(query.filter) : {} };
+    const filter = query.filter ? compileFilter(query.filter, this.searched.get(def.name)) : {};
     const sort = query.sort ?? [];
     const sums = query.sums ?? [];
-    // Count and sums cover the whole filtered set, so they are grouped apart from the page.
-    const group: Document = { _id: null, total: { $sum: 1 } };
-    sums.forEach((f, i) => (group[`s${i}`] = { $sum: `$${fieldName(f)}` }));
     const page = query.page;
-    let items: Document[];
-    let totals: Document;
-    if (page && page.pageSize > 0) {
-      // One pass over the matching documents, so the page, its total and its sums come from the
-      // same reads. A page is small: the single result document stays far below 16 MB.
-      const pageStages = [{ $skip: Math.max(0, (page.page - 1) * page.pageSize) }, { $limit: page.pageSize }];
-      const [r] = await col.aggregate([match, { $facet: { items: itemsStages(sort, pageStages), totals: [{ $group: group }] } }], { allowDiskUse: true }).toArray();
-      items = r.items;
-      totals = r.totals[0] ?? {};
-    } else {
-      // No page: the items may be many, so they come through a cursor rather than one document.
-      const [all, t] = await Promise.all([
-        page ? [] : col.aggregate([match, ...itemsStages(sort, [])], { allowDiskUse: true }).toArray(),
-        col.aggregate([match, { $group: group }]).toArray(),
-      ]);
-      items = all;
-      totals = t[0] ?? {};
-    }
+    const [items, total, totals] = await Promise.all([
+      page && page.pageSize <= 0 ? [] : pageOf(col, filter, sort, page),
+      col.countDocuments(filter),
+      sums.length ? sumsOf(col, filter, sums) : {},
+    ]);
     const sumsOut: Record<string, number> = {};
     // Rounded to cents like the memory store: float sums differ in the last bits between the two.
-    sums.forEach((f, i) => (sumsOut[f] = Math.round(Number(totals[`s${i}`] ?? 0) * 100) / 100));
-    return { items: items as T[], total: Number(totals.total ?? 0), sums: sumsOut };
+    sums.forEach((f, i) => (sumsOut[f] = Math.round(Number((totals as Document)[`s${i}`] ?? 0) * 100) / 100));
+    return { items: items as T[], total, sums: sumsOut };
   }
 
   async put(collection: string, doc: Doc): Promise<void> {
@@ -93,14 +121,14 @@ export class MongoReadStore implements ReadStore {
     const id = doc[def.idField];
     if (id === undefined || id === null) throw new Error(`${collection}: document without ${def.idField}`);
     const _id = String(id);
-    await this.col(collection).replaceOne({ _id }, { ...doc, _id }, { upsert: true });
+    await this.col(collection).replaceOne({ _id }, { ...doc, _id, [NGRAMS]: ngramsOf(doc, this.searched.get(def.name)) }, { upsert: true });
   }
 
   async insertIfAbsent(collection: string, doc: Doc): Promise<boolean> {
     const def = this.def(collection);
     const _id = String(doc[def.idField]);
     // An upsert that only sets on insert: one atomic step, whoever else writes the same id.
-    const r = await this.col(collection).updateOne({ _id }, { $setOnInsert: { ...doc, _id } }, { upsert: true });
+    const r = await this.col(collection).updateOne({ _id }, { $setOnInsert: { ...doc, _id, [NGRAMS]: ngramsOf(doc, this.searched.get(def.name)) } }, { upsert: true });
     return r.upsertedCount === 1;
   }
 
@@ -108,7 +136,21 @@ export class MongoReadStore implements ReadStore {
     const fields = Object.keys(set);
     if (fields.length === 0) return;
     for (const f of fields) fieldName(f);
-    await this.col(collection).updateMany(compileFilter(filter), { $set: set });
+    const def = this.def(collection);
+    const col = this.col(collection);
+    const fieldsOf = this.searched.get(def.name);
+    const changesText = fields.some((f) => (fieldsOf ? fieldsOf.includes(f) : true) && (typeof set[f] === 'string' || set[f] == null));
+    if (!changesText) {
+      await col.updateMany(compileFilter(filter, fieldsOf), { $set: set });
+      return;
+    }
+    // A searchable text changes: each document's grams are made again from its new text.
+    const batch: Array<{ updateOne: { filter: Document; update: Document } }> = [];
+    for await (const doc of col.find(compileFilter(filter, fieldsOf))) {
+      batch.push({ updateOne: { filter: { _id: doc._id }, update: { $set: { ...set, [NGRAMS]: ngramsOf({ ...doc, ...set }, fieldsOf) } } } });
+      if (batch.length >= 500) await col.bulkWrite(batch.splice(0));
+    }
+    if (batch.length) await col.bulkWrite(batch);
   }
 
   async remove(collection: string, id: number | string): Promise<void> {
@@ -145,16 +187,63 @@ export class MongoReadStore implements ReadStore {
   }
 }
 
-function itemsStages(sort: SortKey[], pageStages: Document[]): Document[] {
-  return [...compileSort(sort), ...pageStages, { $unset: ['_id', ...sort.map((_, i) => nullFlag(i))] }];
+/** Never returned: MongoDB's key and the search grams. */
+const HIDDEN = { _id: 0, [NGRAMS]: 0 } as const;
+
+/**
+ * MongoDB sorts null (and missing) first ascending and last descending; the port wants nulls last
+ * in both directions unless asked otherwise. Where the first key's nulls belong on MongoDB's other
+ * side, the page is read from two finds, the non-null documents and the null ones, in the order
+ * the port wants, each sorted by an index. A later key whose nulls are on the other side cannot be
+ * split that way (its nulls lie within each value of the keys before it): such a sort goes through
+ * the aggregation with a null flag per key (compileSort), which no index serves.
+ */
+async function pageOf(col: Collection<Document & { _id: string }>, filter: Document, sort: SortKey[], page?: { page: number; pageSize: number }): Promise<Document[]> {
+  const skip = page ? Math.max(0, (page.page - 1) * page.pageSize) : 0;
+  const limit = page ? page.pageSize : 0; // 0: no limit
+  const order = mongoOrder(sort);
+  if (sort.slice(1).some(nullsOtherSide)) {
+    const stages: Document[] = [{ $match: filter }, ...compileSort(sort), ...(skip ? [{ $skip: skip }] : []), ...(limit ? [{ $limit: limit }] : [])];
+    return col.aggregate([...stages, { $unset: ['_id', NGRAMS, ...sort.map((_, i) => nullFlag(i))] }], { allowDiskUse: true }).toArray();
+  }
+  const read = (f: Document, from: number, n: number) => col.find(f, { projection: HIDDEN }).sort(order).skip(from).limit(n).toArray();
+  if (!sort.length || !nullsOtherSide(sort[0])) return read(filter, skip, limit);
+  const field = fieldName(sort[0].field);
+  const present = { $and: [filter, { [field]: { $ne: null } }] };
+  const absent = { $and: [filter, { [field]: null }] };
+  const [first, second] = wantsNullsFirst(sort[0]) ? [absent, present] : [present, absent];
+  const head = await read(first, skip, limit);
+  if (limit && head.length === limit) return head;
+  // The first part's size: known when this page reached into it, else counted.
+  const firstSize = head.length ? skip + head.length : await col.countDocuments(first);
+  const tail = await read(second, Math.max(0, skip - firstSize), limit ? limit - head.length : 0);
+  return [...head, ...tail];
+}
+
+async function sumsOf(col: Collection<Document & { _id: string }>, filter: Document, sums: string[]): Promise<Document> {
+  const group: Document = { _id: null };
+  sums.forEach((f, i) => (group[`s${i}`] = { $sum: `$${fieldName(f)}` }));
+  const [r] = await col.aggregate([{ $match: filter }, { $group: group }]).toArray();
+  return r ?? {};
+}
+
+const wantsNullsFirst = (s: SortKey) => s.nulls === 'first';
+/** MongoDB puts nulls first ascending and last descending. */
+const nullsOtherSide = (s: SortKey) => wantsNullsFirst(s) !== (s.dir === 'asc');
+
+/** The sort as MongoDB reads it; `_id` ends it so that pages do not overlap when keys tie. */
+function mongoOrder(sort: SortKey[]): Record<string, 1 | -1> {
+  const order: Record<string, 1 | -1> = {};
+  for (const s of sort) order[fieldName(s.field)] = s.dir === 'asc' ? 1 : -1;
+  order._id = 1;
+  return order;
 }
 
 const nullFlag = (i: number) => `__null${i}`;
 
 /**
- * MongoDB sorts null (and missing) first ascending and last descending; the port wants nulls last
- * in both directions unless asked otherwise. Each key gets a flag (1 = null or missing) sorted
- * before it. `_id` ends every sort so that pages do not overlap when keys tie.
+ * The aggregation's sort, for a sort pageOf cannot split: each key gets a flag (1 = null or
+ * missing) sorted before it. `_id` ends every sort so that pages do not overlap when keys tie.
  */
 export function compileSort(sort: SortKey[]): Document[] {
   const flags: Document = {};
@@ -175,7 +264,8 @@ export function compileSort(sort: SortKey[]): Document[] {
  * `gte`/`lte` never match null. `contains` is a case-insensitive match of the text as a literal
  * (decisions.md 5) over string fields.
  */
-export function compileFilter(f: Filter): Document {
+export function compileFilter(f: Filter, searchFields?: string[]): Document {
+  const compile = (g: Filter) => compileFilter(g, searchFields);
   switch (f.op) {
     case 'eq':
       return { [fieldName(f.field)]: { $eq: f.value } };
@@ -188,21 +278,16 @@ export function compileFilter(f: Filter): Document {
     case 'lte':
       return { [fieldName(f.field)]: { $lte: f.value } };
     case 'and':
-      return f.filters.length ? { $and: f.filters.map(compileFilter) } : {};
+      return f.filters.length ? { $and: f.filters.map(compile) } : {};
     case 'or':
-      return f.filters.length ? { $or: f.filters.map(compileFilter) } : MATCH_NONE;
+      return f.filters.length ? { $or: f.filters.map(compile) } : MATCH_NONE;
     case 'contains': {
       if (f.text === '') return {};
       if (f.fields.length === 0) return MATCH_NONE;
-      const pattern = { $regex: escapeRegex(f.text), $options: 'i' };
-      return { $or: f.fields.map((field) => ({ [fieldName(field)]: pattern })) };
+      const one = (field: string) => containsField(fieldName(field), f.text, !searchFields || searchFields.includes(field));
+      return f.fields.length === 1 ? one(f.fields[0]) : { $or: f.fields.map(one) };
     }
   }
-}
-
-/** Every regex metacharacter escaped, and NUL spelled out (MongoDB refuses it inside a pattern). */
-export function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\0/g, '\\x00');
 }
 
 /** The memory store reads field names as plain keys; MongoDB would read `a.b` as a path and `$x` as an operator. */

@@ -55,10 +55,18 @@ export interface CollectionDef {
   sorts?: OrderDef[];
   /**
    * Field sets that `contains` searches (decisions.md 5), each with the equality fields and
-   * order of the searched list. Stores that index text keep one index per set; a `contains`
-   * over another set of fields still works, by reading every candidate document.
+   * order of the searched list. Stores that index text keep an index for them (SQLite: one FTS5
+   * trigram index per set; MongoDB: n-grams of every field of every set, mongo-search.ts). A
+   * `contains` over fields no set names still works, by reading every candidate document; with
+   * no sets at all, MongoDB keeps n-grams of every string field.
    */
   search?: SearchDef[];
+  /**
+   * Documents expire once `field` (a Date) is older than `seconds`: a TTL index on MongoDB, whose
+   * monitor deletes them within about a minute. The memory store lives no longer than its
+   * process and ignores it.
+   */
+  expireAfter?: { field: string; seconds: number };
 }
 
 export interface OrderDef {
@@ -69,6 +77,9 @@ export interface OrderDef {
 export interface SearchDef extends Partial<OrderDef> {
   fields: string[];
 }
+
+/** Every field some search set names, or undefined when the collection declares none. */
+export const searchedFields = (def: CollectionDef): string[] | undefined => (def.search ? [...new Set(def.search.flatMap((s) => s.fields))] : undefined);
 
 export interface ReadStore {
   defineCollection(def: CollectionDef): Promise<void>;

@@ -170,6 +170,24 @@ export function eventLogContract(name: string, makeLog: () => Promise<LogUnderTe
         const events = await log.readStream(s);
         expect(await log.head()).toEqual(events[1].position);
       });
+
+      it('reads a stream backwards from its end, at most maxCount events', async () => {
+        if (!log.readStreamBackwards) return;
+        const s = unique('ids');
+        await log.append(s, [event('A'), event('B'), event('C')], NO_STREAM);
+        expect((await log.readStreamBackwards(s, 2)).map((e) => e.type)).toEqual(['C', 'B']);
+        expect(await log.readStreamBackwards(unique('nothing'), 1)).toEqual([]);
+      });
+
+      it('reads a stream up to a position, leaving out what came after', async () => {
+        if (!log.readStreamUntil) return;
+        const s = unique('cart');
+        await log.append(s, [event('A')], NO_STREAM);
+        const b = await log.append(s, [event('B')], 0n);
+        await log.append(s, [event('C')], 1n);
+        expect((await log.readStreamUntil(s, b.position)).map((e) => e.type)).toEqual(['A', 'B']);
+        expect(await log.readStreamUntil(unique('nothing'), b.position)).toEqual([]);
+      });
     });
 
     describe('subscribing', () => {

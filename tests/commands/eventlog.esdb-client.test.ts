@@ -280,4 +280,46 @@ describe('appending and reading through the client', () => {
     expect(await log.head()).toEqual(positionOf(user));
     expect(cancelled).toBe(true);
   });
+
+  it('reads a stream backwards from its end, at most maxCount events, in one request', async () => {
+    const asked: unknown[] = [];
+    const [newest, older] = [recorded('Reserved', 'ids-thing', 7n), recorded('Reserved', 'ids-thing', 6n)];
+    const readStream = (stream: string, options: unknown) => {
+      asked.push({ stream, options });
+      return (async function* () {
+        yield newest;
+        yield older;
+      })();
+    };
+    const log = new EsdbEventLog(scriptedClient({ readStream }).client);
+    const events = await log.readStreamBackwards('ids-thing', 2);
+    expect(events.map((e) => e.revision)).toEqual([7n, 6n]);
+    // The client's own names: direction BACKWARDS from revision END ('backwards', 'end').
+    expect(asked).toEqual([{ stream: 'ids-thing', options: { direction: 'backwards', fromRevision: 'end', maxCount: 2 } }]);
+    const missing = () =>
+      (async function* () {
+        throw new StreamNotFoundError(undefined, 'ids-none');
+      })();
+    expect(await new EsdbEventLog(scriptedClient({ readStream: missing }).client).readStreamBackwards('ids-none', 1)).toEqual([]);
+  });
+
+  it('reads a stream up to a position and cancels the rest of the read', async () => {
+    const [a, b, c] = [recorded('A', 'cart-1', 0n), recorded('B', 'cart-1', 1n), recorded('C', 'cart-1', 2n)];
+    let cancelled = false;
+    let pulledPast = false;
+    const readStream = () =>
+      Object.assign(
+        (async function* () {
+          yield a;
+          yield b;
+          yield c;
+          pulledPast = true;
+        })(),
+        { cancel: async () => void (cancelled = true) },
+      );
+    const log = new EsdbEventLog(scriptedClient({ readStream }).client);
+    expect((await log.readStreamUntil('cart-1', positionOf(b) as Position)).map((e) => e.type)).toEqual(['A', 'B']);
+    expect(cancelled).toBe(true);
+    expect(pulledPast).toBe(false);
+  });
 });

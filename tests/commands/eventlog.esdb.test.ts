@@ -6,10 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EsdbEventLog } from '../../eventlog/esdb.js';
 import { ANY, type NewEvent, NO_STREAM } from '../../eventlog/port.js';
 import { type RecordedEvent } from '../../domain/shared/events.js';
+import { IMAGES } from '../support/containers.js';
 import { dockerAvailable } from '../support/docker.js';
 import { eventLogContract, until } from './eventlog.contract.js';
 
-const IMAGE = process.env.TURNOUT_ESDB_IMAGE ?? 'eventstore/eventstore:24.10';
+const IMAGE = IMAGES.eventstore;
 const docker = await dockerAvailable();
 if (!docker.ok) console.warn(`skipping EventStoreDB tests: no Docker engine reachable (${docker.reason})`);
 

@@ -15,10 +15,24 @@ describe('allocating ids', () => {
     await log.close();
   });
 
+  it('reads only the id stream\'s last event to find where a fresh process starts, however long the stream', async () => {
+    const log = new SqliteEventLog(':memory:');
+    const first = new IdAllocator(log, 1);
+    for (let i = 0; i < 300; i++) await first.next('thing');
+    let eventsRead = 0;
+    const counted = Object.create(log) as SqliteEventLog;
+    counted.readStream = async (s) => tally(await log.readStream(s));
+    counted.readStreamBackwards = async (s, n) => tally(await log.readStreamBackwards(s, n));
+    const tally = <T extends unknown[]>(events: T) => ((eventsRead += events.length), events);
+    expect(await new IdAllocator(counted, 1).next('thing')).toBe(301);
+    expect(eventsRead).toBe(1);
+    await log.close();
+  });
+
   it('reads the id stream only when it does not know its tail', async () => {
     const log = new SqliteEventLog(':memory:');
     const ids = new IdAllocator(log, 5);
-    const reads = vi.spyOn(log, 'readStream');
+    const reads = vi.spyOn(log, 'readStreamBackwards');
     for (let i = 0; i < 50; i++) await ids.next('thing');
     expect(reads).toHaveBeenCalledTimes(1);
     await log.close();

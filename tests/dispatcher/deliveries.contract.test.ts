@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { type Delivery, type DeliveryLog, SqliteDeliveryLog, StoreDeliveryLog } from '../../dispatcher/deliveries.js';
 import { MemoryReadStore } from '../../projections/store/memory.js';
+import type { CollectionDef } from '../../projections/store/port.js';
 
 const row = (id: string, over: Partial<Delivery> = {}): Delivery => ({
   id, endpointId: 1, eventId: 'evt_1_1', eventType: 'constituent.created', attempt: 1, status: 'pending',
@@ -39,5 +40,73 @@ describe.each(adapters)('the delivery log: %s', (_name, make) => {
     expect(failed.items.map((d) => d.id)).toEqual(['d5', 'd3']);
     expect((await log.list(1, 'failed', { page: 2, pageSize: 2 })).items.map((d) => d.id)).toEqual(['d1']);
     expect((await log.list(1, undefined, { page: 1, pageSize: 10 })).total).toBe(5);
+  });
+});
+
+describe('the embedded delivery log on disk', () => {
+  it('lists a page straight off an index, with or without a status, never sorting the endpoint\'s rows', () => {
+    const db = new Database(':memory:');
+    const listings: string[] = [];
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((sql: string) => {
+      if (/^SELECT doc\b/.test(sql)) listings.push(sql);
+      return prepare(sql);
+    }) as typeof db.prepare;
+    new SqliteDeliveryLog(db);
+    expect(listings.length).toBeGreaterThan(0);
+    for (const sql of listings) {
+      const params = [...sql.matchAll(/\?/g)].map((_, i) => (i === 1 && /status = \?/.test(sql) ? 'failed' : 1));
+      const plan = prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => (r as { detail: string }).detail);
+      expect(plan.join('; '), sql).toMatch(/USING (COVERING )?INDEX webhook_deliveries_endpoint/);
+      expect(plan.join('; '), sql).not.toMatch(/TEMP B-TREE/);
+    }
+  });
+
+  it('prunes rows last written longer ago than the retention period, and keeps the rest', async () => {
+    let now = Date.parse('2024-05-01T00:00:00Z');
+    const log = new SqliteDeliveryLog(new Database(':memory:'), { retentionDays: 30, now: () => now });
+    await log.record([row('old'), row('touched')]);
+    now += 20 * 86_400_000;
+    await log.record([row('touched', { status: 'failed' }), row('newer')]);
+    now += 11 * 86_400_000;
+    await log.record([row('today')]);
+    expect((await log.list(1, undefined, { page: 1, pageSize: 10 })).items.map((d) => d.id)).toEqual(['today', 'newer', 'touched']);
+  });
+
+  it('keeps rows written before retention existed, counting their age from the upgrade', async () => {
+    const db = new Database(':memory:');
+    db.exec(`CREATE TABLE webhook_deliveries (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, endpoint_id INTEGER NOT NULL, doc TEXT NOT NULL, status TEXT NOT NULL)`);
+    db.prepare('INSERT INTO webhook_deliveries (id, endpoint_id, doc, status) VALUES (?, 1, ?, ?)').run('legacy', JSON.stringify(row('legacy')), 'pending');
+    let now = Date.now();
+    const log = new SqliteDeliveryLog(db, { retentionDays: 1, now: () => now });
+    await log.record([row('new')]);
+    expect((await log.list(1, undefined, { page: 1, pageSize: 10 })).total).toBe(2);
+    now += 2 * 86_400_000;
+    await log.record([row('later')]);
+    expect((await log.list(1, undefined, { page: 1, pageSize: 10 })).items.map((d) => d.id)).toEqual(['later']);
+  });
+});
+
+describe('the delivery log on the shared read store', () => {
+  it('indexes the listings by endpoint, status and sequence, and expires rows after the retention period', async () => {
+    const store = new MemoryReadStore();
+    const defined: CollectionDef[] = [];
+    const define = store.defineCollection.bind(store);
+    store.defineCollection = (def) => (defined.push(def), define(def));
+    const log = new StoreDeliveryLog(store, { retentionDays: 7 });
+    await log.record([row('d1')]);
+    expect(defined).toEqual([
+      {
+        name: 'webhookDeliveries',
+        idField: 'id',
+        indexes: [
+          ['endpointId', '_seq'],
+          ['endpointId', 'status', '_seq'],
+        ],
+        expireAfter: { field: '_recordedAt', seconds: 7 * 86_400 },
+      },
+    ]);
+    expect((await store.get<{ _recordedAt: unknown }>('webhookDeliveries', 'd1'))?._recordedAt).toBeInstanceOf(Date);
+    expect((await log.list(1, undefined, { page: 1, pageSize: 10 })).items).toEqual([row('d1')]);
   });
 });

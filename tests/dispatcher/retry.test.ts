@@ -22,3 +22,11 @@ describe('the retry schedule (spec 6.6, decisions.md 2)', () => {
     expect(hasNextAttempt(policy, 9)).toBe(false);
   });
 });
+
+describe('the delivery log retention setting', () => {
+  it('keeps attempts 30 days unless TURNOUT_DELIVERY_LOG_DAYS says otherwise, and refuses nonsense', () => {
+    expect(loadConfig({}, []).deliveryLogDays).toBe(30);
+    expect(loadConfig({ TURNOUT_DELIVERY_LOG_DAYS: '7' }, []).deliveryLogDays).toBe(7);
+    expect(() => loadConfig({ TURNOUT_DELIVERY_LOG_DAYS: '0' }, [])).toThrow(/TURNOUT_DELIVERY_LOG_DAYS must be a whole number of at least 1/);
+  });
+});

@@ -4,6 +4,7 @@ import { type Lease, LeaseKeeper } from '../../projections/lease.js';
 import { MongoLease } from '../../projections/lease-mongo.js';
 import { NatsLease } from '../../projections/lease-nats.js';
 import { scriptedLeaseCollection } from '../support/mongo-lease-collection.js';
+import { startMongo } from '../support/containers.js';
 import { startNats, type NatsServer, waitUntil } from '../support/nats.js';
 
 /** The lease contract, run against every lease store: open(name, ttlMs) gives one contender. */
@@ -75,10 +76,12 @@ leaseContract('MongoDB (a scripted collection with the server\'s upsert rules)',
   return { open: async (name, ttlMs) => new MongoLease(collection, name, ttlMs), teardown: async () => {} };
 });
 
-// No MongoDB runs here; set TURNOUT_TEST_MONGO_URL (a throwaway database) to run the contract on it.
-const mongoUrl = process.env.TURNOUT_TEST_MONGO_URL;
+// On TURNOUT_TEST_MONGO_URL (a throwaway database) when set, else on a MongoDB container where Docker runs.
+const mongo = process.env.TURNOUT_TEST_MONGO_URL ? null : await startMongo('the lease contract');
+const mongoUrl = process.env.TURNOUT_TEST_MONGO_URL ?? mongo?.url;
+afterAll(async () => mongo?.stop());
 const run = Date.now();
-describe.skipIf(!mongoUrl)('with TURNOUT_TEST_MONGO_URL set', () =>
+describe.skipIf(!mongoUrl)('on MongoDB', () =>
   leaseContract('MongoDB', async () => {
     const opened: MongoLease[] = [];
     return {

@@ -23,12 +23,17 @@ describe('compiling a filter description for MongoDB', () => {
     expect(compileFilter(or())).toEqual({ _id: { $in: [] } });
   });
 
-  it('compiles contains to a case-insensitive regex per field', () => {
+  it('compiles contains to the n-gram index\'s candidates, then a case-insensitive literal regex, per field', () => {
     expect(compileFilter({ op: 'contains', fields: ['Name', 'Email'], text: 'a.b' })).toEqual({
-      $or: [{ Name: { $regex: 'a\\.b', $options: 'i' } }, { Email: { $regex: 'a\\.b', $options: 'i' } }],
+      $or: [
+        { $and: [{ _ngrams: { $all: ['Name:a.b'] } }, { Name: { $regex: 'a\\.b', $options: 'i' } }] },
+        { $and: [{ _ngrams: { $all: ['Email:a.b'] } }, { Email: { $regex: 'a\\.b', $options: 'i' } }] },
+      ],
     });
     expect(compileFilter({ op: 'contains', fields: ['Name'], text: '' })).toEqual({});
     expect(compileFilter({ op: 'contains', fields: [], text: 'x' })).toEqual({ _id: { $in: [] } });
+    // A field the collection does not index for search is still searched, by the regex alone.
+    expect(compileFilter({ op: 'contains', fields: ['Notes'], text: 'abc' }, ['Name'])).toEqual({ Notes: { $regex: 'abc', $options: 'i' } });
   });
 
   it('escapes search text so that every character is literal', () => {

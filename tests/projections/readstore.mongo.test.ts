@@ -4,10 +4,11 @@ import { GenericContainer, type StartedTestContainer, Wait } from 'testcontainer
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileFilter, MongoReadStore } from '../../projections/store/mongo.js';
 import { eq } from '../../projections/store/port.js';
+import { IMAGES } from '../support/containers.js';
 import { dockerAvailable } from '../support/docker.js';
 import { readStoreContract } from './readstore.contract.js';
 
-const IMAGE = process.env.TURNOUT_MONGO_IMAGE ?? 'mongo:7';
+const IMAGE = IMAGES.mongo;
 const docker = await dockerAvailable();
 if (!docker.ok) console.warn(`skipping MongoDB tests: no Docker engine reachable (${docker.reason})`);
 

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -45,6 +45,15 @@ export interface NatsServer {
   process: ChildProcess;
   /** Stops the server and removes its store directory. */
   stop(): Promise<void>;
+  /** Stops the server (SIGTERM), keeping its store directory, as an outage would. */
+  halt(): Promise<void>;
+  /** Starts a halted server again on the same ports and store directory. */
+  resume(): Promise<void>;
+}
+
+export interface NatsOptions {
+  /** Extra configuration file text (say, an `authorization` block). */
+  config?: string;
 }
 
 const NATS_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
@@ -53,12 +62,45 @@ const NATS_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
  * Starts a real nats-server with JetStream on free ports and a fresh store directory, and resolves
  * once its /healthz says JetStream is ready. Output is kept for the error when it fails to start.
  */
-export async function startNats(): Promise<NatsServer> {
+export async function startNats(options: NatsOptions = {}): Promise<NatsServer> {
+  if (process.env.TURNOUT_NATS_CONTAINER === '1' && !options.config) {
+    const { dockerAvailable } = await import('./docker.js');
+    const docker = await dockerAvailable();
+    if (docker.ok) return startInContainer();
+    console.warn(`NATS from the local nats-server, not a container: no Docker engine reachable (${docker.reason})`);
+  }
   const [port, monitor] = [await freePort(), await freePort()];
   const storeDir = mkdtempSync(path.join(tmpdir(), 'turnout-nats-'));
-  const child = spawn(NATS_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitor), '-sd', storeDir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitor), '-sd', storeDir];
+  if (options.config) {
+    const file = path.join(storeDir, 'server.conf');
+    writeFileSync(file, options.config);
+    args.unshift('-c', file);
+  }
+  const monitorUrl = `http://127.0.0.1:${monitor}`;
+  let running = await spawnNats(args, monitorUrl);
+  const halt = () => running.stop();
+  const server: NatsServer = {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    monitorUrl,
+    storeDir,
+    process: running.child,
+    halt,
+    resume: async () => {
+      running = await spawnNats(args, monitorUrl);
+      server.process = running.child;
+    },
+    stop: async () => {
+      await halt();
+      rmSync(storeDir, { recursive: true, force: true });
+    },
+  };
+  return server;
+}
+
+async function spawnNats(args: string[], monitorUrl: string): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
+  const child = spawn(NATS_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (d) => (output += d));
   child.stderr?.on('data', (d) => (output += d));
@@ -73,7 +115,6 @@ export async function startNats(): Promise<NatsServer> {
       resolve();
     }),
   );
-  const monitorUrl = `http://127.0.0.1:${monitor}`;
   const stop = async () => {
     if (!exited) {
       child.kill('SIGTERM');
@@ -81,7 +122,6 @@ export async function startNats(): Promise<NatsServer> {
       if (!exited) child.kill('SIGKILL');
       await exit;
     }
-    rmSync(storeDir, { recursive: true, force: true });
   };
   try {
     await waitUntil('nats-server to be ready', async () => {
@@ -93,5 +133,15 @@ export async function startNats(): Promise<NatsServer> {
     await stop();
     throw err;
   }
-  return { url: `nats://127.0.0.1:${port}`, port, monitorUrl, storeDir, process: child, stop };
+  return { child, stop };
+}
+
+/** The same server in a container (npm run test:containers). An outage is the local binary's to play. */
+async function startInContainer(): Promise<NatsServer> {
+  const { startNatsContainer } = await import('./containers.js');
+  const { container, url, port, monitorUrl } = await startNatsContainer();
+  const unsupported = async () => {
+    throw new Error('halt/resume need the local nats-server (a restarted container maps new ports)');
+  };
+  return { url, port, monitorUrl, storeDir: '', process: null as unknown as ChildProcess, halt: unsupported, resume: unsupported, stop: () => container.stop().then(() => undefined) };
 }
