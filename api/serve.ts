@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import Fastify from 'fastify';
-import { buildApp } from './app.js';
-import { type Config, loadConfig } from '../runtime/config.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type App, buildApp } from './app.js';
+import type { EarlyPort } from './early-port.js';
+import type { Config } from '../runtime/config.js';
 import { startRoles } from '../runtime/roles.js';
-import { healthRoutes } from './routes/health.js';
+import { readiness } from './routes/health.js';
+import { watchProgress } from '../runtime/progress.js';
 import { openRuntime } from '../runtime/wiring.js';
 
 /**
@@ -22,49 +24,54 @@ function adminToken(config: Config): { token: string; note: string } {
   return { token, note: `admin token (shown once, kept in ${file}): ${token}` };
 }
 
-async function main() {
-  const config = loadConfig();
+/**
+ * Start order (issue 13): the port is already open (api/server.ts, answering the probes), the
+ * stores open (quick), the routes are built and take over the port, and only then do the read
+ * models catch up with the log, so /readyz says how far they are behind meanwhile. The
+ * background roles (webhooks, mail) start once they have caught up.
+ */
+export async function serve(config: Config, port: EarlyPort): Promise<void> {
   const { token, note } = adminToken(config);
   config.adminToken = token;
-  const runtime = await openRuntime(config, { onProjectionError: (err) => console.error('projection failed', err) });
-  await startRoles(config, runtime);
+  const runtime = await openRuntime(config, { follow: false, onProjectionError: (err) => console.error('projection failed', err) });
+  port.probes(() => readiness(runtime.services));
 
-  let close = async () => runtime.close();
+  let app: App | null = null;
   if (config.role === 'all' || config.role === 'api') {
-    const app = await buildApp(runtime.services, {
+    let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
+    app = await buildApp(runtime.services, {
       logger: process.env.NODE_ENV === 'test' ? false : { level: process.env.LOG_LEVEL ?? 'info', redact: ['req.headers.authorization'] },
+      serverFactory: (h) => ((handler = h), port.server),
     });
-    const address = await app.listen({ port: config.port, host: config.host });
-    console.log(`Turnout (${config.role}) listening on ${address}  public API ${address}/api/v1  admin ${address}/admin/v1`);
+    await app.ready();
+    port.serve(handler!);
+    console.log(`Turnout (${config.role}) listening on ${port.address}  public API ${port.address}/api/v1  admin ${port.address}/admin/v1`);
     console.log(note);
-    close = async () => {
-      await app.close();
-      await runtime.close();
-    };
   } else {
     // Background roles answer only the probes (/healthz, /readyz), for the orchestrator.
-    const health = Fastify({ logger: false });
-    await health.register(healthRoutes(runtime.services));
-    const address = await health.listen({ port: config.port, host: config.host });
-    console.log(`Turnout (${config.role}) running; health checks on ${address}/healthz and ${address}/readyz`);
-    close = async () => {
-      await health.close();
-      await runtime.close();
-    };
+    console.log(`Turnout (${config.role}) running; health checks on ${port.address}/healthz and ${port.address}/readyz`);
   }
+  let progress: ReturnType<typeof watchProgress> | null = null;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`${signal}: shutting down`);
-    await close().catch((err) => console.error('shutdown failed', err));
+    progress?.stop();
+    await (async () => {
+      await app?.close();
+      await port.close();
+      await runtime.close();
+    })().catch((err) => console.error('shutdown failed', err));
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-}
 
-main().catch((err) => {
-  console.error(err instanceof Error ? err.message : err);
-  process.exit(1);
-});
+  await runtime.startFollowing();
+  progress = watchProgress({ followers: runtime.services.followers, settled: () => !runtime.services.starting?.(), report: (line) => console.log(line) });
+  await runtime.readModelsCaughtUp();
+  if (stopping) return;
+  await startRoles(config, runtime);
+  runtime.started();
+}

@@ -3,11 +3,22 @@ import { staleSource } from './fresh-build.js';
 
 /**
  * The entry point (`npm start`, the image's ENTRYPOINT). It refuses a build older than its
- * sources before loading anything else: stale modules could fail to load, or run old code.
+ * sources before loading anything else (stale modules could fail to load, or run old code), then
+ * opens the port before loading the rest, so that /healthz answers within a second of the start.
  */
 const stale = staleSource(path.resolve(import.meta.dirname, '..'));
 if (stale) {
   console.error(`The build is out of date: ${stale.file} ${stale.reason}. Run \`npm run build\`, then start again.`);
   process.exit(1);
 }
-await import('./serve.js');
+try {
+  const { loadConfig } = await import('../runtime/config.js');
+  const config = loadConfig();
+  const { EarlyPort } = await import('./early-port.js');
+  const port = await EarlyPort.open(config.port, config.host);
+  const { serve } = await import('./serve.js');
+  await serve(config, port);
+} catch (err) {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+}

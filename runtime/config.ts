@@ -21,6 +21,8 @@ export interface Config {
     timeoutMs: number;
   };
   role: Role;
+  /** How long a request arriving while the read models catch up after a start waits before a 503 (api/read-gate.ts). */
+  startWaitMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
@@ -62,6 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       timeoutMs: int(env, 'TURNOUT_WEBHOOK_TIMEOUT_MS', 10_000, 1),
     },
     role,
+    startWaitMs: int(env, 'TURNOUT_START_WAIT_MS', 10_000),
   };
 }
 
