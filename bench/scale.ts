@@ -33,6 +33,8 @@ interface Figure {
   value: string;
   target: string;
   met: boolean | null;
+  /** Said below the table. */
+  note?: string;
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -76,7 +78,8 @@ async function measureRebuild(dataDir: string): Promise<Figure> {
   const target = '>= 50,000 events/s';
   const entry = new URL('../projections/rebuild.js', import.meta.url);
   const mod = existsSync(entry) ? ((await import(entry.href)) as { rebuildAll?: (dir: string) => Promise<{ events: number }> }) : null;
-  if (!mod?.rebuildAll) return { figure: 'rebuild of every read model from the log', value: 'not measured yet: needs a rebuild entry point (rebuildAll(dataDir) in projections/rebuild.ts)', target, met: null };
+  if (!mod?.rebuildAll)
+    return { figure: 'rebuild of every read model from the log', value: 'not measured yet: needs a rebuild entry point', target, met: null, note: 'the rebuild needs `rebuildAll(dataDir): Promise<{ events }>` exported by projections/rebuild.ts' };
   const t0 = performance.now();
   const { events } = await mod.rebuildAll(dataDir);
   const rate = events / ((performance.now() - t0) / 1000);
@@ -179,6 +182,7 @@ export async function measureScale(options: ScaleOptions): Promise<string[]> {
     lines.push(`  ${'figure'.padEnd(width)}  ${'value'.padEnd(valueWidth)}  ${'target'.padEnd(18)}  verdict`);
     for (const f of figures) lines.push(`  ${f.figure.padEnd(width)}  ${f.value.padEnd(valueWidth)}  ${f.target.padEnd(18)}  ${f.met === null ? '-' : f.met ? 'met' : 'MISSED'}`);
     lines.push(`  baseline: GET /healthz, one at a time, p50 ${msText(healthz.p50)} p99 ${msText(healthz.p99)}; searches of 3 characters p50 ${msText(three.p50)}, of 1-2 p50 ${msText(short.p50)}`);
+    for (const f of figures) if (f.note) lines.push(`  ${f.note}`);
     lines.push(`  /readyz while catching up: ${catchingUp ?? '(never seen: ready at the first answer)'}`);
     for (const l of progress) lines.push(`  server: ${l.trim()}`);
     return lines;
