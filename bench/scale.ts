@@ -137,7 +137,10 @@ export async function measureScale(options: ScaleOptions): Promise<string[]> {
     const started = current;
     let catchingUp: string | null = null;
     const healthMs = await until200(started, '/healthz');
-    const readyMs = await until200(started, '/readyz', 600_000, (status, body) => (catchingUp ??= `${status} ${body}`));
+    // The first answer that names a follower catching up (before that, the port answers alone).
+    const readyMs = await until200(started, '/readyz', 600_000, (status, body) => {
+      if (!catchingUp && body.includes('catching_up')) catchingUp = `${status} ${body}`;
+    });
     const atReady = memory(started.child.pid!);
     const rnd = random(13);
     const search = (term: string): BenchRequest => ({ method: 'GET', path: `/api/v1/constituents?search=${encodeURIComponent(term)}`, headers: auth });
