@@ -8,7 +8,10 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-RUN npm ci
+# The sources are not here yet, so the project's own `prepare` (npm run build) cannot run: skip
+# every script, then run the one install script the service needs (better-sqlite3's binary).
+RUN npm ci --ignore-scripts \
+ && npm rebuild better-sqlite3
 COPY tsconfig.json tsconfig.build.json ./
 COPY domain ./domain
 COPY eventlog ./eventlog

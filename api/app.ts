@@ -1,15 +1,17 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Ajv from 'ajv';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import { installErrorHandling } from './errors.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { publicRoutes } from './routes/index.js';
 import { healthRoutes } from './routes/health.js';
+import { readGate } from './read-gate.js';
 import { ErrorSchema } from './schemas/common.js';
 import type { Services } from '../runtime/services.js';
 
 export const BODY_LIMIT = 64 * 1024;
+
 
 /**
  * Bodies are JSON and never coerced ("5" is not an integer), unknown fields are refused, not
@@ -56,25 +58,24 @@ function strictIntegers(schema: object, validate: Validate): Validate {
 
 export type App = FastifyInstance;
 
-export async function buildApp(services: Services, options: { logger?: boolean | object } = {}): Promise<App> {
+export interface AppOptions {
+  logger?: boolean | object;
+  startWaitMs?: number;
+  /** The server the app is to serve (api/server.ts opens the port before the app is built). */
+  serverFactory?: FastifyServerFactory;
+}
+
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<App> {
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: BODY_LIMIT,
     genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
+    ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addSchema(ErrorSchema);
   installErrorHandling(app);
-  // Before anything reads (the API key first): a write answered by another process is visible.
-  const settleReads = services.settleReads;
-  if (settleReads)
-    app.addHook('onRequest', (_request, _reply, done) => {
-      const settling = settleReads();
-      if (settling) settling.then(() => done(), done);
-      else done();
-    });
-
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -87,8 +88,13 @@ export async function buildApp(services: Services, options: { logger?: boolean |
   });
 
   await app.register(healthRoutes(services));
-  await app.register(publicRoutes(services), { prefix: '/api/v1' });
-  await app.register(adminRoutes(services), { prefix: '/admin/v1' });
+  // Everything that reads the read models waits, before anything reads (the API key first), for
+  // them to catch up after a start and to settle to the log's head; the probes above do not.
+  await app.register(async (gated) => {
+    gated.addHook('onRequest', readGate(services, options.startWaitMs ?? services.config.startWaitMs));
+    await gated.register(publicRoutes(services), { prefix: '/api/v1' });
+    await gated.register(adminRoutes(services), { prefix: '/admin/v1' });
+  });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

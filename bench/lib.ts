@@ -21,6 +21,11 @@ export interface LoadSpec {
   durationMs: number;
   /** Sent round-robin. */
   requests: BenchRequest[];
+  /**
+   * Sends exactly this many requests (sequence numbers 0 to total-1), all measured, instead of
+   * measuring for `durationMs` after `warmupMs`.
+   */
+  total?: number;
 }
 
 export interface LoadResult {

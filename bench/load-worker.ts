@@ -17,9 +17,11 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   let errors = 0;
   let firstError: string | null = null;
 
+  const total = spec.total;
   const loop = async () => {
     while (!stop) {
       const n = seq++;
+      if (total !== undefined && n >= total) break;
       const r = spec.requests[n % spec.requests.length];
       // `{{n}}` makes every body unique (emails, names) without shipping a million bodies here.
       const body = r.body === undefined ? undefined : r.body.replaceAll('{{n}}', String(n));
@@ -40,6 +42,13 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   };
 
   const loops = Array.from({ length: spec.connections }, loop);
+  if (total !== undefined) {
+    measuring = true;
+    const start = performance.now();
+    await Promise.all(loops);
+    await pool.close();
+    return { latencies, elapsedMs: performance.now() - start, errors, firstError };
+  }
   await new Promise((r) => setTimeout(r, spec.warmupMs));
   measuring = true;
   errors = 0;

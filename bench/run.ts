@@ -4,23 +4,27 @@ import { cpus } from 'node:os';
 /**
  * `npm run bench`: runs every benchmark module and prints its figures. Each module exports
  * `run(): Promise<{name, lines}>`. A module whose compiled file is not there yet is skipped, so
- * the runner works while benchmarks are still being written. `BENCH_ONLY=constituents` picks one.
+ * the runner works while benchmarks are still being written. `npm run bench -- constituents`
+ * (or `BENCH_ONLY=constituents`) picks one. `scale` writes a million records and takes many
+ * minutes, so it runs only when named.
  */
-const MODULES = ['constituents', 'webhooks'];
+const MODULES = ['constituents', 'webhooks', 'scale'];
+const BY_DEFAULT = ['constituents', 'webhooks'];
 
 interface BenchModule {
   run(): Promise<{ name: string; lines: string[] }>;
 }
 
 async function main() {
-  const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
-  const unknown = only?.filter((m) => !MODULES.includes(m)) ?? [];
-  if (unknown.length) throw new Error(`BENCH_ONLY names no benchmark: ${unknown.join(', ')} (there are ${MODULES.join(', ')})`);
+  const named = [...process.argv.slice(2), ...(process.env.BENCH_ONLY?.split(',') ?? [])].map((s) => s.trim()).filter(Boolean);
+  const only = named.length ? named : BY_DEFAULT;
+  const unknown = only.filter((m) => !MODULES.includes(m));
+  if (unknown.length) throw new Error(`no such benchmark: ${unknown.join(', ')} (there are ${MODULES.join(', ')})`);
   console.log(`Turnout benchmarks, ${new Date().toISOString().slice(0, 10)}, node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'})`);
   if (!(globalThis as { gc?: unknown }).gc) console.log('(run with --expose-gc, as `npm run bench` does, for steadier figures)');
   let failed = false;
   for (const name of MODULES) {
-    if (only && !only.includes(name)) continue;
+    if (!only.includes(name)) continue;
     const file = new URL(`./${name}.js`, import.meta.url);
     if (!existsSync(file)) {
       console.log(`\n[${name}] not built yet (no ${name}.ts): skipped`);

@@ -23,6 +23,8 @@ export interface Config {
   /** Days a delivery attempt stays in the delivery log after its last write. */
   deliveryLogDays: number;
   role: Role;
+  /** How long a request arriving while the read models catch up after a start waits before a 503 (api/read-gate.ts). */
+  startWaitMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
@@ -65,6 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     },
     deliveryLogDays: int(env, 'TURNOUT_DELIVERY_LOG_DAYS', 30, 1),
     role,
+    startWaitMs: int(env, 'TURNOUT_START_WAIT_MS', 10_000),
   };
 }
 

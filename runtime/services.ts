@@ -17,6 +17,13 @@ export interface Services extends CommandDeps {
    * Null when there is nothing to wait for (the common case, answered without a promise).
    */
   settleReads?: () => Promise<void> | null;
+  /**
+   * Null once this process's read models have caught up with the log as it stood at start (or
+   * when it has none to catch up), else the promise of that: requests wait on it (api/read-gate.ts).
+   */
+  readsCaughtUp?: () => Promise<void> | null;
+  /** True until every part of this process's role has started: not ready meanwhile (GET /readyz). */
+  starting?: () => boolean;
   /** Resolves once the stores answer; throws while one does not, or the log can append no more (GET /readyz). */
   reachable: () => Promise<void>;
   /** Each log follower this process runs, with its readiness (GET /readyz, decisions.md §1). */
@@ -37,6 +44,12 @@ export interface Runtime {
   /** Stops everything started here, in reverse order. */
   close: () => Promise<void>;
   onClose: (fn: () => Promise<void> | void) => void;
+  /** Starts the projectors following the log, when openRuntime was told not to (`follow: false`). */
+  startFollowing: () => Promise<void>;
+  /** Resolves once the read models have caught up with the log as it stood when they began following it. */
+  readModelsCaughtUp: () => Promise<void>;
+  /** Says every part of the role has started: readiness now depends on the followers alone. */
+  started: () => void;
   /** Adds a follower to readiness; its status is null while this process does not run it (a lease elsewhere). */
   watchFollower: (status: () => Promise<FollowerStatus | null>) => void;
 }

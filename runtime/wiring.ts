@@ -10,10 +10,12 @@ import { ProjectionRunner } from '../projections/runner.js';
 import { MemoryReadStore } from '../projections/store/memory.js';
 import type { ReadStore } from '../projections/store/port.js';
 import type { Config } from './config.js';
+import { StartCatchUp } from './catch-up.js';
 import { lockDataDir } from './datadir-lock.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb } from './webhooks.js';
+import { yieldingLog } from './yielding-log.js';
 import { SqliteDeliveryLog, StoreDeliveryLog } from '../dispatcher/deliveries.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 
@@ -40,10 +42,14 @@ async function openStore(config: Config): Promise<ReadStore> {
 /**
  * Opens the stores the configuration names and starts the parts of this process's role. The
  * embedded default (no URLs) runs everything in one process.
+ *
+ * With `follow: false` the projectors do not start following the log until `startFollowing()`:
+ * the server opens its port first, so that /healthz answers at once and /readyz says how far the
+ * read models are behind while they catch up (issue 13).
  */
 export async function openRuntime(
   config: Config,
-  hooks: { onProjectionError?: (err: unknown) => void; report?: (message: string) => void } = {},
+  hooks: { onProjectionError?: (err: unknown) => void; report?: (message: string) => void; follow?: boolean } = {},
 ): Promise<Runtime> {
   const report = hooks.report ?? ((m: string) => console.warn(m));
   const closers: Array<() => Promise<void> | void> = [];
@@ -63,16 +69,28 @@ export async function openRuntime(
   // projector; with a shared store only the projector role writes, and only the lease holder.
   const shared = Boolean(config.mongoUrl);
   const projectHere = !shared || config.role === 'all' || config.role === 'projector';
-  const runner = projectHere ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError, report }) : null;
+  const runner = projectHere ? new ProjectionRunner(yieldingLog(log), rawStore, projectors, { onError: hooks.onProjectionError, report }) : null;
   for (const p of projectors) for (const c of p.collections) await rawStore.defineCollection(c);
   let leased: Awaited<ReturnType<typeof keepProjectionLease>> | null = null;
-  if (runner && shared) {
-    leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err));
-    closers.push(() => leased!.close());
-  } else if (runner) {
-    await runner.start();
-    closers.push(() => runner.stop());
-  }
+  // Reads wait for the catch-up after start only where this process's own projector writes the
+  // read models it serves; a shared store is kept up by the lease holder, wherever it runs.
+  const catchUp = new StartCatchUp();
+  closers.push(() => catchUp.stop());
+  if (!runner || shared) catchUp.skip();
+  let following: Promise<void> | null = null;
+  const startFollowing = () =>
+    (following ??= (async () => {
+      if (runner && shared) {
+        leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err));
+        closers.push(() => leased!.close());
+      } else if (runner) {
+        await runner.start();
+        closers.push(() => runner.stop());
+        void catchUp.follow(log, (p) => runner.waitFor(p));
+      }
+    })());
+  if (hooks.follow !== false) await startFollowing();
+  let starting = hooks.follow === false;
 
   // A shared store is written by whichever process holds the lease: wait on its checkpoint.
   const settle = async (position: Position | null) => {
@@ -100,6 +118,8 @@ export async function openRuntime(
     ids: new IdAllocator(log),
     settle,
     settleReads,
+    readsCaughtUp: () => catchUp.pending(),
+    starting: () => starting,
     config,
     limiter,
     deliveries,
@@ -119,6 +139,11 @@ export async function openRuntime(
     webhookDb,
     onClose: (fn) => closers.push(fn),
     watchFollower: (status) => followers.push(status),
+    startFollowing,
+    readModelsCaughtUp: () => catchUp.pending() ?? Promise.resolve(),
+    started: () => {
+      starting = false;
+    },
     close: async () => {
       for (const c of closers.reverse()) await c();
     },

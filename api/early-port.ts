@@ -1,0 +1,67 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+export type Readiness = () => Promise<{ code: number; body: unknown }>;
+
+/**
+ * The HTTP port, opened before the server has loaded its modules and built its routes (which
+ * takes seconds on a busy machine), so that /healthz answers within a second of `npm start`
+ * (issue 13). Until a handler is given it answers the probes itself (/readyz: not ready, or
+ * what `probes` says) and holds every other request, which the handler then serves.
+ */
+export class EarlyPort {
+  private handler: Handler | null = null;
+  private readiness: Readiness = async () => ({ code: 503, body: { status: 'not_ready', followers: [] } });
+  private held: Array<[IncomingMessage, ServerResponse]> = [];
+  readonly server: Server = createServer((req, res) => (this.handler ? this.handler(req, res) : this.early(req, res)));
+
+  static async open(port: number, host: string): Promise<EarlyPort> {
+    const p = new EarlyPort();
+    await new Promise<void>((resolve, reject) => {
+      p.server.once('error', reject);
+      p.server.listen(port, host, () => resolve());
+    });
+    return p;
+  }
+
+  get address(): string {
+    const a = this.server.address() as AddressInfo;
+    return `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+  }
+
+  /** What /readyz answers until the handler takes over (a background role's, for good). */
+  probes(readiness: Readiness): void {
+    this.readiness = readiness;
+  }
+
+  /** Hands every request, the held ones first, to `handler` (the built app). */
+  serve(handler: Handler): void {
+    this.handler = handler;
+    for (const [req, res] of this.held.splice(0)) handler(req, res);
+  }
+
+  close(): Promise<void> {
+    for (const [, res] of this.held.splice(0)) res.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private early(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method === 'GET' && path === '/healthz') return send(res, 200, { status: 'ok' });
+    if (req.method === 'GET' && path === '/readyz') {
+      this.readiness().then(
+        (r) => send(res, r.code, r.body),
+        () => send(res, 503, { status: 'not_ready', followers: [] }),
+      );
+      return;
+    }
+    this.held.push([req, res]);
+  }
+}
+
+function send(res: ServerResponse, code: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}

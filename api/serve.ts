@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type App, buildApp } from './app.js';
+import type { EarlyPort } from './early-port.js';
+import type { Config } from '../runtime/config.js';
+import { startRoles } from '../runtime/roles.js';
+import { readiness } from './routes/health.js';
+import { watchProgress } from '../runtime/progress.js';
+import { openRuntime } from '../runtime/wiring.js';
+
+/**
+ * The admin token: TURNOUT_ADMIN_TOKEN, or one generated on first start and kept in the data
+ * directory. It is printed once, when generated; later starts say where it is.
+ */
+function adminToken(config: Config): { token: string; note: string } {
+  if (config.adminToken) return { token: config.adminToken, note: 'admin token: from TURNOUT_ADMIN_TOKEN' };
+  mkdirSync(config.dataDir, { recursive: true });
+  const file = path.resolve(config.dataDir, 'admin-token');
+  if (existsSync(file)) return { token: readFileSync(file, 'utf8').trim(), note: `admin token: in ${file}` };
+  const token = 'adm_' + randomBytes(24).toString('base64url');
+  writeFileSync(file, token + '\n', { mode: 0o600 });
+  return { token, note: `admin token (shown once, kept in ${file}): ${token}` };
+}
+
+/**
+ * Start order (issue 13): the port is already open (api/server.ts, answering the probes), the
+ * stores open (quick), the routes are built and take over the port, and only then do the read
+ * models catch up with the log, so /readyz says how far they are behind meanwhile. The
+ * background roles (webhooks, mail) start once they have caught up.
+ */
+export async function serve(config: Config, port: EarlyPort): Promise<void> {
+  const { token, note } = adminToken(config);
+  config.adminToken = token;
+  const runtime = await openRuntime(config, { follow: false, onProjectionError: (err) => console.error('projection failed', err) });
+  port.probes(() => readiness(runtime.services));
+
+  let app: App | null = null;
+  if (config.role === 'all' || config.role === 'api') {
+    let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
+    app = await buildApp(runtime.services, {
+      logger: process.env.NODE_ENV === 'test' ? false : { level: process.env.LOG_LEVEL ?? 'info', redact: ['req.headers.authorization'] },
+      serverFactory: (h) => ((handler = h), port.server),
+    });
+    await app.ready();
+    port.serve(handler!);
+    console.log(`Turnout (${config.role}) listening on ${port.address}  public API ${port.address}/api/v1  admin ${port.address}/admin/v1`);
+    console.log(note);
+  } else {
+    // Background roles answer only the probes (/healthz, /readyz), for the orchestrator.
+    console.log(`Turnout (${config.role}) running; health checks on ${port.address}/healthz and ${port.address}/readyz`);
+  }
+  let progress: ReturnType<typeof watchProgress> | null = null;
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: shutting down`);
+    progress?.stop();
+    await (async () => {
+      await app?.close();
+      await port.close();
+      await runtime.close();
+    })().catch((err) => console.error('shutdown failed', err));
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+
+  await runtime.startFollowing();
+  progress = watchProgress({ followers: runtime.services.followers, settled: () => !runtime.services.starting?.(), report: (line) => console.log(line) });
+  await runtime.readModelsCaughtUp();
+  if (stopping) return;
+  await startRoles(config, runtime);
+  runtime.started();
+}

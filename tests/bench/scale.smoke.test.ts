@@ -1,0 +1,34 @@
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { measureScale as MeasureScale } from '../../bench/scale.js';
+import { type Build, buildService } from '../support/process.js';
+
+let build: Build | null = null;
+afterAll(() => build?.remove());
+
+describe('the scale benchmark (bench/scale.ts), as a smoke at a tiny size', () => {
+  it('writes through the real server, restarts it and prints every figure beside its target', async () => {
+    build = await buildService();
+    // The compiled benchmark: its load generator runs in a worker thread, from a compiled file.
+    const compiled = pathToFileURL(path.join(path.dirname(build.server), '..', 'bench', 'scale.js')).href;
+    const { measureScale } = (await import(compiled)) as { measureScale: typeof MeasureScale };
+    const lines = await measureScale({ n: 1_000, server: build.server, searches3: 20, searches12: 10, lookups: 20, note: () => undefined });
+    const text = lines.join('\n');
+    expect(lines[0]).toMatch(/^1,000 constituents \(POST [\d,]+\/s\) and 100 updates/);
+    for (const figure of [
+      'start to /healthz 200',
+      'start to /readyz 200',
+      'peak RSS during start',
+      'peak RSS after 31 searches',
+      'first search after start',
+      'search, 3 characters from names, p99 (20)',
+      'search, 1-2 characters, p99 (10)',
+      'email look-up, p99 (20)',
+      'read by id, p99 (20)',
+      'rebuild of every read model from the log',
+    ])
+      expect(text).toMatch(new RegExp(`^  ${figure.replace(/[()/]/g, '\\$&')}.*  (met|MISSED|-)$`, 'm'));
+    expect(text).toContain('baseline: GET /healthz');
+  }, 120_000);
+});
