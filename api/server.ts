@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Fastify from 'fastify';
 import { buildApp } from './app.js';
 import { type Config, loadConfig } from '../runtime/config.js';
 import { startRoles } from '../runtime/roles.js';
 import { healthRoutes } from './routes/health.js';
+import { secureDataDir } from '../runtime/private-files.js';
 import { openRuntime } from '../runtime/wiring.js';
 
 /**
@@ -14,7 +15,7 @@ import { openRuntime } from '../runtime/wiring.js';
  */
 function adminToken(config: Config): { token: string; note: string } {
   if (config.adminToken) return { token: config.adminToken, note: 'admin token: from TURNOUT_ADMIN_TOKEN' };
-  mkdirSync(config.dataDir, { recursive: true });
+  secureDataDir(config.dataDir);
   const file = path.resolve(config.dataDir, 'admin-token');
   if (existsSync(file)) return { token: readFileSync(file, 'utf8').trim(), note: `admin token: in ${file}` };
   const token = 'adm_' + randomBytes(24).toString('base64url');
