@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Ajv from 'ajv';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { installErrorHandling } from './errors.js';
+import { loggerOptions } from './logging.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { publicRoutes } from './routes/index.js';
 import { healthRoutes } from './routes/health.js';
@@ -56,9 +57,10 @@ function strictIntegers(schema: object, validate: Validate): Validate {
 
 export type App = FastifyInstance;
 
-export async function buildApp(services: Services, options: { logger?: boolean | object } = {}): Promise<App> {
+/** No logger (the default, for tests), or one at a level and to a stream, its credentials redacted (logging.ts). */
+export async function buildApp(services: Services, options: { logger?: false | Parameters<typeof loggerOptions>[0] } = {}): Promise<App> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: options.logger ? loggerOptions(options.logger) : false,
     bodyLimit: BODY_LIMIT,
     genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } },

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Fastify from 'fastify';
 import { buildApp } from './app.js';
+import { survivePipeErrors } from './logging.js';
 import { type Config, loadConfig } from '../runtime/config.js';
 import { startRoles } from '../runtime/roles.js';
 import { healthRoutes } from './routes/health.js';
@@ -24,6 +25,7 @@ function adminToken(config: Config): { token: string; note: string } {
 }
 
 async function main() {
+  survivePipeErrors();
   const config = loadConfig();
   const { token, note } = adminToken(config);
   config.adminToken = token;
@@ -33,7 +35,7 @@ async function main() {
   let close = async () => runtime.close();
   if (config.role === 'all' || config.role === 'api') {
     const app = await buildApp(runtime.services, {
-      logger: process.env.NODE_ENV === 'test' ? false : { level: process.env.LOG_LEVEL ?? 'info', redact: ['req.headers.authorization'] },
+      logger: process.env.NODE_ENV === 'test' ? false : { level: config.logLevel },
     });
     const address = await app.listen({ port: config.port, host: config.host });
     console.log(`Turnout (${config.role}) listening on ${address}  public API ${address}/api/v1  admin ${address}/admin/v1`);

@@ -23,6 +23,18 @@ export interface Config {
   /** Days a delivery attempt stays in the delivery log after its last write. */
   deliveryLogDays: number;
   role: Role;
+  /** LOG_LEVEL: `warn` by default (start-up, warnings, errors); `info` logs every request. */
+  logLevel: LogLevel;
+}
+
+/** pino's levels, and `silent`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+function logLevel(env: NodeJS.ProcessEnv): LogLevel {
+  const raw = str(env, 'LOG_LEVEL') ?? 'warn';
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${raw}")`);
+  return raw as LogLevel;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
@@ -65,6 +77,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     },
     deliveryLogDays: int(env, 'TURNOUT_DELIVERY_LOG_DAYS', 30, 1),
     role,
+    logLevel: logLevel(env),
   };
 }
 
