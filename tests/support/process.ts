@@ -52,19 +52,13 @@ export interface SpawnOptions {
   env?: Record<string, string | undefined>;
   /** Resolve once /readyz says ready (the default), or already once /healthz answers. */
   ready?: boolean;
-  /** Start it under this umask (through /bin/sh), e.g. 0o022 to check files are private anyway. */
-  umask?: number;
 }
 
 /** Starts a Turnout process from a build, on a free port, and waits until it serves. */
 export async function spawnTurnout(build: Build, options: SpawnOptions = {}): Promise<TurnoutProcess> {
   const role = options.role ?? 'all';
   const port = await freePort();
-  const args = [build.server, '--role', role];
-  const umask = options.umask;
-  const [command, argv] =
-    umask === undefined ? [process.execPath, args] : ['/bin/sh', ['-c', `umask ${umask.toString(8).padStart(3, '0')}; exec "$0" "$@"`, process.execPath, ...args]];
-  const child = spawn(command, argv, {
+  const child = spawn(process.execPath, [build.server, '--role', role], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, NODE_ENV: 'test', HOST: '127.0.0.1', PORT: String(port), TURNOUT_ADMIN_TOKEN: 'test-admin-token', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
