@@ -10,6 +10,7 @@ RUN apt-get update \
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
+COPY packages ./packages
 COPY domain ./domain
 COPY eventlog ./eventlog
 COPY projections ./projections
