@@ -4,6 +4,7 @@ import Ajv from 'ajv';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { installErrorHandling } from './errors.js';
 import { loggerOptions } from './logging.js';
+import { completeDocument, OPENAPI_FRAME } from './openapi.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { publicRoutes } from './routes/index.js';
 import { healthRoutes } from './routes/health.js';
@@ -78,13 +79,8 @@ export async function buildApp(services: Services, options: { logger?: false | P
     });
 
   await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'Turnout integration API', version: '1.0.0', description: 'Constituents, volunteers, volunteer tasks, events and ticket sales. Authenticate with "Authorization: Bearer <API key>".' },
-      servers: [{ url: '/' }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
+    openapi: OPENAPI_FRAME,
+    transformObject: completeDocument as never,
     refResolver: { buildLocalReference: (json, _base, _frag, i) => String(json.$id ?? `def-${i}`) },
   });
 
