@@ -1,18 +1,21 @@
 // The layers' import rules (issue 11), checked by tests/architecture.test.ts on every `npm test`
-// and by hand with `npx depcruise --config .dependency-cruiser.cjs domain eventlog projections
-// commands dispatcher runtime api tests bench`. docs/architecture.md draws the same graph.
+// and by hand with `npx depcruise --config .dependency-cruiser.cjs packages domain eventlog
+// projections commands dispatcher runtime api tests bench`. docs/architecture.md draws the same graph.
 
 // Which top-level folders each layer may import (its own included). Every import between the
 // layers points down this list, so the folders cannot form a cycle. npm packages and node
 // builtins are not layers: every layer but domain/ may use them.
 const LAYERS = {
+  // Standalone packages a subscriber installs on their own (the webhook verifier): they import
+  // nothing of the project; the dispatcher re-exports them so there is one implementation.
+  packages: ['packages'],
   domain: ['domain'],
   eventlog: ['domain', 'eventlog'],
   projections: ['domain', 'eventlog', 'projections'],
   commands: ['domain', 'eventlog', 'projections', 'commands'],
-  dispatcher: ['domain', 'eventlog', 'projections', 'dispatcher'],
-  runtime: ['domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime'],
-  api: ['domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime', 'api'],
+  dispatcher: ['packages', 'domain', 'eventlog', 'projections', 'dispatcher'],
+  runtime: ['packages', 'domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime'],
+  api: ['packages', 'domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime', 'api'],
 };
 
 // tests/ and bench/ are harnesses outside the layers: they may import any layer (api/ included),

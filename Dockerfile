@@ -13,6 +13,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts \
  && npm rebuild better-sqlite3
 COPY tsconfig.json tsconfig.build.json ./
+COPY packages ./packages
 COPY domain ./domain
 COPY eventlog ./eventlog
 COPY projections ./projections

@@ -3,6 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Ajv from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import { installErrorHandling } from './errors.js';
+import { loggerOptions } from './logging.js';
+import { completeDocument, OPENAPI_FRAME } from './openapi.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { publicRoutes } from './routes/index.js';
 import { healthRoutes } from './routes/health.js';
@@ -59,7 +61,8 @@ function strictIntegers(schema: object, validate: Validate): Validate {
 export type App = FastifyInstance;
 
 export interface AppOptions {
-  logger?: boolean | object;
+  /** No logger (the default, for tests), or one at a level and to a stream, its credentials redacted (logging.ts). */
+  logger?: false | Parameters<typeof loggerOptions>[0];
   startWaitMs?: number;
   /** The server the app is to serve (api/server.ts opens the port before the app is built). */
   serverFactory?: FastifyServerFactory;
@@ -67,7 +70,7 @@ export interface AppOptions {
 
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<App> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: options.logger ? loggerOptions(options.logger) : false,
     bodyLimit: BODY_LIMIT,
     genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
@@ -77,13 +80,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.addSchema(ErrorSchema);
   installErrorHandling(app);
   await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'Turnout integration API', version: '1.0.0', description: 'Constituents, volunteers, volunteer tasks, events and ticket sales. Authenticate with "Authorization: Bearer <API key>".' },
-      servers: [{ url: '/' }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
+    openapi: OPENAPI_FRAME,
+    transformObject: completeDocument as never,
     refResolver: { buildLocalReference: (json, _base, _frag, i) => String(json.$id ?? `def-${i}`) },
   });
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type App, buildApp } from './app.js';
@@ -8,6 +8,7 @@ import type { Config } from '../runtime/config.js';
 import { startRoles } from '../runtime/roles.js';
 import { readiness } from './routes/health.js';
 import { watchProgress } from '../runtime/progress.js';
+import { secureDataDir } from '../runtime/private-files.js';
 import { openRuntime } from '../runtime/wiring.js';
 
 /**
@@ -16,7 +17,7 @@ import { openRuntime } from '../runtime/wiring.js';
  */
 function adminToken(config: Config): { token: string; note: string } {
   if (config.adminToken) return { token: config.adminToken, note: 'admin token: from TURNOUT_ADMIN_TOKEN' };
-  mkdirSync(config.dataDir, { recursive: true });
+  secureDataDir(config.dataDir);
   const file = path.resolve(config.dataDir, 'admin-token');
   if (existsSync(file)) return { token: readFileSync(file, 'utf8').trim(), note: `admin token: in ${file}` };
   const token = 'adm_' + randomBytes(24).toString('base64url');
@@ -40,7 +41,7 @@ export async function serve(config: Config, port: EarlyPort): Promise<void> {
   if (config.role === 'all' || config.role === 'api') {
     let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
     app = await buildApp(runtime.services, {
-      logger: process.env.NODE_ENV === 'test' ? false : { level: process.env.LOG_LEVEL ?? 'info', redact: ['req.headers.authorization'] },
+      logger: process.env.NODE_ENV === 'test' ? false : { level: config.logLevel },
       serverFactory: (h) => ((handler = h), port.server),
     });
     await app.ready();

@@ -25,6 +25,18 @@ export interface Config {
   role: Role;
   /** How long a request arriving while the read models catch up after a start waits before a 503 (api/read-gate.ts). */
   startWaitMs: number;
+  /** LOG_LEVEL: `warn` by default (start-up, warnings, errors); `info` logs every request. */
+  logLevel: LogLevel;
+}
+
+/** pino's levels, and `silent`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+function logLevel(env: NodeJS.ProcessEnv): LogLevel {
+  const raw = str(env, 'LOG_LEVEL') ?? 'warn';
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${raw}")`);
+  return raw as LogLevel;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
@@ -68,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     deliveryLogDays: int(env, 'TURNOUT_DELIVERY_LOG_DAYS', 30, 1),
     role,
     startWaitMs: int(env, 'TURNOUT_START_WAIT_MS', 10_000),
+    logLevel: logLevel(env),
   };
 }
 

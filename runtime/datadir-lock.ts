@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { privateFile, secureDataDir } from './private-files.js';
 
 /** Another live process holds the data dir. */
 export class DataDirBusy extends Error {
@@ -31,7 +32,8 @@ const PID_FILE = 'turnout.lock.pid';
  * beside it, for the refusal's message only (a stale pid file decides nothing).
  */
 export function lockDataDir(dir: string): DataDirLock {
-  mkdirSync(dir, { recursive: true });
+  secureDataDir(dir);
+  privateFile(path.join(dir, LOCK_FILE), { sqlite: true });
   const db = new Database(path.join(dir, LOCK_FILE));
   try {
     db.pragma('busy_timeout = 0');
@@ -48,7 +50,7 @@ export function lockDataDir(dir: string): DataDirLock {
     if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY') || (err as { code?: string }).code === 'SQLITE_LOCKED') throw new DataDirBusy(path.resolve(dir), holderPid(dir));
     throw err;
   }
-  writeFileSync(path.join(dir, PID_FILE), `${process.pid}\n`);
+  writeFileSync(path.join(dir, PID_FILE), `${process.pid}\n`, { mode: 0o600 });
   return { release: () => db.close() };
 }
 

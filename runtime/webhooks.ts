@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { mkdirSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { privateFile, secureDataDir } from './private-files.js';
 import type { Config } from './config.js';
 import type { Runtime } from './services.js';
 import type { EventLog } from '../eventlog/port.js';
@@ -29,8 +29,12 @@ export function openWebhookDb(config: Config, log: EventLog): Database.Database 
     return db;
   }
   const dir = config.dataDir;
-  if (dir !== ':memory:') mkdirSync(dir, { recursive: true });
-  const db = new Database(dir === ':memory:' ? ':memory:' : path.join(dir, 'webhooks.sqlite'));
+  const file = dir === ':memory:' ? ':memory:' : path.join(dir, 'webhooks.sqlite');
+  if (dir !== ':memory:') {
+    secureDataDir(dir);
+    privateFile(file, { sqlite: true });
+  }
+  const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
   return db;

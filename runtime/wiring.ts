@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { FollowerStatus } from '../eventlog/follower.js';
 import type { EventLog } from '../eventlog/port.js';
@@ -12,6 +11,7 @@ import type { ReadStore } from '../projections/store/port.js';
 import type { Config } from './config.js';
 import { StartCatchUp } from './catch-up.js';
 import { lockDataDir } from './datadir-lock.js';
+import { privateFile, secureDataDir } from './private-files.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb } from './webhooks.js';
@@ -27,8 +27,10 @@ async function openLog(config: Config): Promise<EventLog> {
     return EsdbEventLog.connect(config.eventStoreUrl);
   }
   if (config.dataDir === ':memory:') return new SqliteEventLog(':memory:');
-  mkdirSync(config.dataDir, { recursive: true });
-  return new SqliteEventLog(path.join(config.dataDir, 'turnout.sqlite'));
+  secureDataDir(config.dataDir);
+  const file = path.join(config.dataDir, 'turnout.sqlite');
+  privateFile(file, { sqlite: true });
+  return new SqliteEventLog(file);
 }
 
 async function openStore(config: Config): Promise<ReadStore> {

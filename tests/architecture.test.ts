@@ -11,7 +11,7 @@ import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const FOLDERS = ['domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime', 'api', 'tests', 'bench'];
+const FOLDERS = ['packages', 'domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime', 'api', 'tests', 'bench'];
 
 /** Cruises `folders` under `baseDir` with the project's rules and the given tsconfig. */
 async function cruiseWithRules(baseDir: string, folders: string[], tsConfigFile: string): Promise<ICruiseResult> {

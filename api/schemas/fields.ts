@@ -31,14 +31,16 @@ export function schemaOf(rule: FieldRule & { description?: string }): TSchema {
 }
 
 /**
- * A write body: every writable field optional and nullable, nothing else allowed. Its static
- * type is a record of unknown values, the domain's `Values`: the domain normalises and checks
- * each field by the same table, so handlers pass the typed body on without a cast.
+ * A write body: every writable field optional, nothing else allowed; a field takes null (to
+ * clear it) exactly when the domain's table lets it (`nullable: false` refuses null), so the
+ * OpenAPI document says what the server accepts. Its static type is a record of unknown values,
+ * the domain's `Values`: the domain normalises and checks each field by the same table, so
+ * handlers pass the typed body on without a cast.
  */
 export function writeBody(spec: FieldSpec, required: string[] = []) {
   const props = Object.fromEntries(
     Object.entries(spec).map(([name, rule]) => {
-      const s = Nullable(schemaOf(rule));
+      const s = rule.nullable === false ? schemaOf(rule) : Nullable(schemaOf(rule));
       return [name, required.includes(name) ? s : Type.Optional(s)];
     }),
   );

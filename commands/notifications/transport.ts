@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 
@@ -35,12 +35,15 @@ export class FileTransport implements MailTransport {
   readonly name = 'file';
   private readonly composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   constructor(readonly dir: string) {
-    mkdirSync(dir, { recursive: true });
+    // Mail to constituents is private: the outbox as the data dir, 0700 and its files 0600,
+    // whatever the umask (which can only narrow the modes given at creation).
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
   }
   async send(m: MailMessage): Promise<void> {
     const info = await this.composer.sendMail({ from: m.from, to: m.to, subject: m.subject, text: m.text, messageId: messageId(m.id) });
     const file = path.join(this.dir, `${safeName(m.id)}.eml`);
-    writeFileSync(file + '.tmp', info.message as Buffer);
+    writeFileSync(file + '.tmp', info.message as Buffer, { mode: 0o600 });
     renameSync(file + '.tmp', file);
   }
   async wasDelivered(id: string): Promise<boolean> {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,20 +44,34 @@ describe('logs', () => {
         cb();
       },
     });
-    const config = testConfig();
+    const config = testConfig({ adminToken: 'adm_' + randomBytes(24).toString('base64url') });
     const runtime = await openRuntime(config);
     const app = await buildApp(runtime.services, { logger: { level: 'trace', stream: sink } });
     const admin = client(app, '/admin/v1', config.adminToken);
     const t = await admin.post('/teams', { name: 'Logged' });
     const k = await admin.post(`/teams/${t.body.team.id}/api-keys`, { name: 'K', scope: 'read_write' });
-    const api = client(app, '/api/v1', k.body.key);
+    const key: string = k.body.key;
+    const api = client(app, '/api/v1', key);
     await api.post('/constituents', { LastName: 'X' });
     await api.get('/constituents?search=X');
-    await client(app, '/api/v1', k.body.key + 'x').get('/constituents');
+    await client(app, '/api/v1', key + 'x').get('/constituents');
+    // Clients that put the credential where it does not belong: the query string, the path.
+    const anonymous = client(app, '/api/v1');
+    const encoded = encodeURIComponent(key);
+    for (const url of [`/constituents?api_key=${encoded}`, `/constituents?key=${encoded}`, `/constituents?token=${encoded}`, `/constituents?page=1&Api-Key=${encoded}`])
+      await anonymous.get(url);
+    await anonymous.get(`/constituents?search=${encoded}`); // any parameter: the value looks like a key
+    await anonymous.get(`/constituents/${encoded}`);
+    await anonymous.get(`/${encoded}/constituents`);
+    await client(app, '/admin/v1').get(`/teams?token=${config.adminToken}`);
+    await client(app, '/admin/v1').get(`/teams/${config.adminToken}`);
     await app.close();
     await runtime.close();
     expect(out.length).toBeGreaterThan(100);
-    expect(out).not.toContain(k.body.key.slice('tko_'.length + 12 + 1)); // the secret part (base64url: may hold "_")
-    expect(out).not.toContain(config.adminToken!);
+    expect(out).toContain('[REDACTED]'); // the URLs were logged, redacted
+    expect(out).not.toContain(key.slice('tko_'.length + 12 + 1)); // the secret part (base64url: may hold "_")
+    expect(out).not.toContain(config.adminToken!.slice('adm_'.length));
+    expect(out.toLowerCase()).not.toContain('bearer');
+    expect(out.toLowerCase()).not.toContain('authorization');
   });
 });

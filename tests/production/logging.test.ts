@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../runtime/config.js';
+import { type Build, buildService, http, spawnTurnout, type TurnoutProcess } from '../support/process.js';
+
+/** The real server's log: its level (LOG_LEVEL), and a shutdown that survives a closed stdout. */
+let build: Build;
+const dirs: string[] = [];
+const running: TurnoutProcess[] = [];
+
+beforeAll(async () => {
+  build = await buildService();
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all(running.map((p) => p.stop()));
+  build?.remove();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function freshDir(): string {
+  const d = mkdtempSync(path.join(tmpdir(), 'turnout-logging-'));
+  dirs.push(d);
+  return d;
+}
+
+/** A production-like process (NODE_ENV=production turns the request logger on). */
+async function start(env: Record<string, string> = {}) {
+  const p = await spawnTurnout(build, { env: { NODE_ENV: 'production', TURNOUT_DATA_DIR: freshDir(), ...env } });
+  running.push(p);
+  return p;
+}
+
+/** A team and a read_write key on a running process. */
+async function keyOn(p: TurnoutProcess): Promise<string> {
+  const admin = http(`${p.url}/admin/v1`, 'test-admin-token');
+  const team = (await admin.post('/teams', { name: 'Logs' })).body.team;
+  return (await admin.post(`/teams/${team.id}/api-keys`, { name: 'K', scope: 'read_write' })).body.key;
+}
+
+describe('the log level', () => {
+  it('is quiet by default: start-up lines, no line per request', async () => {
+    const p = await start();
+    const api = http(`${p.url}/api/v1`, await keyOn(p));
+    expect((await api.get('/constituents')).status).toBe(200);
+    await p.stop();
+    expect(p.output()).toContain('listening on');
+    expect(p.output()).not.toContain('request completed');
+    expect(p.output()).not.toContain('incoming request');
+  }, 60_000);
+
+  it('logs every request at LOG_LEVEL=info', async () => {
+    const p = await start({ LOG_LEVEL: 'info' });
+    const api = http(`${p.url}/api/v1`, await keyOn(p));
+    expect((await api.get('/constituents')).status).toBe(200);
+    await p.stop();
+    expect(p.output()).toContain('request completed');
+    expect(p.output()).toContain('/api/v1/constituents');
+  }, 60_000);
+
+  it('is read from LOG_LEVEL, and one it does not know is refused, naming the levels', () => {
+    expect(loadConfig({}, []).logLevel).toBe('warn');
+    expect(loadConfig({ LOG_LEVEL: 'info' }, []).logLevel).toBe('info');
+    expect(() => loadConfig({ LOG_LEVEL: 'loud' }, [])).toThrow('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")');
+  });
+});
+
+describe('SIGTERM with stdout and stderr closed pipes', () => {
+  it('shuts down cleanly (exit 0) and keeps what it acknowledged', async () => {
+    const dir = freshDir();
+    const p = await start({ LOG_LEVEL: 'info', TURNOUT_DATA_DIR: dir, TURNOUT_RATE_LIMIT_PER_SECOND: '0', TURNOUT_RATE_LIMIT_PER_MINUTE: '0' });
+    const exit = new Promise<[number | null, string | null]>((resolve) => p.process.once('exit', (code, signal) => resolve([code, signal])));
+    const key = await keyOn(p);
+    // The reader goes away: every later write to stdout or stderr fails with EPIPE.
+    p.process.stdout!.destroy();
+    p.process.stderr!.destroy();
+    const api = http(`${p.url}/api/v1`, key);
+    const made = await api.post('/constituents', { LastName: 'Piped' });
+    expect(made.status).toBe(201);
+    for (let i = 0; i < 20; i++) expect((await api.get('/constituents')).status).toBe(200);
+    await p.stop();
+    expect(await exit).toEqual([0, null]);
+
+    const again = await start({ TURNOUT_DATA_DIR: dir });
+    const read = await http(`${again.url}/api/v1`, key).get(`/constituents/${made.body.constituent.PkConstituent}`);
+    expect(read.status).toBe(200);
+    expect(read.body.constituent.LastName).toBe('Piped');
+  }, 90_000);
+});
