@@ -1,20 +1,19 @@
 import path from 'node:path';
 import { staleSource } from './fresh-build.js';
-import { survivePipeErrors } from './logging.js';
 
 /**
  * The entry point (`npm start`, the image's ENTRYPOINT). It refuses a build older than its
  * sources before loading anything else (stale modules could fail to load, or run old code), then
  * opens the port before loading the rest, so that /healthz answers within a second of the start.
  */
-// A closed stdout (the reader went away) must not crash the process, nor keep it from closing.
-survivePipeErrors();
 const stale = staleSource(path.resolve(import.meta.dirname, '..'));
 if (stale) {
   console.error(`The build is out of date: ${stale.file} ${stale.reason}. Run \`npm run build\`, then start again.`);
   process.exit(1);
 }
 try {
+  // A closed stdout (the reader went away) must not crash the process, nor keep it from closing.
+  (await import('./logging.js')).survivePipeErrors();
   const { loadConfig } = await import('../runtime/config.js');
   const config = loadConfig();
   const { EarlyPort } = await import('./early-port.js');
