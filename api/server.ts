@@ -6,6 +6,7 @@ import { buildApp } from './app.js';
 import { type Config, loadConfig } from '../runtime/config.js';
 import { startRoles } from '../runtime/roles.js';
 import { healthRoutes } from './routes/health.js';
+import { hardenServer, serverOptions } from './transport.js';
 import { openRuntime } from '../runtime/wiring.js';
 
 /**
@@ -43,7 +44,8 @@ async function main() {
     };
   } else {
     // Background roles answer only the probes (/healthz, /readyz), for the orchestrator.
-    const health = Fastify({ logger: false });
+    const health = Fastify({ logger: false, ...serverOptions(config.connections) });
+    hardenServer(health.server, config.connections);
     await health.register(healthRoutes(runtime.services));
     const address = await health.listen({ port: config.port, host: config.host });
     console.log(`Turnout (${config.role}) running; health checks on ${address}/healthz and ${address}/readyz`);
