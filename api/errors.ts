@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../domain/shared/errors.js';
 import { sendTransportError, TRANSPORT_STATUS, type TransportCode, transportError } from './transport.js';
 
@@ -82,6 +82,10 @@ export function fromValidation(errors: AjvError[], context: string): DomainError
   return new DomainError('invalid_field', `${field} ${what}.`, field);
 }
 
+/** An unknown path. /api/v1 and /admin/v1 set it again inside their plugins, so their own auth hooks run first. */
+export const notFoundHandler = (request: FastifyRequest, reply: FastifyReply) =>
+  sendError(reply, new DomainError('not_found', `No such resource: ${request.method} ${request.url.split('?')[0]}.`));
+
 /** One error handler: every error answers {error: {code, message, field}}; a 5xx never shows its internal message. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
@@ -107,7 +111,5 @@ export function installErrorHandling(app: FastifyInstance): void {
     request.log.error({ err }, 'request failed');
     return reply.code(500).send({ error: { code: 'internal_error', message: 'Something went wrong on our side; it has been logged. Retry later.' } });
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new DomainError('not_found', `No such resource: ${request.method} ${request.url.split('?')[0]}.`)),
-  );
+  app.setNotFoundHandler(notFoundHandler);
 }
