@@ -1,6 +1,5 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Ajv from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import { installErrorHandling } from './errors.js';
 import { loggerOptions } from './logging.js';
@@ -9,54 +8,13 @@ import { adminRoutes } from './routes/admin/index.js';
 import { publicRoutes } from './routes/index.js';
 import { healthRoutes } from './routes/health.js';
 import { readGate } from './read-gate.js';
+import { installJsonBodyParser } from './json-body.js';
 import { ErrorSchema } from './schemas/common.js';
+import { frameworkErrors, hardenServer, serverOptions } from './transport.js';
+import { buildValidator, refuseUnknownQuery } from './validation.js';
 import type { Services } from '../runtime/services.js';
 
 export const BODY_LIMIT = 64 * 1024;
-
-
-/**
- * Bodies are JSON and never coerced ("5" is not an integer), unknown fields are refused, not
- * stripped. Query strings and path parameters are text, so they are parsed into their types.
- * Fastify asks for a validator per plugin context, with the shared schemas known there.
- */
-function buildValidator(externalSchemas: unknown) {
-  const common = { allErrors: false, removeAdditional: false, useDefaults: true, allowUnionTypes: true, strict: false } as const;
-  const body = new Ajv.default({ ...common, coerceTypes: false });
-  const text = new Ajv.default({ ...common, coerceTypes: true });
-  for (const schema of Object.values((externalSchemas ?? {}) as Record<string, object>)) {
-    body.addSchema(schema);
-    text.addSchema(schema);
-  }
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? body.compile(schema) : strictIntegers(schema, text.compile(schema))) as never;
-}
-
-type Validate = ((data: unknown) => boolean) & { errors?: unknown };
-
-/**
- * Ajv coerces any text Number() reads: `0x10` would read record 16, `1e3` record 1000, and an id
- * past 2^53 a neighbouring one. Integer parameters are decimal digits within the safe range.
- */
-function strictIntegers(schema: object, validate: Validate): Validate {
-  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
-  const names = Object.keys(props).filter((k) => props[k].type === 'integer');
-  if (!names.length) return validate;
-  const checked: Validate = (data) => {
-    for (const name of names) {
-      const v = (data as Record<string, unknown> | null)?.[name];
-      if (typeof v !== 'string') continue;
-      const bad = !/^-?\d+$/.test(v) ? 'must be a whole number' : Math.abs(Number(v)) > Number.MAX_SAFE_INTEGER ? `must be at most ${Number.MAX_SAFE_INTEGER}` : null;
-      if (bad) {
-        checked.errors = [{ keyword: 'strictInteger', instancePath: `/${name}`, params: {}, message: bad }];
-        return false;
-      }
-    }
-    const ok = validate(data);
-    checked.errors = validate.errors;
-    return ok;
-  };
-  return checked;
-}
 
 export type App = FastifyInstance;
 
@@ -75,10 +33,16 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
+    ...serverOptions(services.config.connections),
+    frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // A server made before the app (api/early-port.ts) was hardened when it was made.
+  if (!options.serverFactory) hardenServer(app.server, services.config.connections);
 
   app.addSchema(ErrorSchema);
   installErrorHandling(app);
+  installJsonBodyParser(app);
+  app.addHook('onRoute', refuseUnknownQuery);
   await app.register(swagger, {
     openapi: OPENAPI_FRAME,
     transformObject: completeDocument as never,

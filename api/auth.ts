@@ -6,7 +6,7 @@ import { verifyApiKey } from '../commands/teams.js';
 import { DomainError } from '../domain/shared/errors.js';
 import type { ApiKeyDoc } from '../projections/teams.js';
 import { sendError } from './errors.js';
-import type { RateLimiter } from '../runtime/ratelimit.js';
+import { MemoryRateLimiter, type RateDecision, type RateLimiter } from '../runtime/ratelimit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,24 +27,47 @@ export function bearer(request: FastifyRequest): string | null {
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+function rateHeaders(reply: FastifyReply, d: RateDecision): void {
+  reply.header('RateLimit-Limit', d.limit).header('RateLimit-Remaining', d.remaining).header('RateLimit-Reset', d.resetSeconds);
+  reply.header('RateLimit-Policy', d.policy);
+  if (!d.allowed) reply.header('Retry-After', d.retryAfterSeconds);
+}
+
+/**
+ * Failed authentications per address (issue 14): below the limit a wrong or missing credential is
+ * 401, as the spec says; past it, that address's unauthenticated requests are 429 until the
+ * oldest failure in the rolling minute leaves it. Only failures are counted and a valid credential
+ * is checked first, so a valid key is never slowed. The answer carries the address's window in
+ * the rate-limit headers (decisions.md §4: on every /api/v1 answer). Per process: each API
+ * process counts the failures it sees.
+ */
+export function failedAuthGuard(perMinute: number) {
+  const failures = perMinute > 0 ? new MemoryRateLimiter({ perSecond: 0, perMinute }) : null;
+  return async (request: FastifyRequest, reply: FastifyReply, unauthorized: DomainError): Promise<FastifyReply> => {
+    if (!failures) return sendError(reply, unauthorized);
+    const d = await failures.take(`addr:${request.ip}`);
+    rateHeaders(reply, d);
+    if (d.allowed) return sendError(reply, unauthorized);
+    return sendError(reply, new DomainError('rate_limited', `Over ${d.limit} failed authentications from this address in a minute; retry after ${d.retryAfterSeconds} s with a valid credential.`));
+  };
+}
+export type FailedAuthGuard = ReturnType<typeof failedAuthGuard>;
+
 /** /api/v1: authenticate the key, apply its rate limits, then its scope. */
-export function apiKeyHook(deps: Pick<CommandDeps, 'store'>, limiter: RateLimiter | null) {
+export function apiKeyHook(deps: Pick<CommandDeps, 'store'>, limiter: RateLimiter | null, failed: FailedAuthGuard) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const presented = bearer(request);
     const key = presented ? await verifyApiKey(deps, presented) : null;
-    if (!key) return sendError(reply, UNAUTHORIZED());
+    if (!key) return failed(request, reply, UNAUTHORIZED());
     request.apiKey = key;
     if (limiter) {
       const d = await limiter.take(`key:${key.id}`);
-      reply.header('RateLimit-Limit', d.limit).header('RateLimit-Remaining', d.remaining).header('RateLimit-Reset', d.resetSeconds);
-      reply.header('RateLimit-Policy', d.policy);
-      if (!d.allowed) {
-        reply.header('Retry-After', d.retryAfterSeconds);
+      rateHeaders(reply, d);
+      if (!d.allowed)
         return sendError(
           reply,
           new DomainError('rate_limited', `Rate limit exceeded for this key (${d.policy.replace(/;w=/g, ' per ').replace(/ per 1\b/, ' per second').replace(/ per 60\b/, ' per minute')}); retry after ${d.retryAfterSeconds} s.`),
         );
-      }
     }
     if (WRITE_METHODS.has(request.method) && key.scope !== 'read_write')
       return sendError(reply, new DomainError('insufficient_scope', `The key "${key.name}" is Read only; use a Read & write key to make changes.`));
@@ -60,13 +83,13 @@ export function adminContext(request: FastifyRequest, team: number): WriteContex
   return { team, source: 'Application', keyName: null, correlationId: String(request.id), now: new Date() };
 }
 
-/** /admin/v1: one bearer token, compared in constant time. */
-export function adminTokenHook(token: string) {
+/** /admin/v1: one bearer token, compared in constant time; failures count as for API keys. */
+export function adminTokenHook(token: string, failed: FailedAuthGuard) {
   const expected = createHash('sha256').update(token).digest();
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const presented = bearer(request);
     const actual = createHash('sha256').update(presented ?? randomUUID()).digest();
     if (!presented || !timingSafeEqual(expected, actual))
-      return sendError(reply, new DomainError('unauthorized', 'Send the admin token as "Authorization: Bearer <token>".'));
+      return failed(request, reply, new DomainError('unauthorized', 'Send the admin token as "Authorization: Bearer <token>".'));
   };
 }

@@ -1,5 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ConnectionLimits } from '../runtime/config.js';
+import { createLimitedServer } from './transport.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 export type Readiness = () => Promise<{ code: number; body: unknown }>;
@@ -14,10 +16,15 @@ export class EarlyPort {
   private handler: Handler | null = null;
   private readiness: Readiness = async () => ({ code: 503, body: { status: 'not_ready', followers: [] } });
   private held: Array<[IncomingMessage, ServerResponse]> = [];
-  readonly server: Server = createServer((req, res) => (this.handler ? this.handler(req, res) : this.early(req, res)));
+  readonly server: Server;
 
-  static async open(port: number, host: string): Promise<EarlyPort> {
-    const p = new EarlyPort();
+  private constructor(limits: ConnectionLimits) {
+    // Time-outs, the connection cap and transport errors in the contract's shape from the first byte.
+    this.server = createLimitedServer(limits, (req, res) => (this.handler ? this.handler(req, res) : this.early(req, res)));
+  }
+
+  static async open(port: number, host: string, limits: ConnectionLimits): Promise<EarlyPort> {
+    const p = new EarlyPort(limits);
     await new Promise<void>((resolve, reject) => {
       p.server.once('error', reject);
       p.server.listen(port, host, () => resolve());

@@ -1,5 +1,6 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../domain/shared/errors.js';
+import { sendTransportError, TRANSPORT_STATUS, type TransportCode, transportError } from './transport.js';
 
 /** Spec section 7: one place maps codes to statuses. */
 export const STATUS: Record<ErrorCode, number> = {
@@ -22,7 +23,8 @@ export const ERROR_CODES = Object.keys(STATUS) as ErrorCode[];
 
 export function sendError(reply: FastifyReply, e: DomainError): FastifyReply {
   const body: { error: { code: string; message: string; field?: string } } = { error: { code: e.code, message: e.message } };
-  if (e.field) body.error.field = e.field;
+  // An empty name is still a name ({"": 1} is an unknown field called "").
+  if (e.field !== undefined) body.error.field = e.field;
   return reply.code(STATUS[e.code]).send(body);
 }
 
@@ -41,11 +43,11 @@ export function fromValidation(errors: AjvError[], context: string): DomainError
   const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
   const part = PART[context] ?? 'field';
   if (e.keyword === 'additionalProperties') {
-    const field = [path, e.params.additionalProperty].filter(Boolean).join('.');
-    return new DomainError('unknown_field', `${field} is not a recognised ${part} here; remove it.`, field);
+    const field = [path, String(e.params.additionalProperty)].filter((x, i) => i === 1 || x).join('.');
+    return new DomainError('unknown_field', `${JSON.stringify(field)} is not a recognised ${part} here; remove it.`, field);
   }
   if (e.keyword === 'required') {
-    const field = [path, e.params.missingProperty].filter(Boolean).join('.');
+    const field = [path, String(e.params.missingProperty)].filter((x, i) => i === 1 || x).join('.');
     return new DomainError('missing_field', `${field} is required.`, field);
   }
   if (!path && context === 'body') return new DomainError('invalid_json', 'The body must be a JSON object.');
@@ -80,30 +82,34 @@ export function fromValidation(errors: AjvError[], context: string): DomainError
   return new DomainError('invalid_field', `${field} ${what}.`, field);
 }
 
+/** An unknown path. /api/v1 and /admin/v1 set it again inside their plugins, so their own auth hooks run first. */
+export const notFoundHandler = (request: FastifyRequest, reply: FastifyReply) =>
+  sendError(reply, new DomainError('not_found', `No such resource: ${request.method} ${request.url.split('?')[0]}.`));
+
 /** One error handler: every error answers {error: {code, message, field}}; a 5xx never shows its internal message. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
     if (err instanceof DomainError) return sendError(reply, err);
     if (err.validation) return sendError(reply, fromValidation(err.validation, err.validationContext ?? 'body'));
     switch (err.code) {
-      case 'FST_ERR_CTP_INVALID_JSON_BODY':
-        // The parser also refuses prototype-poisoning keys, and Fastify does not say which it was.
-        return sendError(reply, new DomainError('invalid_json', 'The body is not valid JSON, or it has a "__proto__" or "constructor" key; check its syntax.'));
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return sendError(reply, new DomainError('invalid_json', 'The body is empty; send a JSON object.'));
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        // integration-api.md §7 names it payload_too_large; it wins over decisions.md's body_too_large.
         return sendError(reply, new DomainError('payload_too_large', 'The body is over 64 KB; send less.'));
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return sendError(reply, new DomainError('invalid_json', 'Send the body as JSON with Content-Type: application/json.'));
+        return sendTransportError(reply, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
+      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+        return sendTransportError(reply, 'invalid_request', 'The Content-Length header does not match the body sent.');
     }
     if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message)))
       return sendError(reply, new DomainError('invalid_json', 'The body is not valid JSON; check its syntax.'));
-    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)
-      return reply.code(err.statusCode).send({ error: { code: 'invalid_request', message: err.message } });
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      const code = (Object.keys(TRANSPORT_STATUS) as TransportCode[]).find((c) => TRANSPORT_STATUS[c] === err.statusCode) ?? 'invalid_request';
+      return reply.code(err.statusCode).send(transportError(code, err.message));
+    }
     request.log.error({ err }, 'request failed');
     return reply.code(500).send({ error: { code: 'internal_error', message: 'Something went wrong on our side; it has been logged. Retry later.' } });
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new DomainError('not_found', `No such resource: ${request.method} ${request.url.split('?')[0]}.`)),
-  );
+  app.setNotFoundHandler(notFoundHandler);
 }

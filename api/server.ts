@@ -17,7 +17,7 @@ try {
   const { loadConfig } = await import('../runtime/config.js');
   const config = loadConfig();
   const { EarlyPort } = await import('./early-port.js');
-  const port = await EarlyPort.open(config.port, config.host);
+  const port = await EarlyPort.open(config.port, config.host, config.connections);
   const { serve } = await import('./serve.js');
   await serve(config, port);
 } catch (err) {

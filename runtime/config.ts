@@ -16,6 +16,9 @@ export interface Config {
   mailFrom: string | undefined;
   rateLimitPerSecond: number;
   rateLimitPerMinute: number;
+  /** Failed authentications per address in a rolling minute before that address is answered 429. */
+  authFailuresPerMinute: number;
+  connections: ConnectionLimits;
   webhook: RetryPolicy & {
     allowInsecure: boolean;
     timeoutMs: number;
@@ -37,6 +40,24 @@ function logLevel(env: NodeJS.ProcessEnv): LogLevel {
   const raw = str(env, 'LOG_LEVEL') ?? 'warn';
   if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${raw}")`);
   return raw as LogLevel;
+}
+
+/**
+ * How long the HTTP server waits for a client, and how many sockets it holds (issue 14: idle
+ * sockets held for 90 s exhausted the file descriptors). Node checks the header and request
+ * time-outs on a timer; it runs every quarter of the shorter one.
+ */
+export interface ConnectionLimits {
+  /** A request's headers must arrive within this (from the connection or the previous response). */
+  headersTimeoutMs: number;
+  /** The whole request, headers and body, must arrive within this. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** A socket with no traffic at all, in either direction, is closed after this. */
+  idleTimeoutMs: number;
+  /** Sockets beyond this are closed on arrival; keep it under the file-descriptor limit (ulimit -n). */
+  maxConnections: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
@@ -70,6 +91,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     mailFrom: str(env, 'TURNOUT_MAIL_FROM'),
     rateLimitPerSecond: int(env, 'TURNOUT_RATE_LIMIT_PER_SECOND', 15),
     rateLimitPerMinute: int(env, 'TURNOUT_RATE_LIMIT_PER_MINUTE', 600),
+    authFailuresPerMinute: int(env, 'TURNOUT_AUTH_FAILURES_PER_MINUTE', 60),
+    connections: connectionLimits(env),
     webhook: {
       allowInsecure: env.TURNOUT_WEBHOOK_ALLOW_INSECURE === '1',
       retryBaseMs: int(env, 'TURNOUT_WEBHOOK_RETRY_BASE_MS', 30_000, 1),
@@ -84,8 +107,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   };
 }
 
+function connectionLimits(env: NodeJS.ProcessEnv): ConnectionLimits {
+  const limits = {
+    headersTimeoutMs: int(env, 'TURNOUT_HEADERS_TIMEOUT_MS', 10_000, 1),
+    requestTimeoutMs: int(env, 'TURNOUT_REQUEST_TIMEOUT_MS', 30_000, 1),
+    keepAliveTimeoutMs: int(env, 'TURNOUT_KEEP_ALIVE_TIMEOUT_MS', 10_000, 1),
+    idleTimeoutMs: int(env, 'TURNOUT_IDLE_TIMEOUT_MS', 60_000, 1),
+    maxConnections: int(env, 'TURNOUT_MAX_CONNECTIONS', 4096, 1),
+  };
+  // Node refuses a header time-out longer than the request's.
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs)
+    throw new Error(`TURNOUT_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not be longer than TURNOUT_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs})`);
+  return limits;
+}
+
 /** A configuration for tests: embedded everything, limits off unless asked. */
-export function testConfig(overrides: Partial<Config> = {}): Config {
+export type TestConfigOverrides = Partial<Omit<Config, 'connections'>> & { connections?: Partial<ConnectionLimits> };
+
+export function testConfig(overrides: TestConfigOverrides = {}): Config {
   const base = loadConfig({ TURNOUT_RATE_LIMIT_PER_SECOND: '0', TURNOUT_RATE_LIMIT_PER_MINUTE: '0' }, []);
-  return { ...base, dataDir: ':memory:', adminToken: 'test-admin-token', ...overrides, webhook: { ...base.webhook, allowInsecure: true, ...overrides.webhook } };
+  return { ...base, dataDir: ':memory:', adminToken: 'test-admin-token', ...overrides, connections: { ...base.connections, ...overrides.connections }, webhook: { ...base.webhook, allowInsecure: true, ...overrides.webhook } };
 }

@@ -1,7 +1,7 @@
 import { isConflict } from '../projections/lease-nats.js';
 import { type KV, Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { type Bucket, type Limits, type RateDecision, type RateLimiter, step } from './ratelimit.js';
+import { type Limits, type RateDecision, type RateLimiter, type ServedLog, step } from './ratelimit.js';
 
 export interface NatsRateLimiterOptions {
   /** The KV bucket holding one entry per key. */
@@ -11,14 +11,28 @@ export interface NatsRateLimiterOptions {
 }
 
 /**
- * Per-key token buckets shared by every API process through a NATS KV bucket (spec 8: the limit is
+ * A served log as stored: the first time, then each later one as its distance from the one before
+ * (600 entries stay a few KB). Anything else, such as an entry written by the token-bucket limiter
+ * of an earlier version, reads as an empty log.
+ */
+export const encodeLog = (log: ServedLog): string => JSON.stringify(log.map((t, i) => (i ? t - log[i - 1] : t)));
+
+export function decodeLog(data: unknown): ServedLog {
+  if (!Array.isArray(data) || !data.every((x) => typeof x === 'number' && Number.isFinite(x))) return [];
+  const log: ServedLog = [];
+  for (const [i, d] of (data as number[]).entries()) log.push(i ? log[i - 1] + d : d);
+  return log;
+}
+
+/**
+ * Per-key served logs shared by every API process through a NATS KV bucket (spec 8: the limit is
  * per key, whichever process serves the request). Each take reads the key's entry, runs the same
  * pure `step` as the memory adapter and writes the result back only if the entry is still at the
- * revision it read (compare-and-swap); on a conflict another process took a token meanwhile, so it
- * reads again and retries. A refused request writes nothing: the refill is recomputed from `at`.
+ * revision it read (compare-and-swap); on a conflict another process served a request meanwhile,
+ * so it reads again and retries. A refused request writes nothing.
  *
- * The bucket's TTL drops keys idle longer than it takes every bucket to refill completely (a
- * minute for the per-minute limit), so idle keys cost nothing and come back full, as they would.
+ * The bucket's TTL drops entries not written for longer than the longest window (a minute), whose
+ * logs can only hold times outside every window; idle keys cost nothing.
  */
 export class NatsRateLimiter implements RateLimiter {
   private constructor(
@@ -27,7 +41,7 @@ export class NatsRateLimiter implements RateLimiter {
     private readonly maxAttempts: number,
   ) {}
 
-  /** Idle keys are full again after a minute; keep them a little longer than that. */
+  /** Longer than the longest window, so a log is never dropped while it still counts. */
   static readonly TTL_MS = 90_000;
 
   /** The connection is the process's own, shared and closed by its owner (api/scale.ts). */
@@ -35,7 +49,7 @@ export class NatsRateLimiter implements RateLimiter {
     const kv = await new Kvm(nc).create(options.bucket ?? 'turnout_ratelimit', {
       history: 1,
       ttl: NatsRateLimiter.TTL_MS,
-      description: 'Turnout per-key rate limit buckets',
+      description: 'Turnout per-key rate limits: the times each key was served in the last minute',
     });
     return new NatsRateLimiter(kv, limits, options.maxAttempts ?? 25);
   }
@@ -47,11 +61,11 @@ export class NatsRateLimiter implements RateLimiter {
     for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
       const entry = await this.kv.get(k);
       const live = entry && entry.operation === 'PUT' && entry.length > 0;
-      const current = live ? entry.json<Bucket[]>() : undefined;
-      const { buckets, decision } = step(this.limits, current, now ?? Date.now());
+      const current = live ? decodeLog(safeJson(entry.string())) : undefined;
+      const { log, decision } = step(this.limits, current, now ?? Date.now());
       if (!decision.allowed) return decision;
       last = decision;
-      const data = JSON.stringify(buckets);
+      const data = encodeLog(log);
       try {
         // A missing or deleted entry is created (create also takes over a delete marker);
         // otherwise the write must land on the revision read.
@@ -65,7 +79,15 @@ export class NatsRateLimiter implements RateLimiter {
       }
     }
     // Only reached under a storm of concurrent requests for this one key: refuse rather than
-    // let a request through without a token.
+    // serve a request that was not logged.
     return { ...(last as RateDecision), allowed: false, remaining: 0, retryAfterSeconds: 1 };
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
   }
 }

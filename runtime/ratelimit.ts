@@ -1,13 +1,16 @@
 /**
- * Per-key rate limits (spec 8): a burst of `perSecond` and `perMinute` in all, each a token
- * bucket; a request needs a token from both. A limit of 0 is off. The port lets processes share
- * buckets (NATS KV) where several API processes serve one address.
+ * Per-key rate limits (spec 8, decisions.md §4): in any rolling second a key is served at most
+ * `perSecond` requests, in any rolling minute at most `perMinute`. A token bucket cannot promise
+ * that (its stored burst plus its refill let 29 through in a second and 914 in a minute), so each
+ * key keeps a log of the times it was served within the longest window: a request is served only
+ * if fewer than the limit were served in the window ending now, for every window. A limit of 0 is
+ * off. The port lets processes share logs (NATS KV) where several API processes serve one address.
  */
 export interface RateDecision {
   allowed: boolean;
   limit: number;
   remaining: number;
-  /** Seconds until the tighter bucket is full again. */
+  /** Seconds until the reported window has its whole quota again. */
   resetSeconds: number;
   /** Whole seconds to wait before a retry can succeed (when refused). */
   retryAfterSeconds: number;
@@ -19,54 +22,61 @@ export interface RateLimiter {
   close?(): Promise<void>;
 }
 
-export interface Bucket {
-  tokens: number;
-  at: number;
-}
+/** Times (ms) a key was served within the longest window, oldest first. */
+export type ServedLog = number[];
 
 export interface Limits {
   perSecond: number;
   perMinute: number;
 }
 
-interface Rule {
-  capacity: number;
-  /** tokens per millisecond */
-  rate: number;
-  window: number;
+interface Window {
+  limit: number;
+  ms: number;
+  seconds: number;
 }
 
-const rulesOf = (l: Limits): Rule[] =>
+const windowsOf = (l: Limits): Window[] =>
   [
-    { capacity: l.perSecond, rate: l.perSecond / 1000, window: 1 },
-    { capacity: l.perMinute, rate: l.perMinute / 60_000, window: 60 },
-  ].filter((r) => r.capacity > 0);
+    { limit: l.perSecond, ms: 1000, seconds: 1 },
+    { limit: l.perMinute, ms: 60_000, seconds: 60 },
+  ].filter((w) => w.limit > 0);
 
-/** The pure step shared by every adapter: refill, then take one token from every bucket or none. */
-export function step(limits: Limits, buckets: Bucket[] | undefined, now: number): { buckets: Bucket[]; decision: RateDecision } {
-  const rules = rulesOf(limits);
-  const policy = rules.map((r) => `${r.capacity};w=${r.window}`).join(', ');
-  const current = rules.map((r, i) => {
-    const b = buckets?.[i];
-    if (!b) return { tokens: r.capacity, at: now };
-    return { tokens: Math.min(r.capacity, b.tokens + Math.max(0, now - b.at) * r.rate), at: now };
-  });
-  const allowed = current.every((b) => b.tokens >= 1);
-  if (allowed) for (const b of current) b.tokens -= 1;
+/** The longest window of these limits (ms), for how long a log must be kept. */
+export const longestWindowMs = (l: Limits) => Math.max(0, ...windowsOf(l).map((w) => w.ms));
+
+/**
+ * The pure step shared by every adapter. A request at `now` is served if, in each window, fewer
+ * than its limit were served after `now - window`; then any span of that window's length holds at
+ * most the limit. A refused request is not logged (it was not served).
+ */
+export function step(limits: Limits, log: ServedLog | undefined, now: number): { log: ServedLog; decision: RateDecision } {
+  const windows = windowsOf(limits);
+  const policy = windows.map((w) => `${w.limit};w=${w.seconds}`).join(', ');
+  if (!windows.length) return { log: [], decision: { allowed: true, limit: 0, remaining: 0, resetSeconds: 0, retryAfterSeconds: 0, policy } };
+  const longest = longestWindowMs(limits);
+  // Sorted: logs shared between processes may carry times from clocks a little apart.
+  const kept = (log ?? []).filter((t) => t > now - longest).sort((a, b) => a - b);
+  const inWindow = windows.map((w) => kept.filter((t) => t > now - w.ms));
+  const allowed = inWindow.every((served, i) => served.length < windows[i].limit);
+  const after = allowed ? [...kept, now].sort((a, b) => a - b) : kept;
+  const counts = windows.map((w) => after.filter((t) => t > now - w.ms));
+  // Report the window closest to its limit (the tighter one); on a tie, the shorter.
   let tight = 0;
-  current.forEach((b, i) => {
-    if (b.tokens / rules[i].capacity < current[tight].tokens / rules[tight].capacity) tight = i;
+  counts.forEach((served, i) => {
+    if (windows[i].limit - served.length < windows[tight].limit - counts[tight].length) tight = i;
   });
-  const wait = allowed ? 0 : Math.max(...current.map((b, i) => (b.tokens >= 1 ? 0 : (1 - b.tokens) / rules[i].rate)));
-  const r = rules[tight];
-  const b = current[tight];
+  const w = windows[tight];
+  const served = counts[tight];
+  // A slot frees when the oldest request in a full window leaves it; a refused request waits for every full window.
+  const wait = allowed ? 0 : Math.max(...inWindow.map((s, i) => (s.length < windows[i].limit ? 0 : s[s.length - windows[i].limit] + windows[i].ms - now)));
   return {
-    buckets: current,
+    log: after,
     decision: {
       allowed,
-      limit: r ? r.capacity : 0,
-      remaining: b ? Math.floor(b.tokens) : 0,
-      resetSeconds: r && b ? Math.ceil((r.capacity - b.tokens) / r.rate / 1000) : 0,
+      limit: w.limit,
+      remaining: Math.max(0, w.limit - served.length),
+      resetSeconds: served.length ? Math.ceil((served[served.length - 1] + w.ms - now) / 1000) : 0,
       retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil(wait / 1000)),
       policy,
     },
@@ -74,22 +84,22 @@ export function step(limits: Limits, buckets: Bucket[] | undefined, now: number)
 }
 
 export class MemoryRateLimiter implements RateLimiter {
-  private readonly buckets = new Map<string, Bucket[]>();
+  private readonly logs = new Map<string, ServedLog>();
   private lastSweep = 0;
 
   constructor(private readonly limits: Limits) {}
 
-
   async take(key: string, now = Date.now()): Promise<RateDecision> {
-    const { buckets, decision } = step(this.limits, this.buckets.get(key), now);
-    this.buckets.set(key, buckets);
+    const { log, decision } = step(this.limits, this.logs.get(key), now);
+    this.logs.set(key, log);
     if (now - this.lastSweep > 120_000) this.sweep(now);
     return decision;
   }
 
-  /** Buckets idle for two minutes are full again: forget them. */
+  /** Logs with nothing in the longest window say nothing: forget them. */
   private sweep(now: number) {
     this.lastSweep = now;
-    for (const [k, b] of this.buckets) if (b.every((x) => now - x.at > 120_000)) this.buckets.delete(k);
+    const longest = longestWindowMs(this.limits);
+    for (const [k, log] of this.logs) if (!log.length || log[log.length - 1] <= now - longest) this.logs.delete(k);
   }
 }

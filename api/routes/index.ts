@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { apiKeyHook } from '../auth.js';
+import { apiKeyHook, failedAuthGuard } from '../auth.js';
+import { notFoundHandler } from '../errors.js';
 import type { Services } from '../../runtime/services.js';
 import { constituentRoutes } from './constituents.js';
 import { eventTicketRoutes } from './event-tickets.js';
@@ -13,7 +14,9 @@ import { volunteerRoutes } from './volunteers.js';
 export const publicRoutes =
   (services: Services): FastifyPluginAsync =>
   async (app) => {
-    app.addHook('onRequest', apiKeyHook(services, services.limiter));
+    app.addHook('onRequest', apiKeyHook(services, services.limiter, failedAuthGuard(services.config.authFailuresPerMinute)));
+    // Here, not at the root, so an unknown /api/v1 path is authenticated and counted like any other.
+    app.setNotFoundHandler(notFoundHandler);
     await app.register(constituentRoutes(services));
     await app.register(lookupRoutes(services));
     await app.register(volunteerRoutes(services));

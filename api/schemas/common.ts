@@ -1,5 +1,6 @@
 import { type TObject, type TProperties, type TSchema, Type } from '@sinclair/typebox';
 import { ERROR_CODES } from '../errors.js';
+import { TRANSPORT_STATUS } from '../transport.js';
 
 /** `T or null`, as one JSON Schema type list (OpenAPI 3.1), which Ajv and fast-json-stringify both read natively. */
 export function Nullable<T extends TSchema>(schema: T) {
@@ -10,7 +11,7 @@ export function Nullable<T extends TSchema>(schema: T) {
 export const ErrorSchema = Type.Object(
   {
     error: Type.Object({
-      code: Type.String({ enum: [...ERROR_CODES, 'invalid_request', 'internal_error'] }),
+      code: Type.String({ enum: [...ERROR_CODES, ...Object.keys(TRANSPORT_STATUS), 'internal_error'] }),
       message: Type.String(),
       field: Type.Optional(Type.String()),
     }),

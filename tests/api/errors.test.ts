@@ -56,10 +56,10 @@ describe('bad input', () => {
     expect(r.status).toBe(201);
   });
 
-  it('refuses a body that is not JSON', async () => {
+  it('refuses a body that is not JSON with 415 unsupported_media_type (decisions.md §4)', async () => {
     const r = await api.post('/constituents', undefined, { raw: 'LastName=X', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-    expect(r.status).toBe(400);
-    expect(r.body.error.code).toBe('invalid_json');
+    expect(r.status).toBe(415);
+    expect(r.body.error.code).toBe('unsupported_media_type');
   });
 
   it('names a bad paging parameter', async () => {

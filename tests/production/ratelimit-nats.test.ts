@@ -1,6 +1,6 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NatsRateLimiter } from '../../runtime/ratelimit-nats.js';
+import { decodeLog, encodeLog, NatsRateLimiter } from '../../runtime/ratelimit-nats.js';
 import { startNats, type NatsServer } from '../support/nats.js';
 
 describe('per-key rate limits shared through NATS KV', () => {
@@ -59,6 +59,25 @@ describe('per-key rate limits shared through NATS KV', () => {
     expect(r.map((x) => x.allowed)).toEqual([true, true, true, false]);
     expect(r[3].retryAfterSeconds).toBeGreaterThanOrEqual(19);
     expect(r[3].policy).toBe('3;w=60');
+  });
+
+  it('serves at most the limit in any rolling second across both limiters, where a bucket let a burst and its refill through', async () => {
+    const [a, b] = await pair({ perSecond: 15, perMinute: 600 });
+    const start = 4_000_000;
+    const served: number[] = [];
+    // A burst at the start, then one request every 25 ms for two seconds, alternating processes.
+    const times = [...Array.from({ length: 15 }, () => start), ...Array.from({ length: 80 }, (_, i) => start + 25 + i * 25)];
+    for (const [i, at] of times.entries()) if ((await (i % 2 ? b : a).take('key:roll', at)).allowed) served.push(at);
+    for (const t of served) expect(served.filter((u) => u >= t && u < t + 1000).length).toBeLessThanOrEqual(15);
+    expect(served.filter((t) => t < start + 1000)).toHaveLength(15);
+    // 15 at the start, 15 from start + 1000, and one at start + 2000 as the one at start + 1000 leaves.
+    expect(served).toHaveLength(31);
+  });
+
+  it("reads an entry it cannot parse (an earlier version's token buckets) as an empty log", async () => {
+    expect(decodeLog([{ tokens: 3, at: 5 }])).toEqual([]);
+    expect(decodeLog('x')).toEqual([]);
+    expect(decodeLog(JSON.parse(encodeLog([1000, 1250, 1250, 2000])))).toEqual([1000, 1250, 1250, 2000]);
   });
 
   it('keeps idle keys only for the bucket TTL', async () => {

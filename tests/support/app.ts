@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../../api/app.js';
-import { type Config, testConfig } from '../../runtime/config.js';
+import { type TestConfigOverrides, testConfig } from '../../runtime/config.js';
 import { openRuntime, type Runtime } from '../../runtime/wiring.js';
 
 export interface Reply {
@@ -52,7 +52,7 @@ function client(app: App, base: string, token?: string): Client {
 }
 
 /** The whole product on embedded stores (SQLite in memory), driven through inject. */
-export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+export async function startTestApp(overrides: TestConfigOverrides = {}): Promise<TestApp> {
   const config = testConfig(overrides);
   const runtime = await openRuntime(config);
   const app = await buildApp(runtime.services);

@@ -2,7 +2,8 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { teamExists } from '../../../commands/teams.js';
 import { notFound } from '../../../domain/shared/errors.js';
-import { adminTokenHook } from '../../auth.js';
+import { notFoundHandler } from '../../errors.js';
+import { adminTokenHook, failedAuthGuard } from '../../auth.js';
 import type { TeamParams } from '../../schemas/admin.js';
 import type { Services } from '../../../runtime/services.js';
 import { adminDonationRoutes } from './donations.js';
@@ -24,7 +25,9 @@ import { webhookEndpointRoutes } from './webhook-endpoints.js';
 export const adminRoutes =
   (services: Services): FastifyPluginAsync =>
   async (app) => {
-    app.addHook('onRequest', adminTokenHook(services.config.adminToken!));
+    app.addHook('onRequest', adminTokenHook(services.config.adminToken!, failedAuthGuard(services.config.authFailuresPerMinute)));
+    // Here, not at the root, so an unknown /admin/v1 path asks for the token first.
+    app.setNotFoundHandler(notFoundHandler);
     // Every route under /teams/:teamId validates teamId (TeamParams) before this hook runs.
     app.addHook<{ Params: Partial<Static<typeof TeamParams>> }>('preHandler', async (request) => {
       const { teamId } = request.params;

@@ -1,0 +1,84 @@
+import Ajv from 'ajv';
+import { Type } from '@sinclair/typebox';
+import type { RouteOptions } from 'fastify';
+
+/**
+ * Bodies are JSON and never coerced ("5" is not an integer), unknown fields are refused, not
+ * stripped. Query strings and path parameters are text, so they are parsed into their types.
+ * Fastify asks for a validator per plugin context, with the shared schemas known there.
+ */
+export function buildValidator(externalSchemas: unknown) {
+  const common = { allErrors: false, removeAdditional: false, useDefaults: true, allowUnionTypes: true, strict: false } as const;
+  const body = new Ajv.default({ ...common, coerceTypes: false });
+  const text = new Ajv.default({ ...common, coerceTypes: true });
+  for (const schema of Object.values((externalSchemas ?? {}) as Record<string, object>)) {
+    body.addSchema(schema);
+    text.addSchema(schema);
+  }
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? body.compile(schema) : strictNumbers(schema, text.compile(schema))) as never;
+}
+
+type Validate = ((data: unknown) => boolean) & { errors?: unknown };
+
+// decisions.md §4: numbers in query strings (and path parameters) are plain decimals.
+const WHOLE = /^-?\d+$/;
+const DECIMAL = /^-?(?:\d+(?:\.\d*)?|\.\d+)$/;
+
+function numberKind(type: unknown): 'integer' | 'number' | null {
+  const types = ([] as unknown[]).concat(type);
+  if (types.includes('integer')) return 'integer';
+  if (types.includes('number')) return 'number';
+  return null;
+}
+
+/** Why a text value is not a plain decimal of its kind, or null when it is one. */
+export function plainDecimalProblem(kind: 'integer' | 'number', v: string): string | null {
+  if (kind === 'integer') {
+    if (!WHOLE.test(v)) return 'must be a whole number';
+    if (Math.abs(Number(v)) > Number.MAX_SAFE_INTEGER) return `must be at most ${Number.MAX_SAFE_INTEGER}`;
+    return null;
+  }
+  if (!DECIMAL.test(v)) return 'must be a plain decimal number (digits, an optional "-" and one ".")';
+  if (!Number.isFinite(Number(v))) return 'is too large';
+  return null;
+}
+
+/**
+ * Ajv coerces any text Number() reads: `0x10` would read record 16, `1e3` record 1000,
+ * `Infinity` and `1e309` pass a `minimum`, and an id past 2^53 reads a neighbouring one. Numbers
+ * in text are plain decimals, integers within the safe range, everything else invalid_field.
+ */
+function strictNumbers(schema: object, validate: Validate): Validate {
+  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const numbers = Object.entries(props).flatMap(([name, p]) => {
+    const kind = numberKind(p.type);
+    return kind ? [{ name, kind }] : [];
+  });
+  if (!numbers.length) return validate;
+  const checked: Validate = (data) => {
+    for (const { name, kind } of numbers) {
+      const v = (data as Record<string, unknown> | null)?.[name];
+      if (typeof v !== 'string') continue;
+      const bad = plainDecimalProblem(kind, v);
+      if (bad) {
+        checked.errors = [{ keyword: 'plainDecimal', instancePath: `/${name}`, params: {}, message: bad }];
+        return false;
+      }
+    }
+    const ok = validate(data);
+    checked.errors = validate.errors;
+    return ok;
+  };
+  return checked;
+}
+
+const NO_PARAMETERS = Type.Object({}, { additionalProperties: false });
+
+/**
+ * decisions.md §4: an unknown query parameter is 400 unknown_field on every route. Routes with
+ * no query schema of their own (single reads, look-ups) take none, so they get an empty one.
+ */
+export function refuseUnknownQuery(route: RouteOptions): void {
+  const schema = (route.schema ??= {});
+  schema.querystring ??= NO_PARAMETERS;
+}
