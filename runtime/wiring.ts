@@ -7,13 +7,15 @@ import { SqliteEventLog } from '../eventlog/sqlite.js';
 import { IdAllocator } from '../commands/ids.js';
 import { projectors } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
-import { MemoryReadStore } from '../projections/store/memory.js';
+import { SqliteReadCore } from '../projections/store/sqlite-core.js';
+import { SqliteReadStore } from '../projections/store/sqlite.js';
 import type { ReadStore } from '../projections/store/port.js';
 import type { Config } from './config.js';
 import { lockDataDir } from './datadir-lock.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb } from './webhooks.js';
+import { LOG_FILE, ProjectorThread, READ_MODELS_FILE } from './read-models.js';
 import { SqliteDeliveryLog, StoreDeliveryLog } from '../dispatcher/deliveries.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 
@@ -26,15 +28,33 @@ async function openLog(config: Config): Promise<EventLog> {
   }
   if (config.dataDir === ':memory:') return new SqliteEventLog(':memory:');
   mkdirSync(config.dataDir, { recursive: true });
-  return new SqliteEventLog(path.join(config.dataDir, 'turnout.sqlite'));
+  return new SqliteEventLog(path.join(config.dataDir, LOG_FILE));
 }
+
+/**
+ * The embedded default proper: the log in a file and no MongoDB. Its read models live in a
+ * SQLite file beside the log, written by a projector thread (read-models.ts) and read here.
+ */
+const readModelsInFile = (config: Config) => !config.eventStoreUrl && !config.mongoUrl && config.dataDir !== ':memory:';
 
 async function openStore(config: Config): Promise<ReadStore> {
   if (config.mongoUrl) {
     const { MongoReadStore } = await import('../projections/store/mongo.js');
     return MongoReadStore.connect(config.mongoUrl);
   }
-  return new MemoryReadStore();
+  // Read models rebuilt at every start (an in-memory log, or EventStoreDB without MongoDB).
+  return new SqliteReadStore(':memory:');
+}
+
+/**
+ * Starts the projector thread on the data dir's read database and opens this thread's reading
+ * connection to it, once the thread has laid it out.
+ */
+async function openReadModelsThread(config: Config, log: EventLog, report: (m: string) => void): Promise<{ thread: ProjectorThread; store: ReadStore }> {
+  const countAfter = (p: Position) => log.countAfter?.(p) ?? Promise.resolve(0);
+  const files = { logFile: path.join(config.dataDir, LOG_FILE), readFile: path.join(config.dataDir, READ_MODELS_FILE) };
+  const thread = await ProjectorThread.start(files, countAfter, { report });
+  return { thread, store: new SqliteReadStore(new SqliteReadCore(files.readFile, { readerOnly: true })) };
 }
 
 /**
@@ -54,15 +74,20 @@ export async function openRuntime(
   }
   const log = await openLog(config);
   closers.push(() => log.close());
-  const rawStore = await openStore(config);
+  // The projector thread stops before the reading connection closes, and before the log.
+  const inFile = readModelsInFile(config) ? await openReadModelsThread(config, log, report) : null;
+  const rawStore = inFile?.store ?? (await openStore(config));
   closers.push(() => rawStore.close());
+  if (inFile) closers.push(() => inFile.thread.stop());
   const nats = await openNats(config);
   if (nats) closers.push(() => nats.drain());
 
-  // The embedded read store lives in memory, so every process that reads keeps its own
+  // Read models rebuilt at start are per process, so every process that reads keeps its own
   // projector; with a shared store only the projector role writes, and only the lease holder.
+  // In the embedded file, the projector thread writes (one per process, each applying what no
+  // other has: sqlite-projection.ts).
   const shared = Boolean(config.mongoUrl);
-  const projectHere = !shared || config.role === 'all' || config.role === 'projector';
+  const projectHere = !inFile && (!shared || config.role === 'all' || config.role === 'projector');
   const runner = projectHere ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError, report }) : null;
   for (const p of projectors) for (const c of p.collections) await rawStore.defineCollection(c);
   let leased: Awaited<ReturnType<typeof keepProjectionLease>> | null = null;
@@ -77,6 +102,7 @@ export async function openRuntime(
   // A shared store is written by whichever process holds the lease: wait on its checkpoint.
   const settle = async (position: Position | null) => {
     if (!position) return;
+    if (inFile) return inFile.thread.waitFor(position);
     if (runner && !shared) return runner.waitFor(position);
     const { waitForCheckpoint } = await import('../projections/checkpoint-wait.js');
     return waitForCheckpoint(rawStore, position);
@@ -93,6 +119,7 @@ export async function openRuntime(
   // Readiness asks every follower this process runs; a standby (the lease is elsewhere) runs none.
   const followers: Array<() => Promise<FollowerStatus | null>> = [];
   if (runner) followers.push(async () => (leased && !leased.keeper.held ? null : runner.status()));
+  if (inFile) followers.push(() => inFile.thread.status());
 
   const services: Services = {
     log,
@@ -115,6 +142,7 @@ export async function openRuntime(
   return {
     services,
     runner,
+    readModels: inFile?.thread ?? null,
     nats,
     webhookDb,
     onClose: (fn) => closers.push(fn),

@@ -27,13 +27,23 @@ export class SqliteReadCore {
   private readonly plans = new Map<string, TablePlan>();
   private readonly statements = new Map<string, Database.Statement>();
 
-  constructor(path: string) {
+  /**
+   * `readerOnly`: a connection that only reads a database another connection (the projector
+   * thread) writes and lays out: define() then plans the collection without touching the file.
+   */
+  constructor(
+    path: string,
+    private readonly options: { readerOnly?: boolean } = {},
+  ) {
     this.db = new Database(path);
+    // Writers of another thread or process hold the lock for one transaction at a time.
+    this.db.pragma('busy_timeout = 10000');
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     // A bounded page cache (64 MiB): the working set of a million rows stays on disk, not in the heap.
     this.db.pragma('cache_size = -65536');
     this.db.function(FOLD_FUNCTION, { deterministic: true }, fold);
+    if (options.readerOnly) return;
     this.db.exec(`CREATE TABLE IF NOT EXISTS ${COLLECTIONS} (name TEXT PRIMARY KEY, layout TEXT NOT NULL, bulk INTEGER NOT NULL DEFAULT 0);
       CREATE TABLE IF NOT EXISTS ${CHECKPOINTS} (name TEXT PRIMARY KEY, position TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS ${VERSIONS} (name TEXT PRIMARY KEY, version INTEGER NOT NULL);`);
@@ -47,6 +57,10 @@ export class SqliteReadCore {
   define(def: CollectionDef): void {
     if (this.plans.has(def.name)) return;
     const plan = planOf(def);
+    if (this.options.readerOnly) {
+      this.plans.set(def.name, plan);
+      return;
+    }
     const layout = JSON.stringify([plan.ddl, plan.triggers]);
     const row = this.stmt(`SELECT layout, bulk FROM ${COLLECTIONS} WHERE name = ?`).get(def.name) as { layout: string; bulk: number } | undefined;
     this.transaction(() => {
@@ -185,6 +199,11 @@ export class SqliteReadCore {
         this.stmt(`UPDATE ${COLLECTIONS} SET bulk = 1 WHERE name = ?`).run(name);
       }
     });
+  }
+
+  /** Whether the collection is in bulk mode (its search tables wait for endBulk). */
+  inBulk(name: string): boolean {
+    return this.stmt(`SELECT bulk FROM ${COLLECTIONS} WHERE name = ?`).pluck().get(name) === 1;
   }
 
   endBulk(collections: string[] = [...this.plans.keys()]): void {
