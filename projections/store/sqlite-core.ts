@@ -115,11 +115,19 @@ export class SqliteReadCore {
   /** Replaces (or inserts) the whole document; its rowid, and so its place among ties, stays. */
   put(collection: string, doc: Doc): void {
     const plan = this.plan(collection);
-    const cols = rowColumns(plan);
-    const set = cols.slice(1).map((c) => `${c} = excluded.${c}`);
-    this.stmt(`INSERT INTO ${plan.table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT(_key) DO UPDATE SET ${set.join(', ')}`).run(
-      ...rowOf(plan, doc),
-    );
+    this.stmt(this.upsertSql(plan)).run(...rowOf(plan, doc));
+  }
+
+  /** The upsert of a collection's rows, worked out once per plan: a rebuild puts millions. */
+  private readonly upserts = new WeakMap<TablePlan, string>();
+  private upsertSql(plan: TablePlan): string {
+    let sql = this.upserts.get(plan);
+    if (!sql) {
+      const cols = rowColumns(plan);
+      const set = cols.slice(1).map((c) => `${c} = excluded.${c}`);
+      this.upserts.set(plan, (sql = `INSERT INTO ${plan.table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT(_key) DO UPDATE SET ${set.join(', ')}`));
+    }
+    return sql;
   }
 
   insertIfAbsent(collection: string, doc: Doc): boolean {
@@ -196,6 +204,7 @@ export class SqliteReadCore {
       for (const name of collections) {
         const plan = this.plan(name);
         for (const sql of plan.triggers) this.db.exec(`DROP TRIGGER IF EXISTS ${/TRIGGER IF NOT EXISTS ("(?:[^"]|"")+")/.exec(sql)![1]}`);
+        for (const sql of plan.listIndexes) this.db.exec(`DROP INDEX IF EXISTS ${/^CREATE INDEX ("(?:[^"]|"")+")/.exec(sql)![1]}`);
         this.stmt(`UPDATE ${COLLECTIONS} SET bulk = 1 WHERE name = ?`).run(name);
       }
     });
@@ -262,6 +271,7 @@ export class SqliteReadCore {
     // Rebuilt as one segment, then optimised: later row-by-row changes otherwise merge into
     // that segment again and again (measured: three times the cost per update).
     for (const s of plan.searches) this.db.exec(`INSERT INTO ${s.fts}(${s.fts}) VALUES ('rebuild'); INSERT INTO ${s.fts}(${s.fts}) VALUES ('optimize');`);
+    for (const sql of plan.listIndexes) this.db.exec(sql.replace(/^CREATE INDEX /, 'CREATE INDEX IF NOT EXISTS '));
     for (const sql of plan.triggers) this.db.exec(sql);
     this.stmt(`UPDATE ${COLLECTIONS} SET bulk = 0 WHERE name = ?`).run(plan.def.name);
   }

@@ -20,7 +20,7 @@ const tempDir = () => {
 };
 
 const FIXTURE = pathToFileURL(path.resolve(import.meta.dirname, '../support/counting-projectors.ts')).href;
-const metadata = { team: 1, source: 'Public API', keyName: 'Test', correlationId: 'c', at: new Date().toISOString() };
+const metadata = { team: 1, source: 'Public API' as const, keyName: 'Test', correlationId: 'c', at: new Date().toISOString() };
 
 /** A data dir with a log file, and helpers to run counting projector threads on it. */
 function dataDir() {

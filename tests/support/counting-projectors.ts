@@ -39,7 +39,7 @@ const fragile: Projector = {
   collections: [],
   async apply(event) {
     const fuse = process.env.TURNOUT_TEST_FUSE;
-    if (event.type === 'Boom' && fuse && existsSync(fuse)) throw new Error('the fuse is in');
+    if ((event.type as string) === 'Boom' && fuse && existsSync(fuse)) throw new Error('the fuse is in');
   },
 };
 
