@@ -30,7 +30,7 @@ const core = new SqliteReadCore(settings.readFile);
 const projection = new SqliteProjection(core, await loadProjectors(), log);
 const rebuilt = projection.prepare();
 let position = projection.position();
-post({ type: 'ready', position: String(position), rebuilt });
+post({ type: 'ready', position: String(position), head: String(log.head()), rebuilt });
 
 let stopping = false;
 let poked = false;

@@ -18,7 +18,7 @@ export type ToThread = { type: 'wake' } | { type: 'stop' };
 
 /** Positions travel as decimal text: a bigint does not survive every structured clone the same way. */
 export type FromThread =
-  | { type: 'ready'; position: string; rebuilt: string[] }
+  | { type: 'ready'; position: string; head: string; rebuilt: string[] }
   | { type: 'position'; position: string; caughtUp: boolean }
   | { type: 'progress'; done: number; total: number; rate: number; etaSeconds: number | null }
   | { type: 'failed'; message: string; retryInMs: number }

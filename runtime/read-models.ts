@@ -52,7 +52,7 @@ export class ProjectorThread {
   private caughtUp = false;
   private failure: string | null = null;
   private latest: CatchUpProgress | null = null;
-  private waiters: Array<{ position: bigint; resolve: () => void }> = [];
+  private waiters: Array<{ position: bigint; resolve: () => void; reject: (err: Error) => void }> = [];
   private readonly exited: Promise<void>;
   private stopping = false;
 
@@ -76,7 +76,7 @@ export class ProjectorThread {
         if (m.type === 'ready') {
           worker.off('error', early);
           worker.on('error', (err) => thread.broken(err));
-          if (m.rebuilt.length) options.report?.(`read models to build from the log: ${m.rebuilt.join(', ')}`);
+          if (m.rebuilt.length && m.head !== '0') options.report?.(`read models to build from the log (${m.head} events): ${m.rebuilt.join(', ')}`);
           thread.reached(BigInt(m.position));
           resolve(thread);
         } else thread.heard(m);
@@ -107,9 +107,11 @@ export class ProjectorThread {
   }
 
   private broken(err: Error): void {
-    if (this.stopping) return;
+    if (this.stopping || this.failure === err.message) return;
     this.failure = err.message;
     this.options.report?.(`the read-model projector thread stopped: ${err.message}`);
+    // Nothing will project these any more: their writes answer with an error, not after a time-out.
+    for (const w of this.waiters.splice(0)) w.reject(err);
   }
 
   private reached(position: bigint): void {
@@ -135,7 +137,11 @@ export class ProjectorThread {
         clearTimeout(timer);
         resolve();
       };
-      this.waiters.push({ position: target, resolve: done });
+      const fail = (err: Error) => {
+        clearTimeout(timer);
+        reject(err);
+      };
+      this.waiters.push({ position: target, resolve: done, reject: fail });
     });
   }
 

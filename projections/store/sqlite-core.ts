@@ -90,10 +90,33 @@ export class SqliteReadCore {
       const items = rows.map((d) => JSON.parse(d) as Doc);
       return { items, total: items.length, sums: sumsOf(items, sums) };
     }
+    const searched = planSearched(plan, query, (sql) => this.stmt(sql));
+    // A search of one or two characters reads the team's whole slice of an index for its total:
+    // its page is kept until the database changes, as such searches repeat (a type-ahead's first keys).
+    if (searched?.hits !== -1) return this.findPage(plan, query, where, order, searched);
+    const key = JSON.stringify(query);
+    const version = this.version();
+    const cached = this.shortSearches.get(key);
+    if (cached && cached.version === version) return structuredClone(cached.page);
+    const found = this.findPage(plan, query, where, order, searched);
+    if (this.shortSearches.size >= 256) this.shortSearches.delete(this.shortSearches.keys().next().value!);
+    this.shortSearches.set(key, { version, page: structuredClone(found) });
+    return found;
+  }
+
+  private readonly shortSearches = new Map<string, { version: string; page: Page }>();
+
+  /** Changes whenever anything commits: another connection (data_version) or this one (total_changes). */
+  private version(): string {
+    return `${this.stmt('PRAGMA data_version').pluck().get()}:${this.stmt('SELECT total_changes()').pluck().get()}`;
+  }
+
+  private findPage(plan: TablePlan, query: Query, where: ReturnType<typeof compileWhere>, order: string, searched: ReturnType<typeof planSearched>): Page {
+    const page = query.page!;
+    const sums = query.sums ?? [];
     const size = Math.max(0, page.pageSize);
     const offset = Math.max(0, (page.page - 1) * size);
     // Rowids first and documents after: the sort then carries small keys, never whole documents.
-    const searched = planSearched(plan, query, (sql) => this.stmt(sql));
     const rowids = this.stmt(`SELECT rowid FROM ${searched?.from ?? plan.table} WHERE ${where.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
       .pluck()
       .all(...where.params, size, offset) as number[];

@@ -98,7 +98,7 @@ describe('the projector thread', () => {
     const second = await d.start({ TURNOUT_TEST_BETA_VERSION: '2' }, { report: (m) => reports.push(m) });
     await second.waitFor(head);
     await second.stop();
-    expect(reports).toContain('read models to build from the log: beta');
+    expect(reports).toContain('read models to build from the log (120 events): beta');
     expect(d.counter('alpha')).toEqual(alpha);
     expect(d.counter('beta')).toMatchObject({ applies: 120, violations: 0 });
     expect(d.counter('beta').madeBy).not.toBe(beta.madeBy);
