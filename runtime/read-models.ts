@@ -95,8 +95,9 @@ export class ProjectorThread {
       this.reached(BigInt(m.position));
     } else if (m.type === 'progress') {
       this.latest = m;
-      this.options.onProgress?.(m);
-      this.options.report?.(`read models: ${m.done} of ${m.total} events, ${m.rate}/s, about ${m.etaSeconds ?? '?'} s left`);
+      // Told to whoever asked for it (the server's log lines), else as a line of its own.
+      if (this.options.onProgress) this.options.onProgress(m);
+      else this.options.report?.(`read models: ${m.done} of ${m.total} events, ${m.rate}/s, about ${m.etaSeconds ?? '?'} s left`);
     } else if (m.type === 'failed') {
       if (this.failure === null) this.options.report?.(`${m.message}; retrying in ${m.retryInMs} ms`);
       this.failure = m.message;

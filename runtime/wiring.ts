@@ -15,7 +15,7 @@ import { lockDataDir } from './datadir-lock.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb } from './webhooks.js';
-import { LOG_FILE, ProjectorThread, READ_MODELS_FILE } from './read-models.js';
+import { type CatchUpProgress, LOG_FILE, ProjectorThread, READ_MODELS_FILE } from './read-models.js';
 import { SqliteDeliveryLog, StoreDeliveryLog } from '../dispatcher/deliveries.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 
@@ -50,10 +50,15 @@ async function openStore(config: Config): Promise<ReadStore> {
  * Starts the projector thread on the data dir's read database and opens this thread's reading
  * connection to it, once the thread has laid it out.
  */
-async function openReadModelsThread(config: Config, log: EventLog, report: (m: string) => void): Promise<{ thread: ProjectorThread; store: ReadStore }> {
+async function openReadModelsThread(
+  config: Config,
+  log: EventLog,
+  report: (m: string) => void,
+  onProgress?: (progress: CatchUpProgress) => void,
+): Promise<{ thread: ProjectorThread; store: ReadStore }> {
   const countAfter = (p: Position) => log.countAfter?.(p) ?? Promise.resolve(0);
   const files = { logFile: path.join(config.dataDir, LOG_FILE), readFile: path.join(config.dataDir, READ_MODELS_FILE) };
-  const thread = await ProjectorThread.start(files, countAfter, { report });
+  const thread = await ProjectorThread.start(files, countAfter, { report, onProgress });
   return { thread, store: new SqliteReadStore(new SqliteReadCore(files.readFile, { readerOnly: true })) };
 }
 
@@ -63,7 +68,12 @@ async function openReadModelsThread(config: Config, log: EventLog, report: (m: s
  */
 export async function openRuntime(
   config: Config,
-  hooks: { onProjectionError?: (err: unknown) => void; report?: (message: string) => void } = {},
+  hooks: {
+    onProjectionError?: (err: unknown) => void;
+    report?: (message: string) => void;
+    /** Told every few seconds while the embedded read models catch up or rebuild (events done, rate, time left). */
+    onReadModelProgress?: (progress: CatchUpProgress) => void;
+  } = {},
 ): Promise<Runtime> {
   const report = hooks.report ?? ((m: string) => console.warn(m));
   const closers: Array<() => Promise<void> | void> = [];
@@ -75,7 +85,7 @@ export async function openRuntime(
   const log = await openLog(config);
   closers.push(() => log.close());
   // The projector thread stops before the reading connection closes, and before the log.
-  const inFile = readModelsInFile(config) ? await openReadModelsThread(config, log, report) : null;
+  const inFile = readModelsInFile(config) ? await openReadModelsThread(config, log, report, hooks.onReadModelProgress) : null;
   const rawStore = inFile?.store ?? (await openStore(config));
   closers.push(() => rawStore.close());
   if (inFile) closers.push(() => inFile.thread.stop());
