@@ -113,11 +113,15 @@ export class SqliteProjection {
       const from = this.lowest();
       const head = this.log.head();
       const bulk = this.enterBulk(head);
-      const events = this.log.readAfter(from, Math.min(max ?? Infinity, bulk.length ? BULK_CHUNK : LIVE_CHUNK));
+      const events = this.log.readAfter(from, Math.min(max ?? Infinity, bulk ? BULK_CHUNK : LIVE_CHUNK));
       await this.applyAll(events);
       const last = events.length ? events[events.length - 1].position.commit : from;
-      for (const p of this.projectors) if (this.positions.get(p)! < last) this.positions.set(p, last);
-      for (const p of this.projectors) this.core.setCheckpoint(checkpointName(p), { commit: this.positions.get(p)!, prepare: this.positions.get(p)! });
+      // Only checkpoints that move are written: a step that found everything applied writes nothing.
+      for (const p of this.projectors) {
+        if (this.positions.get(p)! >= last) continue;
+        this.positions.set(p, last);
+        this.core.setCheckpoint(checkpointName(p), { commit: last, prepare: last });
+      }
       const caughtUp = last >= head;
       if (caughtUp) this.leaveBulk();
       this.core.commit();
@@ -143,15 +147,15 @@ export class SqliteProjection {
     }
   }
 
-  /** Read models far behind the head stop keeping their search index row by row until caught up. */
-  private enterBulk(head: bigint): string[] {
-    const names: string[] = [];
-    for (const p of this.projectors) {
-      if (head - this.positions.get(p)! <= BULK_BEHIND) continue;
-      for (const c of p.collections) if (!this.core.inBulk(c.name)) names.push(c.name);
-    }
+  /**
+   * Read models far behind the head stop keeping their search and list indexes row by row until
+   * caught up. Answers whether any is that far behind (its steps then take bigger chunks).
+   */
+  private enterBulk(head: bigint): boolean {
+    const behind = this.projectors.filter((p) => head - this.positions.get(p)! > BULK_BEHIND);
+    const names = behind.flatMap((p) => p.collections.map((c) => c.name)).filter((n) => !this.core.inBulk(n));
     if (names.length) this.core.beginBulk(names);
-    return this.projectors.filter((p) => head - this.positions.get(p)! > BULK_BEHIND).flatMap((p) => p.collections.map((c) => c.name));
+    return behind.length > 0;
   }
 
   /** Builds the search indexes of every collection still in bulk mode: once, at the end of a catch-up. */
