@@ -34,7 +34,12 @@ function adminToken(config: Config): { token: string; note: string } {
 export async function serve(config: Config, port: EarlyPort): Promise<void> {
   const { token, note } = adminToken(config);
   config.adminToken = token;
-  const runtime = await openRuntime(config, { follow: false, onProjectionError: (err) => console.error('projection failed', err) });
+  const runtime = await openRuntime(config, {
+    follow: false,
+    onProjectionError: (err) => console.error('projection failed', err),
+    // Progress lines come from watchProgress below, in one format for every follower.
+    onReadModelProgress: () => {},
+  });
   port.probes(() => readiness(runtime.services));
 
   let app: App | null = null;

@@ -109,7 +109,7 @@ export async function seed(product: Product, n: number): Promise<{ firstId: numb
   const head = (await log.head())!;
   for (;;) {
     try {
-      await product.runtime.runner!.waitFor(head);
+      await product.runtime.services.settle(head);
       break;
     } catch {
       // waitFor gives up after its write time-out; a 100,000-event catch-up may take longer.

@@ -47,3 +47,20 @@ export function toRecorded(row: Row): RecordedEvent {
     metadata: JSON.parse(row.metadata),
   };
 }
+
+/**
+ * A reading connection to an existing log file, for a thread of its own that follows the log
+ * (the read-model projector thread): the events after a position, and the head. It never writes.
+ */
+export function openLogReader(file: string): { readAfter(after: bigint, max: number): RecordedEvent[]; head(): bigint; close(): void } {
+  const db = new Database(file, { fileMustExist: true });
+  db.defaultSafeIntegers(true);
+  db.pragma('busy_timeout = 5000');
+  const after = db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?');
+  const head = db.prepare<[], bigint | null>('SELECT MAX(position) FROM events').pluck();
+  return {
+    readAfter: (position, max) => after.all(position, max).map(toRecorded),
+    head: () => head.get() ?? 0n,
+    close: () => db.close(),
+  };
+}

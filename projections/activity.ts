@@ -52,6 +52,7 @@ function actionOf(recordType: string, type: string): string {
 /** The account's activity log: every change, labelled with its source and key name. */
 export const activityProjection: Projector = {
   name: ACTIVITY,
+  version: 1,
   collections: [{ name: ACTIVITY, idField: 'id', indexes: [['FkTeam']] }],
   categories: RECORD_CATEGORY_LIST,
   async apply(event, store) {

@@ -6,9 +6,18 @@ import { and, eq, type Filter, type Query, searchFilter } from './store/port.js'
 
 export const CONSTITUENTS = 'constituents';
 
+/** What the in-app list searches (spec 4.1), in the order the query names them (the search index is kept per field set). */
+const CONSTITUENT_SEARCH_FIELDS = ['ConstituentName', 'FirstName', 'LastName', 'Nickname', 'Email1', 'Email2'];
+
 export const constituentsProjection = recordProjection({
   category: 'constituent',
-  collection: { name: CONSTITUENTS, idField: 'PkConstituent', indexes: [['FkTeam'], ['FkTeam', '_email1']] },
+  version: 1,
+  collection: {
+    name: CONSTITUENTS,
+    idField: 'PkConstituent',
+    indexes: [['FkTeam'], ['FkTeam', '_email1']],
+    search: [{ fields: CONSTITUENT_SEARCH_FIELDS, where: ['FkTeam'], sort: [{ field: 'PkConstituent', dir: 'asc' }] }],
+  },
   fields: Object.keys(CONSTITUENT_FIELDS),
   derive: (doc) => ({ _email1: typeof doc.Email1 === 'string' ? emailKey(doc.Email1) : null }),
   change(e, current, docs) {
@@ -40,7 +49,7 @@ export function constituentSearch(team: number, search: string | undefined, page
     collection: CONSTITUENTS,
     filter: and(
       eq('FkTeam', team),
-      search ? searchFilter(search, ['ConstituentName', 'FirstName', 'LastName', 'Nickname', 'Email1', 'Email2'], 'PkConstituent') : undefined,
+      search ? searchFilter(search, CONSTITUENT_SEARCH_FIELDS, 'PkConstituent') : undefined,
     ),
     sort: [{ field: 'PkConstituent', dir: 'asc' }],
     page,

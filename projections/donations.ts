@@ -11,6 +11,7 @@ export const RECURRING_GIFTS = 'recurringGifts';
 
 export const donationsProjection = recordProjection({
   category: 'donation',
+  version: 1,
   collection: { name: DONATIONS, idField: 'PkDonation', indexes: [['FkTeam'], ['FkTeam', 'FkConstituent']] },
   fields: DONATION_PUBLIC,
   change(e, current, docs) {
@@ -38,6 +39,7 @@ export const donationsProjection = recordProjection({
 
 export const recurringGiftsProjection = recordProjection({
   category: 'recurring_gift',
+  version: 1,
   collection: { name: RECURRING_GIFTS, idField: 'PkRecurringGift', indexes: [['FkTeam']] },
   fields: RECURRING_GIFT_PUBLIC,
   change(e, current, docs) {

@@ -7,13 +7,25 @@ import { CONSTITUENTS } from './constituents.js';
 import { EVENTS } from './events.js';
 import { copiedChanges, recordProjection } from './records.js';
 import type { Projector } from './runner.js';
-import { and, eq, type Filter, gte, lte, type Query } from './store/port.js';
+import { and, eq, type Filter, gte, lte, type Query, type SortKey } from './store/port.js';
 
 export const EVENT_TICKETS = 'eventTickets';
 
+/** Ticket sales list newest purchase first, then id descending. */
+const SALE_ORDER: SortKey[] = [
+  { field: 'PurchaseDate', dir: 'desc' },
+  { field: 'PkEventTicket', dir: 'desc' },
+];
+
 const sales = recordProjection({
   category: EVENT_TICKET_CATEGORY,
-  collection: { name: EVENT_TICKETS, idField: 'PkEventTicket', indexes: [['FkTeam'], ['FkEvent'], ['FkConstituent']] },
+  version: 1,
+  collection: {
+    name: EVENT_TICKETS,
+    idField: 'PkEventTicket',
+    indexes: [['FkTeam'], ['FkEvent'], ['FkConstituent']],
+    sorts: [{ where: ['FkTeam'], sort: SALE_ORDER }],
+  },
   fields: TICKET_READ_FIELDS,
   // Names are read from the linked records; a deleted one leaves the name the sale had.
   derive: async (doc, store) => {
@@ -41,6 +53,7 @@ const sales = recordProjection({
  */
 export const eventTicketsProjection: Projector<'event_ticket' | 'event' | 'constituent'> = {
   name: EVENT_TICKETS,
+  version: sales.version,
   collections: sales.collections,
   categories: ['event_ticket', 'event', 'constituent'],
   async apply(event, store) {
@@ -80,10 +93,7 @@ export function ticketSearch(team: number, f: TicketFilters, page: { page: numbe
   return {
     collection: EVENT_TICKETS,
     filter: and(eq('FkTeam', team), ...filters),
-    sort: [
-      { field: 'PurchaseDate', dir: 'desc' },
-      { field: 'PkEventTicket', dir: 'desc' },
-    ],
+    sort: SALE_ORDER,
     page,
   };
 }

@@ -3,15 +3,31 @@ import { EVENT_CATEGORY } from '../domain/event/events.js';
 import { unknownEvent } from '../domain/shared/events.js';
 import { geographyNames } from './lookups.js';
 import { recordProjection, REMOVED } from './records.js';
-import { and, eq, gte, lte, type Query, searchFilter } from './store/port.js';
+import { and, eq, gte, lte, type Query, searchFilter, type SortKey } from './store/port.js';
 
 export const EVENTS = 'events';
 
-/** Every field an event reads back, null when unset. */
+export const EVENT_SEARCH_FIELDS = [
+  'EventTitle', 'ContactName', 'ContactEmail', 'ContactPhone',
+  'EventLocation', 'EventLocationAddress', 'EventLocationCity', 'EventLocationZipCode', 'EventLocationState',
+];
+
+/** GET /events' order (decisions.md 5): newest StartDate first, then id descending. */
+const EVENT_ORDER: SortKey[] = [
+  { field: 'StartDate', dir: 'desc' },
+  { field: 'PkEvent', dir: 'desc' },
+];
 
 export const eventsProjection = recordProjection({
   category: EVENT_CATEGORY,
-  collection: { name: EVENTS, idField: 'PkEvent', indexes: [['FkTeam']] },
+  version: 1,
+  collection: {
+    name: EVENTS,
+    idField: 'PkEvent',
+    indexes: [['FkTeam']],
+    sorts: [{ where: ['FkTeam'], sort: EVENT_ORDER }],
+    search: [{ fields: EVENT_SEARCH_FIELDS, where: ['FkTeam'], sort: EVENT_ORDER }],
+  },
   fields: EVENT_READ_FIELDS,
   // District and precinct names come from the team's lookups (decisions.md 6).
   derive: (doc, store) => geographyNames(store, doc),
@@ -36,10 +52,6 @@ export const eventsProjection = recordProjection({
   },
 });
 
-export const EVENT_SEARCH_FIELDS = [
-  'EventTitle', 'ContactName', 'ContactEmail', 'ContactPhone',
-  'EventLocation', 'EventLocationAddress', 'EventLocationCity', 'EventLocationZipCode', 'EventLocationState',
-];
 
 export interface EventFilters {
   search?: string;
@@ -66,10 +78,7 @@ export function eventSearch(team: number, f: EventFilters, page: { page: number;
       opt(f.categoryId, (v) => eq('FkCategory', v)),
       opt(f.seasonId, (v) => eq('FkSeason', v)),
     ),
-    sort: [
-      { field: 'StartDate', dir: 'desc' },
-      { field: 'PkEvent', dir: 'desc' },
-    ],
+    sort: EVENT_ORDER,
     page,
   };
 }

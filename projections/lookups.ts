@@ -15,6 +15,7 @@ export interface LookupDoc {
 
 export const lookupsProjection: Projector<'lookup'> = {
   name: LOOKUPS,
+  version: 1,
   collections: [{ name: LOOKUPS, idField: 'id', indexes: [['FkTeam', 'list']] }],
   categories: ['lookup'],
   async apply(event, store) {

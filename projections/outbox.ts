@@ -6,11 +6,16 @@ import type { Values } from '../domain/shared/fields.js';
 import type { TaskAssigned } from '../domain/volunteer-task/events.js';
 import { formatDateTime } from '../domain/shared/values.js';
 import type { Projector } from './runner.js';
-import { and, type Doc, eq, type Filter, lte, type Query, type ReadStore } from './store/port.js';
+import { and, type Doc, eq, type Filter, lte, type Query, type ReadStore, type SortKey } from './store/port.js';
 import { VOLUNTEER_TASKS } from './volunteer-tasks.js';
 import { VOLUNTEERS } from './volunteers.js';
 
 export const NOTIFICATIONS = 'notifications';
+
+const OUTBOX_ORDER: SortKey[] = [
+  { field: 'sendAt', dir: 'asc' },
+  { field: 'id', dir: 'asc' },
+];
 
 export interface NotificationDoc {
   id: string;
@@ -123,7 +128,19 @@ async function onEmailChanged(constituentId: number, changes: Values, store: Rea
  */
 export const outboxProjection: Projector<'notification' | 'constituent' | 'volunteer_task'> = {
   name: NOTIFICATIONS,
-  collections: [{ name: NOTIFICATIONS, idField: 'id', indexes: [['FkTeam'], ['taskId'], ['status'], ['volunteerId']] }],
+  version: 1,
+  collections: [
+    {
+      name: NOTIFICATIONS,
+      idField: 'id',
+      indexes: [['FkTeam'], ['taskId'], ['status'], ['volunteerId']],
+      // The outbox list (outboxQuery) and the sender's due look-up (dueQuery), each read in index order.
+      sorts: [
+        { where: ['FkTeam'], sort: OUTBOX_ORDER },
+        { where: ['status'], sort: [{ field: '_dueAt', dir: 'asc' }] },
+      ],
+    },
+  ],
   categories: ['notification', 'constituent', 'volunteer_task'],
   async apply(event, store) {
     if (inCategory(event, 'notification')) return onDelivery(event, store);
@@ -157,10 +174,7 @@ async function onTaskEvent(event: LoggedEvent<'volunteer_task'>, store: ReadStor
 export const outboxQuery = (team: number): Query => ({
   collection: NOTIFICATIONS,
   filter: eq('FkTeam', team),
-  sort: [
-    { field: 'sendAt', dir: 'asc' },
-    { field: 'id', dir: 'asc' },
-  ],
+  sort: OUTBOX_ORDER,
 });
 
 /** What the sender should try now. */

@@ -7,6 +7,8 @@ import type { CollectionDef, Doc, ReadStore } from './store/port.js';
 export interface RecordProjectionOptions<C extends Category> {
   /** Stream category (`constituent` for `constituent-12`). */
   category: C;
+  /** The read model's schema version (Projector.version). */
+  version: number;
   collection: CollectionDef;
   /** Every public field, so unset ones read as null, never absent (decisions.md 3). */
   fields: readonly string[];
@@ -60,6 +62,7 @@ export function recordProjection<C extends Category>(o: RecordProjectionOptions<
   };
   return {
     name: o.collection.name,
+    version: o.version,
     collections: [o.collection],
     categories: [o.category],
     async apply(event, store) {

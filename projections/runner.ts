@@ -6,6 +6,11 @@ import type { CollectionDef, ReadStore } from './store/port.js';
 
 export interface Projector<C extends Category = Category> {
   name: string;
+  /**
+   * The read model's schema version: raise it when what the projector writes changes (a field
+   * added, a rule fixed); the embedded store then rebuilds this read model from the log at start.
+   */
+  version: number;
   collections: CollectionDef[];
   /**
    * The stream categories (`constituent` of `constituent-12`) whose events this projector reads.

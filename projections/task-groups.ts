@@ -6,9 +6,17 @@ import { and, eq, type Query, searchFilter } from './store/port.js';
 
 export const TASK_GROUPS = 'volunteerTaskGroups';
 
+const TASK_GROUP_SEARCH_FIELDS = ['TaskGroupTitle', 'GroupLocationName'];
+
 export const taskGroupsProjection = recordProjection({
   category: 'volunteer_task_group',
-  collection: { name: TASK_GROUPS, idField: 'PkTaskGroup', indexes: [['FkTeam']] },
+  version: 1,
+  collection: {
+    name: TASK_GROUPS,
+    idField: 'PkTaskGroup',
+    indexes: [['FkTeam']],
+    search: [{ fields: TASK_GROUP_SEARCH_FIELDS, where: ['FkTeam'], sort: [{ field: 'PkTaskGroup', dir: 'asc' }] }],
+  },
   fields: [...Object.keys(TASK_GROUP_FIELDS), 'DistrictName', 'PrecinctName'],
   derive: (doc, store) => geographyNames(store, doc),
   change(e, _current, docs) {
@@ -24,7 +32,7 @@ export const taskGroupsProjection = recordProjection({
 export function taskGroupSearch(team: number, search: string | undefined, page: { page: number; pageSize: number }): Query {
   return {
     collection: TASK_GROUPS,
-    filter: and(eq('FkTeam', team), search ? searchFilter(search, ['TaskGroupTitle', 'GroupLocationName'], 'PkTaskGroup') : undefined),
+    filter: and(eq('FkTeam', team), search ? searchFilter(search, TASK_GROUP_SEARCH_FIELDS, 'PkTaskGroup') : undefined),
     sort: [{ field: 'PkTaskGroup', dir: 'asc' }],
     page,
   };

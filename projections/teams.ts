@@ -18,6 +18,7 @@ export interface ApiKeyDoc {
 /** Teams and their API keys, looked up by the key's prefix on every request. */
 export const teamsProjection: Projector<'team'> = {
   name: 'teams',
+  version: 1,
   collections: [
     { name: TEAMS, idField: 'id' },
     { name: API_KEYS, idField: 'id', indexes: [['prefix'], ['FkTeam']] },

@@ -4,11 +4,29 @@ import { TASK_DERIVED, TASK_FIELDS, numberOfHours } from '../domain/volunteer-ta
 import { geographyNames } from './lookups.js';
 import { copiedChanges, recordProjection, REMOVED } from './records.js';
 import type { Projector } from './runner.js';
-import { and, type Doc, eq, type Query, searchFilter } from './store/port.js';
+import { and, type Doc, eq, type Query, searchFilter, type SortKey } from './store/port.js';
 import { TASK_GROUPS } from './task-groups.js';
 import { VOLUNTEERS } from './volunteers.js';
 
 export const VOLUNTEER_TASKS = 'volunteerTasks';
+
+/** Searched over title, description, contact, location and volunteer name (spec 4.3). */
+const TASK_SEARCH_FIELDS = [
+  'VolunteerTaskTitle',
+  'VolunteerTaskDescription',
+  'ContactName',
+  'ContactEmail',
+  'DeliveryLocationName',
+  'DeliveryLocationAddress',
+  'DeliveryLocationCity',
+  'VolunteerName',
+];
+
+/** Ordered by start, nulls last, then id (decisions.md 5). */
+const TASK_ORDER: SortKey[] = [
+  { field: 'TaskStartDateTime', dir: 'asc', nulls: 'last' },
+  { field: 'PkTask', dir: 'asc' },
+];
 
 /** The assigned volunteer as a task read shows them: all null together when unassigned (spec 2.3). */
 function volunteerFields(v: Doc | null): Doc {
@@ -22,10 +40,13 @@ function volunteerFields(v: Doc | null): Doc {
 
 const base = recordProjection({
   category: 'volunteer_task',
+  version: 1,
   collection: {
     name: VOLUNTEER_TASKS,
     idField: 'PkTask',
     indexes: [['FkTeam'], ['FkTeam', 'FkVolunteer'], ['FkTeam', 'FkTaskGroup'], ['_volunteerConstituent']],
+    sorts: [{ where: ['FkTeam'], sort: TASK_ORDER }],
+    search: [{ fields: TASK_SEARCH_FIELDS, where: ['FkTeam'], sort: TASK_ORDER }],
   },
   fields: [...Object.keys(TASK_FIELDS), ...TASK_DERIVED],
   derive: async (doc, store) => {
@@ -83,30 +104,17 @@ export interface TaskListQuery {
  * start, nulls last, then id (decisions.md 5); hours summed over the whole filtered set.
  */
 export function taskSearch(team: number, q: TaskListQuery, page: { page: number; pageSize: number }): Query {
-  const fields = [
-    'VolunteerTaskTitle',
-    'VolunteerTaskDescription',
-    'ContactName',
-    'ContactEmail',
-    'DeliveryLocationName',
-    'DeliveryLocationAddress',
-    'DeliveryLocationCity',
-    'VolunteerName',
-  ];
   return {
     collection: VOLUNTEER_TASKS,
     filter: and(
       eq('FkTeam', team),
-      q.search ? searchFilter(q.search, fields, 'PkTask') : undefined,
+      q.search ? searchFilter(q.search, TASK_SEARCH_FIELDS, 'PkTask') : undefined,
       // An unset IsComplete is not complete.
       q.isComplete !== undefined && (q.isComplete ? eq('IsComplete', true) : { op: 'ne', field: 'IsComplete', value: true }),
       q.volunteerId !== undefined && eq('FkVolunteer', q.volunteerId),
       q.taskGroupId !== undefined && eq('FkTaskGroup', q.taskGroupId),
     ),
-    sort: [
-      { field: 'TaskStartDateTime', dir: 'asc', nulls: 'last' },
-      { field: 'PkTask', dir: 'asc' },
-    ],
+    sort: TASK_ORDER,
     page,
     sums: ['NumberOfHours'],
   };

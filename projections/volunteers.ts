@@ -10,6 +10,8 @@ import { and, type Doc, eq, type Query, searchFilter } from './store/port.js';
 
 export const VOLUNTEERS = 'volunteers';
 
+const VOLUNTEER_SEARCH_FIELDS = ['ConstituentName', 'Email1'];
+
 /** The linked constituent's name and contact, as a volunteer read carries them (spec 2.2). */
 export function linkedFields(c: Doc | null): Doc {
   const email = (c?.Email1 as string | null | undefined) ?? null;
@@ -20,7 +22,13 @@ const LINKED_COPY = Object.fromEntries(VOLUNTEER_LINKED.map((f) => [f, f]));
 
 const base = recordProjection({
   category: 'volunteer',
-  collection: { name: VOLUNTEERS, idField: 'PkVolunteer', indexes: [['FkTeam'], ['FkConstituent'], ['FkTeam', '_email1']] },
+  version: 1,
+  collection: {
+    name: VOLUNTEERS,
+    idField: 'PkVolunteer',
+    indexes: [['FkTeam'], ['FkConstituent'], ['FkTeam', '_email1']],
+    search: [{ fields: VOLUNTEER_SEARCH_FIELDS, where: ['FkTeam'], sort: [{ field: 'PkVolunteer', dir: 'asc' }] }],
+  },
   fields: [...Object.keys(VOLUNTEER_FIELDS), ...VOLUNTEER_LINKED],
   derive: async (doc, store) => linkedFields(await store.get<Doc>(CONSTITUENTS, doc.FkConstituent as number)),
   change(e, current, docs) {
@@ -69,7 +77,7 @@ export function volunteerSearch(team: number, q: { email?: string; search?: stri
     filter: and(
       eq('FkTeam', team),
       q.email !== undefined && eq('_email1', emailKey(q.email)),
-      q.search ? searchFilter(q.search, ['ConstituentName', 'Email1'], 'PkVolunteer') : undefined,
+      q.search ? searchFilter(q.search, VOLUNTEER_SEARCH_FIELDS, 'PkVolunteer') : undefined,
       q.isActive !== undefined && eq('IsActive', q.isActive),
     ),
     sort: [{ field: 'PkVolunteer', dir: 'asc' }],

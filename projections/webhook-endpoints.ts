@@ -21,6 +21,7 @@ export interface WebhookEndpointDoc {
 /** The team's webhook endpoints (decisions.md 9). */
 export const webhookEndpointsProjection: Projector<'webhook_endpoint'> = {
   name: WEBHOOK_ENDPOINTS,
+  version: 1,
   collections: [{ name: WEBHOOK_ENDPOINTS, idField: 'id', indexes: [['FkTeam']] }],
   categories: ['webhook_endpoint'],
   async apply(event, store) {

@@ -30,15 +30,14 @@ export async function openLimiter(config: Config, nats: NatsConnection | null): 
 }
 
 /**
- * Read models kept in this process's memory while the log is shared with other processes (the
- * SQLite file, or EventStoreDB without MongoDB). Another process may have answered a write that
- * this one has not projected yet, so every request first settles to the log's head (a hook in
- * api/app.ts): a write answered anywhere before the request began is then visible here. On SQLite
- * the head is one indexed query and wakes the follower at once, so an idle process answers in
- * about a millisecond.
+ * Read models kept in this process's memory while the log is shared with other processes
+ * (EventStoreDB without MongoDB). Another process may have answered a write that this one has not
+ * projected yet, so every request first settles to the log's head (a hook in api/app.ts): a write
+ * answered anywhere before the request began is then visible here. The embedded file needs none:
+ * its read models are one database every process reads, and a write answers once it holds it.
  */
 export function readsSettleToHead(config: Config): boolean {
-  return !config.mongoUrl && (Boolean(config.eventStoreUrl) || config.dataDir !== ':memory:');
+  return !config.mongoUrl && Boolean(config.eventStoreUrl);
 }
 
 export function readSettler(log: EventLog, waitFor: (p: Position) => Promise<void>): () => Promise<void> | null {

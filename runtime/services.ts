@@ -4,6 +4,7 @@ import type { CommandDeps } from '../commands/deps.js';
 import type { DeliveryLog } from '../dispatcher/deliveries.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
 import type { ProjectionRunner } from '../projections/runner.js';
+import type { ProjectorThread } from './read-models.js';
 import type { Config } from './config.js';
 import type { RateLimiter } from './ratelimit.js';
 
@@ -37,6 +38,8 @@ export interface Runtime {
   services: Services;
   /** This process's projectors, unless a shared read store is written by another process. */
   runner: ProjectionRunner | null;
+  /** The embedded default's projector thread (read models in the data dir's SQLite file), with its catch-up progress. */
+  readModels: ProjectorThread | null;
   /** The process's one NATS connection (TURNOUT_NATS_URL), shared by the limiter, leases and the queue. */
   nats: NatsConnection | null;
   /** The embedded SQLite file for webhook state (delivery queue, delivery log), unless MongoDB keeps the log. */

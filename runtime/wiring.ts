@@ -6,7 +6,8 @@ import { SqliteEventLog } from '../eventlog/sqlite.js';
 import { IdAllocator } from '../commands/ids.js';
 import { projectors } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
-import { MemoryReadStore } from '../projections/store/memory.js';
+import { SqliteReadCore } from '../projections/store/sqlite-core.js';
+import { SqliteReadStore } from '../projections/store/sqlite.js';
 import type { ReadStore } from '../projections/store/port.js';
 import type { Config } from './config.js';
 import { StartCatchUp } from './catch-up.js';
@@ -16,6 +17,7 @@ import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToH
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb } from './webhooks.js';
 import { yieldingLog } from './yielding-log.js';
+import { type CatchUpProgress, LOG_FILE, ProjectorThread, READ_MODELS_FILE } from './read-models.js';
 import { SqliteDeliveryLog, StoreDeliveryLog } from '../dispatcher/deliveries.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 
@@ -28,17 +30,41 @@ async function openLog(config: Config): Promise<EventLog> {
   }
   if (config.dataDir === ':memory:') return new SqliteEventLog(':memory:');
   secureDataDir(config.dataDir);
-  const file = path.join(config.dataDir, 'turnout.sqlite');
+  const file = path.join(config.dataDir, LOG_FILE);
   privateFile(file, { sqlite: true });
   return new SqliteEventLog(file);
 }
+
+/**
+ * The embedded default proper: the log in a file and no MongoDB. Its read models live in a
+ * SQLite file beside the log, written by a projector thread (read-models.ts) and read here.
+ */
+const readModelsInFile = (config: Config) => !config.eventStoreUrl && !config.mongoUrl && config.dataDir !== ':memory:';
 
 async function openStore(config: Config): Promise<ReadStore> {
   if (config.mongoUrl) {
     const { MongoReadStore } = await import('../projections/store/mongo.js');
     return MongoReadStore.connect(config.mongoUrl);
   }
-  return new MemoryReadStore();
+  // Read models rebuilt at every start (an in-memory log, or EventStoreDB without MongoDB).
+  return new SqliteReadStore(':memory:');
+}
+
+/**
+ * Starts the projector thread on the data dir's read database and opens this thread's reading
+ * connection to it, once the thread has laid it out.
+ */
+async function openReadModelsThread(
+  config: Config,
+  log: EventLog,
+  report: (m: string) => void,
+  onProgress?: (progress: CatchUpProgress) => void,
+): Promise<{ thread: ProjectorThread; store: ReadStore }> {
+  const countAfter = (p: Position) => log.countAfter?.(p) ?? Promise.resolve(0);
+  const files = { logFile: path.join(config.dataDir, LOG_FILE), readFile: path.join(config.dataDir, READ_MODELS_FILE) };
+  privateFile(files.readFile, { sqlite: true });
+  const thread = await ProjectorThread.start(files, countAfter, { report, onProgress });
+  return { thread, store: new SqliteReadStore(new SqliteReadCore(files.readFile, { readerOnly: true })) };
 }
 
 /**
@@ -51,7 +77,14 @@ async function openStore(config: Config): Promise<ReadStore> {
  */
 export async function openRuntime(
   config: Config,
-  hooks: { onProjectionError?: (err: unknown) => void; report?: (message: string) => void; follow?: boolean } = {},
+  hooks: {
+    onProjectionError?: (err: unknown) => void;
+    report?: (message: string) => void;
+    /** Told every few seconds while the embedded read models catch up or rebuild (events done, rate, time left). */
+    onReadModelProgress?: (progress: CatchUpProgress) => void;
+    /** False: the read models start following the log only when startFollowing() is called (the server opens its port first). */
+    follow?: boolean;
+  } = {},
 ): Promise<Runtime> {
   const report = hooks.report ?? ((m: string) => console.warn(m));
   const closers: Array<() => Promise<void> | void> = [];
@@ -62,15 +95,20 @@ export async function openRuntime(
   }
   const log = await openLog(config);
   closers.push(() => log.close());
-  const rawStore = await openStore(config);
+  // The projector thread stops before the reading connection closes, and before the log.
+  const inFile = readModelsInFile(config) ? await openReadModelsThread(config, log, report, hooks.onReadModelProgress) : null;
+  const rawStore = inFile?.store ?? (await openStore(config));
   closers.push(() => rawStore.close());
+  if (inFile) closers.push(() => inFile.thread.stop());
   const nats = await openNats(config);
   if (nats) closers.push(() => nats.drain());
 
-  // The embedded read store lives in memory, so every process that reads keeps its own
+  // Read models rebuilt at start are per process, so every process that reads keeps its own
   // projector; with a shared store only the projector role writes, and only the lease holder.
+  // In the embedded file, the projector thread writes (one per process, each applying what no
+  // other has: sqlite-projection.ts).
   const shared = Boolean(config.mongoUrl);
-  const projectHere = !shared || config.role === 'all' || config.role === 'projector';
+  const projectHere = !inFile && (!shared || config.role === 'all' || config.role === 'projector');
   const runner = projectHere ? new ProjectionRunner(yieldingLog(log), rawStore, projectors, { onError: hooks.onProjectionError, report }) : null;
   for (const p of projectors) for (const c of p.collections) await rawStore.defineCollection(c);
   let leased: Awaited<ReturnType<typeof keepProjectionLease>> | null = null;
@@ -78,7 +116,7 @@ export async function openRuntime(
   // read models it serves; a shared store is kept up by the lease holder, wherever it runs.
   const catchUp = new StartCatchUp();
   closers.push(() => catchUp.stop());
-  if (!runner || shared) catchUp.skip();
+  if (!inFile && (!runner || shared)) catchUp.skip();
   let following: Promise<void> | null = null;
   const startFollowing = () =>
     (following ??= (async () => {
@@ -89,6 +127,9 @@ export async function openRuntime(
         await runner.start();
         closers.push(() => runner.stop());
         void catchUp.follow(log, (p) => runner.waitFor(p));
+      } else if (inFile) {
+        // The projector thread follows the log from its start; reads wait until it has caught up.
+        void catchUp.follow(log, (p) => inFile.thread.waitFor(p));
       }
     })());
   if (hooks.follow !== false) await startFollowing();
@@ -97,6 +138,7 @@ export async function openRuntime(
   // A shared store is written by whichever process holds the lease: wait on its checkpoint.
   const settle = async (position: Position | null) => {
     if (!position) return;
+    if (inFile) return inFile.thread.waitFor(position);
     if (runner && !shared) return runner.waitFor(position);
     const { waitForCheckpoint } = await import('../projections/checkpoint-wait.js');
     return waitForCheckpoint(rawStore, position);
@@ -113,6 +155,7 @@ export async function openRuntime(
   // Readiness asks every follower this process runs; a standby (the lease is elsewhere) runs none.
   const followers: Array<() => Promise<FollowerStatus | null>> = [];
   if (runner) followers.push(async () => (leased && !leased.keeper.held ? null : runner.status()));
+  if (inFile) followers.push(() => inFile.thread.status());
 
   const services: Services = {
     log,
@@ -137,6 +180,7 @@ export async function openRuntime(
   return {
     services,
     runner,
+    readModels: inFile?.thread ?? null,
     nats,
     webhookDb,
     onClose: (fn) => closers.push(fn),

@@ -27,13 +27,23 @@ export class SqliteReadCore {
   private readonly plans = new Map<string, TablePlan>();
   private readonly statements = new Map<string, Database.Statement>();
 
-  constructor(path: string) {
+  /**
+   * `readerOnly`: a connection that only reads a database another connection (the projector
+   * thread) writes and lays out: define() then plans the collection without touching the file.
+   */
+  constructor(
+    path: string,
+    private readonly options: { readerOnly?: boolean } = {},
+  ) {
     this.db = new Database(path);
+    // Writers of another thread or process hold the lock for one transaction at a time.
+    this.db.pragma('busy_timeout = 10000');
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     // A bounded page cache (64 MiB): the working set of a million rows stays on disk, not in the heap.
     this.db.pragma('cache_size = -65536');
     this.db.function(FOLD_FUNCTION, { deterministic: true }, fold);
+    if (options.readerOnly) return;
     this.db.exec(`CREATE TABLE IF NOT EXISTS ${COLLECTIONS} (name TEXT PRIMARY KEY, layout TEXT NOT NULL, bulk INTEGER NOT NULL DEFAULT 0);
       CREATE TABLE IF NOT EXISTS ${CHECKPOINTS} (name TEXT PRIMARY KEY, position TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS ${VERSIONS} (name TEXT PRIMARY KEY, version INTEGER NOT NULL);`);
@@ -47,6 +57,10 @@ export class SqliteReadCore {
   define(def: CollectionDef): void {
     if (this.plans.has(def.name)) return;
     const plan = planOf(def);
+    if (this.options.readerOnly) {
+      this.plans.set(def.name, plan);
+      return;
+    }
     const layout = JSON.stringify([plan.ddl, plan.triggers]);
     const row = this.stmt(`SELECT layout, bulk FROM ${COLLECTIONS} WHERE name = ?`).get(def.name) as { layout: string; bulk: number } | undefined;
     this.transaction(() => {
@@ -76,10 +90,33 @@ export class SqliteReadCore {
       const items = rows.map((d) => JSON.parse(d) as Doc);
       return { items, total: items.length, sums: sumsOf(items, sums) };
     }
+    const searched = planSearched(plan, query, (sql) => this.stmt(sql));
+    // A search of one or two characters reads the team's whole slice of an index for its total:
+    // its page is kept until the database changes, as such searches repeat (a type-ahead's first keys).
+    if (searched?.hits !== -1) return this.findPage(plan, query, where, order, searched);
+    const key = JSON.stringify(query);
+    const version = this.version();
+    const cached = this.shortSearches.get(key);
+    if (cached && cached.version === version) return structuredClone(cached.page);
+    const found = this.findPage(plan, query, where, order, searched);
+    if (this.shortSearches.size >= 256) this.shortSearches.delete(this.shortSearches.keys().next().value!);
+    this.shortSearches.set(key, { version, page: structuredClone(found) });
+    return found;
+  }
+
+  private readonly shortSearches = new Map<string, { version: string; page: Page }>();
+
+  /** Changes whenever anything commits: another connection (data_version) or this one (total_changes). */
+  private version(): string {
+    return `${this.stmt('PRAGMA data_version').pluck().get()}:${this.stmt('SELECT total_changes()').pluck().get()}`;
+  }
+
+  private findPage(plan: TablePlan, query: Query, where: ReturnType<typeof compileWhere>, order: string, searched: ReturnType<typeof planSearched>): Page {
+    const page = query.page!;
+    const sums = query.sums ?? [];
     const size = Math.max(0, page.pageSize);
     const offset = Math.max(0, (page.page - 1) * size);
     // Rowids first and documents after: the sort then carries small keys, never whole documents.
-    const searched = planSearched(plan, query, (sql) => this.stmt(sql));
     const rowids = this.stmt(`SELECT rowid FROM ${searched?.from ?? plan.table} WHERE ${where.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
       .pluck()
       .all(...where.params, size, offset) as number[];
@@ -101,11 +138,19 @@ export class SqliteReadCore {
   /** Replaces (or inserts) the whole document; its rowid, and so its place among ties, stays. */
   put(collection: string, doc: Doc): void {
     const plan = this.plan(collection);
-    const cols = rowColumns(plan);
-    const set = cols.slice(1).map((c) => `${c} = excluded.${c}`);
-    this.stmt(`INSERT INTO ${plan.table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT(_key) DO UPDATE SET ${set.join(', ')}`).run(
-      ...rowOf(plan, doc),
-    );
+    this.stmt(this.upsertSql(plan)).run(...rowOf(plan, doc));
+  }
+
+  /** The upsert of a collection's rows, worked out once per plan: a rebuild puts millions. */
+  private readonly upserts = new WeakMap<TablePlan, string>();
+  private upsertSql(plan: TablePlan): string {
+    let sql = this.upserts.get(plan);
+    if (!sql) {
+      const cols = rowColumns(plan);
+      const set = cols.slice(1).map((c) => `${c} = excluded.${c}`);
+      this.upserts.set(plan, (sql = `INSERT INTO ${plan.table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT(_key) DO UPDATE SET ${set.join(', ')}`));
+    }
+    return sql;
   }
 
   insertIfAbsent(collection: string, doc: Doc): boolean {
@@ -182,9 +227,15 @@ export class SqliteReadCore {
       for (const name of collections) {
         const plan = this.plan(name);
         for (const sql of plan.triggers) this.db.exec(`DROP TRIGGER IF EXISTS ${/TRIGGER IF NOT EXISTS ("(?:[^"]|"")+")/.exec(sql)![1]}`);
+        for (const sql of plan.listIndexes) this.db.exec(`DROP INDEX IF EXISTS ${/^CREATE INDEX ("(?:[^"]|"")+")/.exec(sql)![1]}`);
         this.stmt(`UPDATE ${COLLECTIONS} SET bulk = 1 WHERE name = ?`).run(name);
       }
     });
+  }
+
+  /** Whether the collection is in bulk mode (its search tables wait for endBulk). */
+  inBulk(name: string): boolean {
+    return this.stmt(`SELECT bulk FROM ${COLLECTIONS} WHERE name = ?`).pluck().get(name) === 1;
   }
 
   endBulk(collections: string[] = [...this.plans.keys()]): void {
@@ -243,6 +294,7 @@ export class SqliteReadCore {
     // Rebuilt as one segment, then optimised: later row-by-row changes otherwise merge into
     // that segment again and again (measured: three times the cost per update).
     for (const s of plan.searches) this.db.exec(`INSERT INTO ${s.fts}(${s.fts}) VALUES ('rebuild'); INSERT INTO ${s.fts}(${s.fts}) VALUES ('optimize');`);
+    for (const sql of plan.listIndexes) this.db.exec(sql.replace(/^CREATE INDEX /, 'CREATE INDEX IF NOT EXISTS '));
     for (const sql of plan.triggers) this.db.exec(sql);
     this.stmt(`UPDATE ${COLLECTIONS} SET bulk = 0 WHERE name = ?`).run(plan.def.name);
   }

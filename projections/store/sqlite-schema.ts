@@ -18,6 +18,12 @@ export interface TablePlan {
   ddl: string[];
   /** Triggers that keep each search table in step with the rows; dropped during a bulk load. */
   triggers: string[];
+  /**
+   * The indexes only lists and searches read (declared orders, short-search scans), never a
+   * projector's look-ups: dropped during a bulk load and built once at its end, which is faster
+   * than keeping them row by row.
+   */
+  listIndexes: string[];
 }
 
 export interface SearchPlan {
@@ -110,7 +116,7 @@ export function planOf(def: CollectionDef): TablePlan {
     return { fields: [...s.fields], key: s.fields.join('\u0001'), column: quoteId(`s_${i}`), fts: quoteId(`${base}__fts${i}`), where, sort: s.sort ?? idAsc, scanIndex };
   });
   const table = quoteId(base);
-  const plan: TablePlan = { def, table, columns, searches, ddl: [], triggers: [] };
+  const plan: TablePlan = { def, table, columns, searches, ddl: [], triggers: [], listIndexes: [] };
 
   const cols = [...columns.values()];
   const texts = searches.map((s) => `${s.column} TEXT NOT NULL`);
@@ -123,6 +129,7 @@ export function planOf(def: CollectionDef): TablePlan {
     // The id after the equality fields: a team's list in id order is read from the index as is.
     indexes.push([...ix.map((f) => columns.get(f)!), ...(ix.includes(def.idField) ? [] : idTail)]);
   }
+  const lookups = indexes.length;
   for (const o of def.sorts ?? []) indexes.push([...(o.where ?? []).map((f) => columns.get(f)!), ...orderTerms(plan, o.sort)]);
   const seen = new Set<string>();
   indexes.forEach((terms, i) => {
@@ -130,12 +137,14 @@ export function planOf(def: CollectionDef): TablePlan {
     if (seen.has(text)) return;
     seen.add(text);
     plan.ddl.push(`CREATE INDEX ${quoteId(`${base}__ix${i}`)} ON ${table} (${text})`);
+    if (i >= lookups) plan.listIndexes.push(plan.ddl[plan.ddl.length - 1]);
   });
   searches.forEach((s, i) => {
     const d = def.search![i];
     // The short-search scan reads this index alone (it holds the text), in the list's order.
     const terms = [...s.where.map((f) => columns.get(f)!), ...orderTerms(plan, d.sort ?? idAsc), s.column];
     plan.ddl.push(`CREATE INDEX ${s.scanIndex} ON ${table} (${terms.join(', ')})`);
+    plan.listIndexes.push(plan.ddl[plan.ddl.length - 1]);
   });
   for (const s of searches) {
     // External content: the text lives once, in the table; case_sensitive because it is

@@ -7,7 +7,8 @@ import { type Build, buildService, http, spawnTurnout, type TurnoutProcess } fro
 
 /**
  * Two API processes on one embedded SQLite log and one NATS server, as a load balancer would
- * spread requests over them: each keeps its own read models, limits are shared through NATS KV.
+ * spread requests over them: each runs a projector thread into the data dir's one read database,
+ * limits are shared through NATS KV.
  */
 const PER_MINUTE = 40;
 let build: Build;
@@ -68,6 +69,18 @@ describe('two API processes sharing the embedded log', () => {
       const p = await reader.patch(`/constituents/${id}`, { Nickname: `N${i}` });
       expect(p.status, JSON.stringify(p.body)).toBe(200);
       expect((await writer.get(`/constituents/${id}`)).body.constituent.Nickname).toBe(`N${i}`);
+    }
+  });
+
+  it('keeps one read model: writes racing over both processes are each listed once, on both', async () => {
+    const [k1, k2] = await teamWithKeys(a, 2);
+    const tag = `Shared${Math.random().toString(36).slice(2, 8)}`;
+    const made = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? k1.A : k2.B).post('/constituents', { FirstName: tag, LastName: `N${i}` })));
+    for (const m of made) expect(m.status, JSON.stringify(m.body)).toBe(201);
+    for (const api of [k1.A, k1.B]) {
+      const list = await api.get(`/constituents?search=${tag}&pageSize=100`);
+      expect(list.body.total).toBe(30);
+      expect(new Set(list.body.constituents.map((c: { PkConstituent: number }) => c.PkConstituent)).size).toBe(30);
     }
   });
 

@@ -187,3 +187,35 @@ describe('the SQLite read store, beyond the contract', () => {
 function sqlParams(sql: string): unknown[] {
   return Array.from(sql.matchAll(/\?/g), () => 1);
 }
+
+describe('a short search answered again', () => {
+  const def: CollectionDef = { name: 'people', idField: 'Pk', search: [{ fields: ['Name'], where: ['Team'] }] };
+  const query = (text: string): Query => ({ collection: 'people', filter: and(eq('Team', 1), searchFilter(text, ['Name'], 'Pk')), sort: [{ field: 'Pk', dir: 'asc' }], page: { page: 1, pageSize: 10 } });
+
+  it('sees what this connection wrote since it was first answered', async () => {
+    const store = new SqliteReadStore(':memory:');
+    await store.defineCollection(def);
+    await store.put('people', { Pk: 1, Team: 1, Name: 'Ann' });
+    expect((await store.find(query('an'))).total).toBe(1);
+    await store.put('people', { Pk: 2, Team: 1, Name: 'Dan' });
+    expect((await store.find(query('an'))).items.map((d) => d.Name)).toEqual(['Ann', 'Dan']);
+    await store.close();
+  });
+
+  it('sees what another connection (the projector thread) committed since', async () => {
+    const file = tempFile();
+    const writer = new SqliteReadCore(file);
+    writer.define(def);
+    writer.put('people', { Pk: 1, Team: 1, Name: 'Ann' });
+    const reader = new SqliteReadCore(file, { readerOnly: true });
+    reader.define(def);
+    expect(reader.find(query('an')).total).toBe(1);
+    writer.put('people', { Pk: 2, Team: 1, Name: 'Dan' });
+    expect(reader.find(query('an')).total).toBe(2);
+    // A page handed out is the caller's: changing it changes no later answer.
+    (reader.find(query('an')).items as Doc[]).pop();
+    expect(reader.find(query('an')).items).toHaveLength(2);
+    reader.close();
+    writer.close();
+  });
+});

@@ -23,7 +23,7 @@ afterEach(async () => {
 /** A projector that records the streams it was given. */
 function recorder(name: string, categories?: Category[]): Projector & { seen: string[] } {
   const seen: string[] = [];
-  return { name, collections: [], categories, seen, apply: async (e: RecordedEvent) => void seen.push(e.stream) };
+  return { name, version: 1, collections: [], categories, seen, apply: async (e: RecordedEvent) => void seen.push(e.stream) };
 }
 
 describe('the projection runner', () => {
@@ -97,6 +97,7 @@ describe('the projection runner when something fails', () => {
     const applied: string[] = [];
     const fragile: Projector = {
       name: 'fragile',
+      version: 1,
       collections: [],
       apply: async (e) => {
         if (e.stream === 'constituent-2' && broken) {

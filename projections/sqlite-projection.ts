@@ -1,0 +1,184 @@
+import { fromLog } from '../domain/events.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
+import type { Projector } from './runner.js';
+import type { SqliteReadCore } from './store/sqlite-core.js';
+import { SqliteReadStore } from './store/sqlite.js';
+
+/** The log as the projection reads it: events after a position, and the last position. */
+export interface LogReader {
+  /** Up to `max` events after position `after`, in log order. */
+  readAfter(after: bigint, max: number): RecordedEvent[];
+  /** The last position, 0 for an empty log. */
+  head(): bigint;
+}
+
+/** Each projector keeps its own checkpoint, so one read model can be rebuilt while the others stay. */
+export const checkpointName = (p: Projector): string => `projector:${p.name}`;
+const versionName = checkpointName;
+
+/** Events per transaction: live (a write waits for it) and in bulk (a rebuild, where throughput counts). */
+const LIVE_CHUNK = 2_000;
+const BULK_CHUNK = 20_000;
+/** A projector this far behind the head catches up in bulk mode (search indexes built once at the end). */
+const BULK_BEHIND = 20_000;
+
+/** An event a projector could not apply; `index` events of the chunk before it applied. */
+export class ProjectionFailure extends Error {
+  constructor(
+    readonly projector: string,
+    readonly event: RecordedEvent,
+    readonly index: number,
+    override readonly cause: unknown,
+  ) {
+    super(`projection ${projector}: ${event.type} at ${event.stream}@${event.revision} failed (${cause instanceof Error ? cause.message : String(cause)})`);
+  }
+}
+
+export interface StepResult {
+  /** Events read from the log in this step (applied, or found applied by another process). */
+  read: number;
+  /** The position every projector has reached. */
+  position: bigint;
+  /** Whether the log holds nothing after it (as seen inside this step's transaction). */
+  caughtUp: boolean;
+}
+
+/**
+ * The embedded read models in SQLite, fed from the log in chunks: each chunk is one transaction
+ * on the read database, holding every projector's changes and its checkpoint, so what a crash
+ * leaves is always consistent with the checkpoints and a restart replays nothing twice.
+ *
+ * Several processes may feed one database (with NATS): each step takes the write lock first
+ * (BEGIN IMMEDIATE), reads the checkpoints inside it and applies only what is after them, so no
+ * event is applied twice or out of order whichever process gets there first.
+ *
+ * The projectors' async apply runs over the synchronous core, so a chunk's awaits are microtasks
+ * only and nothing else uses the connection meanwhile.
+ */
+export class SqliteProjection {
+  private readonly store: SqliteReadStore;
+  private readonly positions = new Map<Projector, bigint>();
+  private readonly routes = new Map<string, Projector[]>();
+
+  constructor(
+    private readonly core: SqliteReadCore,
+    private readonly projectors: Projector[],
+    private readonly log: LogReader,
+  ) {
+    this.store = new SqliteReadStore(core);
+  }
+
+  /**
+   * Lays out every collection and drops the read models whose schema version differs from the
+   * code's (or that were never built): they are rebuilt from the log by the steps that follow.
+   * Answers the names of those dropped.
+   */
+  prepare(): string[] {
+    const rebuilt: string[] = [];
+    this.core.begin();
+    try {
+      for (const p of this.projectors) {
+        if (this.core.schemaVersion(versionName(p)) !== p.version) {
+          for (const c of p.collections) this.core.dropCollection(c.name);
+          // Recorded now, in the drop's transaction: another process starting meanwhile must not drop again.
+          this.core.setSchemaVersion(versionName(p), p.version);
+          this.core.setCheckpoint(checkpointName(p), { commit: 0n, prepare: 0n });
+          rebuilt.push(p.name);
+        }
+        for (const c of p.collections) this.core.define(c);
+      }
+      this.core.commit();
+    } catch (err) {
+      this.core.rollback();
+      throw err;
+    }
+    return rebuilt;
+  }
+
+  /** The position every projector has reached, as stored. */
+  position(): bigint {
+    this.loadPositions();
+    return this.lowest();
+  }
+
+  /**
+   * Applies the next chunk of events (at most `max`) in one transaction with the checkpoints.
+   * Throws a ProjectionFailure, having rolled everything of the chunk back, when a projector
+   * throws: the caller may apply the `index` events before it, then retry the failing one.
+   */
+  async step(max?: number): Promise<StepResult> {
+    this.core.begin();
+    try {
+      this.loadPositions();
+      const from = this.lowest();
+      const head = this.log.head();
+      const bulk = this.enterBulk(head);
+      const events = this.log.readAfter(from, Math.min(max ?? Infinity, bulk ? BULK_CHUNK : LIVE_CHUNK));
+      await this.applyAll(events);
+      const last = events.length ? events[events.length - 1].position.commit : from;
+      // Only checkpoints that move are written: a step that found everything applied writes nothing.
+      for (const p of this.projectors) {
+        if (this.positions.get(p)! >= last) continue;
+        this.positions.set(p, last);
+        this.core.setCheckpoint(checkpointName(p), { commit: last, prepare: last });
+      }
+      const caughtUp = last >= head;
+      if (caughtUp) this.leaveBulk();
+      this.core.commit();
+      return { read: events.length, position: this.lowest(), caughtUp };
+    } catch (err) {
+      this.core.rollback();
+      throw err;
+    }
+  }
+
+  private async applyAll(events: RecordedEvent[]): Promise<void> {
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i];
+      const at = e.position.commit;
+      for (const p of this.route(e.stream)) {
+        if (this.positions.get(p)! >= at) continue;
+        try {
+          await p.apply(fromLog(e), this.store);
+        } catch (err) {
+          throw new ProjectionFailure(p.name, e, i, err);
+        }
+      }
+    }
+  }
+
+  /**
+   * Read models far behind the head stop keeping their search and list indexes row by row until
+   * caught up. Answers whether any is that far behind (its steps then take bigger chunks).
+   */
+  private enterBulk(head: bigint): boolean {
+    const behind = this.projectors.filter((p) => head - this.positions.get(p)! > BULK_BEHIND);
+    const names = behind.flatMap((p) => p.collections.map((c) => c.name)).filter((n) => !this.core.inBulk(n));
+    if (names.length) this.core.beginBulk(names);
+    return behind.length > 0;
+  }
+
+  /** Builds the search indexes of every collection still in bulk mode: once, at the end of a catch-up. */
+  private leaveBulk(): void {
+    const names = this.projectors.flatMap((p) => p.collections.map((c) => c.name)).filter((n) => this.core.inBulk(n));
+    if (names.length) this.core.endBulk(names);
+  }
+
+  private loadPositions(): void {
+    for (const p of this.projectors) this.positions.set(p, this.core.getCheckpoint(checkpointName(p))?.commit ?? 0n);
+  }
+
+  private lowest(): bigint {
+    let low: bigint | null = null;
+    for (const v of this.positions.values()) if (low === null || v < low) low = v;
+    return low ?? 0n;
+  }
+
+  private route(stream: string): Projector[] {
+    const dash = stream.indexOf('-');
+    const category = dash < 0 ? stream : stream.slice(0, dash);
+    let ps = this.routes.get(category);
+    if (!ps) this.routes.set(category, (ps = this.projectors.filter((p) => !p.categories || (p.categories as readonly string[]).includes(category))));
+    return ps;
+  }
+}

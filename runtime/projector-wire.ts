@@ -1,0 +1,26 @@
+/** What the main thread and the read-model projector thread (projector-thread.ts) tell each other. */
+
+export interface ThreadSettings {
+  /** The log's file, read on a connection of the thread's own. */
+  logFile: string;
+  /** The read database, written by the thread alone in this process. */
+  readFile: string;
+  /** How often the thread looks for another process's appends (this process's wake it at once). */
+  pollMs: number;
+  progressEveryMs: number;
+  retryInitialMs: number;
+  retryMaxMs: number;
+  /** A module exporting `projectors` to run instead of the product's (tests only). */
+  projectorsModule?: string;
+}
+
+export type ToThread = { type: 'wake' } | { type: 'stop' };
+
+/** Positions travel as decimal text: a bigint does not survive every structured clone the same way. */
+export type FromThread =
+  | { type: 'ready'; position: string; head: string; rebuilt: string[] }
+  | { type: 'position'; position: string; caughtUp: boolean }
+  | { type: 'progress'; done: number; total: number; rate: number; etaSeconds: number | null }
+  | { type: 'failed'; message: string; retryInMs: number }
+  | { type: 'recovered' }
+  | { type: 'stopped' };

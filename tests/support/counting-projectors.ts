@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import type { Projector } from '../../projections/runner.js';
+
+/**
+ * Projectors for the projector thread's tests, loaded inside the thread (ThreadSettings
+ * .projectorsModule). Each counter counts what it applied and, unlike the product's projectors,
+ * is not idempotent: an event applied twice or out of order shows as a violation.
+ * Settings come from the environment the thread is started with.
+ */
+export interface CounterDoc {
+  id: 'n';
+  applies: number;
+  violations: number;
+  last: string;
+  /** The thread run that made the document: a rebuild makes it again. */
+  madeBy: string;
+}
+
+const RUN = randomUUID();
+
+function counter(name: string, version: number): Projector {
+  return {
+    name,
+    version,
+    collections: [{ name, idField: 'id' }],
+    async apply(event, store) {
+      const c = (await store.get<CounterDoc>(name, 'n')) ?? { id: 'n', applies: 0, violations: 0, last: '0', madeBy: RUN };
+      const inOrder = event.position.commit > BigInt(c.last);
+      await store.put(name, { ...c, applies: c.applies + 1, violations: c.violations + (inOrder ? 0 : 1), last: String(event.position.commit) });
+    },
+  };
+}
+
+/** Fails every `Boom` event while the file TURNOUT_TEST_FUSE names exists. */
+const fragile: Projector = {
+  name: 'fragile',
+  version: 1,
+  collections: [],
+  async apply(event) {
+    const fuse = process.env.TURNOUT_TEST_FUSE;
+    if ((event.type as string) === 'Boom' && fuse && existsSync(fuse)) throw new Error('the fuse is in');
+  },
+};
+
+export const projectors: Projector[] = [
+  counter('alpha', Number(process.env.TURNOUT_TEST_ALPHA_VERSION ?? 1)),
+  counter('beta', Number(process.env.TURNOUT_TEST_BETA_VERSION ?? 1)),
+  fragile,
+];
