@@ -15,6 +15,7 @@ export const STATUS: Record<ErrorCode, number> = {
   ambiguous_match: 409,
   not_open: 409,
   task_busy: 409,
+  precondition_failed: 412,
   payload_too_large: 413,
   rate_limited: 429,
 };

@@ -1,6 +1,8 @@
 import type { DomainEvent, Evolver, Position } from '../domain/shared/events.js';
 import { type Loaded, load } from '../eventlog/load.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
+import { currentRevision } from '../eventlog/revision.js';
+import { preconditionFailed } from '../domain/shared/errors.js';
 import type { WriteContext } from './context.js';
 import { metadataOf } from './context.js';
 
@@ -44,16 +46,27 @@ export async function handle<S>(
   const maxAttempts = options.maxAttempts ?? 20;
   for (let attempt = 1; ; attempt++) {
     const loaded = attempt === 1 && options.newStream ? { state: evolver.initial(), revision: null, events: [] } : await load(log, stream, evolver);
+    // The record revision (decisions.md §7) is checked on the state the decision is made on, and
+    // the append expects that state's stream revision: a write racing in between is a conflict,
+    // and the retry's check on fresh state answers 412 (nothing written).
+    const recordRevision = currentRevision(loaded.events);
+    const expect = ctx.ifMatch?.stream === stream ? ctx.ifMatch : undefined;
+    if (expect && !expect.matches(recordRevision)) throw preconditionFailed(recordRevision);
     const events = decide(loaded.state, loaded);
-    if (events.length === 0) return { state: loaded.state, events, position: null, revision: loaded.revision };
+    if (events.length === 0) {
+      ctx.revisions?.set(stream, recordRevision);
+      return { state: loaded.state, events, position: null, revision: loaded.revision };
+    }
     try {
-      const meta = metadataOf(ctx);
+      // One append is one write: every event of it carries the revision it makes.
+      const meta = { ...metadataOf(ctx), revision: recordRevision + 1 };
       const r = await log.append(
         stream,
         events.map((e) => ({ type: e.type, data: e.data, metadata: meta })),
         loaded.revision === null ? NO_STREAM : loaded.revision,
       );
       const state = events.reduce(evolver.evolve, loaded.state);
+      ctx.revisions?.set(stream, recordRevision + 1);
       return { state, events, position: r.position, revision: r.nextExpectedRevision };
     } catch (err) {
       if (!(err instanceof WrongExpectedRevision) || attempt >= maxAttempts) throw err;
