@@ -26,6 +26,23 @@ export const OPENAPI_FRAME = {
       'RateLimit-Reset': header('Seconds until that window has room again.'),
       'RateLimit-Policy': { description: 'The key\'s limits, e.g. `15;w=1, 600;w=60` (per second and per minute).', schema: { type: 'string' as const } },
       'Retry-After': header('Whole seconds to wait before retrying.'),
+      'Idempotent-Replayed': {
+        description: '`true` when this is the kept answer of an earlier request with the same Idempotency-Key, replayed without running it again.',
+        schema: { type: 'string' as const, enum: ['true'] },
+      },
+    },
+    parameters: {
+      'Idempotency-Key': {
+        name: 'Idempotency-Key',
+        in: 'header' as const,
+        required: false,
+        description:
+          'Makes a retry safe: 1 to 255 printable ASCII characters, scoped to the API key and kept 24 hours. A repeat with the same method, path and body ' +
+          'answers the first answer again (with `Idempotent-Replayed: true`) and writes nothing; another request with the key is 422 ' +
+          '`idempotency_key_reused`; a repeat while the first runs is 409 `idempotency_key_in_progress`. Answers a retry may change (5xx, 429, 412, ' +
+          '409 `task_busy`) are not kept.',
+        schema: { type: 'string' as const, minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
+      },
     },
   },
   security: [{ bearer: [] }],
@@ -41,7 +58,9 @@ const REASON: Record<number, string> = {
   403: 'Not allowed',
   404: 'Not found',
   409: 'Conflict',
+  412: 'Precondition failed',
   413: 'Body too large',
+  422: 'Idempotency-Key reused',
   429: 'Rate limited',
 };
 
@@ -76,7 +95,18 @@ function successDescription(method: string, status: number, one: boolean): strin
   return one ? 'The record.' : 'A page of records: `{<records>, page, pageSize, total}`.';
 }
 
-type Operation = { operationId?: string; summary?: string; responses?: Record<string, { description?: string; headers?: Record<string, unknown> }> };
+type Response = { description?: string; headers?: Record<string, unknown>; content?: unknown };
+type Operation = { operationId?: string; summary?: string; parameters?: unknown[]; responses?: Record<string, Response> };
+
+/** decisions.md §11: POST and PATCH take an Idempotency-Key, with its answers. */
+function idempotent(op: Operation): void {
+  op.parameters = [...(op.parameters ?? []), { $ref: '#/components/parameters/Idempotency-Key' }];
+  const responses = (op.responses ??= {});
+  const error = Object.entries(responses).find(([code]) => Number(code) >= 400)?.[1];
+  for (const code of ['409', '422']) responses[code] ??= { content: error?.content };
+  for (const [code, response] of Object.entries(responses))
+    if (Number(code) < 500) response.headers = { ...response.headers, 'Idempotent-Replayed': ref('Idempotent-Replayed') };
+}
 
 /** Completes every operation of the generated document (see the note at the top). */
 export function completeDocument({ openapiObject }: { openapiObject: Record<string, unknown> }) {
@@ -86,6 +116,7 @@ export function completeDocument({ openapiObject }: { openapiObject: Record<stri
       op.operationId ??= operationIdOf(method, url);
       op.summary ??= op.operationId;
       const one = url.endsWith('}');
+      if (method === 'post' || method === 'patch') idempotent(op);
       for (const [code, response] of Object.entries(op.responses ?? {})) {
         const status = Number(code);
         if (status < 400) response.description = successDescription(method, status, one);

@@ -5,6 +5,7 @@ import type { DeliveryLog } from '../dispatcher/deliveries.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { Config } from './config.js';
+import type { IdempotencyStore } from './idempotency/port.js';
 import type { RateLimiter } from './ratelimit.js';
 
 /** Everything a route can reach: the command dependencies, the limiter, configuration and health. */
@@ -30,6 +31,8 @@ export interface Services extends CommandDeps {
   followers: () => Promise<FollowerStatus[]>;
   /** Every webhook delivery attempt, per endpoint (the admin surface reads it). */
   deliveries: DeliveryLog;
+  /** Idempotency-Key answers (decisions.md §11): embedded SQLite, or MongoDB shared by every API process. */
+  idempotency: IdempotencyStore;
 }
 
 /** One process's stores and parts, opened by openRuntime for its role. */

@@ -15,6 +15,8 @@ export type ErrorCode =
   | 'not_open'
   | 'task_busy'
   | 'precondition_failed'
+  | 'idempotency_key_reused'
+  | 'idempotency_key_in_progress'
   | 'payload_too_large'
   | 'rate_limited';
 

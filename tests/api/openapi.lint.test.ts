@@ -44,7 +44,8 @@ describe('the OpenAPI document', () => {
   });
 
   it('describes the rate-limit headers on every answer after authentication, and Retry-After on 429', () => {
-    expect(Object.keys(doc.components.headers).sort()).toEqual(['RateLimit-Limit', 'RateLimit-Policy', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After']);
+    // Issue 15 adds the Idempotent-Replayed and ETag headers beside these.
+    expect(Object.keys(doc.components.headers)).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Policy', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After']));
     for (const { name, op } of operations()) {
       expect(op.responses['429'], name).toBeDefined();
       expect(Object.keys(op.responses['429'].headers)).toEqual(expect.arrayContaining(['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
@@ -53,6 +54,17 @@ describe('the OpenAPI document', () => {
     expect(doc.servers.length).toBeGreaterThan(0);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.security).toEqual([{ bearer: [] }]);
+  });
+
+  it('describes Idempotency-Key on every POST and PATCH, with its 409, 422 and replay header (decisions.md §11)', () => {
+    const writes = operations().filter(({ name }) => /^(POST|PATCH) /.test(name));
+    expect(writes.length).toBeGreaterThan(5);
+    for (const { name, op } of writes) {
+      expect(op.parameters, name).toContainEqual({ $ref: '#/components/parameters/Idempotency-Key' });
+      expect(op.responses['422'].description, name).toContain('idempotency_key_reused');
+      expect(op.responses['409'].description, name).toContain('idempotency_key_in_progress');
+      expect(Object.keys((op.responses['201'] ?? op.responses['200']).headers), name).toContain('Idempotent-Replayed');
+    }
   });
 
   it('passes `redocly lint` (recommended rules) with no error and no warning, offline', async () => {
