@@ -46,13 +46,14 @@ export async function handle<S>(
   const maxAttempts = options.maxAttempts ?? 20;
   for (let attempt = 1; ; attempt++) {
     const loaded = attempt === 1 && options.newStream ? { state: evolver.initial(), revision: null, events: [] } : await load(log, stream, evolver);
-    // The record revision (decisions.md §7) is checked on the state the decision is made on, and
-    // the append expects that state's stream revision: a write racing in between is a conflict,
-    // and the retry's check on fresh state answers 412 (nothing written).
+    const events = decide(loaded.state, loaded);
+    // If-Match (decisions.md §11) is checked on the state the decision was made on (after the
+    // decision's own errors, so another team's record is still not_found), and the append
+    // expects that state's stream revision: a write racing in between is a conflict, answered
+    // 412 below with nothing written.
     const recordRevision = currentRevision(loaded.events);
     const expect = ctx.ifMatch?.stream === stream ? ctx.ifMatch : undefined;
     if (expect && !expect.matches(recordRevision)) throw preconditionFailed(recordRevision);
-    const events = decide(loaded.state, loaded);
     if (events.length === 0) {
       ctx.revisions?.set(stream, recordRevision);
       return { state: loaded.state, events, position: null, revision: loaded.revision };
@@ -69,7 +70,9 @@ export async function handle<S>(
       ctx.revisions?.set(stream, recordRevision + 1);
       return { state, events, position: r.position, revision: r.nextExpectedRevision };
     } catch (err) {
-      if (!(err instanceof WrongExpectedRevision) || attempt >= maxAttempts) throw err;
+      if (!(err instanceof WrongExpectedRevision)) throw err;
+      if (expect) throw preconditionFailed(currentRevision((await load(log, stream, evolver)).events));
+      if (attempt >= maxAttempts) throw err;
       if (options.onConflict) options.onConflict(await load(log, stream, evolver), err, attempt);
     }
   }

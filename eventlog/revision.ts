@@ -1,4 +1,6 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
+import { lastEvent } from './load.js';
+import type { EventLog } from './port.js';
 
 /**
  * A record's revision (decisions.md §7): the writes applied to it, from 1 at its creation. One
@@ -43,4 +45,11 @@ export function revisionAfter(event: RecordedEvent, stream: readonly RecordedEve
   if (typeof event.metadata.revision === 'number') return event.metadata.revision;
   const upTo = stream.filter((e) => e.revision <= event.revision);
   return currentRevision(upTo);
+}
+
+/** A stream's record revision now: off its last event's stamp (one event read where the log can). */
+export async function revisionOfStream(log: EventLog, stream: string): Promise<number> {
+  const last = await lastEvent(log, stream);
+  if (!last) return 0;
+  return typeof last.metadata.revision === 'number' ? last.metadata.revision : currentRevision(await log.readStream(stream));
 }

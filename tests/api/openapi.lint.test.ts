@@ -67,6 +67,19 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('describes ETag, If-Match with 412, and If-None-Match with 304 on the records (decisions.md §11)', () => {
+    for (const resource of ['constituents', 'volunteers', 'volunteer-tasks', 'events']) {
+      const one = doc.paths[`/api/v1/${resource}/{id}`];
+      expect(one.patch.parameters, resource).toContainEqual({ $ref: '#/components/parameters/If-Match' });
+      expect(one.patch.responses['412'].description).toContain('precondition_failed');
+      expect(Object.keys(one.patch.responses['200'].headers)).toContain('ETag');
+      expect(one.get.parameters, resource).toContainEqual({ $ref: '#/components/parameters/If-None-Match' });
+      expect(Object.keys(one.get.responses['304'].headers)).toContain('ETag');
+      expect(Object.keys(one.get.responses['200'].headers)).toContain('ETag');
+      expect(Object.keys(doc.paths[`/api/v1/${resource}`].post.responses['201'].headers)).toContain('ETag');
+    }
+  });
+
   it('passes `redocly lint` (recommended rules) with no error and no warning, offline', async () => {
     const file = path.join(dir, 'openapi.json');
     writeFileSync(file, JSON.stringify(doc, null, 2));
