@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { WriteContext } from '../commands/context.js';
 import { invalidField } from '../domain/shared/errors.js';
-import { revisionOfStream } from '../eventlog/revision.js';
+import { revisionOfStream } from '../eventlog/load.js';
 import type { Services } from '../runtime/services.js';
 
 /**
- * ETags (decisions.md §11): a record's ETag is its revision (decisions.md §7, eventlog/revision.ts)
+ * ETags (decisions.md §11): a record's ETag is its revision (decisions.md §7, domain/shared/revision.ts)
  * in quotes. Single reads and write answers carry it; If-Match guards a PATCH or an admin DELETE
  * (the check itself is commands/aggregate.ts handle()'s, against the append's expected revision);
  * If-None-Match makes a single read 304.

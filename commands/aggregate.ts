@@ -1,7 +1,7 @@
 import type { DomainEvent, Evolver, Position } from '../domain/shared/events.js';
 import { type Loaded, load } from '../eventlog/load.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
-import { currentRevision } from '../eventlog/revision.js';
+import { currentRevision } from '../domain/shared/revision.js';
 import { preconditionFailed } from '../domain/shared/errors.js';
 import type { WriteContext } from './context.js';
 import { metadataOf } from './context.js';

@@ -2,7 +2,7 @@ import type { LoggedEvent } from '../domain/events.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { WebhookType } from '../domain/webhook-endpoint/types.js';
-import { revisionAfter } from '../eventlog/revision.js';
+import { revisionAfter } from '../domain/shared/revision.js';
 import { mapEvent } from './catalog.js';
 import type { AsOf } from './history.js';
 
@@ -13,7 +13,7 @@ export interface Envelope {
   /** Unix seconds of the change. */
   created: number;
   team: number;
-  /** The record's revision after the change (eventlog/revision.ts). */
+  /** The record's revision after the change (domain/shared/revision.ts). */
   version: number;
   data: Values;
 }

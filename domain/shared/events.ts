@@ -41,7 +41,7 @@ export interface EventMetadata {
   /**
    * The record's revision after the write that stored this event (decisions.md §7: writes from 1,
    * one per append), stamped by commands/aggregate.ts handle(); absent on events of other streams
-   * (ids, claims, notifications) and on those written before it was stamped (eventlog/revision.ts).
+   * (ids, claims, notifications) and on those written before it was stamped (domain/shared/revision.ts).
    */
   revision?: number;
 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { recordKind } from '../../../commands/records.js';
 import { notFound } from '../../../domain/shared/errors.js';
-import { revisionsOf } from '../../../eventlog/revision.js';
+import { revisionsOf } from '../../../domain/shared/revision.js';
 import { HistoryEvent } from '../../schemas/admin.js';
 import { errors } from '../../schemas/common.js';
 import type { Services } from '../../../runtime/services.js';

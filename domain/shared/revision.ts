@@ -1,6 +1,4 @@
-import type { RecordedEvent } from '../domain/shared/events.js';
-import { lastEvent } from './load.js';
-import type { EventLog } from './port.js';
+import type { RecordedEvent } from './events.js';
 
 /**
  * A record's revision (decisions.md §7): the writes applied to it, from 1 at its creation. One
@@ -47,9 +45,3 @@ export function revisionAfter(event: RecordedEvent, stream: readonly RecordedEve
   return currentRevision(upTo);
 }
 
-/** A stream's record revision now: off its last event's stamp (one event read where the log can). */
-export async function revisionOfStream(log: EventLog, stream: string): Promise<number> {
-  const last = await lastEvent(log, stream);
-  if (!last) return 0;
-  return typeof last.metadata.revision === 'number' ? last.metadata.revision : currentRevision(await log.readStream(stream));
-}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../domain/shared/events.js';
-import { currentRevision, revisionAfter, revisionsOf } from '../../eventlog/revision.js';
+import { currentRevision, revisionAfter, revisionsOf } from '../../domain/shared/revision.js';
 
 const event = (revision: number, correlationId: string, at: string, stamped?: number): RecordedEvent => ({
   type: 'T',
