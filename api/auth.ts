@@ -76,7 +76,8 @@ export function apiKeyHook(deps: Pick<CommandDeps, 'store'>, limiter: RateLimite
 
 export function apiContext(request: FastifyRequest): WriteContext {
   const key = request.apiKey!;
-  return { team: key.FkTeam, source: 'Public API', keyName: key.name, correlationId: String(request.id), now: new Date() };
+  // `revisions` collects what each write leaves, for the answer's ETag (api/etag.ts).
+  return { team: key.FkTeam, source: 'Public API', keyName: key.name, correlationId: String(request.id), now: new Date(), revisions: new Map() };
 }
 
 export function adminContext(request: FastifyRequest, team: number): WriteContext {

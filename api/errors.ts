@@ -15,6 +15,9 @@ export const STATUS: Record<ErrorCode, number> = {
   ambiguous_match: 409,
   not_open: 409,
   task_busy: 409,
+  precondition_failed: 412,
+  idempotency_key_reused: 422,
+  idempotency_key_in_progress: 409,
   payload_too_large: 413,
   rate_limited: 429,
 };

@@ -26,6 +26,38 @@ export const OPENAPI_FRAME = {
       'RateLimit-Reset': header('Seconds until that window has room again.'),
       'RateLimit-Policy': { description: 'The key\'s limits, e.g. `15;w=1, 600;w=60` (per second and per minute).', schema: { type: 'string' as const } },
       'Retry-After': header('Whole seconds to wait before retrying.'),
+      ETag: { description: 'The record\'s revision in quotes, e.g. `"3"`: one more with each write to it (decisions.md §7).', schema: { type: 'string' as const } },
+      'Idempotent-Replayed': {
+        description: '`true` when this is the kept answer of an earlier request with the same Idempotency-Key, replayed without running it again.',
+        schema: { type: 'string' as const, enum: ['true'] },
+      },
+    },
+    parameters: {
+      'If-Match': {
+        name: 'If-Match',
+        in: 'header' as const,
+        required: false,
+        description: 'Writes only if the record is at this revision: its ETag (`"3"`), a list of them, or `*`. Otherwise 412 `precondition_failed`, with nothing written.',
+        schema: { type: 'string' as const },
+      },
+      'If-None-Match': {
+        name: 'If-None-Match',
+        in: 'header' as const,
+        required: false,
+        description: 'Answers 304 with no body when the record\'s ETag is one of these (or `*`).',
+        schema: { type: 'string' as const },
+      },
+      'Idempotency-Key': {
+        name: 'Idempotency-Key',
+        in: 'header' as const,
+        required: false,
+        description:
+          'Makes a retry safe: 1 to 255 printable ASCII characters, scoped to the API key and kept 24 hours. A repeat with the same method, path and body ' +
+          'answers the first answer again (with `Idempotent-Replayed: true`) and writes nothing; another request with the key is 422 ' +
+          '`idempotency_key_reused`; a repeat while the first runs is 409 `idempotency_key_in_progress`. Answers a retry may change (5xx, 429, 412, ' +
+          '409 `task_busy`) are not kept.',
+        schema: { type: 'string' as const, minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
+      },
     },
   },
   security: [{ bearer: [] }],
@@ -41,7 +73,9 @@ const REASON: Record<number, string> = {
   403: 'Not allowed',
   404: 'Not found',
   409: 'Conflict',
+  412: 'Precondition failed',
   413: 'Body too large',
+  422: 'Idempotency-Key reused',
   429: 'Rate limited',
 };
 
@@ -70,13 +104,45 @@ export function operationIdOf(method: string, url: string): string {
 }
 
 function successDescription(method: string, status: number, one: boolean): string {
+  if (status === 304) return 'Not modified: the record is still at the revision If-None-Match names.';
   if (status === 201) return 'Created: `{created: true, <record>}`.';
   if (method === 'post') return 'Not created: the existing record it matched (an upsert, an existing registration), `{created: false, <record>}`.';
   if (method === 'patch') return 'Updated, or unchanged when nothing sent differs: the record as it now is.';
   return one ? 'The record.' : 'A page of records: `{<records>, page, pageSize, total}`.';
 }
 
-type Operation = { operationId?: string; summary?: string; responses?: Record<string, { description?: string; headers?: Record<string, unknown> }> };
+type Response = { description?: string; headers?: Record<string, unknown>; content?: unknown };
+type Operation = { operationId?: string; summary?: string; parameters?: unknown[]; responses?: Record<string, Response> };
+
+/** The records whose answers carry an ETag (decisions.md §11). */
+const TAGGED = /^\/api\/v1\/(constituents|volunteers|volunteer-tasks|events)(\/\{id\})?$/;
+
+/** decisions.md §11: ETag on single reads and write answers, If-Match on PATCH, If-None-Match and 304 on reads. */
+function tagged(method: string, url: string, op: Operation): void {
+  const one = url.endsWith('}');
+  if (!TAGGED.test(url) || (method === 'get' && !one)) return;
+  const responses = (op.responses ??= {});
+  for (const [code, response] of Object.entries(responses)) if (Number(code) < 300) response.headers = { ...response.headers, ETag: ref('ETag') };
+  const error = Object.entries(responses).find(([code]) => Number(code) >= 400)?.[1];
+  if (method === 'patch') {
+    op.parameters = [...(op.parameters ?? []), { $ref: '#/components/parameters/If-Match' }];
+    responses['412'] ??= { content: error?.content };
+  }
+  if (method === 'get') {
+    op.parameters = [...(op.parameters ?? []), { $ref: '#/components/parameters/If-None-Match' }];
+    responses['304'] ??= { headers: { ETag: ref('ETag') } };
+  }
+}
+
+/** decisions.md §11: POST and PATCH take an Idempotency-Key, with its answers. */
+function idempotent(op: Operation): void {
+  op.parameters = [...(op.parameters ?? []), { $ref: '#/components/parameters/Idempotency-Key' }];
+  const responses = (op.responses ??= {});
+  const error = Object.entries(responses).find(([code]) => Number(code) >= 400)?.[1];
+  for (const code of ['409', '422']) responses[code] ??= { content: error?.content };
+  for (const [code, response] of Object.entries(responses))
+    if (Number(code) < 500) response.headers = { ...response.headers, 'Idempotent-Replayed': ref('Idempotent-Replayed') };
+}
 
 /** Completes every operation of the generated document (see the note at the top). */
 export function completeDocument({ openapiObject }: { openapiObject: Record<string, unknown> }) {
@@ -86,6 +152,8 @@ export function completeDocument({ openapiObject }: { openapiObject: Record<stri
       op.operationId ??= operationIdOf(method, url);
       op.summary ??= op.operationId;
       const one = url.endsWith('}');
+      if (method === 'post' || method === 'patch') idempotent(op);
+      tagged(method, url, op);
       for (const [code, response] of Object.entries(op.responses ?? {})) {
         const status = Number(code);
         if (status < 400) response.description = successDescription(method, status, one);

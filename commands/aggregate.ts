@@ -1,6 +1,8 @@
 import type { DomainEvent, Evolver, Position } from '../domain/shared/events.js';
 import { type Loaded, load } from '../eventlog/load.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
+import { currentRevision } from '../domain/shared/revision.js';
+import { preconditionFailed } from '../domain/shared/errors.js';
 import type { WriteContext } from './context.js';
 import { metadataOf } from './context.js';
 
@@ -45,18 +47,32 @@ export async function handle<S>(
   for (let attempt = 1; ; attempt++) {
     const loaded = attempt === 1 && options.newStream ? { state: evolver.initial(), revision: null, events: [] } : await load(log, stream, evolver);
     const events = decide(loaded.state, loaded);
-    if (events.length === 0) return { state: loaded.state, events, position: null, revision: loaded.revision };
+    // If-Match (decisions.md §11) is checked on the state the decision was made on (after the
+    // decision's own errors, so another team's record is still not_found), and the append
+    // expects that state's stream revision: a write racing in between is a conflict, answered
+    // 412 below with nothing written.
+    const recordRevision = currentRevision(loaded.events);
+    const expect = ctx.ifMatch?.stream === stream ? ctx.ifMatch : undefined;
+    if (expect && !expect.matches(recordRevision)) throw preconditionFailed(recordRevision);
+    if (events.length === 0) {
+      ctx.revisions?.set(stream, recordRevision);
+      return { state: loaded.state, events, position: null, revision: loaded.revision };
+    }
     try {
-      const meta = metadataOf(ctx);
+      // One append is one write: every event of it carries the revision it makes.
+      const meta = { ...metadataOf(ctx), revision: recordRevision + 1 };
       const r = await log.append(
         stream,
         events.map((e) => ({ type: e.type, data: e.data, metadata: meta })),
         loaded.revision === null ? NO_STREAM : loaded.revision,
       );
       const state = events.reduce(evolver.evolve, loaded.state);
+      ctx.revisions?.set(stream, recordRevision + 1);
       return { state, events, position: r.position, revision: r.nextExpectedRevision };
     } catch (err) {
-      if (!(err instanceof WrongExpectedRevision) || attempt >= maxAttempts) throw err;
+      if (!(err instanceof WrongExpectedRevision)) throw err;
+      if (expect) throw preconditionFailed(currentRevision((await load(log, stream, evolver)).events));
+      if (attempt >= maxAttempts) throw err;
       if (options.onConflict) options.onConflict(await load(log, stream, evolver), err, attempt);
     }
   }

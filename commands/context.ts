@@ -7,6 +7,13 @@ export interface WriteContext {
   keyName: string | null;
   correlationId: string;
   now: Date;
+  /**
+   * `If-Match` (decisions.md §11): a write to this stream whose record revision it does not
+   * match is 412 precondition_failed, with nothing written (commands/aggregate.ts handle()).
+   */
+  ifMatch?: { stream: string; matches: (revision: number) => boolean };
+  /** Filled by handle(): each written stream's record revision after the write, for `ETag`. */
+  revisions?: Map<string, number>;
 }
 
 export const metadataOf = (ctx: WriteContext): EventMetadata => ({

@@ -29,6 +29,11 @@ export class AsOf {
     return p;
   }
 
+  /** The event's own stream up to (at least) the event. */
+  streamOf(event: RecordedEvent): Promise<RecordedEvent[]> {
+    return this.read(event.stream, comparePositions(event.position, this.position) > 0);
+  }
+
   /** The stream folded over every event at or before the position. */
   async state<S>(stream: string, evolver: Evolver<S>): Promise<S> {
     let s = evolver.initial();

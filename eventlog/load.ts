@@ -1,4 +1,5 @@
 import type { Evolver, RecordedEvent } from '../domain/shared/events.js';
+import { currentRevision } from '../domain/shared/revision.js';
 import type { EventLog } from './port.js';
 
 export interface Loaded<S> {
@@ -20,4 +21,11 @@ export async function load<S>(log: EventLog, stream: string, evolver: Evolver<S>
 export async function lastEvent(log: EventLog, stream: string): Promise<RecordedEvent | undefined> {
   if (log.readStreamBackwards) return (await log.readStreamBackwards(stream, 1))[0];
   return (await log.readStream(stream)).at(-1);
+}
+
+/** A stream's record revision now: off its last event's stamp (one event read where the log can). */
+export async function revisionOfStream(log: EventLog, stream: string): Promise<number> {
+  const last = await lastEvent(log, stream);
+  if (!last) return 0;
+  return typeof last.metadata.revision === 'number' ? last.metadata.revision : currentRevision(await log.readStream(stream));
 }

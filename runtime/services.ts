@@ -6,6 +6,7 @@ import type { FollowerStatus } from '../eventlog/follower.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { ProjectorThread } from './read-models.js';
 import type { Config } from './config.js';
+import type { IdempotencyStore } from './idempotency/port.js';
 import type { RateLimiter } from './ratelimit.js';
 
 /** Everything a route can reach: the command dependencies, the limiter, configuration and health. */
@@ -31,6 +32,8 @@ export interface Services extends CommandDeps {
   followers: () => Promise<FollowerStatus[]>;
   /** Every webhook delivery attempt, per endpoint (the admin surface reads it). */
   deliveries: DeliveryLog;
+  /** Idempotency-Key answers (decisions.md §11): embedded SQLite, or MongoDB shared by every API process. */
+  idempotency: IdempotencyStore;
 }
 
 /** One process's stores and parts, opened by openRuntime for its role. */

@@ -16,6 +16,7 @@ import { privateFile, secureDataDir } from './private-files.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb } from './webhooks.js';
+import { SqliteIdempotencyStore } from './idempotency/sqlite.js';
 import { yieldingLog } from './yielding-log.js';
 import { type CatchUpProgress, LOG_FILE, ProjectorThread, READ_MODELS_FILE } from './read-models.js';
 import { SqliteDeliveryLog, StoreDeliveryLog } from '../dispatcher/deliveries.js';
@@ -152,6 +153,11 @@ export async function openRuntime(
   const retention = { retentionDays: config.deliveryLogDays };
   const deliveries = webhookDb ? new SqliteDeliveryLog(webhookDb, retention) : new StoreDeliveryLog(rawStore, retention);
 
+  const idempotency = config.mongoUrl
+    ? await (await import('./idempotency/mongo.js')).MongoIdempotencyStore.connect(config.mongoUrl)
+    : SqliteIdempotencyStore.open(config.dataDir);
+  closers.push(() => idempotency.close());
+
   // Readiness asks every follower this process runs; a standby (the lease is elsewhere) runs none.
   const followers: Array<() => Promise<FollowerStatus | null>> = [];
   if (runner) followers.push(async () => (leased && !leased.keeper.held ? null : runner.status()));
@@ -168,6 +174,7 @@ export async function openRuntime(
     config,
     limiter,
     deliveries,
+    idempotency,
     checkWebhookUrl: endpointUrlCheck({ allowInsecure: config.webhook.allowInsecure }),
     reachable: async () => {
       const failure = log.failure?.();

@@ -6,6 +6,7 @@ import { CONSTITUENTS, byEmail, constituentSearch } from '../../projections/cons
 import { and, publicView } from '../../projections/store/port.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { apiContext } from '../auth.js';
+import { guardedContext, readTagged, setEtag } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/constituent.js';
 import type { Services } from '../../runtime/services.js';
@@ -36,9 +37,11 @@ export const constituentRoutes =
           throw new DomainError('invalid_field', 'Upsert needs both mode=upsert and matchOn=email.', mode ? 'matchOn' : 'mode');
         if (mode === 'upsert') {
           const r = await upsertConstituentByEmail(services, ctx, request.body);
+          await setEtag(services, reply, `constituent-${r.id}`, ctx);
           return reply.code(r.created ? 201 : 200).send({ created: r.created, constituent: await readConstituent(services, ctx.team, r.id) });
         }
         const id = await createConstituent(services, ctx, request.body);
+        await setEtag(services, reply, `constituent-${id}`, ctx);
         return reply.code(201).send({ created: true, constituent: await readConstituent(services, ctx.team, id) });
       },
     );
@@ -48,9 +51,11 @@ export const constituentRoutes =
       {
         schema: { tags, summary: 'Update a constituent; only sent fields change', params: IdParams, body: S.ConstituentBody, response: { 200: S.ConstituentOne, ...errors(...API_WRITE_ERRORS) } },
       },
-      async (request) => {
-        const ctx = apiContext(request);
+      async (request, reply) => {
+        const stream = `constituent-${request.params.id}`;
+        const ctx = guardedContext(apiContext(request), request, stream);
         await updateConstituent(services, ctx, request.params.id, request.body);
+        await setEtag(services, reply, stream, ctx);
         return { constituent: await readConstituent(services, ctx.team, request.params.id) };
       },
     );
@@ -58,7 +63,8 @@ export const constituentRoutes =
     app.get(
       '/constituents/:id',
       { schema: { tags, summary: 'One constituent', params: IdParams, response: { 200: S.ConstituentOne, ...errors(...API_ERRORS) } } },
-      async (request) => ({ constituent: await readConstituent(services, apiContext(request).team, request.params.id) }),
+      async (request, reply) =>
+        readTagged(services, request, reply, `constituent-${request.params.id}`, async () => ({ constituent: await readConstituent(services, apiContext(request).team, request.params.id) })),
     );
 
     app.get(

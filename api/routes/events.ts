@@ -7,6 +7,7 @@ import { parseDate } from '../../domain/shared/values.js';
 import { EVENTS, eventSearch } from '../../projections/events.js';
 import { publicView, type ReadStore } from '../../projections/store/port.js';
 import { apiContext } from '../auth.js';
+import { guardedContext, readTagged, setEtag } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/event.js';
 import type { Services } from '../../runtime/services.js';
@@ -40,6 +41,7 @@ export const eventRoutes =
       async (request, reply) => {
         const ctx = apiContext(request);
         const id = await createEvent(services, ctx, request.body);
+        await setEtag(services, reply, `event-${id}`, ctx);
         return reply.code(201).send({ created: true, event: await readEvent(services.store, ctx.team, id) });
       },
     );
@@ -47,9 +49,11 @@ export const eventRoutes =
     app.patch(
       '/events/:id',
       { schema: { tags, summary: 'Update an event; omitted fields are untouched', params: IdParams, body: S.EventPatchBody, response: { 200: S.EventOne, ...errors(...API_WRITE_ERRORS) } } },
-      async (request) => {
-        const ctx = apiContext(request);
+      async (request, reply) => {
+        const stream = `event-${request.params.id}`;
+        const ctx = guardedContext(apiContext(request), request, stream);
         await updateEvent(services, ctx, request.params.id, request.body);
+        await setEtag(services, reply, stream, ctx);
         return { event: await readEvent(services.store, ctx.team, request.params.id) };
       },
     );
@@ -57,7 +61,8 @@ export const eventRoutes =
     app.get(
       '/events/:id',
       { schema: { tags, summary: 'One event with contact and location details', params: IdParams, response: { 200: S.EventOne, ...errors(...API_ERRORS) } } },
-      async (request) => ({ event: await readEvent(services.store, apiContext(request).team, request.params.id) }),
+      async (request, reply) =>
+        readTagged(services, request, reply, `event-${request.params.id}`, async () => ({ event: await readEvent(services.store, apiContext(request).team, request.params.id) })),
     );
 
     app.get(

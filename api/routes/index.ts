@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { apiKeyHook, failedAuthGuard } from '../auth.js';
 import { notFoundHandler } from '../errors.js';
+import { idempotencyHooks } from '../idempotency.js';
 import type { Services } from '../../runtime/services.js';
 import { constituentRoutes } from './constituents.js';
 import { eventTicketRoutes } from './event-tickets.js';
@@ -15,6 +16,11 @@ export const publicRoutes =
   (services: Services): FastifyPluginAsync =>
   async (app) => {
     app.addHook('onRequest', apiKeyHook(services, services.limiter, failedAuthGuard(services.config.authFailuresPerMinute)));
+    // After the key check (the key is the scope), before validation and the handler.
+    const idempotency = idempotencyHooks(services.idempotency, (request) => `key:${request.apiKey!.id}`);
+    app.addHook('preValidation', idempotency.preValidation);
+    app.addHook('onSend', idempotency.onSend);
+    app.addHook('onResponse', idempotency.onResponse);
     // Here, not at the root, so an unknown /api/v1 path is authenticated and counted like any other.
     app.setNotFoundHandler(notFoundHandler);
     await app.register(constituentRoutes(services));

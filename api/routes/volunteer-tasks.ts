@@ -5,6 +5,7 @@ import type { Values } from '../../domain/shared/fields.js';
 import { publicView } from '../../projections/store/port.js';
 import { VOLUNTEER_TASKS, taskSearch } from '../../projections/volunteer-tasks.js';
 import { apiContext } from '../auth.js';
+import { guardedContext, readTagged, setEtag } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/volunteer-task.js';
 import type { Services } from '../../runtime/services.js';
@@ -30,6 +31,7 @@ export const volunteerTaskRoutes =
       async (request, reply) => {
         const ctx = apiContext(request);
         const id = await createTask(services, ctx, request.body);
+        await setEtag(services, reply, `volunteer_task-${id}`, ctx);
         return reply.code(201).send({ created: true, volunteerTask: await readTask(services, ctx.team, id) });
       },
     );
@@ -48,9 +50,11 @@ export const volunteerTaskRoutes =
           response: { 200: S.TaskOne, ...errors(...API_WRITE_ERRORS) },
         },
       },
-      async (request) => {
-        const ctx = apiContext(request);
+      async (request, reply) => {
+        const stream = `volunteer_task-${request.params.id}`;
+        const ctx = guardedContext(apiContext(request), request, stream);
         await updateTask(services, ctx, request.params.id, request.body, request.query.ifOpen === true);
+        await setEtag(services, reply, stream, ctx);
         return { volunteerTask: await readTask(services, ctx.team, request.params.id) };
       },
     );
@@ -58,7 +62,8 @@ export const volunteerTaskRoutes =
     app.get(
       '/volunteer-tasks/:id',
       { schema: { tags, summary: 'One task with contact and location details', params: IdParams, response: { 200: S.TaskOne, ...errors(...API_ERRORS) } } },
-      async (request) => ({ volunteerTask: await readTask(services, apiContext(request).team, request.params.id) }),
+      async (request, reply) =>
+        readTagged(services, request, reply, `volunteer_task-${request.params.id}`, async () => ({ volunteerTask: await readTask(services, apiContext(request).team, request.params.id) })),
     );
 
     app.get(

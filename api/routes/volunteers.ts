@@ -5,6 +5,7 @@ import type { Values } from '../../domain/shared/fields.js';
 import { publicView } from '../../projections/store/port.js';
 import { VOLUNTEERS, volunteerSearch } from '../../projections/volunteers.js';
 import { apiContext } from '../auth.js';
+import { guardedContext, readTagged, setEtag } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/volunteer.js';
 import type { Services } from '../../runtime/services.js';
@@ -30,6 +31,7 @@ export const volunteerRoutes =
       async (request, reply) => {
         const ctx = apiContext(request);
         const r = await registerVolunteer(services, ctx, request.body);
+        await setEtag(services, reply, `volunteer-${r.id}`, ctx);
         return reply.code(r.created ? 201 : 200).send({ created: r.created, volunteer: await readVolunteer(services, ctx.team, r.id) });
       },
     );
@@ -45,9 +47,11 @@ export const volunteerRoutes =
           response: { 200: S.VolunteerOne, ...errors(...API_WRITE_ERRORS) },
         },
       },
-      async (request) => {
-        const ctx = apiContext(request);
+      async (request, reply) => {
+        const stream = `volunteer-${request.params.id}`;
+        const ctx = guardedContext(apiContext(request), request, stream);
         await updateVolunteer(services, ctx, request.params.id, request.body);
+        await setEtag(services, reply, stream, ctx);
         return { volunteer: await readVolunteer(services, ctx.team, request.params.id) };
       },
     );
@@ -55,7 +59,8 @@ export const volunteerRoutes =
     app.get(
       '/volunteers/:id',
       { schema: { tags, summary: 'One volunteer', params: IdParams, response: { 200: S.VolunteerOne, ...errors(...API_ERRORS) } } },
-      async (request) => ({ volunteer: await readVolunteer(services, apiContext(request).team, request.params.id) }),
+      async (request, reply) =>
+        readTagged(services, request, reply, `volunteer-${request.params.id}`, async () => ({ volunteer: await readVolunteer(services, apiContext(request).team, request.params.id) })),
     );
 
     app.get(

@@ -14,6 +14,9 @@ export type ErrorCode =
   | 'ambiguous_match'
   | 'not_open'
   | 'task_busy'
+  | 'precondition_failed'
+  | 'idempotency_key_reused'
+  | 'idempotency_key_in_progress'
   | 'payload_too_large'
   | 'rate_limited';
 
@@ -35,3 +38,7 @@ export const unknownField = (field: string, message = `${field} is not a writabl
 export const notFound = (what: string, id: number | string) => new DomainError('not_found', `No ${what} with id ${id} in this account.`);
 export const recordProtected = (what: string, id: number) =>
   new DomainError('record_protected', `${what} ${id} is locked or view-only; it can be read but not changed.`);
+
+/** decisions.md §11: `If-Match` named another revision than the record's; nothing was written. */
+export const preconditionFailed = (current: number) =>
+  new DomainError('precondition_failed', `The record is at revision ${current}, not the one If-Match names; read it again (its ETag is "${current}") and retry.`);

@@ -38,6 +38,12 @@ export interface EventMetadata {
   correlationId: string;
   /** ISO date-time with Z, when the change was decided. */
   at: string;
+  /**
+   * The record's revision after the write that stored this event (decisions.md §7: writes from 1,
+   * one per append), stamped by commands/aggregate.ts handle(); absent on events of other streams
+   * (ids, claims, notifications) and on those written before it was stamped (domain/shared/revision.ts).
+   */
+  revision?: number;
 }
 
 /** A place in the whole log. */

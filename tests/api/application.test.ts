@@ -43,8 +43,9 @@ describe('record history', () => {
     const h = await team.admin.get(`/history/constituents/${c.PkConstituent}`);
     expect(h.status).toBe(200);
     const [created, updated] = h.body.events;
-    expect(created).toMatchObject({ revision: 0, type: 'ConstituentCreated', source: 'Public API', keyName: 'Integration', data: { id: c.PkConstituent } });
-    expect(updated).toMatchObject({ revision: 1, type: 'ConstituentUpdated', data: { changes: { Email1: 'ken@example.org' } } });
+    // Revisions count writes from 1 (decisions.md §7, changed by issue 15 item 7; was the stream revision from 0).
+    expect(created).toMatchObject({ revision: 1, type: 'ConstituentCreated', source: 'Public API', keyName: 'Integration', data: { id: c.PkConstituent } });
+    expect(updated).toMatchObject({ revision: 2, type: 'ConstituentUpdated', data: { changes: { Email1: 'ken@example.org' } } });
     expect(updated.position).toBeGreaterThan(created.position);
   });
 

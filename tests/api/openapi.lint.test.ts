@@ -44,7 +44,8 @@ describe('the OpenAPI document', () => {
   });
 
   it('describes the rate-limit headers on every answer after authentication, and Retry-After on 429', () => {
-    expect(Object.keys(doc.components.headers).sort()).toEqual(['RateLimit-Limit', 'RateLimit-Policy', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After']);
+    // Issue 15 adds the Idempotent-Replayed and ETag headers beside these.
+    expect(Object.keys(doc.components.headers)).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Policy', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After']));
     for (const { name, op } of operations()) {
       expect(op.responses['429'], name).toBeDefined();
       expect(Object.keys(op.responses['429'].headers)).toEqual(expect.arrayContaining(['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
@@ -53,6 +54,30 @@ describe('the OpenAPI document', () => {
     expect(doc.servers.length).toBeGreaterThan(0);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.security).toEqual([{ bearer: [] }]);
+  });
+
+  it('describes Idempotency-Key on every POST and PATCH, with its 409, 422 and replay header (decisions.md §11)', () => {
+    const writes = operations().filter(({ name }) => /^(POST|PATCH) /.test(name));
+    expect(writes.length).toBeGreaterThan(5);
+    for (const { name, op } of writes) {
+      expect(op.parameters, name).toContainEqual({ $ref: '#/components/parameters/Idempotency-Key' });
+      expect(op.responses['422'].description, name).toContain('idempotency_key_reused');
+      expect(op.responses['409'].description, name).toContain('idempotency_key_in_progress');
+      expect(Object.keys((op.responses['201'] ?? op.responses['200']).headers), name).toContain('Idempotent-Replayed');
+    }
+  });
+
+  it('describes ETag, If-Match with 412, and If-None-Match with 304 on the records (decisions.md §11)', () => {
+    for (const resource of ['constituents', 'volunteers', 'volunteer-tasks', 'events']) {
+      const one = doc.paths[`/api/v1/${resource}/{id}`];
+      expect(one.patch.parameters, resource).toContainEqual({ $ref: '#/components/parameters/If-Match' });
+      expect(one.patch.responses['412'].description).toContain('precondition_failed');
+      expect(Object.keys(one.patch.responses['200'].headers)).toContain('ETag');
+      expect(one.get.parameters, resource).toContainEqual({ $ref: '#/components/parameters/If-None-Match' });
+      expect(Object.keys(one.get.responses['304'].headers)).toContain('ETag');
+      expect(Object.keys(one.get.responses['200'].headers)).toContain('ETag');
+      expect(Object.keys(doc.paths[`/api/v1/${resource}`].post.responses['201'].headers)).toContain('ETag');
+    }
   });
 
   it('passes `redocly lint` (recommended rules) with no error and no warning, offline', async () => {

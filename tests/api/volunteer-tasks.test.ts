@@ -131,6 +131,8 @@ describe('assigning through PATCH', () => {
       ['VolunteerTaskUpdated', { id: k.PkTask, changes: { FkVolunteer: null, DateAssigned: null } }],
       ['VolunteerTaskUnassigned', { id: k.PkTask, volunteerId: b.id, reason: 'unassigned' }],
     ]);
+    // One write, one revision (decisions.md §7): each change of volunteer stores two events.
+    expect(h.map((e: { revision: number }) => e.revision)).toEqual([1, 2, 2, 3, 3, 4, 4]);
   });
 
   it('claims with ifOpen, and answers not_open on a taken task with nothing changed', async () => {

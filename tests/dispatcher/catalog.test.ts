@@ -99,6 +99,14 @@ describe('the event catalog, end to end', () => {
     const idsByType = new Map<string, Set<string>>();
     for (const e of all) idsByType.set(e.id, (idsByType.get(e.id) ?? new Set()).add(e.type));
     expect([...idsByType.entries()].filter(([, types]) => types.size > 1)).toEqual([]);
+    // One write, one revision (decisions.md §7): a person-event and the volunteer_task.updated of
+    // the same write carry the same version; an event's creation (with its form defaults) is 1.
+    for (const p of byType('volunteer_task.signed_up')) {
+      const sameWrite = byType('volunteer_task.updated').filter((u) => u.data.PkTask === p.data.task.PkTask && u.version === p.version);
+      expect(sameWrite).toHaveLength(1);
+      expect(sameWrite[0].id).not.toBe(p.id);
+    }
+    expect(byType('event.created')[0].version).toBe(1);
   }, 30_000);
 });
 

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { recordKind } from '../../../commands/records.js';
 import { notFound } from '../../../domain/shared/errors.js';
+import { revisionsOf } from '../../../domain/shared/revision.js';
 import { HistoryEvent } from '../../schemas/admin.js';
 import { errors } from '../../schemas/common.js';
 import type { Services } from '../../../runtime/services.js';
@@ -24,10 +25,11 @@ export const historyRoutes =
         if (!kind) throw notFound('resource type', resource);
         const events = await services.log.readStream(`${kind.category}-${id}`);
         if (!events.length || events[0].metadata.team !== teamId) throw notFound(kind.what, id);
+        const revisions = revisionsOf(events);
         return {
-          events: events.map((e) => ({
+          events: events.map((e, i) => ({
             position: Number(e.position.prepare),
-            revision: Number(e.revision),
+            revision: revisions[i],
             type: e.type,
             at: e.metadata.at,
             source: e.metadata.source,

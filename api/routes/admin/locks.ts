@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { deleteRecord, lockRecord, recordKind } from '../../../commands/records.js';
 import { notFound } from '../../../domain/shared/errors.js';
+import { guardedContext, setEtag } from '../../etag.js';
 import { adminContext } from '../../auth.js';
 import { errors } from '../../schemas/common.js';
 import type { Services } from '../../../runtime/services.js';
@@ -32,11 +33,14 @@ export const lockRoutes =
     app.delete(
       '/teams/:teamId/:resource/:id',
       { schema: { hide: true, params: Params, response: { 200: Ok, ...errors(401, 404) } } },
-      async (request) => {
+      async (request, reply) => {
         const { teamId, resource, id } = request.params;
         const kind = recordKind(resource);
         if (!kind?.deletable) throw notFound('deletable resource', resource);
-        await deleteRecord(services, adminContext(request, teamId), kind, id);
+        const stream = `${kind.category}-${id}`;
+        const ctx = guardedContext(adminContext(request, teamId), request, stream);
+        await deleteRecord(services, ctx, kind, id);
+        await setEtag(services, reply, stream, ctx);
         return { id, resource, deleted: true };
       },
     );

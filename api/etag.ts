@@ -1,0 +1,58 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { WriteContext } from '../commands/context.js';
+import { invalidField } from '../domain/shared/errors.js';
+import { revisionOfStream } from '../eventlog/load.js';
+import type { Services } from '../runtime/services.js';
+
+/**
+ * ETags (decisions.md §11): a record's ETag is its revision (decisions.md §7, domain/shared/revision.ts)
+ * in quotes. Single reads and write answers carry it; If-Match guards a PATCH or an admin DELETE
+ * (the check itself is commands/aggregate.ts handle()'s, against the append's expected revision);
+ * If-None-Match makes a single read 304.
+ */
+
+const TAG = /^(W\/)?"(\d+)"$/;
+
+/** The tags of an If-Match / If-None-Match list: '*' for any, else {weak, revision}; malformed is 400. */
+function tagsOf(header: string, name: string): '*' | Array<{ weak: boolean; revision: number }> {
+  if (header.trim() === '*') return '*';
+  return header.split(',').map((t) => {
+    const m = TAG.exec(t.trim());
+    if (!m) throw invalidField(name, `${name} must be "*" or a list of ETags such as "3" (with the quotes).`);
+    return { weak: Boolean(m[1]), revision: Number(m[2]) };
+  });
+}
+
+/**
+ * The write context of a request, with its If-Match on the record's stream: the write is 412 when
+ * the record is at another revision. Strong comparison (RFC 9110): a weak tag never matches.
+ */
+export function guardedContext(ctx: WriteContext, request: FastifyRequest, stream: string): WriteContext {
+  const header = request.headers['if-match'];
+  const revisions = ctx.revisions ?? new Map<string, number>();
+  if (header === undefined) return { ...ctx, revisions };
+  const tags = tagsOf(String(header), 'If-Match');
+  const matches = tags === '*' ? (r: number) => r > 0 : (r: number) => tags.some((t) => !t.weak && t.revision === r);
+  return { ...ctx, revisions, ifMatch: { stream, matches } };
+}
+
+/** Sets the ETag of the record a write answers with: the revision this write left, else the log's. */
+export async function setEtag(services: Services, reply: FastifyReply, stream: string, ctx?: WriteContext): Promise<void> {
+  const revision = ctx?.revisions?.get(stream) ?? (await revisionOfStream(services.log, stream));
+  reply.header('ETag', `"${revision}"`);
+}
+
+/**
+ * A single read with its ETag, read after the record (a missing one is its 404); when
+ * If-None-Match names the current ETag, the answer is 304 with no body.
+ */
+export async function readTagged<T>(services: Services, request: FastifyRequest, reply: FastifyReply, stream: string, read: () => Promise<T>): Promise<T> {
+  const header = request.headers['if-none-match'];
+  const tags = header === undefined ? null : tagsOf(String(header), 'If-None-Match');
+  const body = await read();
+  const revision = await revisionOfStream(services.log, stream);
+  reply.header('ETag', `"${revision}"`);
+  // Weak comparison for If-None-Match (RFC 9110).
+  if (tags && (tags === '*' || tags.some((t) => t.revision === revision))) return reply.code(304).send() as never;
+  return body;
+}

@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, invalidField } from '../domain/shared/errors.js';
+import type { IdempotencyStore, StoredAnswer } from '../runtime/idempotency/port.js';
+import { sendError } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotent?: { scope: string; key: string };
+  }
+}
+
+const HEADER = 'idempotency-key';
+const METHODS = new Set(['POST', 'PATCH']);
+/** 1..255 printable ASCII (decisions.md §11). */
+const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+/** The answer's headers a replay repeats. */
+const REPLAYED_HEADERS = ['content-type', 'etag', 'location'];
+
+/** The same JSON value whatever its key order and spacing: keys sorted at every depth. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(value) ?? 'null';
+}
+
+const fingerprintOf = (request: FastifyRequest) =>
+  createHash('sha256').update(`${request.method} ${request.url}\n${canonical(request.body ?? null)}`).digest('hex');
+
+/** Answers a retry may change are not kept (decisions.md §11): 5xx, 429, 412 and 409 task_busy. */
+export function kept(status: number, body: string): boolean {
+  if (status >= 500 || status === 429 || status === 412) return false;
+  if (status === 409) {
+    try {
+      return JSON.parse(body)?.error?.code !== 'task_busy';
+    } catch {
+      return true;
+    }
+  }
+  return true;
+}
+
+/**
+ * `Idempotency-Key` on /api/v1 POST and PATCH (decisions.md §11), scoped to the API key. As a
+ * preValidation hook, after authentication (the scope) with the body parsed, before validation,
+ * so a 400 the first request got is kept and replayed like any other answer.
+ */
+export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: FastifyRequest) => string) {
+  const preValidation = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!METHODS.has(request.method)) return;
+    const raw = request.headers[HEADER];
+    if (raw === undefined) return;
+    const key = Array.isArray(raw) ? raw.join(', ') : raw;
+    if (!VALID_KEY.test(key)) return sendError(reply, invalidField('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.'));
+    const scope = scopeOf(request);
+    const fingerprint = fingerprintOf(request);
+    const begun = await store.begin(scope, key, fingerprint, Date.now());
+    if (begun.state === 'started') {
+      request.idempotent = { scope, key };
+      return;
+    }
+    if (begun.fingerprint !== fingerprint)
+      return sendError(reply, new DomainError('idempotency_key_reused', 'This Idempotency-Key was used for another request (method, path or body); use a new key for a new request.'));
+    if (begun.state === 'running')
+      return sendError(reply, new DomainError('idempotency_key_in_progress', 'A request with this Idempotency-Key is still running; retry once it has answered.'));
+    return replay(reply, begun.answer);
+  };
+
+  const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const held = request.idempotent;
+    if (!held) return payload;
+    request.idempotent = undefined;
+    if (typeof payload === 'string' && kept(reply.statusCode, payload)) {
+      const headers: Record<string, string> = {};
+      for (const h of REPLAYED_HEADERS) {
+        const v = reply.getHeader(h);
+        if (v !== undefined) headers[h] = String(v);
+      }
+      await store.complete(held.scope, held.key, { status: reply.statusCode, body: payload, headers });
+    } else await store.release(held.scope, held.key);
+    return payload;
+  };
+
+  // A request that ends without an answer (the client went away mid-handler) frees its key.
+  const onResponse = async (request: FastifyRequest) => {
+    const held = request.idempotent;
+    if (held) await store.release(held.scope, held.key);
+  };
+
+  return { preValidation, onSend, onResponse };
+}
+
+function replay(reply: FastifyReply, answer: StoredAnswer): FastifyReply {
+  for (const [h, v] of Object.entries(answer.headers)) reply.header(h, v);
+  // A string body with its content type is sent as it was serialised, byte for byte.
+  return reply.code(answer.status).header('Idempotent-Replayed', 'true').send(answer.body);
+}

@@ -1,0 +1,42 @@
+import type { LoggedEvent } from '../domain/events.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
+import type { Values } from '../domain/shared/fields.js';
+import type { WebhookType } from '../domain/webhook-endpoint/types.js';
+import { revisionAfter } from '../domain/shared/revision.js';
+import { mapEvent } from './catalog.js';
+import type { AsOf } from './history.js';
+
+/** What a webhook delivers and the change feed lists, byte for byte the same (decisions.md §7, §10). */
+export interface Envelope {
+  id: string;
+  type: WebhookType;
+  /** Unix seconds of the change. */
+  created: number;
+  team: number;
+  /** The record's revision after the change (domain/shared/revision.ts). */
+  version: number;
+  data: Values;
+}
+
+const secondsOf = (e: RecordedEvent) => Math.floor(Date.parse(e.metadata.at) / 1000);
+
+/**
+ * `evt_<number>_<unix seconds>` (decisions.md §7): the number is the event's log position (its
+ * prepare position: on EventStoreDB the events of one append share their commit position) times
+ * 10, plus the index of the type among the types the event fires, so no two envelopes share an
+ * id. The same for every endpoint, every attempt and the change feed.
+ */
+export const envelopeId = (e: RecordedEvent, index = 0) => `evt_${e.position.prepare * 10n + BigInt(index)}_${secondsOf(e)}`;
+
+/**
+ * Every envelope one log event fires, in the order of its types (that order gives the ids), with
+ * the payloads as of the event. Webhook endpoints get those they subscribe to; the change feed
+ * lists them all.
+ */
+export async function envelopesOf(e: LoggedEvent, h: AsOf): Promise<Envelope[]> {
+  const mapped = await mapEvent(e, h);
+  if (!mapped.length) return [];
+  const version = typeof e.metadata.revision === 'number' ? e.metadata.revision : revisionAfter(e, await h.streamOf(e));
+  const created = secondsOf(e);
+  return mapped.map((m, i) => ({ id: envelopeId(e, i), type: m.type, created, team: e.metadata.team, version, data: m.data }));
+}

@@ -1,0 +1,47 @@
+import type { RecordedEvent } from './events.js';
+
+/**
+ * A record's revision (decisions.md §7): the writes applied to it, from 1 at its creation. One
+ * write is one append, however many events it stores (a task assignment's VolunteerTaskUpdated
+ * and person-event, an event's creation with its templates and form defaults), so stream
+ * revisions (one per event) are not it. The webhook `version`, the histories, `ETag` and
+ * `?revision=` all read it from here.
+ *
+ * commands/aggregate.ts handle() stamps every event of an append with the revision that append
+ * makes (`metadata.revision`), so the revision after any event is read off the event itself, on
+ * every log adapter, without reading the stream. Events written before the stamp existed count
+ * one revision per run of unstamped events sharing their metadata (one append's events carry one
+ * metadata object: the same correlationId and `at`).
+ */
+export function revisionsOf(events: readonly RecordedEvent[]): number[] {
+  const out: number[] = [];
+  let revision = 0;
+  for (let i = 0; i < events.length; i++) {
+    const m = events[i].metadata;
+    if (typeof m.revision === 'number') revision = m.revision;
+    else {
+      const p = events[i - 1]?.metadata;
+      if (!p || typeof p.revision === 'number' || p.correlationId !== m.correlationId || p.at !== m.at) revision++;
+    }
+    out.push(revision);
+  }
+  return out;
+}
+
+/** The record's revision after the last of its events (0: no record yet). */
+export function currentRevision(events: readonly RecordedEvent[]): number {
+  const last = events.at(-1);
+  if (!last) return 0;
+  return typeof last.metadata.revision === 'number' ? last.metadata.revision : revisionsOf(events)[events.length - 1];
+}
+
+/**
+ * The revision after `event`, given its stream up to it (at least; later events are ignored):
+ * read off the stamp when it has one, else counted.
+ */
+export function revisionAfter(event: RecordedEvent, stream: readonly RecordedEvent[]): number {
+  if (typeof event.metadata.revision === 'number') return event.metadata.revision;
+  const upTo = stream.filter((e) => e.revision <= event.revision);
+  return currentRevision(upTo);
+}
+

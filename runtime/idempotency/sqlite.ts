@@ -1,0 +1,75 @@
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { privateFile, secureDataDir } from '../private-files.js';
+import { type Begun, type IdempotencyStore, STALE_MS, type StoredAnswer, TTL_MS } from './port.js';
+
+interface Row {
+  fingerprint: string;
+  started_at: number;
+  status: number | null;
+  body: string | null;
+  headers: string | null;
+}
+
+/**
+ * Idempotency keys in their own small SQLite file in the data dir (`idempotency.sqlite`, 0600),
+ * so they survive restarts without taking the event log's write lock. One statement inserts a
+ * new entry or takes over an expired or abandoned one, so of racing requests exactly one starts.
+ */
+export class SqliteIdempotencyStore implements IdempotencyStore {
+  private readonly stmts;
+  private lastPurge = 0;
+
+  constructor(private readonly db: Database.Database) {
+    db.pragma('journal_mode = WAL');
+    db.pragma('busy_timeout = 5000');
+    db.exec(`CREATE TABLE IF NOT EXISTS idempotency_keys (
+      scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, started_at INTEGER NOT NULL,
+      status INTEGER, body TEXT, headers TEXT, PRIMARY KEY (scope, key)) WITHOUT ROWID`);
+    this.stmts = {
+      // Takes the key unless a live entry holds it: done and under the TTL, or running and fresh.
+      take: db.prepare<[string, string, string, number, number, number]>(
+        `INSERT INTO idempotency_keys (scope, key, fingerprint, started_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, started_at = excluded.started_at, status = NULL, body = NULL, headers = NULL
+         WHERE (status IS NOT NULL AND started_at <= ?) OR (status IS NULL AND started_at <= ?)`,
+      ),
+      get: db.prepare<[string, string], Row>('SELECT fingerprint, started_at, status, body, headers FROM idempotency_keys WHERE scope = ? AND key = ?'),
+      complete: db.prepare<[number, string, string, string, string]>('UPDATE idempotency_keys SET status = ?, body = ?, headers = ? WHERE scope = ? AND key = ?'),
+      release: db.prepare<[string, string]>('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status IS NULL'),
+      purge: db.prepare<[number]>('DELETE FROM idempotency_keys WHERE started_at <= ?'),
+    };
+  }
+
+  /** The data dir's file, or an in-memory database for `:memory:`. */
+  static open(dataDir: string): SqliteIdempotencyStore {
+    if (dataDir === ':memory:') return new SqliteIdempotencyStore(new Database(':memory:'));
+    secureDataDir(dataDir);
+    const file = path.join(dataDir, 'idempotency.sqlite');
+    privateFile(file, { sqlite: true });
+    return new SqliteIdempotencyStore(new Database(file));
+  }
+
+  async begin(scope: string, key: string, fingerprint: string, now: number): Promise<Begun> {
+    if (now - this.lastPurge > 60_000) {
+      this.lastPurge = now;
+      this.stmts.purge.run(now - TTL_MS);
+    }
+    if (this.stmts.take.run(scope, key, fingerprint, now, now - TTL_MS, now - STALE_MS).changes) return { state: 'started' };
+    const row = this.stmts.get.get(scope, key);
+    if (!row) return this.begin(scope, key, fingerprint, now); // released in between
+    if (row.status === null) return { state: 'running', fingerprint: row.fingerprint };
+    return { state: 'done', fingerprint: row.fingerprint, answer: { status: row.status, body: row.body ?? '', headers: JSON.parse(row.headers ?? '{}') } };
+  }
+
+  async complete(scope: string, key: string, answer: StoredAnswer): Promise<void> {
+    this.stmts.complete.run(answer.status, answer.body, JSON.stringify(answer.headers), scope, key);
+  }
+
+  async release(scope: string, key: string): Promise<void> {
+    this.stmts.release.run(scope, key);
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}

@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { taskTeam } from './volunteer-support.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+/** A call with headers of our own, through inject. */
+async function call(method: 'GET' | 'PATCH' | 'DELETE', url: string, token: string, headers: Record<string, string>, body?: unknown) {
+  const r = await t.app.inject({
+    method,
+    url,
+    headers: { authorization: `Bearer ${token}`, ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    payload: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: r.statusCode, headers: r.headers, raw: r.body, body: r.body ? JSON.parse(r.body) : null };
+}
+
+async function constituentTeam() {
+  const team = await t.team();
+  const token = team.keys.Integration.key as string;
+  const created = await team.api.Integration.post('/constituents', { LastName: 'Tag' });
+  const id = created.body.constituent.PkConstituent as number;
+  const url = `/api/v1/constituents/${id}`;
+  return { team, token, created, id, url };
+}
+
+describe('ETags of records (decisions.md §11: the revision of §7)', () => {
+  it('carries the revision on creates, single reads and updates, one per write', async () => {
+    const { team, token, created, url } = await constituentTeam();
+    expect(created.headers.etag).toBe('"1"');
+    expect((await call('GET', url, token, {})).headers.etag).toBe('"1"');
+    const patched = await call('PATCH', url, token, {}, { FirstName: 'Ann' });
+    expect(patched.headers.etag).toBe('"2"');
+    const unchanged = await call('PATCH', url, token, {}, { FirstName: 'Ann' });
+    expect(unchanged.headers.etag).toBe('"2"');
+    expect((await team.api.Integration.get(url.replace('/api/v1', ''))).headers.etag).toBe('"2"');
+  });
+
+  it('answers a single read 304 with no body when If-None-Match names the current ETag', async () => {
+    const { token, url } = await constituentTeam();
+    for (const tag of ['"1"', 'W/"1"', '"7", "1"', '*']) {
+      const r = await call('GET', url, token, { 'if-none-match': tag });
+      expect(r.status, tag).toBe(304);
+      expect(r.raw).toBe('');
+      expect(r.headers.etag).toBe('"1"');
+    }
+    const stale = await call('GET', url, token, { 'if-none-match': '"0"' });
+    expect(stale.status).toBe(200);
+    expect(stale.body.constituent.LastName).toBe('Tag');
+  });
+
+  it('is still 404 for a missing record, whatever If-None-Match says', async () => {
+    const { token } = await constituentTeam();
+    expect((await call('GET', '/api/v1/constituents/999999', token, { 'if-none-match': '*' })).status).toBe(404);
+  });
+
+  it('writes a PATCH whose If-Match names the current revision, and refuses another with 412, writing nothing', async () => {
+    const { team, token, url, id } = await constituentTeam();
+    const stale = await call('PATCH', url, token, { 'if-match': '"0"' }, { FirstName: 'Stale' });
+    expect(stale.status).toBe(412);
+    expect(stale.body).toEqual({ error: { code: 'precondition_failed', message: expect.stringContaining('"1"') } });
+    const weak = await call('PATCH', url, token, { 'if-match': 'W/"1"' }, { FirstName: 'Weak' });
+    expect(weak.status).toBe(412); // If-Match compares strongly
+    expect((await team.admin.get(`/history/constituents/${id}`)).body.events).toHaveLength(1);
+    const ok = await call('PATCH', url, token, { 'if-match': '"1"' }, { FirstName: 'Fresh' });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.etag).toBe('"2"');
+    expect((await call('PATCH', url, token, { 'if-match': '*' }, { FirstName: 'Any' })).status).toBe(200);
+  });
+
+  it('refuses a malformed If-Match or If-None-Match with 400 invalid_field naming it', async () => {
+    const { token, url } = await constituentTeam();
+    const m = await call('PATCH', url, token, { 'if-match': '1' }, { FirstName: 'X' });
+    expect(m.status).toBe(400);
+    expect(m.body.error).toMatchObject({ code: 'invalid_field', field: 'If-Match' });
+    const n = await call('GET', url, token, { 'if-none-match': 'abc' });
+    expect(n.body.error).toMatchObject({ code: 'invalid_field', field: 'If-None-Match' });
+  });
+
+  it('lets exactly one of racing PATCHes with the same If-Match write', async () => {
+    const { token, url } = await constituentTeam();
+    const all = await Promise.all(Array.from({ length: 8 }, (_, i) => call('PATCH', url, token, { 'if-match': '"1"' }, { FirstName: `R${i}` })));
+    expect(all.map((r) => r.status).sort()).toEqual([200, 412, 412, 412, 412, 412, 412, 412]);
+    expect((await call('GET', url, token, {})).headers.etag).toBe('"2"');
+  });
+
+  it('guards a task assignment, which is one revision however many events it stores', async () => {
+    const { api, keys, volunteer, task } = await taskTeam(t);
+    const token = keys.Integration.key as string;
+    const v = await volunteer('Ann');
+    const k = await task();
+    const url = `/api/v1/volunteer-tasks/${k.PkTask}`;
+    expect((await call('PATCH', url, token, { 'if-match': '"2"' }, { FkVolunteer: v.id })).status).toBe(412);
+    expect((await api.get(`/volunteer-tasks/${k.PkTask}`)).body.volunteerTask.FkVolunteer).toBeNull();
+    const ok = await call('PATCH', url, token, { 'if-match': '"1"' }, { FkVolunteer: v.id });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.etag).toBe('"2"');
+  });
+
+  it('is not kept by an Idempotency-Key: a retry of a 412 runs again', async () => {
+    const { token, url } = await constituentTeam();
+    const headers = { 'if-match': '"5"', 'idempotency-key': 'etag-412' };
+    expect((await call('PATCH', url, token, headers, { FirstName: 'X' })).status).toBe(412);
+    const again = await call('PATCH', url, token, headers, { FirstName: 'X' });
+    expect(again.status).toBe(412);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+  });
+});
+
+describe('If-Match on an admin DELETE', () => {
+  it('deletes only at the named revision', async () => {
+    const { team, id, url, token } = await constituentTeam();
+    const admin = `/admin/v1/teams/${team.id}/constituents/${id}`;
+    const stale = await call('DELETE', admin, 'test-admin-token', { 'if-match': '"3"' });
+    expect(stale.status).toBe(412);
+    expect((await call('GET', url, token, {})).status).toBe(200);
+    const ok = await call('DELETE', admin, 'test-admin-token', { 'if-match': '"1"' });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.etag).toBe('"2"');
+    expect((await call('GET', url, token, {})).status).toBe(404);
+  });
+});

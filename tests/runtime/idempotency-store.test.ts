@@ -1,0 +1,88 @@
+import type { Db } from 'mongodb';
+import { MongoServerError } from 'mongodb';
+import { describe, expect, it } from 'vitest';
+import { MongoIdempotencyStore } from '../../runtime/idempotency/mongo.js';
+import { STALE_MS, TTL_MS } from '../../runtime/idempotency/port.js';
+import { SqliteIdempotencyStore } from '../../runtime/idempotency/sqlite.js';
+
+const answer = { status: 201, body: '{"created":true}', headers: { 'content-type': 'application/json' } };
+
+describe('the embedded idempotency store', () => {
+  it('starts once, reports running, then the kept answer, for 24 hours', async () => {
+    const s = SqliteIdempotencyStore.open(':memory:');
+    expect(await s.begin('key:1', 'k', 'f', 1000)).toEqual({ state: 'started' });
+    expect(await s.begin('key:1', 'k', 'f', 1001)).toEqual({ state: 'running', fingerprint: 'f' });
+    await s.complete('key:1', 'k', answer);
+    expect(await s.begin('key:1', 'k', 'g', 1000 + TTL_MS - 1)).toEqual({ state: 'done', fingerprint: 'f', answer });
+    expect(await s.begin('key:1', 'k', 'g', 1000 + TTL_MS)).toEqual({ state: 'started' });
+    expect(await s.begin('key:2', 'k', 'f', 1000)).toEqual({ state: 'started' });
+    await s.close();
+  });
+
+  it('frees a released key, and takes over one left running by a dead process', async () => {
+    const s = SqliteIdempotencyStore.open(':memory:');
+    await s.begin('a', 'k', 'f', 0);
+    await s.release('a', 'k');
+    expect(await s.begin('a', 'k', 'f', 1)).toEqual({ state: 'started' });
+    expect(await s.begin('a', 'k', 'f', 1 + STALE_MS - 1)).toMatchObject({ state: 'running' });
+    expect(await s.begin('a', 'k', 'f', 1 + STALE_MS)).toEqual({ state: 'started' });
+    await s.close();
+  });
+});
+
+/** A scripted collection: one document map, with MongoDB's duplicate-key error on insert. */
+function scripted() {
+  const docs = new Map<string, any>();
+  const calls: unknown[][] = [];
+  const matches = (d: any, f: any) => d && Object.entries(f).every(([k, v]) => d[k] === v);
+  const collection = {
+    createIndexes: async (specs: unknown) => void calls.push(['createIndexes', specs]),
+    insertOne: async (d: any) => {
+      calls.push(['insertOne', d._id]);
+      if (docs.has(d._id)) throw new MongoServerError({ message: 'E11000 duplicate key', code: 11000 });
+      docs.set(d._id, { ...d });
+    },
+    findOne: async (f: any) => docs.get(f._id) ?? null,
+    replaceOne: async (f: any, d: any) => {
+      calls.push(['replaceOne', f]);
+      if (!matches(docs.get(f._id), f)) return { modifiedCount: 0 };
+      docs.set(f._id, { ...d });
+      return { modifiedCount: 1 };
+    },
+    updateOne: async (f: any, u: any) => void (docs.has(f._id) && Object.assign(docs.get(f._id), u.$set)),
+    deleteOne: async (f: any) => void (matches(docs.get(f._id), f) && docs.delete(f._id)),
+  };
+  const db = { collection: () => collection } as unknown as Db;
+  return { store: MongoIdempotencyStore.on(db), calls, docs };
+}
+
+describe('the MongoDB idempotency store', () => {
+  it('creates a TTL index on expiresAt, and starts with one insert', async () => {
+    const { store, calls, docs } = scripted();
+    expect(await store.begin('key:1', 'k', 'f', 1000)).toEqual({ state: 'started' });
+    expect(calls[0]).toEqual(['createIndexes', [{ key: { expiresAt: 1 }, name: 'expires', expireAfterSeconds: 0 }]]);
+    expect(docs.get('key:1\nk').expiresAt).toEqual(new Date(1000 + TTL_MS));
+  });
+
+  it('answers running, then the kept answer, until the TTL; then takes the key over', async () => {
+    const { store } = scripted();
+    await store.begin('s', 'k', 'f', 1000);
+    expect(await store.begin('s', 'k', 'f', 1001)).toEqual({ state: 'running', fingerprint: 'f' });
+    await store.complete('s', 'k', answer);
+    expect(await store.begin('s', 'k', 'g', 2000)).toEqual({ state: 'done', fingerprint: 'f', answer });
+    expect(await store.begin('s', 'k', 'g', 1000 + TTL_MS)).toEqual({ state: 'started' });
+    expect(await store.begin('s', 'k', 'g', 1001 + TTL_MS)).toEqual({ state: 'running', fingerprint: 'g' });
+  });
+
+  it('releases only a running entry, and takes over an abandoned one conditionally', async () => {
+    const { store, calls } = scripted();
+    await store.begin('s', 'k', 'f', 0);
+    expect(await store.begin('s', 'k', 'f', STALE_MS)).toEqual({ state: 'started' });
+    expect(calls.find((c) => c[0] === 'replaceOne')).toEqual(['replaceOne', { _id: 's\nk', startedAt: 0 }]);
+    await store.release('s', 'k');
+    expect(await store.begin('s', 'k', 'f', STALE_MS + 1)).toEqual({ state: 'started' });
+    await store.complete('s', 'k', answer);
+    await store.release('s', 'k');
+    expect(await store.begin('s', 'k', 'f', STALE_MS + 2)).toMatchObject({ state: 'done' });
+  });
+});
