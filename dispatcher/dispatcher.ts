@@ -8,6 +8,7 @@ import { WEBHOOK_ENDPOINTS } from '../projections/webhook-endpoints.js';
 import type { ReadStore } from '../projections/store/port.js';
 import { canReceive, categoryOf, mapEvent, mayFire } from './catalog.js';
 import type { Delivery, DeliveryLog } from './deliveries.js';
+import { envelopeOf } from './envelope.js';
 import { AsOf } from './history.js';
 import type { DeliveryQueue, DeliveryTask } from './queue/port.js';
 import { pendingDelivery } from './worker.js';
@@ -29,13 +30,6 @@ export interface DispatcherDeps {
 const ENDPOINT_STREAM = 'webhook_endpoint-';
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 10_000;
-
-/**
- * `evt_<log position>_<unix seconds>` (decisions.md 7): the same for every endpoint and attempt.
- * The prepare position is the event's own (on EventStoreDB the events of one append share their
- * commit position).
- */
-export const envelopeId = (e: RecordedEvent) => `evt_${e.position.prepare}_${Math.floor(Date.parse(e.metadata.at) / 1000)}`;
 
 /**
  * Follows the log from its own checkpoint (never called from a route) and turns each domain
@@ -115,11 +109,12 @@ export class Dispatcher {
       const candidates = this.subscribed(e.metadata.team).filter((ep) => canReceive(category, ep.events));
       if (candidates.length) {
         const mapped = await mapEvent(e, new AsOf(this.deps.log, e.position));
-        const id = envelopeId(e);
-        for (const m of mapped) {
+        for (const [index, m] of mapped.entries()) {
           const targets = candidates.filter((ep) => subscribes(ep.events, m.type));
           if (!targets.length) continue;
-          const body = JSON.stringify({ id, type: m.type, created: Math.floor(Date.parse(e.metadata.at) / 1000), team: e.metadata.team, version: Number(e.revision), data: m.data });
+          const envelope = envelopeOf(e, m, index);
+          const { id } = envelope;
+          const body = JSON.stringify(envelope);
           for (const ep of targets) {
             const task: DeliveryTask = { id: `${e.position.prepare}.${m.type}.${ep.id}`, endpointId: ep.id, team: ep.team, eventId: id, eventType: m.type, body };
             this.tasks.push(task);

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { apiKeyHook, failedAuthGuard } from '../auth.js';
 import { notFoundHandler } from '../errors.js';
 import type { Services } from '../../runtime/services.js';
+import { changeRoutes } from './changes.js';
 import { constituentRoutes } from './constituents.js';
 import { eventTicketRoutes } from './event-tickets.js';
 import { eventRoutes } from './events.js';
@@ -24,4 +25,5 @@ export const publicRoutes =
     await app.register(taskGroupRoutes(services));
     await app.register(eventRoutes(services));
     await app.register(eventTicketRoutes(services));
+    await app.register(changeRoutes(services));
   };
