@@ -10,6 +10,8 @@ import { apiContext } from '../auth.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/event.js';
 import type { Services } from '../../runtime/services.js';
+import { pointRead } from '../point-in-time.js';
+import { OneAsOf, PointQuery } from '../schemas/history.js';
 
 export const readEvent = (store: ReadStore, team: number, id: number) => readTeamRecord(store, EVENTS, 'event', team, id);
 
@@ -56,8 +58,13 @@ export const eventRoutes =
 
     app.get(
       '/events/:id',
-      { schema: { tags, summary: 'One event with contact and location details', params: IdParams, response: { 200: S.EventOne, ...errors(...API_ERRORS) } } },
-      async (request) => ({ event: await readEvent(services.store, apiContext(request).team, request.params.id) }),
+      {
+        schema: { tags, summary: 'One event with contact and location details, now or as it stood (asOf, revision)', params: IdParams, querystring: PointQuery, response: { 200: OneAsOf('event', S.EventRef), ...errors(...API_ERRORS) } },
+      },
+      async (request) => {
+        const team = apiContext(request).team;
+        return (await pointRead(services, 'events', team, request.params.id, request.query)) ?? { event: await readEvent(services.store, team, request.params.id) };
+      },
     );
 
     app.get(

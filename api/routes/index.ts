@@ -6,6 +6,7 @@ import { changeRoutes } from './changes.js';
 import { constituentRoutes } from './constituents.js';
 import { eventTicketRoutes } from './event-tickets.js';
 import { eventRoutes } from './events.js';
+import { historyRoutes } from './history.js';
 import { lookupRoutes } from './lookups.js';
 import { taskGroupRoutes } from './task-groups.js';
 import { volunteerTaskRoutes } from './volunteer-tasks.js';
@@ -26,4 +27,5 @@ export const publicRoutes =
     await app.register(eventRoutes(services));
     await app.register(eventTicketRoutes(services));
     await app.register(changeRoutes(services));
+    await app.register(historyRoutes(services));
   };

@@ -8,6 +8,8 @@ import { apiContext } from '../auth.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/volunteer.js';
 import type { Services } from '../../runtime/services.js';
+import { pointRead } from '../point-in-time.js';
+import { OneAsOf, PointQuery } from '../schemas/history.js';
 
 export const readVolunteer = (services: Services, team: number, id: number) => readTeamRecord(services.store, VOLUNTEERS, 'volunteer', team, id);
 
@@ -54,8 +56,11 @@ export const volunteerRoutes =
 
     app.get(
       '/volunteers/:id',
-      { schema: { tags, summary: 'One volunteer', params: IdParams, response: { 200: S.VolunteerOne, ...errors(...API_ERRORS) } } },
-      async (request) => ({ volunteer: await readVolunteer(services, apiContext(request).team, request.params.id) }),
+      { schema: { tags, summary: 'One volunteer, now or as it stood (asOf, revision)', params: IdParams, querystring: PointQuery, response: { 200: OneAsOf('volunteer', S.VolunteerRef), ...errors(...API_ERRORS) } } },
+      async (request) => {
+        const team = apiContext(request).team;
+        return (await pointRead(services, 'volunteers', team, request.params.id, request.query)) ?? { volunteer: await readVolunteer(services, team, request.params.id) };
+      },
     );
 
     app.get(
