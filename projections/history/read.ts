@@ -7,6 +7,7 @@ import type { EventLog } from '../../eventlog/port.js';
 import { utcDateTime } from '../records.js';
 import type { ReadStore } from '../store/port.js';
 import type { HistoryKind } from './kinds.js';
+import { readRecordStream } from './stream-cache.js';
 
 export interface HistoryEntry {
   revision: number;
@@ -19,7 +20,7 @@ export interface HistoryEntry {
 
 /** The record's stream grouped by write; another team's record, or none, is not found. */
 async function writes(log: EventLog, kind: HistoryKind, team: number, id: number): Promise<RecordedEvent[][]> {
-  const events = await log.readStream(`${kind.category}-${id}`);
+  const events = await readRecordStream(log, `${kind.category}-${id}`);
   if (!events.length || events[0].metadata.team !== team) throw notFound(kind.what, id);
   return writesOf(events);
 }
