@@ -6,6 +6,19 @@ import { TeamParams } from '../../schemas/admin.js';
 import { ChangesPage, ChangesQuery, ExportQuery } from '../../schemas/changes.js';
 import { errors } from '../../schemas/common.js';
 
+/**
+ * Pages as NDJSON, one chunk per page, pulled only when the reader has taken the last one: with a
+ * high-water mark of one chunk, a slow client holds the export to a page or two in memory.
+ */
+export function ndjson(pages: AsyncIterable<unknown[]>): Readable {
+  return Readable.from(
+    (async function* () {
+      for await (const page of pages) yield page.map((e) => JSON.stringify(e)).join('\n') + '\n';
+    })(),
+    { objectMode: true, highWaterMark: 1 },
+  );
+}
+
 /** decisions.md §9: a team's change feed and its export, read by the same feed reader. */
 export const adminChangeRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>
@@ -23,14 +36,7 @@ export const adminChangeRoutes =
         const { from, to, types } = request.query;
         // Every parameter is checked before the first byte, so a bad one is a 400, not a cut stream.
         const q = rangeQuery(from === undefined ? undefined : parseBound(from, 'from'), to === undefined ? undefined : parseBound(to, 'to'), types);
-        const pages = changeFeed(services).pages(request.params.teamId, q);
-        // Readable.from pulls the next page only when the socket has taken the last one (back-pressure).
-        const lines = Readable.from(
-          (async function* () {
-            for await (const page of pages) yield page.map((e) => JSON.stringify(e)).join('\n') + '\n';
-          })(),
-        );
-        return reply.type('application/x-ndjson').send(lines as never);
+        return reply.type('application/x-ndjson').send(ndjson(changeFeed(services).pages(request.params.teamId, q)) as never);
       },
     );
   };
