@@ -6,22 +6,23 @@ import { API_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import { HistoryPage, HistoryQuery } from '../schemas/history.js';
 
 const RESOURCES = [
-  ['constituents', 'Constituents', 'a constituent'],
-  ['volunteers', 'Volunteers', 'a volunteer'],
-  ['volunteer-tasks', 'Volunteer tasks', 'a task'],
-  ['events', 'Events', 'an event'],
+  ['constituents', 'Constituents', 'a constituent', 'getConstituentHistory'],
+  ['volunteers', 'Volunteers', 'a volunteer', 'getVolunteerHistory'],
+  ['volunteer-tasks', 'Volunteer tasks', 'a task', 'getVolunteerTaskHistory'],
+  ['events', 'Events', 'an event', 'getEventHistory'],
 ] as const;
 
 /** decisions.md §10: a record's history, one entry per write, readable after its deletion. */
 export const historyRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>
   async (app) => {
-    for (const [path, tag, what] of RESOURCES) {
+    for (const [path, tag, what, operationId] of RESOURCES) {
       app.get(
         `/${path}/:id/history`,
         {
           schema: {
             tags: [tag],
+            operationId,
             summary: `The history of ${what}: one entry per write, oldest first, with the fields each changed`,
             params: IdParams,
             querystring: HistoryQuery,

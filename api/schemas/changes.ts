@@ -26,7 +26,7 @@ export const ChangesPage = Type.Object({
   changes: Type.Array(Type.Ref(Envelope)),
   next: Type.String({ description: 'The cursor to send as `after` to resume exactly after these changes' }),
   hasMore: Type.Boolean(),
-});
+}, { description: 'Up to `limit` changes after the cursor, oldest first: `{changes, next, hasMore}`. With nothing new and `wait`, answered as soon as a change is written, or after `wait` seconds with `changes: []` and `next` where the reader stands.' });
 
 export const ExportQuery = Query({
   from: Type.Optional(Type.String({ description: 'A date-time (inclusive) or a cursor (exclusive)' })),

@@ -14,7 +14,10 @@ export const HistoryEntry = Type.Object({
   changes: Type.Record(Type.String(), Change, { description: 'Every public field the write changed' }),
 });
 
-export const HistoryPage = Type.Object({ history: Type.Array(HistoryEntry), page: Type.Integer(), pageSize: Type.Integer(), total: Type.Integer() });
+export const HistoryPage = Type.Object(
+  { history: Type.Array(HistoryEntry), page: Type.Integer(), pageSize: Type.Integer(), total: Type.Integer() },
+  { description: 'A page of the record\u2019s writes, oldest first: `{history, page, pageSize, total}`; a deleted record\u2019s ends with its deletion.' },
+);
 
 /** `asOf` and `revision` on single reads (decisions.md §10); at most one of them. */
 export const PointQuery = Query({
@@ -24,4 +27,7 @@ export const PointQuery = Query({
 
 /** A single read's answer; `revision` is there when the read was asOf or revision. */
 export const OneAsOf = <K extends string>(key: K, item: TSchema) =>
-  Type.Object({ [key]: item, revision: Type.Optional(Type.Integer({ description: 'The record\u2019s revision as read (asOf or revision reads)' })) });
+  Type.Object(
+    { [key]: item, revision: Type.Optional(Type.Integer({ description: 'The record\u2019s revision as read (asOf or revision reads)' })) },
+    { description: 'The record; with `asOf` or `revision`, as it stood then, with `revision` (404 before its creation or after its deletion).' },
+  );
