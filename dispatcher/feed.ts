@@ -29,6 +29,9 @@ const within = (at: string, span: FeedQuery['at']) => {
   return ms >= span.from && ms <= span.to;
 };
 
+const RECHECK_MS = 25;
+const RECHECKS = 20;
+
 /** Events read from the log per look; a page maps at most `limit` + 1 envelopes' worth of them. */
 const BATCH = 500;
 
@@ -89,6 +92,7 @@ export class ChangeFeed {
     if (waitMs <= 0) return this.page(team, q);
     const deadline = Date.now() + waitMs;
     await this.waker.ready();
+    let rechecks = 0;
     for (;;) {
       // Listen before reading, so a change written while the page is read still wakes us.
       const woken = this.waker.next(team);
@@ -98,9 +102,14 @@ export class ChangeFeed {
         woken.cancel();
         return page;
       }
-      const timer = new Promise<void>((resolve) => setTimeout(resolve, left).unref());
-      await Promise.race([woken.promise, timer]);
+      // Woken, yet nothing to read: where a team's events are indexed a moment after the append
+      // (EventStoreDB's projection), look again shortly, a few times, rather than wait it out.
+      const ms = rechecks > 0 ? Math.min(left, RECHECK_MS) : left;
+      let wasWoken = false;
+      const timer = new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+      await Promise.race([woken.promise.then(() => (wasWoken = true)), timer]);
       woken.cancel();
+      rechecks = wasWoken ? RECHECKS : Math.max(0, rechecks - 1);
     }
   }
 
