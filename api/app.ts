@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import { closeChangeFeed } from './change-feed.js';
 import { installErrorHandling } from './errors.js';
 import { loggerOptions } from './logging.js';
 import { completeDocument, OPENAPI_FRAME } from './openapi.js';
@@ -9,6 +10,7 @@ import { publicRoutes } from './routes/index.js';
 import { healthRoutes } from './routes/health.js';
 import { readGate } from './read-gate.js';
 import { installJsonBodyParser } from './json-body.js';
+import { Envelope } from './schemas/changes.js';
 import { ErrorSchema } from './schemas/common.js';
 import { frameworkErrors, hardenServer, serverOptions } from './transport.js';
 import { buildValidator, refuseUnknownQuery } from './validation.js';
@@ -40,6 +42,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   if (!options.serverFactory) hardenServer(app.server, services.config.connections);
 
   app.addSchema(ErrorSchema);
+  app.addSchema(Envelope);
   installErrorHandling(app);
   installJsonBodyParser(app);
   app.addHook('onRoute', refuseUnknownQuery);
@@ -49,6 +52,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     refResolver: { buildLocalReference: (json, _base, _frag, i) => String(json.$id ?? `def-${i}`) },
   });
 
+  // The change feed's long-poll subscription ends with the app, before the runtime closes the log.
+  app.addHook('onClose', () => closeChangeFeed(services));
   await app.register(healthRoutes(services));
   // Everything that reads the read models waits, before anything reads (the API key first), for
   // them to catch up after a start and to settle to the log's head; the probes above do not.

@@ -156,7 +156,8 @@ export function completeDocument({ openapiObject }: { openapiObject: Record<stri
       tagged(method, url, op);
       for (const [code, response] of Object.entries(op.responses ?? {})) {
         const status = Number(code);
-        if (status < 400) response.description = successDescription(method, status, one);
+        // A route whose answer says what it is (the change feed, a history) keeps its own words.
+        if (status < 400) response.description = response.description && response.description !== 'Default Response' ? response.description : successDescription(method, status, one);
         else {
           const codes = codesOf(status);
           response.description = `${REASON[status] ?? 'Error'}: \`{error: {code, message, field}}\`${codes.length ? ` with code ${codes.map((c) => `\`${c}\``).join(', ')}` : ''}.`;

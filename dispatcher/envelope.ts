@@ -1,10 +1,11 @@
-import type { LoggedEvent } from '../domain/events.js';
+import { fromLog, type LoggedEvent } from '../domain/events.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { WebhookType } from '../domain/webhook-endpoint/types.js';
 import { revisionAfter } from '../domain/shared/revision.js';
 import { mapEvent } from './catalog.js';
-import type { AsOf } from './history.js';
+import { AsOf } from './history.js';
+import type { EventLog } from '../eventlog/port.js';
 
 /** What a webhook delivers and the change feed lists, byte for byte the same (decisions.md §7, §10). */
 export interface Envelope {
@@ -40,3 +41,6 @@ export async function envelopesOf(e: LoggedEvent, h: AsOf): Promise<Envelope[]> 
   const created = secondsOf(e);
   return mapped.map((m, i) => ({ id: envelopeId(e, i), type: m.type, created, team: e.metadata.team, version, data: m.data }));
 }
+
+/** Every envelope of a log event, with its payloads read from the log as of it (the change feed, the export). */
+export const envelopesIn = (log: EventLog, e: RecordedEvent): Promise<Envelope[]> => envelopesOf(fromLog(e), new AsOf(log, e.position));

@@ -1,5 +1,6 @@
 import { ANY as ESDB_ANY, BACKWARDS, END, ErrorType, EventStoreDBClient, excludeSystemEvents, isCommandError, jsonEvent, NO_STREAM as ESDB_NO_STREAM, START } from '@eventstore/db-client';
 import type { AllStreamResolvedEvent, AllStreamSubscription, AppendExpectedRevision, ResolvedEvent, WrongExpectedVersionError } from '@eventstore/db-client';
+import { EsdbTeamReader } from './esdb-team.js';
 import { ANY, NO_STREAM, WrongExpectedRevision } from './port.js';
 import { comparePositions } from '../domain/shared/events.js';
 import type { AppendResult, EventLog, ExpectedRevision, NewEvent, SubscribeOptions, Subscription } from './port.js';
@@ -114,6 +115,14 @@ export class EsdbEventLog implements EventLog {
       await read.cancel().catch(() => undefined);
     }
     return out;
+  }
+
+  private teams?: EsdbTeamReader;
+
+  /** One team's events, through the server-side projection of esdb-team.ts. */
+  readTeam(team: number, from: Position | null, limit: number, inclusive = false): Promise<RecordedEvent[]> {
+    this.teams ??= new EsdbTeamReader(this.client, toRecorded);
+    return this.teams.read(team, from, limit, inclusive);
   }
 
   async head(): Promise<Position | null> {

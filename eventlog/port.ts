@@ -74,6 +74,12 @@ export interface EventLog {
    */
   readStreamUntil?(stream: string, position: Position): Promise<RecordedEvent[]>;
   /**
+   * Up to `limit` events written for one team (metadata.team) after `from` (null = from the start;
+   * `inclusive`: the event at `from` too), in log order, without reading other teams' events (the
+   * change feed, decisions.md §10). Logs that cannot leave it out; the feed is then unavailable.
+   */
+  readTeam?(team: number, from: Position | null, limit: number, inclusive?: boolean): Promise<RecordedEvent[]>;
+  /**
    * Follows the whole log after `from` (exclusive; null = from the start): catches up, then
    * stays live. The handler is awaited before the next event is delivered.
    */

@@ -11,6 +11,9 @@ export interface Row {
   metadata: string;
 }
 
+/** A row's stored columns: not `*`, which would compute the generated `team` for every row read. */
+export const ROW = 'position, stream, revision, type, data, metadata';
+
 /**
  * Opens (and on first use creates) the log's file on this thread: WAL, so reads never wait for
  * the writer, and synchronous=FULL, so whatever commits on this connection is durable when
@@ -33,7 +36,21 @@ export function openLogFile(file: string): Database.Database {
       UNIQUE (stream, revision)
     );
   `);
+  addTeamIndex(db);
   return db;
+}
+
+/**
+ * The change feed reads one team's events without scanning the others' (decisions.md §10): a
+ * `team` column, computed by SQLite from the metadata as each row is inserted (so the writer
+ * thread's insert is unchanged), and an index on (team, position). A log written before this
+ * gains both at its first open; building the index fills it for every existing row, once.
+ */
+function addTeamIndex(db: Database.Database): void {
+  const columns = db.prepare<[], { name: string }>('PRAGMA table_xinfo(events)').all();
+  if (!columns.some((c) => c.name === 'team'))
+    db.exec("ALTER TABLE events ADD COLUMN team INTEGER GENERATED ALWAYS AS (json_extract(metadata, '$.team')) VIRTUAL");
+  db.exec('CREATE INDEX IF NOT EXISTS events_team_position ON events (team, position)');
 }
 
 export function toRecorded(row: Row): RecordedEvent {

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, type SubscribeOptions, type Subscription } from './port.js';
 import { type Position, type RecordedEvent } from '../domain/shared/events.js';
 import { COMMITS, FOREIGN_UP_TO, makeCommitter, newMarks, OWN_LAST } from './sqlite-committer.js';
-import { openLogFile, type Row, toRecorded } from './sqlite-file.js';
+import { openLogFile, ROW, type Row, toRecorded } from './sqlite-file.js';
 import { Followers } from './sqlite-follow.js';
 import { GroupCommit } from './sqlite-group-commit.js';
 import { RecentEvents } from './sqlite-recent.js';
@@ -53,8 +53,8 @@ export class SqliteEventLog implements EventLog {
   constructor(file: string, options: SqliteEventLogOptions = {}) {
     this.db = openLogFile(file);
     this.stmt = {
-      readStream: this.db.prepare('SELECT * FROM events WHERE stream = ? ORDER BY revision'),
-      readAfter: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
+      readStream: this.db.prepare(`SELECT ${ROW} FROM events WHERE stream = ? ORDER BY revision`),
+      readAfter: this.db.prepare(`SELECT ${ROW} FROM events WHERE position > ? ORDER BY position LIMIT ?`),
       head: this.db.prepare('SELECT MAX(position) AS position FROM events'),
       // Changes whenever another connection (the writer thread, another process) commits.
       dataVersion: this.db.prepare<[], bigint>('PRAGMA data_version').pluck(),
@@ -134,13 +134,23 @@ export class SqliteEventLog implements EventLog {
   private untilStmt?: Database.Statement<[string, bigint], Row>;
 
   async readStreamBackwards(stream: string, maxCount: number): Promise<RecordedEvent[]> {
-    this.tailStmt ??= this.db.prepare('SELECT * FROM events WHERE stream = ? ORDER BY revision DESC LIMIT ?');
+    this.tailStmt ??= this.db.prepare(`SELECT ${ROW} FROM events WHERE stream = ? ORDER BY revision DESC LIMIT ?`);
     return this.tailStmt.all(stream, maxCount).map(toRecorded);
   }
 
   async readStreamUntil(stream: string, position: Position): Promise<RecordedEvent[]> {
-    this.untilStmt ??= this.db.prepare('SELECT * FROM events WHERE stream = ? AND position <= ? ORDER BY revision');
+    this.untilStmt ??= this.db.prepare(`SELECT ${ROW} FROM events WHERE stream = ? AND position <= ? ORDER BY revision`);
     return this.untilStmt.all(stream, position.commit).map(toRecorded);
+  }
+
+  private teamStmt?: Database.Statement<[number, bigint, number], Row>;
+
+  async readTeam(team: number, from: Position | null, limit: number, inclusive = false): Promise<RecordedEvent[]> {
+    // Served by the (team, position) index: other teams' rows are never visited. Positions are
+    // whole numbers here, so "at or after p" is "after p - 1".
+    this.teamStmt ??= this.db.prepare(`SELECT ${ROW} FROM events WHERE team = ? AND position > ? ORDER BY position LIMIT ?`);
+    const after = from ? from.commit - (inclusive ? 1n : 0n) : 0n;
+    return this.teamStmt.all(team, after, limit).map(toRecorded);
   }
 
   async head(): Promise<Position | null> {

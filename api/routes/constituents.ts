@@ -10,6 +10,8 @@ import { guardedContext, readTagged, setEtag } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/constituent.js';
 import type { Services } from '../../runtime/services.js';
+import { pointRead } from '../point-in-time.js';
+import { OneAsOf, PointQuery } from '../schemas/history.js';
 
 export const readConstituent = (services: Services, team: number, id: number) => readTeamRecord(services.store, CONSTITUENTS, 'constituent', team, id);
 
@@ -62,9 +64,13 @@ export const constituentRoutes =
 
     app.get(
       '/constituents/:id',
-      { schema: { tags, summary: 'One constituent', params: IdParams, response: { 200: S.ConstituentOne, ...errors(...API_ERRORS) } } },
-      async (request, reply) =>
-        readTagged(services, request, reply, `constituent-${request.params.id}`, async () => ({ constituent: await readConstituent(services, apiContext(request).team, request.params.id) })),
+      { schema: { tags, summary: 'One constituent, now or as it stood (asOf, revision)', params: IdParams, querystring: PointQuery, response: { 200: OneAsOf('constituent', S.ConstituentRef), ...errors(...API_ERRORS) } } },
+      async (request, reply) => {
+        const team = apiContext(request).team;
+        const point = await pointRead(services, 'constituents', team, request.params.id, request.query);
+        if (point) return point;
+        return readTagged(services, request, reply, `constituent-${request.params.id}`, async () => ({ constituent: await readConstituent(services, team, request.params.id) }));
+      },
     );
 
     app.get(

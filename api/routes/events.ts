@@ -11,6 +11,8 @@ import { guardedContext, readTagged, setEtag } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/event.js';
 import type { Services } from '../../runtime/services.js';
+import { pointRead } from '../point-in-time.js';
+import { OneAsOf, PointQuery } from '../schemas/history.js';
 
 export const readEvent = (store: ReadStore, team: number, id: number) => readTeamRecord(store, EVENTS, 'event', team, id);
 
@@ -60,9 +62,15 @@ export const eventRoutes =
 
     app.get(
       '/events/:id',
-      { schema: { tags, summary: 'One event with contact and location details', params: IdParams, response: { 200: S.EventOne, ...errors(...API_ERRORS) } } },
-      async (request, reply) =>
-        readTagged(services, request, reply, `event-${request.params.id}`, async () => ({ event: await readEvent(services.store, apiContext(request).team, request.params.id) })),
+      {
+        schema: { tags, summary: 'One event with contact and location details, now or as it stood (asOf, revision)', params: IdParams, querystring: PointQuery, response: { 200: OneAsOf('event', S.EventRef), ...errors(...API_ERRORS) } },
+      },
+      async (request, reply) => {
+        const team = apiContext(request).team;
+        const point = await pointRead(services, 'events', team, request.params.id, request.query);
+        if (point) return point;
+        return readTagged(services, request, reply, `event-${request.params.id}`, async () => ({ event: await readEvent(services.store, team, request.params.id) }));
+      },
     );
 
     app.get(

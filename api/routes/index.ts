@@ -3,9 +3,11 @@ import { apiKeyHook, failedAuthGuard } from '../auth.js';
 import { notFoundHandler } from '../errors.js';
 import { idempotencyHooks } from '../idempotency.js';
 import type { Services } from '../../runtime/services.js';
+import { changeRoutes } from './changes.js';
 import { constituentRoutes } from './constituents.js';
 import { eventTicketRoutes } from './event-tickets.js';
 import { eventRoutes } from './events.js';
+import { historyRoutes } from './history.js';
 import { lookupRoutes } from './lookups.js';
 import { taskGroupRoutes } from './task-groups.js';
 import { volunteerTaskRoutes } from './volunteer-tasks.js';
@@ -30,4 +32,6 @@ export const publicRoutes =
     await app.register(taskGroupRoutes(services));
     await app.register(eventRoutes(services));
     await app.register(eventTicketRoutes(services));
+    await app.register(changeRoutes(services));
+    await app.register(historyRoutes(services));
   };

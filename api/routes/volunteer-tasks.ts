@@ -9,6 +9,8 @@ import { guardedContext, readTagged, setEtag } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/volunteer-task.js';
 import type { Services } from '../../runtime/services.js';
+import { pointRead } from '../point-in-time.js';
+import { OneAsOf, PointQuery } from '../schemas/history.js';
 
 export const readTask = (services: Services, team: number, id: number) => readTeamRecord(services.store, VOLUNTEER_TASKS, 'volunteer task', team, id);
 
@@ -61,9 +63,21 @@ export const volunteerTaskRoutes =
 
     app.get(
       '/volunteer-tasks/:id',
-      { schema: { tags, summary: 'One task with contact and location details', params: IdParams, response: { 200: S.TaskOne, ...errors(...API_ERRORS) } } },
-      async (request, reply) =>
-        readTagged(services, request, reply, `volunteer_task-${request.params.id}`, async () => ({ volunteerTask: await readTask(services, apiContext(request).team, request.params.id) })),
+      {
+        schema: {
+          tags,
+          summary: 'One task with contact and location details, now or as it stood (asOf, revision)',
+          params: IdParams,
+          querystring: PointQuery,
+          response: { 200: OneAsOf('volunteerTask', S.VolunteerTaskRef), ...errors(...API_ERRORS) },
+        },
+      },
+      async (request, reply) => {
+        const team = apiContext(request).team;
+        const point = await pointRead(services, 'volunteer-tasks', team, request.params.id, request.query);
+        if (point) return point;
+        return readTagged(services, request, reply, `volunteer_task-${request.params.id}`, async () => ({ volunteerTask: await readTask(services, team, request.params.id) }));
+      },
     );
 
     app.get(

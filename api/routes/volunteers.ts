@@ -9,6 +9,8 @@ import { guardedContext, readTagged, setEtag } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/volunteer.js';
 import type { Services } from '../../runtime/services.js';
+import { pointRead } from '../point-in-time.js';
+import { OneAsOf, PointQuery } from '../schemas/history.js';
 
 export const readVolunteer = (services: Services, team: number, id: number) => readTeamRecord(services.store, VOLUNTEERS, 'volunteer', team, id);
 
@@ -58,9 +60,13 @@ export const volunteerRoutes =
 
     app.get(
       '/volunteers/:id',
-      { schema: { tags, summary: 'One volunteer', params: IdParams, response: { 200: S.VolunteerOne, ...errors(...API_ERRORS) } } },
-      async (request, reply) =>
-        readTagged(services, request, reply, `volunteer-${request.params.id}`, async () => ({ volunteer: await readVolunteer(services, apiContext(request).team, request.params.id) })),
+      { schema: { tags, summary: 'One volunteer, now or as it stood (asOf, revision)', params: IdParams, querystring: PointQuery, response: { 200: OneAsOf('volunteer', S.VolunteerRef), ...errors(...API_ERRORS) } } },
+      async (request, reply) => {
+        const team = apiContext(request).team;
+        const point = await pointRead(services, 'volunteers', team, request.params.id, request.query);
+        if (point) return point;
+        return readTagged(services, request, reply, `volunteer-${request.params.id}`, async () => ({ volunteer: await readVolunteer(services, team, request.params.id) }));
+      },
     );
 
     app.get(

@@ -45,3 +45,14 @@ export function revisionAfter(event: RecordedEvent, stream: readonly RecordedEve
   return currentRevision(upTo);
 }
 
+
+/** A stream's events grouped by write, oldest first: group i is revision i + 1 (the histories). */
+export function writesOf<E extends RecordedEvent>(events: readonly E[]): E[][] {
+  const revisions = revisionsOf(events);
+  const writes: E[][] = [];
+  for (let i = 0; i < events.length; i++) {
+    if (i === 0 || revisions[i] !== revisions[i - 1]) writes.push([events[i]]);
+    else writes[writes.length - 1].push(events[i]);
+  }
+  return writes;
+}

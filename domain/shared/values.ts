@@ -110,3 +110,17 @@ export const emailKey = (email: string) => email.trim().toLowerCase();
 export function todayUtc(now: Date): string {
   return now.toISOString().slice(0, 10);
 }
+
+const FRACTION = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\.(\d{1,9})(.*)$/;
+
+/**
+ * An instant (`asOf`, a range's `from`/`to`) in milliseconds: an ISO date-time as parseDateTime
+ * reads it (UTC without an offset), which may also carry a fraction of a second, so the `at` of a
+ * history entry reads back as the very instant of that write. Null when it is not one.
+ */
+export function parseInstant(input: string): number | null {
+  const m = FRACTION.exec(input);
+  const whole = parseDateTime(m ? m[1] + m[3] : input);
+  if (!whole) return null;
+  return dateTimeMs(whole) + (m ? Math.floor(Number(`0.${m[2]}`) * 1000) : 0);
+}

@@ -12,6 +12,7 @@ import {
 import { Subscription as ClientSubscription } from '@eventstore/db-client/dist/streams/utils/Subscription.js';
 import { describe, expect, it } from 'vitest';
 import { EsdbEventLog, type EsdbEventLogOptions } from '../../eventlog/esdb.js';
+import { TEAM_PROJECTION_QUERY } from '../../eventlog/esdb-team.js';
 import { type Position, type RecordedEvent } from '../../domain/shared/events.js';
 import { type SubscribeOptions, WrongExpectedRevision } from '../../eventlog/port.js';
 import { until } from './eventlog.contract.js';
@@ -321,5 +322,72 @@ describe('appending and reading through the client', () => {
     expect((await log.readStreamUntil('cart-1', positionOf(b) as Position)).map((e) => e.type)).toEqual(['A', 'B']);
     expect(cancelled).toBe(true);
     expect(pulledPast).toBe(false);
+  });
+});
+
+describe('reading one team\u2019s events from EventStoreDB', () => {
+  /** A client whose team streams hold `events` (as links resolved to them), recording what was asked. */
+  function teamClient(streams: Record<string, AllStreamResolvedEvent[]>, createError?: Error) {
+    const asked: Array<{ stream: string; options: unknown }> = [];
+    const projections: Array<{ name: string; query: string; options: unknown }> = [];
+    const scripted = scriptedClient({
+      readStream(stream: string, options: unknown) {
+        asked.push({ stream, options });
+        const events = streams[stream];
+        return Object.assign(
+          (async function* () {
+            if (!events) throw new StreamNotFoundError({} as never, stream);
+            yield* events;
+          })(),
+          { cancel: async () => undefined },
+        );
+      },
+      async createProjection(name: string, query: string, options: unknown) {
+        projections.push({ name, query, options });
+        if (createError) throw createError;
+      },
+    });
+    return { log: new EsdbEventLog(scripted.client), asked, projections };
+  }
+
+  const teamEvent = (team: number, stream: string) => {
+    const r = recorded('ConstituentCreated', stream);
+    (r.event!.metadata as { team: number }).team = team;
+    return r;
+  };
+
+  it('reads the team\u2019s projected stream with links resolved, after or from a position, up to the limit', async () => {
+    const events = [teamEvent(7, 'constituent-1'), teamEvent(7, 'constituent-2'), teamEvent(7, 'constituent-3')];
+    const c = teamClient({ 'turnout_team-7': events });
+    const all = await c.log.readTeam(7, null, 10);
+    expect(all.map((e) => e.stream)).toEqual(['constituent-1', 'constituent-2', 'constituent-3']);
+    expect(c.asked[0]).toEqual({ stream: 'turnout_team-7', options: { resolveLinkTos: true } });
+    expect((await c.log.readTeam(7, all[0].position, 10)).map((e) => e.stream)).toEqual(['constituent-2', 'constituent-3']);
+    expect((await c.log.readTeam(7, all[1].position, 10, true)).map((e) => e.stream)).toEqual(['constituent-2', 'constituent-3']);
+    expect((await c.log.readTeam(7, null, 2)).map((e) => e.stream)).toEqual(['constituent-1', 'constituent-2']);
+    // Never another team's stream, and the projection is made once.
+    expect(c.asked.every((a) => a.stream === 'turnout_team-7')).toBe(true);
+    expect(c.projections).toHaveLength(1);
+    expect(c.projections[0]).toMatchObject({ name: 'turnout-teams', options: { emitEnabled: true } });
+    expect(c.projections[0].query).toContain("linkTo('turnout_team-' + m.team, e)");
+  });
+
+  it('links exactly the events that name a team (the projection\u2019s query, run with stand-ins)', () => {
+    const links: string[] = [];
+    let handlers: Record<string, (s: unknown, e: unknown) => void> = {};
+    const fromAll = () => ({ when: (h: typeof handlers) => void (handlers = h) });
+    new Function('fromAll', 'linkTo', TEAM_PROJECTION_QUERY)(fromAll, (stream: string) => links.push(stream));
+    const run = (eventType: string, metadata: unknown, isJson = true) => handlers.$any({}, { eventType, metadata, isJson });
+    run('ConstituentCreated', { team: 4 });
+    run('ConstituentCreated', JSON.stringify({ team: 5 }));
+    run('$>', { team: 4 });
+    run('IdBlockReserved', { team: 0 });
+    run('Binary', { team: 4 }, false);
+    expect(links).toEqual(['turnout_team-4', 'turnout_team-5']);
+  });
+
+  it('answers a team with no events yet with none, and keeps a projection that already exists', async () => {
+    const c = teamClient({}, new Error('Conflict: projection turnout-teams already exists'));
+    expect(await c.log.readTeam(3, null, 10)).toEqual([]);
   });
 });

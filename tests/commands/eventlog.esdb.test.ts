@@ -30,7 +30,7 @@ describe.skipIf(!docker.ok)('the EventStoreDB event log (container)', () => {
     container = await new GenericContainer(IMAGE)
       .withEnvironment({
         EVENTSTORE_INSECURE: 'true',
-        EVENTSTORE_RUN_PROJECTIONS: 'None',
+        EVENTSTORE_RUN_PROJECTIONS: 'All',
         EVENTSTORE_MEM_DB: 'true',
         EVENTSTORE_CLUSTER_SIZE: '1',
       })

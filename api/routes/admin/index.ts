@@ -6,6 +6,7 @@ import { notFoundHandler } from '../../errors.js';
 import { adminTokenHook, failedAuthGuard } from '../../auth.js';
 import type { TeamParams } from '../../schemas/admin.js';
 import type { Services } from '../../../runtime/services.js';
+import { adminChangeRoutes } from './changes.js';
 import { adminDonationRoutes } from './donations.js';
 import { adminEventTicketRoutes } from './event-tickets.js';
 import { adminEventRoutes } from './events.js';
@@ -37,6 +38,7 @@ export const adminRoutes =
     await app.register(webhookEndpointRoutes(services));
     await app.register(adminDonationRoutes(services));
     await app.register(historyRoutes(services));
+    await app.register(adminChangeRoutes(services));
     await app.register(lockRoutes(services));
     await app.register(adminLookupRoutes(services));
     await app.register(adminVolunteerTaskRoutes(services));

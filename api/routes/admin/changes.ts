@@ -1,0 +1,42 @@
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Services } from '../../../runtime/services.js';
+import { changeFeed, parseBound, rangeQuery, readChanges } from '../../change-feed.js';
+import { TeamParams } from '../../schemas/admin.js';
+import { ChangesPage, ChangesQuery, ExportQuery } from '../../schemas/changes.js';
+import { errors } from '../../schemas/common.js';
+
+/**
+ * Pages as NDJSON, one chunk per page, pulled only when the reader has taken the last one: with a
+ * high-water mark of one chunk, a slow client holds the export to a page or two in memory.
+ */
+export function ndjson(pages: AsyncIterable<unknown[]>): Readable {
+  return Readable.from(
+    (async function* () {
+      for await (const page of pages) yield page.map((e) => JSON.stringify(e)).join('\n') + '\n';
+    })(),
+    { objectMode: true, highWaterMark: 1 },
+  );
+}
+
+/** decisions.md §9: a team's change feed and its export, read by the same feed reader. */
+export const adminChangeRoutes =
+  (services: Services): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/teams/:teamId/changes',
+      { schema: { hide: true, params: TeamParams, querystring: ChangesQuery, response: { 200: ChangesPage, ...errors(400, 401, 404) } } },
+      async (request) => readChanges(services, request.params.teamId, request.query),
+    );
+
+    app.get(
+      '/teams/:teamId/export',
+      { schema: { hide: true, params: TeamParams, querystring: ExportQuery, response: errors(400, 401, 404) } },
+      async (request, reply) => {
+        const { from, to, types } = request.query;
+        // Every parameter is checked before the first byte, so a bad one is a 400, not a cut stream.
+        const q = rangeQuery(from === undefined ? undefined : parseBound(from, 'from'), to === undefined ? undefined : parseBound(to, 'to'), types);
+        return reply.type('application/x-ndjson').send(ndjson(changeFeed(services).pages(request.params.teamId, q)) as never);
+      },
+    );
+  };

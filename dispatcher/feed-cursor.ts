@@ -1,0 +1,53 @@
+import { invalidField } from '../domain/shared/errors.js';
+import type { Position } from '../domain/shared/events.js';
+import { WEBHOOK_TYPES } from '../domain/webhook-endpoint/types.js';
+
+/**
+ * Where a change-feed reader stands: the log position of the last change it was given and how
+ * many of that change's envelopes it has had (a task person-event fires two, and a page may end
+ * between them). `position` null: before the first change. The cursor holds only log positions,
+ * which never change, so it stays valid across restarts and read-model rebuilds.
+ */
+export interface Cursor {
+  position: Position | null;
+  /** Envelopes of the change at `position` already given; ALL once it is behind the reader. */
+  seen: number;
+}
+
+/** Every envelope of a change (decisions.md §7 numbers a change's types below 10). */
+export const ALL = 10;
+
+export const START: Cursor = { position: null, seen: ALL };
+
+const FORMAT = /^c1\.(\d{1,20})\.(\d{1,20})\.(\d{1,2})$/;
+
+export function encodeCursor(c: Cursor): string {
+  const p = c.position ?? { commit: 0n, prepare: 0n };
+  return Buffer.from(`c1.${p.commit}.${p.prepare}.${c.seen}`).toString('base64url');
+}
+
+/** A cursor from a previous `next` (or a replay's `from`/`to`); anything else is invalid_field naming `field`. */
+export function decodeCursor(text: string, field: string): Cursor {
+  const bad = () => invalidField(field, `${field} must be a cursor from a previous answer's "next"${field === 'after' ? ', or "now"' : ''}.`);
+  if (!/^[A-Za-z0-9_-]{1,80}$/.test(text)) throw bad();
+  const m = FORMAT.exec(Buffer.from(text, 'base64url').toString('latin1'));
+  if (!m) throw bad();
+  const [commit, prepare, seen] = [BigInt(m[1]), BigInt(m[2]), Number(m[3])];
+  if (seen > ALL) throw bad();
+  return { position: commit === 0n && prepare === 0n ? null : { commit, prepare }, seen };
+}
+
+/** `types` (a comma list of catalog names or `<resource>.*` prefixes) as a matcher; unknown names are invalid_field. */
+export function typeMatcher(list: string | readonly string[] | undefined, field = 'types'): ((type: string) => boolean) | null {
+  if (list === undefined) return null;
+  const items = (typeof list === 'string' ? list.split(',') : list).map((t) => t.trim());
+  const names = new Set<string>();
+  const prefixes: string[] = [];
+  for (const t of items) {
+    if (t === '*') return null;
+    if (t.endsWith('.*') && WEBHOOK_TYPES.some((w) => w.startsWith(t.slice(0, -1)))) prefixes.push(t.slice(0, -1));
+    else if ((WEBHOOK_TYPES as readonly string[]).includes(t)) names.add(t);
+    else throw invalidField(field, `"${t}" is not a webhook event type or a prefix such as "constituent.*"; GET /api/v1/webhook-event-types lists them.`);
+  }
+  return (type) => names.has(type) || prefixes.some((p) => type.startsWith(p));
+}

@@ -1,0 +1,130 @@
+import { comparePositions } from '../domain/shared/events.js';
+import { invalidField } from '../domain/shared/errors.js';
+import type { EventLog } from '../eventlog/port.js';
+import { mayFire } from './catalog.js';
+import { type Envelope, envelopesIn } from './envelope.js';
+import { ALL, type Cursor, START } from './feed-cursor.js';
+import { FeedWaker } from './feed-waker.js';
+
+export interface FeedPage {
+  changes: Envelope[];
+  next: Cursor;
+  hasMore: boolean;
+}
+
+export interface FeedQuery {
+  after: Cursor;
+  /** Which envelope types to give (null: all). */
+  types: ((type: string) => boolean) | null;
+  limit: number;
+  /** Stop after this cursor (inclusive): an export's `to`. */
+  until?: Cursor | null;
+  /** Only changes written in this span (unix ms, both inclusive): an export's date-times. */
+  at?: { from: number; to: number };
+}
+
+const within = (at: string, span: FeedQuery['at']) => {
+  if (!span) return true;
+  const ms = Date.parse(at);
+  return ms >= span.from && ms <= span.to;
+};
+
+const RECHECK_MS = 25;
+const RECHECKS = 20;
+
+/** Events read from the log per look; a page maps at most `limit` + 1 envelopes' worth of them. */
+const BATCH = 500;
+
+/**
+ * The change feed (decisions.md §10): a team's webhook envelopes in log order, built by the very
+ * code that builds the dispatcher's (envelope.ts), for every change an endpoint subscribed to
+ * ["*"] would have received. It reads the team's own events only (EventLog.readTeam).
+ */
+export class ChangeFeed {
+  private readonly waker: FeedWaker;
+
+  constructor(private readonly log: EventLog) {
+    this.waker = new FeedWaker(log);
+  }
+
+  /** The cursor of `after=now`: the end of the log as it stands. */
+  async now(): Promise<Cursor> {
+    const head = await this.log.head();
+    return head ? { position: head, seen: ALL } : START;
+  }
+
+  /** One page: up to `limit` envelopes after the cursor, the cursor after the last, and whether more follow. */
+  async page(team: number, q: FeedQuery): Promise<FeedPage> {
+    const readTeam = this.log.readTeam?.bind(this.log);
+    if (!readTeam) throw invalidField('after', 'This installation\u2019s event log cannot list one team\u2019s changes.');
+    const changes: Envelope[] = [];
+    let next = q.after;
+    let from = q.after.position;
+    // The change the cursor stands in may have envelopes still to give: read it again.
+    let inclusive = from !== null && q.after.seen < ALL;
+    for (;;) {
+      const events = await readTeam(team, from, BATCH, inclusive);
+      for (const e of events) {
+        const last = q.until?.position ? comparePositions(e.position, q.until.position) : -1;
+        if (last > 0) return { changes, next, hasMore: false };
+        const seen = q.after.position && comparePositions(e.position, q.after.position) === 0 ? q.after.seen : 0;
+        if (seen >= ALL || !mayFire(e) || !within(e.metadata.at, q.at)) continue;
+        const envelopes = await envelopesIn(this.log, e);
+        const end = last === 0 ? Math.min(envelopes.length, q.until!.seen) : envelopes.length;
+        for (let i = seen; i < end; i++) {
+          if (q.types && !q.types(envelopes[i].type)) continue;
+          if (changes.length === q.limit) return { changes, next, hasMore: true };
+          changes.push(envelopes[i]);
+          next = { position: e.position, seen: i + 1 };
+        }
+      }
+      if (events.length < BATCH) return { changes, next, hasMore: false };
+      from = events[events.length - 1].position;
+      inclusive = false;
+    }
+  }
+
+  /**
+   * A page, waiting up to `waitMs` for a first change when there is none yet: woken by the log's
+   * own subscription the moment one of the team's events is written, never by polling.
+   */
+  async wait(team: number, q: FeedQuery, waitMs: number): Promise<FeedPage> {
+    if (waitMs <= 0) return this.page(team, q);
+    const deadline = Date.now() + waitMs;
+    await this.waker.ready();
+    let rechecks = 0;
+    for (;;) {
+      // Listen before reading, so a change written while the page is read still wakes us.
+      const woken = this.waker.next(team);
+      const page = await this.page(team, q);
+      const left = deadline - Date.now();
+      if (page.changes.length || left <= 0) {
+        woken.cancel();
+        return page;
+      }
+      // Woken, yet nothing to read: where a team's events are indexed a moment after the append
+      // (EventStoreDB's projection), look again shortly, a few times, rather than wait it out.
+      const ms = rechecks > 0 ? Math.min(left, RECHECK_MS) : left;
+      let wasWoken = false;
+      const timer = new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+      await Promise.race([woken.promise.then(() => (wasWoken = true)), timer]);
+      woken.cancel();
+      rechecks = wasWoken ? RECHECKS : Math.max(0, rechecks - 1);
+    }
+  }
+
+  /** Every page from `from` to `until`, one at a time: an export never holds more than a page. */
+  async *pages(team: number, q: Omit<FeedQuery, 'limit'>, pageSize = 1000): AsyncGenerator<Envelope[]> {
+    let after = q.after;
+    for (;;) {
+      const page = await this.page(team, { ...q, after, limit: pageSize });
+      if (page.changes.length) yield page.changes;
+      if (!page.hasMore) return;
+      after = page.next;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.waker.close();
+  }
+}

@@ -1,0 +1,92 @@
+import { CONSTITUENT_FIELDS } from '../../domain/constituent/rules.js';
+import { constituentEvolver } from '../../domain/constituent/events.js';
+import { EVENT_READ_FIELDS } from '../../domain/event/creation.js';
+import { eventWebhookEvolver } from '../../domain/event/webhooks.js';
+import type { Evolver, RecordedEvent } from '../../domain/shared/events.js';
+import type { Values } from '../../domain/shared/fields.js';
+import type { RecordState } from '../../domain/shared/record.js';
+import { ASSIGNED, taskEvolver, UNASSIGNED } from '../../domain/volunteer-task/events.js';
+import { numberOfHours, TASK_FIELDS, TASK_GEOGRAPHY_FIELDS } from '../../domain/volunteer-task/rules.js';
+import { VOLUNTEER_FIELDS } from '../../domain/volunteer/rules.js';
+import { volunteerEvolver } from '../../domain/volunteer/events.js';
+import { CONSTITUENTS } from '../constituents.js';
+import { geographyNames } from '../lookups.js';
+import type { Doc, ReadStore } from '../store/port.js';
+import { TASK_GROUPS } from '../task-groups.js';
+import { linkedFields, VOLUNTEERS } from '../volunteers.js';
+
+/**
+ * The record resources with a public history and point-in-time reads (decisions.md §10), and
+ * what each needs: its stream, its evolver, its own read fields (as the record's events set
+ * them), and the names a read looks up from linked records (as they are now, §10).
+ */
+export interface HistoryKind {
+  path: string;
+  category: string;
+  /** The single read's key and the catalog types' prefix. */
+  key: string;
+  resource: string;
+  what: string;
+  idField: string;
+  evolver: Evolver<RecordState>;
+  /** The record's own read fields, from its state: what history diffs and an as-of read shows. */
+  own: (s: RecordState) => Values;
+  /** Names and contacts looked up from linked records (read models, now). */
+  linked: (own: Values, team: number, store: ReadStore) => Promise<Values>;
+  /** A person-event's own catalog type (a task's sign-up), or null. */
+  personType?: (e: RecordedEvent) => string | null;
+}
+
+const pick = (s: RecordState, fields: readonly string[]): Values => Object.fromEntries(fields.map((f) => [f, s.fields[f] ?? null]));
+
+const CONSTITUENT_OWN = Object.keys(CONSTITUENT_FIELDS);
+const VOLUNTEER_OWN = Object.keys(VOLUNTEER_FIELDS);
+const TASK_OWN = [...Object.keys(TASK_FIELDS), ...Object.keys(TASK_GEOGRAPHY_FIELDS)];
+const EVENT_OWN = EVENT_READ_FIELDS.filter((f) => f !== 'DistrictName' && f !== 'PrecinctName');
+
+const geography = async (own: Values, team: number, store: ReadStore) => geographyNames(store, { ...own, FkTeam: team });
+
+/** What a task read shows of its volunteer and group (as projections/volunteer-tasks.ts derives it). */
+async function taskLinked(own: Values, team: number, store: ReadStore): Promise<Values> {
+  const v = typeof own.FkVolunteer === 'number' ? await store.get<Doc>(VOLUNTEERS, own.FkVolunteer) : null;
+  const g = typeof own.FkTaskGroup === 'number' ? await store.get<Doc>(TASK_GROUPS, own.FkTaskGroup) : null;
+  return {
+    VolunteerName: v?.ConstituentName ?? null,
+    VolunteerEmail: v?.Email1 ?? null,
+    VolunteerPhone: v?.Phone1 ?? null,
+    TaskGroupTitle: g?.TaskGroupTitle ?? null,
+    ...(await geography(own, team, store)),
+  };
+}
+
+function taskPersonType(e: RecordedEvent): string | null {
+  if (e.type === ASSIGNED) return 'volunteer_task.signed_up';
+  if (e.type === UNASSIGNED) return (e.data as { reason?: string }).reason === 'canceled' ? 'volunteer_task.canceled' : 'volunteer_task.unassigned';
+  return null;
+}
+
+const KINDS: HistoryKind[] = [
+  {
+    path: 'constituents', category: 'constituent', key: 'constituent', resource: 'constituent', what: 'constituent', idField: 'PkConstituent',
+    evolver: constituentEvolver, own: (s) => pick(s, CONSTITUENT_OWN), linked: async () => ({}),
+  },
+  {
+    path: 'volunteers', category: 'volunteer', key: 'volunteer', resource: 'volunteer', what: 'volunteer', idField: 'PkVolunteer',
+    evolver: volunteerEvolver, own: (s) => pick(s, VOLUNTEER_OWN),
+    linked: async (own, _team, store) => {
+      const { _email1: _, ...names } = linkedFields(await store.get<Doc>(CONSTITUENTS, own.FkConstituent as number));
+      return names;
+    },
+  },
+  {
+    path: 'volunteer-tasks', category: 'volunteer_task', key: 'volunteerTask', resource: 'volunteer_task', what: 'volunteer task', idField: 'PkTask',
+    evolver: taskEvolver, own: (s) => ({ ...pick(s, TASK_OWN), NumberOfHours: numberOfHours(s.fields) }), linked: taskLinked, personType: taskPersonType,
+  },
+  {
+    path: 'events', category: 'event', key: 'event', resource: 'event', what: 'event', idField: 'PkEvent',
+    evolver: eventWebhookEvolver as Evolver<RecordState>, own: (s) => pick(s, EVENT_OWN), linked: geography,
+  },
+];
+
+export const historyKind = (path: string) => KINDS.find((k) => k.path === path);
+export const historyKinds = () => KINDS;

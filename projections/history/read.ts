@@ -1,0 +1,92 @@
+import { notFound } from '../../domain/shared/errors.js';
+import type { RecordedEvent } from '../../domain/shared/events.js';
+import type { Values } from '../../domain/shared/fields.js';
+import type { RecordState } from '../../domain/shared/record.js';
+import { writesOf } from '../../domain/shared/revision.js';
+import type { EventLog } from '../../eventlog/port.js';
+import { utcDateTime } from '../records.js';
+import type { ReadStore } from '../store/port.js';
+import type { HistoryKind } from './kinds.js';
+import { readRecordStream } from './stream-cache.js';
+
+export interface HistoryEntry {
+  revision: number;
+  type: string;
+  at: string;
+  source: string;
+  keyName: string | null;
+  changes: Record<string, { from: unknown; to: unknown }>;
+}
+
+/** The record's stream grouped by write; another team's record, or none, is not found. */
+async function writes(log: EventLog, kind: HistoryKind, team: number, id: number): Promise<RecordedEvent[][]> {
+  const events = await readRecordStream(log, `${kind.category}-${id}`);
+  if (!events.length || events[0].metadata.team !== team) throw notFound(kind.what, id);
+  return writesOf(events);
+}
+
+const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * decisions.md §10: one entry per write, oldest first, every write included (those that fire no
+ * webhook too), with the record's own fields it changed. A deleted record's history ends with
+ * its deletion.
+ */
+export async function recordHistory(log: EventLog, kind: HistoryKind, team: number, id: number): Promise<HistoryEntry[]> {
+  const out: HistoryEntry[] = [];
+  let state = kind.evolver.initial();
+  for (const [i, write] of (await writes(log, kind, team, id)).entries()) {
+    const before = state;
+    for (const e of write) state = kind.evolver.evolve(state, e);
+    const [was, is] = [i === 0 ? {} : kind.own(before), kind.own(state)];
+    const changes: HistoryEntry['changes'] = {};
+    for (const f of Object.keys(is)) if (!same(was[f] ?? null, is[f])) changes[f] = { from: i === 0 ? null : (was[f] ?? null), to: is[f] };
+    const { at, source, keyName } = write[0].metadata;
+    out.push({ revision: i + 1, type: typeOf(kind, write, i, before, state), at, source, keyName, changes });
+  }
+  return out;
+}
+
+/** A person-event's own type, else created, deleted or updated (even where no webhook fires). */
+function typeOf(kind: HistoryKind, write: RecordedEvent[], index: number, before: RecordState, after: RecordState): string {
+  if (index === 0) return `${kind.resource}.created`;
+  if (after.deleted && !before.deleted) return `${kind.resource}.deleted`;
+  for (const e of write) {
+    const person = kind.personType?.(e);
+    if (person) return person;
+  }
+  return `${kind.resource}.updated`;
+}
+
+/** Where an as-of read stops: at an instant (unix ms, inclusive), or after a revision. */
+export type Point = { at: number } | { revision: number };
+
+/**
+ * decisions.md §10: the single read as the record stood at a point, folded from its stream by
+ * the domain's evolver and shaped as the read model shapes it; the names looked up from linked
+ * records are as they are now. Before its creation or after its deletion it is not found.
+ */
+export async function recordAsOf(log: EventLog, store: ReadStore, kind: HistoryKind, team: number, id: number, point: Point): Promise<{ doc: Values; revision: number }> {
+  const all = await writes(log, kind, team, id);
+  const upTo = 'revision' in point ? (point.revision <= all.length ? point.revision : 0) : countUntil(all, point.at);
+  let state = kind.evolver.initial();
+  for (const write of all.slice(0, upTo)) for (const e of write) state = kind.evolver.evolve(state, e);
+  if (!upTo || !state.exists || state.deleted) throw notFound(kind.what, id);
+  const own = kind.own(state);
+  const doc: Values = {
+    [kind.idField]: id,
+    FkTeam: team,
+    ...own,
+    ...(await kind.linked(own, team, store)),
+    DateCreated: state.createdAt ? utcDateTime(state.createdAt) : null,
+    DateLastModified: state.modifiedAt ? utcDateTime(state.modifiedAt) : null,
+  };
+  return { doc, revision: upTo };
+}
+
+/** How many writes were made at or before `at`. */
+function countUntil(all: RecordedEvent[][], at: number): number {
+  let n = 0;
+  while (n < all.length && Date.parse(all[n][0].metadata.at) <= at) n++;
+  return n;
+}
