@@ -62,10 +62,10 @@ module.exports = {
       severity: 'error',
       comment:
         'Projectors, commands and the dispatcher use the event log through its port (port.ts, and ' +
-        'load.ts and follower.ts, written against it); only the composition root (runtime/), and ' +
+        'load.ts, follower.ts and pause.ts, written against it); only the composition root (runtime/), and ' +
         'the harnesses, choose and open an adapter (sqlite*, esdb).',
       from: { path: '^(projections|commands|dispatcher)/' },
-      to: { path: '^eventlog/', pathNot: '^eventlog/(port|load|follower)[.]ts$' },
+      to: { path: '^eventlog/', pathNot: '^eventlog/(port|load|follower|pause)[.]ts$' },
     },
     {
       name: 'no-circular',

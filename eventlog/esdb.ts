@@ -1,6 +1,7 @@
 import { ANY as ESDB_ANY, BACKWARDS, END, ErrorType, EventStoreDBClient, excludeSystemEvents, isCommandError, jsonEvent, NO_STREAM as ESDB_NO_STREAM, START } from '@eventstore/db-client';
 import type { AllStreamResolvedEvent, AllStreamSubscription, AppendExpectedRevision, ResolvedEvent, WrongExpectedVersionError } from '@eventstore/db-client';
 import { EsdbTeamReader } from './esdb-team.js';
+import { Pause } from './pause.js';
 import { ANY, NO_STREAM, WrongExpectedRevision } from './port.js';
 import { comparePositions } from '../domain/shared/events.js';
 import type { AppendResult, EventLog, ExpectedRevision, NewEvent, SubscribeOptions, Subscription } from './port.js';
@@ -69,50 +70,35 @@ export class EsdbEventLog implements EventLog {
     return { nextExpectedRevision: result.nextExpectedRevision, position };
   }
 
-  async readStream(stream: string): Promise<RecordedEvent[]> {
-    const out: RecordedEvent[] = [];
-    try {
-      for await (const resolved of this.client.readStream(stream)) {
-        const e = toRecorded(resolved);
-        if (e) out.push(e);
-      }
-    } catch (err) {
-      if (isErrorOfType(err, ErrorType.STREAM_NOT_FOUND)) return [];
-      throw err;
-    }
-    return out;
+  readStream(stream: string): Promise<RecordedEvent[]> {
+    return this.collect(this.client.readStream(stream));
   }
 
-  async readStreamBackwards(stream: string, maxCount: number): Promise<RecordedEvent[]> {
-    const out: RecordedEvent[] = [];
-    try {
-      for await (const resolved of this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END, maxCount })) {
-        const e = toRecorded(resolved);
-        if (e) out.push(e);
-      }
-    } catch (err) {
-      if (isErrorOfType(err, ErrorType.STREAM_NOT_FOUND)) return [];
-      throw err;
-    }
-    return out;
+  readStreamBackwards(stream: string, maxCount: number): Promise<RecordedEvent[]> {
+    return this.collect(this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END, maxCount }));
   }
 
-  async readStreamUntil(stream: string, position: Position): Promise<RecordedEvent[]> {
+  /** A stream's events up to `position`: a stream's events lie in the log in revision order, so the first one past it ends the read. */
+  readStreamUntil(stream: string, position: Position): Promise<RecordedEvent[]> {
+    return this.collect(this.client.readStream(stream), (e) => comparePositions(e.position, position) > 0);
+  }
+
+  /** The events of a stream read (a missing stream is empty), until one is `past` the end wanted. */
+  private async collect(read: ReturnType<EventStoreDBClient['readStream']>, past?: (e: RecordedEvent) => boolean): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
-    const read = this.client.readStream(stream);
     try {
       for await (const resolved of read) {
         const e = toRecorded(resolved);
         if (!e) continue;
-        // A stream's events lie in the log in revision order: the first one past the position ends it.
-        if (comparePositions(e.position, position) > 0) break;
+        if (past?.(e)) break;
         out.push(e);
       }
     } catch (err) {
       if (isErrorOfType(err, ErrorType.STREAM_NOT_FOUND)) return [];
       throw err;
     } finally {
-      await read.cancel().catch(() => undefined);
+      // Ends the server's read when the loop stopped early; a read that ran out is already done.
+      if (past) await read.cancel().catch(() => undefined);
     }
     return out;
   }
@@ -192,7 +178,7 @@ class Follower implements Subscription {
   private skipped = 0;
   /** Set by a drop; a confirmed subscription or a delivery clears it (and says so). */
   private dropped = false;
-  private wake: (() => void) | null = null;
+  private readonly backoff = new Pause();
 
   constructor(
     private readonly client: EventStoreDBClient,
@@ -209,7 +195,7 @@ class Follower implements Subscription {
   async stop(): Promise<void> {
     if (!this.stopping) {
       this.stopping = true;
-      this.wake?.();
+      this.backoff.wake();
       // Cancelling the server call does not end the stream it feeds: destroy that too, so the loop
       // ends as soon as the running handler returns. The cancel itself need not be awaited.
       void this.current?.unsubscribe().catch(() => undefined);
@@ -247,7 +233,7 @@ class Follower implements Subscription {
       if (isPermanent(dropped)) return this.options.onError?.(dropped);
       this.dropped = true;
       this.options.onDropped?.(dropped);
-      await this.pause(delay);
+      await this.backoff.for(delay * (0.5 + Math.random() / 2));
       delay = Math.min(delay * 2, this.settings.retryMaxMs);
     }
   }
@@ -314,17 +300,6 @@ class Follower implements Subscription {
     this.options.onResubscribed?.();
   }
 
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms * (0.5 + Math.random() / 2));
-      this.wake = done;
-    });
-  }
 }
 
 function toEsdbExpected(expected: ExpectedRevision): AppendExpectedRevision {

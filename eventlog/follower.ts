@@ -1,4 +1,5 @@
 import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
+import { Pause } from './pause.js';
 import type { EventLog, SubscribeOptions, Subscription } from './port.js';
 
 /** A follower's readiness (decisions.md §1). */
@@ -46,7 +47,7 @@ export class LogFollower {
   private resubscribing = false;
   private healing: Promise<void> = Promise.resolve();
   private delay: number;
-  private wake: (() => void) | null = null;
+  private readonly backoff = new Pause();
 
   constructor(private readonly options: LogFollowerOptions) {
     this.delay = this.initialDelay;
@@ -84,7 +85,7 @@ export class LogFollower {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wake?.();
+    this.backoff.wake();
     await this.healing;
     const s = this.subscription;
     this.subscription = null;
@@ -145,7 +146,7 @@ export class LogFollower {
       const wait = this.delay;
       this.delay = Math.min(this.delay * 2, this.options.retryMaxMs ?? 30_000);
       this.report(`${this.options.name}: ${describe(cause)}; resubscribing from the last checkpoint in ${wait} ms (attempt ${attempt})`);
-      await this.pause(wait);
+      await this.backoff.for(wait);
       if (this.stopped) return;
       try {
         const from = await this.options.resume();
@@ -164,17 +165,6 @@ export class LogFollower {
     this.options.report?.(message);
   }
 
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wake = done;
-    });
-  }
 }
 
 function describe(err: unknown): string {

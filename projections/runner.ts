@@ -1,7 +1,9 @@
 import { type Category, fromLog, type LoggedEvent } from '../domain/events.js';
 import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
 import { type FollowerStatus, LogFollower } from '../eventlog/follower.js';
+import { Pause } from '../eventlog/pause.js';
 import { type EventLog } from '../eventlog/port.js';
+import { categoryRouter } from './routing.js';
 import type { CollectionDef, ReadStore } from './store/port.js';
 
 export interface Projector<C extends Category = Category> {
@@ -50,7 +52,9 @@ export class ProjectionRunner {
   private processed: Position | null = null;
   private follower: LogFollower | null = null;
   private stopping = false;
-  private wakeRetry: (() => void) | null = null;
+  private readonly backoff = new Pause();
+  /** The projectors that read each stream category. */
+  private readonly route: (stream: string) => Projector[];
   private waiters: Array<{ position: Position; resolve: () => void }> = [];
   private readonly checkpointName: string;
   private readonly waitTimeoutMs: number;
@@ -67,6 +71,7 @@ export class ProjectionRunner {
   ) {
     this.checkpointName = options.checkpointName ?? 'read-models';
     this.waitTimeoutMs = options.waitTimeoutMs ?? 15_000;
+    this.route = categoryRouter(projectors);
   }
 
   async start(): Promise<void> {
@@ -95,16 +100,7 @@ export class ProjectionRunner {
     return stored;
   }
 
-  /** The projectors that read each stream category, in the order given. */
-  private readonly routes = new Map<string, Projector[]>();
 
-  private route(stream: string): Projector[] {
-    const dash = stream.indexOf('-');
-    const category = dash < 0 ? stream : stream.slice(0, dash);
-    let ps = this.routes.get(category);
-    if (!ps) this.routes.set(category, (ps = this.projectors.filter((p) => !p.categories || (p.categories as readonly string[]).includes(category))));
-    return ps;
-  }
 
   private async handle(recorded: RecordedEvent): Promise<void> {
     const event = fromLog(recorded);
@@ -129,7 +125,7 @@ export class ProjectionRunner {
         this.options.onError?.(err, event);
         const why = err instanceof Error ? err.message : String(err);
         this.options.report?.(`projection ${p.name}: ${event.type} at ${event.stream}@${event.revision} failed (${why}); retrying in ${delay} ms (attempt ${attempt})`);
-        await this.pause(delay);
+        await this.backoff.for(delay);
         // Stopping: the handler fails, so neither the checkpoint nor any waiter passes this event.
         if (this.stopping) throw err;
         delay = Math.min(delay * 2, this.options.retryMaxMs ?? 30_000);
@@ -137,17 +133,6 @@ export class ProjectionRunner {
     }
   }
 
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wakeRetry = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wakeRetry = done;
-    });
-  }
 
   /**
    * Wakes the writers waiting for this position at once (they need the read models, which are
@@ -216,7 +201,7 @@ export class ProjectionRunner {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    this.wakeRetry?.();
+    this.backoff.wake();
     await this.follower?.stop();
     this.follower = null;
     await this.storeCheckpoint().catch((err) => this.reportStoreError(err));

@@ -1,5 +1,6 @@
 import { fromLog } from '../domain/events.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
+import { categoryRouter } from './routing.js';
 import type { Projector } from './runner.js';
 import type { SqliteReadCore } from './store/sqlite-core.js';
 import { SqliteReadStore } from './store/sqlite.js';
@@ -58,7 +59,8 @@ export interface StepResult {
 export class SqliteProjection {
   private readonly store: SqliteReadStore;
   private readonly positions = new Map<Projector, bigint>();
-  private readonly routes = new Map<string, Projector[]>();
+  /** The projectors that read each stream category. */
+  private readonly route: (stream: string) => Projector[];
 
   constructor(
     private readonly core: SqliteReadCore,
@@ -66,6 +68,7 @@ export class SqliteProjection {
     private readonly log: LogReader,
   ) {
     this.store = new SqliteReadStore(core);
+    this.route = categoryRouter(projectors);
   }
 
   /**
@@ -174,11 +177,4 @@ export class SqliteProjection {
     return low ?? 0n;
   }
 
-  private route(stream: string): Projector[] {
-    const dash = stream.indexOf('-');
-    const category = dash < 0 ? stream : stream.slice(0, dash);
-    let ps = this.routes.get(category);
-    if (!ps) this.routes.set(category, (ps = this.projectors.filter((p) => !p.categories || (p.categories as readonly string[]).includes(category))));
-    return ps;
-  }
 }
