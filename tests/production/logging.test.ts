@@ -1,37 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../runtime/config.js';
-import { type Build, buildService, http, spawnTurnout, type TurnoutProcess } from '../support/process.js';
+import { http, type TurnoutProcess, useBuiltService } from '../support/process.js';
 
 /** The real server's log: its level (LOG_LEVEL), and a shutdown that survives a closed stdout. */
-let build: Build;
-const dirs: string[] = [];
-const running: TurnoutProcess[] = [];
-
-beforeAll(async () => {
-  build = await buildService();
-}, 180_000);
-
-afterAll(async () => {
-  await Promise.all(running.map((p) => p.stop()));
-  build?.remove();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function freshDir(): string {
-  const d = mkdtempSync(path.join(tmpdir(), 'turnout-logging-'));
-  dirs.push(d);
-  return d;
-}
+const service = useBuiltService('turnout-logging-');
+const freshDir = () => service.freshDir();
 
 /** A production-like process (NODE_ENV=production turns the request logger on). */
-async function start(env: Record<string, string> = {}) {
-  const p = await spawnTurnout(build, { env: { NODE_ENV: 'production', TURNOUT_DATA_DIR: freshDir(), ...env } });
-  running.push(p);
-  return p;
-}
+const start = (env: Record<string, string> = {}) => service.start({ env: { NODE_ENV: 'production', TURNOUT_DATA_DIR: freshDir(), ...env } });
 
 /** A team and a read_write key on a running process. */
 async function keyOn(p: TurnoutProcess): Promise<string> {

@@ -1,7 +1,9 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { afterAll, beforeAll } from 'vitest';
 import { freePort, waitUntil } from './nats.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -130,5 +132,38 @@ export function http(base: string, token?: string) {
     post: (u: string, b?: unknown) => call('POST', u, b),
     patch: (u: string, b?: unknown) => call('PATCH', u, b),
     del: (u: string) => call('DELETE', u),
+  };
+}
+
+/**
+ * The built service for one test file, with the data dirs and processes its tests make: built
+ * before the file's tests, and every process stopped and every dir removed after them.
+ */
+export function useBuiltService(dirPrefix: string) {
+  let build: Build | undefined;
+  const dirs: string[] = [];
+  const running: TurnoutProcess[] = [];
+  beforeAll(async () => {
+    build = await buildService();
+  }, 180_000);
+  afterAll(async () => {
+    await Promise.all(running.map((p) => p.stop()));
+    build?.remove();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  return {
+    /** A new empty data dir, removed after the file. */
+    freshDir(): string {
+      const d = mkdtempSync(path.join(tmpdir(), dirPrefix));
+      dirs.push(d);
+      return d;
+    },
+    /** A server process of the build, stopped after the file. */
+    async start(options: SpawnOptions = {}): Promise<TurnoutProcess> {
+      if (!build) throw new Error('useBuiltService: the build is made in beforeAll');
+      const p = await spawnTurnout(build, options);
+      running.push(p);
+      return p;
+    },
   };
 }
