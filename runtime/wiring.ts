@@ -17,7 +17,6 @@ import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToH
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb } from './webhooks.js';
 import { SqliteIdempotencyStore } from './idempotency/sqlite.js';
-import { yieldingLog } from './yielding-log.js';
 import { type CatchUpProgress, LOG_FILE, ProjectorThread, READ_MODELS_FILE } from './read-models.js';
 import { SqliteDeliveryLog, StoreDeliveryLog } from '../dispatcher/deliveries.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
@@ -110,7 +109,7 @@ export async function openRuntime(
   // other has: sqlite-projection.ts).
   const shared = Boolean(config.mongoUrl);
   const projectHere = !inFile && (!shared || config.role === 'all' || config.role === 'projector');
-  const runner = projectHere ? new ProjectionRunner(yieldingLog(log), rawStore, projectors, { onError: hooks.onProjectionError, report }) : null;
+  const runner = projectHere ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError, report }) : null;
   for (const p of projectors) for (const c of p.collections) await rawStore.defineCollection(c);
   let leased: Awaited<ReturnType<typeof keepProjectionLease>> | null = null;
   // Reads wait for the catch-up after start only where this process's own projector writes the
