@@ -27,13 +27,30 @@
  */
 
 /**
- * To the thread: a batch (encodeBatch), a question about its settings, or the order to close.
- * @typedef {{ id: number; batch: string } | { id: number; settings: true } | { close: true }} WriterRequest
+ * Work the writer thread runs after each of its commits, before it answers them: the read models'
+ * inline projection, which the runtime layer gives by module (the log imports no projection).
+ * `open(options)` of `module` answers an AfterCommit. `register`, when set, names a module whose
+ * `register()` is called first: a TypeScript loader, where the sources run untranspiled (tests).
+ * @typedef {{ module: string; register?: string; options: unknown }} AfterCommitModule
  */
 
 /**
- * From the thread, in the order asked: a batch's outcomes (encodeOutcomes), the settings, or why it failed.
- * @typedef {{ id: number; outcomes?: BigInt64Array; settings?: WriterSettings; failed?: string }} WriterAnswer
+ * `afterCommit(last)` runs once the positions up to `last` are durable; it answers the position up
+ * to which their effects are applied (the read models), or null when it left them to another.
+ * @typedef {{ afterCommit(last: bigint): Promise<bigint | null>; close(): void }} AfterCommit
+ */
+
+/**
+ * To the thread: a batch (encodeBatch), a question about its settings, work to run after each
+ * commit, or the order to close.
+ * @typedef {{ id: number; batch: string } | { id: number; settings: true } | { id: number; afterCommit: AfterCommitModule } | { close: true }} WriterRequest
+ */
+
+/**
+ * From the thread, in the order asked: a batch's outcomes (encodeOutcomes), the settings, that the
+ * after-commit work is in place, or why it failed. `applied` (id 0) comes before the outcomes of
+ * the batches whose commit the after-commit work applied, up to that position.
+ * @typedef {{ id: number; outcomes?: BigInt64Array; settings?: WriterSettings; attached?: true; applied?: bigint; failed?: string }} WriterAnswer
  */
 
 /**

@@ -13,7 +13,7 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import Database from 'better-sqlite3';
 import { makeCommitter } from './sqlite-committer.js';
 import { decodeBatch, encodeOutcomes } from './sqlite-wire.js';
-/** @import { WireAppend, WriterAnswer, WriterRequest } from './sqlite-wire.js' */
+/** @import { AfterCommit, AfterCommitModule, WireAppend, WriterAnswer, WriterRequest } from './sqlite-wire.js' */
 
 if (!parentPort) throw new Error('sqlite-writer-thread.js runs as a worker thread of the event log');
 const port = parentPort;
@@ -24,19 +24,34 @@ db.pragma('journal_mode = WAL');
 db.pragma('synchronous = FULL');
 db.pragma('busy_timeout = 5000');
 const commit = makeCommitter(db, new BigInt64Array(marks));
+/** @type {AfterCommit | null} */
+let afterCommit = null;
 
 /** @param {unknown} err */
 const failure = (err) => (err instanceof Error ? err.message : String(err));
 
+/** @param {AfterCommitModule} given */
+async function openAfterCommit(given) {
+  if (given.register) (/** @type {{ register(): void }} */ (await import(given.register))).register();
+  const mod = /** @type {{ open(options: unknown): Promise<AfterCommit> }} */ (await import(given.module));
+  return mod.open(given.options);
+}
+
 /**
- * Commits the batches collected so far in one transaction and answers each with its own outcomes.
+ * Commits the batches collected so far in one transaction, runs the after-commit work on it, and
+ * answers each batch with its own outcomes.
  * @param {Array<{ id: number; batch: WireAppend[] }>} batches
  * @param {WriterAnswer[]} answers
  */
-function commitTogether(batches, answers) {
+async function commitTogether(batches, answers) {
   if (batches.length === 0) return;
   try {
     const outcomes = commit(batches.flatMap((b) => b.batch));
+    let last = 0n;
+    for (const o of outcomes) if ('position' in o && o.position > last) last = o.position;
+    // The work's own failures are its to report (it leaves the events to another); the commit stands.
+    const applied = afterCommit && last > 0n ? await afterCommit.afterCommit(last).catch(() => null) : null;
+    if (applied !== null) answers.push({ id: 0, applied });
     let at = 0;
     for (const b of batches) {
       answers.push({ id: b.id, outcomes: encodeOutcomes(outcomes.slice(at, at + b.batch.length)) });
@@ -48,10 +63,11 @@ function commitTogether(batches, answers) {
   batches.length = 0;
 }
 
-port.on('message', (/** @type {WriterRequest} */ first) => {
-  /** @type {WriterRequest[]} */
-  const requests = [first];
-  for (let next = receiveMessageOnPort(port); next; next = receiveMessageOnPort(port)) requests.push(next.message);
+/**
+ * Handles the requests that arrived together, in order. Returns false once told to close.
+ * @param {WriterRequest[]} requests
+ */
+async function handle(requests) {
   /** @type {WriterAnswer[]} */
   const answers = [];
   /** @type {Array<{ id: number; batch: WireAppend[] }>} */
@@ -62,7 +78,7 @@ port.on('message', (/** @type {WriterRequest} */ first) => {
       continue;
     }
     // Anything else is answered in order, after the batches sent before it.
-    commitTogether(batches, answers);
+    await commitTogether(batches, answers);
     if ('settings' in r) {
       try {
         /** @param {string} name */
@@ -71,13 +87,45 @@ port.on('message', (/** @type {WriterRequest} */ first) => {
       } catch (err) {
         answers.push({ id: r.id, failed: failure(err) });
       }
+    } else if ('afterCommit' in r) {
+      try {
+        afterCommit = await openAfterCommit(r.afterCommit);
+        answers.push({ id: r.id, attached: true });
+      } catch (err) {
+        answers.push({ id: r.id, failed: failure(err) });
+      }
     } else {
       port.postMessage(answers);
+      afterCommit?.close();
       db.close();
       port.close();
-      return;
+      return false;
     }
   }
-  commitTogether(batches, answers);
+  await commitTogether(batches, answers);
   port.postMessage(answers);
+  return true;
+}
+
+/**
+ * One handling at a time: the after-commit work awaits, and the next requests must not commit
+ * while it runs (its transaction is open). Whatever arrived meanwhile goes into the next one.
+ * @type {WriterRequest[]}
+ */
+const pending = [];
+let running = false;
+port.on('message', (/** @type {WriterRequest} */ first) => {
+  pending.push(first);
+  if (!running) void drain();
 });
+
+async function drain() {
+  running = true;
+  let open = true;
+  while (open && pending.length) {
+    const requests = pending.splice(0);
+    for (let next = receiveMessageOnPort(port); next; next = receiveMessageOnPort(port)) requests.push(next.message);
+    open = await handle(requests);
+  }
+  running = false;
+}

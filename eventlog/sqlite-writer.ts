@@ -1,8 +1,8 @@
 import { Worker } from 'node:worker_threads';
-import { decodeOutcomes, encodeBatch, type Outcome, type WireAppend, type WriterAnswer, type WriterSettings } from './sqlite-wire.js';
+import { type AfterCommitModule, decodeOutcomes, encodeBatch, type Outcome, type WireAppend, type WriterAnswer, type WriterSettings } from './sqlite-wire.js';
 
 // The wire format, also here beside the thread's handle (the writer thread's tests read it from here).
-export { decodeBatch, decodeOutcomes, encodeBatch, encodeOutcomes, type Outcome, type WireAppend, type WriterSettings } from './sqlite-wire.js';
+export { decodeBatch, decodeOutcomes, encodeBatch, encodeOutcomes, type AfterCommitModule, type Outcome, type WireAppend, type WriterSettings } from './sqlite-wire.js';
 
 /**
  * The thread's program: an ordinary module file beside this one, in the sources as in the build
@@ -31,6 +31,8 @@ export class WriterThread {
   private broken: Error | null = null;
   private closing = false;
   private readonly exited: Promise<void>;
+  /** Told the position the after-commit work applied up to, before the batches it covers are answered. */
+  private onApplied: ((position: bigint) => void) | null = null;
 
   constructor(file: string, marks: BigInt64Array) {
     this.worker = new Worker(THREAD_PROGRAM, { workerData: { file, marks: marks.buffer }, name: 'turnout-log-writer', execArgv: THREAD_EXEC_ARGV });
@@ -38,11 +40,15 @@ export class WriterThread {
     this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.on('message', (answers: WriterAnswer[]) => {
       for (const a of answers) {
+        if (a.applied !== undefined) {
+          this.onApplied?.(a.applied);
+          continue;
+        }
         const w = this.inflight.get(a.id);
         if (!w) continue;
         this.inflight.delete(a.id);
         if (a.failed !== undefined) w.reject(new Error(a.failed));
-        else w.resolve((a.outcomes ? decodeOutcomes(a.outcomes) : a.settings) as never);
+        else w.resolve((a.outcomes ? decodeOutcomes(a.outcomes) : (a.settings ?? a.attached)) as never);
       }
       if (this.inflight.size === 0 && !this.closing) this.worker.unref();
     });
@@ -70,7 +76,16 @@ export class WriterThread {
     return this.ask<WriterSettings>({ settings: true });
   }
 
-  private ask<T>(message: { batch: string } | { settings: true }): Promise<T> {
+  /**
+   * Runs `work` after each commit from now on, before the commit's batches are answered;
+   * `onApplied` hears each position it applied up to (sqlite-wire.js, AfterCommitModule).
+   */
+  async runAfterEachCommit(work: AfterCommitModule, onApplied: (position: bigint) => void): Promise<void> {
+    this.onApplied = onApplied;
+    await this.ask<true>({ afterCommit: work });
+  }
+
+  private ask<T>(message: { batch: string } | { settings: true } | { afterCommit: AfterCommitModule }): Promise<T> {
     if (this.broken) return Promise.reject(this.broken);
     const id = this.nextId++;
     if (this.inflight.size === 0) this.worker.ref();

@@ -6,7 +6,7 @@ import { openLogFile, ROW, type Row, toRecorded } from './sqlite-file.js';
 import { Followers } from './sqlite-follow.js';
 import { GroupCommit } from './sqlite-group-commit.js';
 import { RecentEvents } from './sqlite-recent.js';
-import type { WireAppend } from './sqlite-wire.js';
+import type { AfterCommitModule, WireAppend } from './sqlite-wire.js';
 import { WriterThread } from './sqlite-writer.js';
 
 export interface SqliteEventLogOptions {
@@ -82,6 +82,17 @@ export class SqliteEventLog implements EventLog {
   /** Why appends can no longer succeed (the writer thread stopped), or null. */
   failure(): Error | null {
     return this.writer?.failure ?? null;
+  }
+
+  /**
+   * Runs `work` on the writer thread after each commit, before the appends it carried are answered
+   * (the read models' inline projection, given by the runtime layer). Answers false where the log
+   * commits on the calling thread (no writer thread): nothing runs then.
+   */
+  async runAfterEachCommit(work: AfterCommitModule, onApplied: (position: bigint) => void): Promise<boolean> {
+    if (!this.writer) return false;
+    await this.writer.runAfterEachCommit(work, onApplied);
+    return true;
   }
 
   /** Batches on the writer thread, not answered yet. */

@@ -6,28 +6,20 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openLogReader } from '../eventlog/sqlite-file.js';
-import { projectors as defaultProjectors } from '../projections/index.js';
 import { ProgressMeter } from '../projections/progress.js';
-import type { Projector } from '../projections/runner.js';
 import { ProjectionFailure, SqliteProjection } from '../projections/sqlite-projection.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import type { FromThread, ThreadSettings, ToThread } from './projector-wire.js';
+import { loadProjectors } from './thread-projectors.js';
 
 if (!parentPort) throw new Error('projector-thread runs as a worker thread (read-models.ts)');
 const port = parentPort;
 const settings = workerData as ThreadSettings;
 const post = (m: FromThread) => port.postMessage(m);
 
-/** Tests swap the projectors for their own (a failing one, a counting one) through a module of theirs. */
-async function loadProjectors(): Promise<Projector[]> {
-  if (!settings.projectorsModule) return defaultProjectors;
-  const mod = (await import(settings.projectorsModule)) as { projectors: Projector[] };
-  return mod.projectors;
-}
-
 const log = openLogReader(settings.logFile);
 const core = new SqliteReadCore(settings.readFile);
-const projection = new SqliteProjection(core, await loadProjectors(), log);
+const projection = new SqliteProjection(core, await loadProjectors(settings.projectorsModule), log);
 const rebuilt = projection.prepare();
 let position = projection.position();
 post({ type: 'ready', position: String(position), head: String(log.head()), rebuilt });

@@ -1,6 +1,4 @@
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Position } from '../domain/shared/events.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
@@ -11,7 +9,9 @@ import type { Projector } from '../projections/runner.js';
 import { SqliteProjection } from '../projections/sqlite-projection.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { lockDataDir } from './datadir-lock.js';
+import { type InlineSettings } from './inline-projection.js';
 import type { FromThread, ThreadSettings, ToThread } from './projector-wire.js';
+import { typeScriptLoaderFor } from './thread-projectors.js';
 
 export type { CatchUpProgress };
 
@@ -26,8 +26,8 @@ export const LOG_FILE = 'turnout.sqlite';
  */
 function startWorker(workerData: ThreadSettings): Worker {
   const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./projector-thread.js', here), { workerData, name: 'turnout-read-models' });
-  const tsxApi = pathToFileURL(path.join(path.dirname(createRequire(here).resolve('tsx/esm/api')), 'index.mjs')).href;
+  const tsxApi = typeScriptLoaderFor(here);
+  if (!tsxApi) return new Worker(new URL('./projector-thread.js', here), { workerData, name: 'turnout-read-models' });
   const entry = new URL('./projector-thread.ts', here).href;
   const boot = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
   return new Worker(boot, { eval: true, workerData, name: 'turnout-read-models' });
@@ -57,6 +57,8 @@ export class ProjectorThread {
   private stopping = false;
 
   private constructor(
+    /** What the log's writer thread needs to apply its own commits beside this thread (inline-projection.ts). */
+    readonly inline: InlineSettings,
     private readonly worker: Worker,
     private readonly options: ProjectorThreadOptions,
     private readonly countAfter: (position: Position) => Promise<number>,
@@ -68,7 +70,7 @@ export class ProjectorThread {
   static start(files: { logFile: string; readFile: string }, countAfter: (p: Position) => Promise<number>, options: ProjectorThreadOptions = {}): Promise<ProjectorThread> {
     const settings: ThreadSettings = { pollMs: 100, progressEveryMs: 5_000, retryInitialMs: 100, retryMaxMs: 30_000, ...options.settings, ...files };
     const worker = startWorker(settings);
-    const thread = new ProjectorThread(worker, options, countAfter);
+    const thread = new ProjectorThread({ ...files, projectorsModule: settings.projectorsModule }, worker, options, countAfter);
     return new Promise((resolve, reject) => {
       const early = (err: Error) => reject(err);
       worker.once('error', early);
@@ -113,6 +115,11 @@ export class ProjectorThread {
     this.options.report?.(`the read-model projector thread stopped: ${err.message}`);
     // Nothing will project these any more: their writes answer with an error, not after a time-out.
     for (const w of this.waiters.splice(0)) w.reject(err);
+  }
+
+  /** The log's writer thread applied the read models up to `position` itself (inline-projection.ts). */
+  applied(position: bigint): void {
+    this.reached(position);
   }
 
   private reached(position: bigint): void {

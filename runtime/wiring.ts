@@ -17,6 +17,7 @@ import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToH
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb } from './webhooks.js';
 import { SqliteIdempotencyStore } from './idempotency/sqlite.js';
+import { inlineProjection } from './inline-projection.js';
 import { type CatchUpProgress, LOG_FILE, ProjectorThread, READ_MODELS_FILE } from './read-models.js';
 import { SqliteDeliveryLog, StoreDeliveryLog } from '../dispatcher/deliveries.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
@@ -64,7 +65,10 @@ async function openReadModelsThread(
   const files = { logFile: path.join(config.dataDir, LOG_FILE), readFile: path.join(config.dataDir, READ_MODELS_FILE) };
   privateFile(files.readFile, { sqlite: true });
   const thread = await ProjectorThread.start(files, countAfter, { report, onProgress });
-  return { thread, store: new SqliteReadStore(new SqliteReadCore(files.readFile, { readerOnly: true })) };
+  // The log's writer thread applies its own commits while the read models are at its heels: a
+  // write then answers without waiting for the projector thread (issue 13 point 6).
+  if (log instanceof SqliteEventLog) await log.runAfterEachCommit(inlineProjection(thread.inline), (p) => thread.applied(p));
+  return { thread, store: new SqliteReadStore(new SqliteReadCore(files.readFile, { laidOutElsewhere: true })) };
 }
 
 /**

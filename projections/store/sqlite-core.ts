@@ -28,12 +28,14 @@ export class SqliteReadCore {
   private readonly statements = new Map<string, Database.Statement>();
 
   /**
-   * `readerOnly`: a connection that only reads a database another connection (the projector
-   * thread) writes and lays out: define() then plans the collection without touching the file.
+   * `laidOutElsewhere`: a connection to a database another connection (the projector thread)
+   * lays out: define() then plans the collection without touching the file. The main thread's
+   * reading connection is one; the log's writer thread, which applies its own commits inline
+   * once the projector thread has laid the database out, is another.
    */
   constructor(
     path: string,
-    private readonly options: { readerOnly?: boolean } = {},
+    private readonly options: { laidOutElsewhere?: boolean } = {},
   ) {
     this.db = new Database(path);
     // Writers of another thread or process hold the lock for one transaction at a time.
@@ -43,7 +45,7 @@ export class SqliteReadCore {
     // A bounded page cache (64 MiB): the working set of a million rows stays on disk, not in the heap.
     this.db.pragma('cache_size = -65536');
     this.db.function(FOLD_FUNCTION, { deterministic: true }, fold);
-    if (options.readerOnly) return;
+    if (options.laidOutElsewhere) return;
     this.db.exec(`CREATE TABLE IF NOT EXISTS ${COLLECTIONS} (name TEXT PRIMARY KEY, layout TEXT NOT NULL, bulk INTEGER NOT NULL DEFAULT 0);
       CREATE TABLE IF NOT EXISTS ${CHECKPOINTS} (name TEXT PRIMARY KEY, position TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS ${VERSIONS} (name TEXT PRIMARY KEY, version INTEGER NOT NULL);`);
@@ -57,7 +59,7 @@ export class SqliteReadCore {
   define(def: CollectionDef): void {
     if (this.plans.has(def.name)) return;
     const plan = planOf(def);
-    if (this.options.readerOnly) {
+    if (this.options.laidOutElsewhere) {
       this.plans.set(def.name, plan);
       return;
     }

@@ -207,7 +207,7 @@ describe('a short search answered again', () => {
     const writer = new SqliteReadCore(file);
     writer.define(def);
     writer.put('people', { Pk: 1, Team: 1, Name: 'Ann' });
-    const reader = new SqliteReadCore(file, { readerOnly: true });
+    const reader = new SqliteReadCore(file, { laidOutElsewhere: true });
     reader.define(def);
     expect(reader.find(query('an')).total).toBe(1);
     writer.put('people', { Pk: 2, Team: 1, Name: 'Dan' });

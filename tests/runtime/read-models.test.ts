@@ -7,6 +7,7 @@ import type { Position } from '../../domain/shared/events.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { SqliteReadCore } from '../../projections/store/sqlite-core.js';
 import { DataDirBusy } from '../../runtime/datadir-lock.js';
+import { inlineProjection } from '../../runtime/inline-projection.js';
 import { LOG_FILE, ProjectorThread, READ_MODELS_FILE, rebuildReadModels } from '../../runtime/read-models.js';
 import { client, startTestApp } from '../support/app.js';
 import type { CounterDoc } from '../support/counting-projectors.js';
@@ -41,7 +42,7 @@ function dataDir() {
       return ProjectorThread.start(files, (p) => log.countAfter(p), { ...options, settings: { projectorsModule: FIXTURE, pollMs: 20, retryInitialMs: 20, retryMaxMs: 100, ...options.settings } });
     },
     counter(name: string): CounterDoc {
-      const core = new SqliteReadCore(path.join(dir, READ_MODELS_FILE), { readerOnly: true });
+      const core = new SqliteReadCore(path.join(dir, READ_MODELS_FILE), { laidOutElsewhere: true });
       core.define({ name, idField: 'id' });
       const doc = core.get(name, 'n') as CounterDoc | null;
       core.close();
@@ -123,6 +124,49 @@ describe('the projector thread', () => {
     rmSync(fuse);
     await reached;
     expect(await thread.status()).toEqual({ name: 'read-models', state: 'caught_up', behind: 0 });
+    expect(d.counter('alpha')).toMatchObject({ applies: 16, violations: 0 });
+    await thread.stop();
+    await d.log.close();
+  });
+});
+
+describe("the log's writer thread, applying its own commits inline", () => {
+  /** A projector thread that never polls: only the writer thread's inline projection moves it. */
+  async function inlineOn(d: ReturnType<typeof dataDir>, env: Record<string, string> = {}) {
+    const thread = await d.start(env, { report: () => undefined, waitTimeoutMs: 60_000, settings: { pollMs: 60_000 } });
+    expect(await d.log.runAfterEachCommit(inlineProjection(thread.inline), (p) => thread.applied(p))).toBe(true);
+    return thread;
+  }
+
+  it('answers each append with its events already in the read models, without waking the projector thread', async () => {
+    const d = dataDir();
+    const thread = await inlineOn(d);
+    for (let i = 1; i <= 5; i++) {
+      const head = await d.append(20);
+      expect(d.counter('alpha')).toMatchObject({ applies: 20 * i, violations: 0, last: String(head.commit) });
+      expect(await thread.status()).toEqual({ name: 'read-models', state: 'caught_up', behind: 0 });
+    }
+    await thread.stop();
+    await d.log.close();
+  });
+
+  it('leaves a failing event to the projector thread: the append stands, and nothing after it is applied before it', async () => {
+    // Set before the log starts its writer thread, which copies the environment then.
+    const fuse = path.join(tempDir(), 'fuse');
+    process.env.TURNOUT_TEST_FUSE = fuse;
+    writeFileSync(fuse, '');
+    const d = dataDir();
+    const thread = await inlineOn(d);
+    const before = await d.append(10);
+    const boom = await d.log.append('thing-boom', [{ type: 'Boom', data: {}, metadata }], 'any');
+    const head = await d.append(5);
+    expect(boom.position.commit).toBeGreaterThan(before.commit);
+    expect(d.counter('alpha')).toMatchObject({ applies: 10, last: String(before.commit) });
+
+    const reached = thread.waitFor(head);
+    await expect.poll(async () => (await thread.status()).state).toBe('failed');
+    rmSync(fuse);
+    await reached;
     expect(d.counter('alpha')).toMatchObject({ applies: 16, violations: 0 });
     await thread.stop();
     await d.log.close();
