@@ -32,7 +32,7 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
       (error) => !ctl.signal.aborted && setState({ error, loading: false }),
     );
     return () => ctl.abort();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // `load` is a new closure each render; `deps` say when its inputs changed.
   }, [...deps, tick]);
   return { ...state, reload: useCallback(() => setTick((t) => t + 1), []) };
 }

@@ -10,6 +10,8 @@ interface Hour {
 const W = 720;
 const H = 160;
 const PAD = 24;
+/** Room above the tallest bar for the scale's label. */
+const TOP = 14;
 
 /** Successes and failures per hour for the last 24 hours (decisions.md §12 stats), as SVG bars. */
 export function StatsChart({ path }: { path: string }) {
@@ -17,7 +19,7 @@ export function StatsChart({ path }: { path: string }) {
   const hours = stats.data?.hours ?? [];
   const top = Math.max(1, ...hours.map((h) => h.succeeded + h.failed));
   const slot = (W - PAD) / Math.max(hours.length, 1);
-  const y = (n: number) => ((H - PAD) * n) / top;
+  const y = (n: number) => ((H - PAD - TOP) * n) / top;
   const total = hours.reduce((s, h) => ({ ok: s.ok + h.succeeded, bad: s.bad + h.failed }), { ok: 0, bad: 0 });
   return (
     <figure>
