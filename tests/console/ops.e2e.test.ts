@@ -31,7 +31,7 @@ describe('teams', () => {
     const teams = (await server().admin.get('/teams')).body.teams;
     expect(teams).toContainEqual(expect.objectContaining({ name: 'Harbor volunteers', alertEmail: 'ops@example.org' }));
 
-    await page.getByRole('link', { name: 'Teams' }).click();
+    await page.getByRole('link', { name: 'Teams', exact: true }).click();
     await page.getByRole('link', { name: 'Alpha chapter' }).click();
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
     expect(await page.getByRole('navigation', { name: 'Team sections' }).innerText()).toContain('Alpha chapter');
