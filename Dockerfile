@@ -22,7 +22,10 @@ COPY dispatcher ./dispatcher
 COPY runtime ./runtime
 COPY api ./api
 COPY bench ./bench
+# The operators' console (/console): esbuild bundles it into dist/console beside the compiled service.
+COPY console ./console
 RUN npx tsc -p tsconfig.build.json \
+ && node console/build.mjs \
  && npm prune --omit=dev
 
 # ---- runtime: compiled output and production dependencies only, as a non-root user ----

@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import { closeChangeFeed } from './change-feed.js';
+import { consoleRoutes, defaultConsoleDir } from './console.js';
 import { installErrorHandling } from './errors.js';
 import { loggerOptions } from './logging.js';
 import { completeDocument, OPENAPI_FRAME } from './openapi.js';
@@ -26,6 +27,8 @@ export interface AppOptions {
   startWaitMs?: number;
   /** The server the app is to serve (api/server.ts opens the port before the app is built). */
   serverFactory?: FastifyServerFactory;
+  /** The built console (dist/console by default; tests build their own copy). */
+  consoleDir?: string;
 }
 
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<App> {
@@ -62,6 +65,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     await gated.register(publicRoutes(services), { prefix: '/api/v1' });
     await gated.register(adminRoutes(services), { prefix: '/admin/v1' });
   });
+  // The console's page reads no read model itself: it is outside the read gate, like the probes.
+  await app.register(consoleRoutes(options.consoleDir ?? defaultConsoleDir()));
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

@@ -51,7 +51,7 @@ export async function serve(config: Config, port: EarlyPort): Promise<void> {
     });
     await app.ready();
     port.serve(handler!);
-    console.log(`Turnout (${config.role}) listening on ${port.address}  public API ${port.address}/api/v1  admin ${port.address}/admin/v1`);
+    console.log(`Turnout (${config.role}) listening on ${port.address}  public API ${port.address}/api/v1  admin ${port.address}/admin/v1  console ${port.address}/console`);
     console.log(note);
   } else {
     // Background roles answer only the probes (/healthz, /readyz), for the orchestrator.

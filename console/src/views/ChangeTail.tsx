@@ -1,0 +1,64 @@
+import { useEffect, useState } from 'preact/hooks';
+import { call } from '../api';
+import { ErrorText, when } from '../ui';
+
+interface Envelope {
+  id: string;
+  type: string;
+  created: string;
+  version?: number;
+  data: Record<string, unknown>;
+}
+
+const KEEP = 200;
+/** Long-poll (decisions.md §10 `wait`): the server answers as soon as a change arrives. */
+const WAIT_SECONDS = 20;
+
+/** A live tail of the team's change feed, from the end of the log when the page opened. */
+export function ChangeTail({ teamId }: { teamId: number }) {
+  const [changes, setChanges] = useState<Envelope[]>([]);
+  const [error, setError] = useState<unknown>(null);
+  const [paused, setPaused] = useState(false);
+
+  useEffect(() => {
+    if (paused) return;
+    const ctl = new AbortController();
+    let after = 'now';
+    (async () => {
+      while (!ctl.signal.aborted) {
+        try {
+          const r = await call<{ changes: Envelope[]; next: string }>('GET', `/teams/${teamId}/changes`, { query: { after, wait: WAIT_SECONDS }, signal: ctl.signal });
+          setError(null);
+          after = r.next;
+          if (r.changes.length) setChanges((old) => [...r.changes.reverse(), ...old].slice(0, KEEP));
+        } catch (err) {
+          if (ctl.signal.aborted) return;
+          setError(err);
+          await new Promise((resolve) => setTimeout(resolve, 3000));
+        }
+      }
+    })();
+    return () => ctl.abort();
+  }, [teamId, paused]);
+
+  return (
+    <section aria-labelledby="tail-title">
+      <h2 id="tail-title">Live changes</h2>
+      <div class="actions">
+        <button type="button" aria-pressed={paused} onClick={() => setPaused(!paused)}>
+          {paused ? 'Resume live changes' : 'Pause live changes'}
+        </button>
+        <span role="status">{paused ? 'Paused.' : 'Following the change feed; new changes appear at the top.'}</span>
+      </div>
+      <ErrorText error={error} />
+      <ol class="tail" aria-label="Changes, newest first" aria-live="polite">
+        {changes.map((c) => (
+          <li key={c.id}>
+            <span class="mono">{c.type}</span> {when(c.created)} <span class="muted mono">{c.id}</span>
+            <pre>{JSON.stringify(c.data)}</pre>
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}

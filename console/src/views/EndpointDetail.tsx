@@ -1,0 +1,49 @@
+import { useState } from 'preact/hooks';
+import { call } from '../api';
+import { ErrorText, useLoad, when } from '../ui';
+import { Deliveries } from './Deliveries';
+import { type Endpoint } from './endpoint';
+import { EndpointSettings } from './EndpointSettings';
+import { StatsChart } from './StatsChart';
+
+const TABS = [
+  ['settings', 'Settings'],
+  ['deliveries', 'Deliveries'],
+  ['chart', 'Last 24 hours'],
+] as const;
+type Tab = (typeof TABS)[number][0];
+
+/** One endpoint: its settings and operations, its delivery log, its hourly chart. */
+export function EndpointDetail({ teamId, endpointId }: { teamId: number; endpointId: number }) {
+  const path = `/teams/${teamId}/webhook-endpoints/${endpointId}`;
+  const loaded = useLoad(() => call<{ webhookEndpoint: Endpoint; secret: string }>('GET', path), [path]);
+  const [tab, setTab] = useState<Tab>('settings');
+  const ep = loaded.data?.webhookEndpoint;
+  return (
+    <section aria-labelledby="endpoint-title">
+      <p>
+        <a href={`#/teams/${teamId}/endpoints`}>All endpoints</a>
+      </p>
+      <h2 id="endpoint-title">Endpoint {ep ? ep.url : `#${endpointId}`}</h2>
+      <ErrorText error={loaded.error} />
+      {ep && (
+        <p class="state">
+          {ep.active ? 'Active' : `Disabled${ep.disabledAt ? ` since ${when(ep.disabledAt)}` : ''}${ep.disabledReason ? ` (${ep.disabledReason})` : ''}`}
+          {ep.maxPerSecond ? ` · at most ${ep.maxPerSecond} requests per second` : ''}
+        </p>
+      )}
+      <div role="tablist" aria-label="Endpoint views">
+        {TABS.map(([key, label]) => (
+          <button type="button" role="tab" id={`tab-${key}`} aria-selected={tab === key} aria-controls={`panel-${key}`} onClick={() => setTab(key)}>
+            {label}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
+        {tab === 'settings' && ep && <EndpointSettings path={path} endpoint={ep} secret={loaded.data!.secret} onChanged={loaded.reload} />}
+        {tab === 'deliveries' && <Deliveries path={path} />}
+        {tab === 'chart' && <StatsChart path={path} />}
+      </div>
+    </section>
+  );
+}
