@@ -97,6 +97,11 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     await this.kv.put('checkpoint', positionToString(checkpoint));
   }
 
+  /** Same subject as live tasks: a replay keeps only a small window of its tasks queued (replay-runner.ts), so live ones never wait behind many. */
+  async add(tasks: DeliveryTask[]): Promise<void> {
+    await Promise.all(tasks.map((t) => this.js.publish(this.subject, JSON.stringify(t), { msgID: t.id })));
+  }
+
   consume(handler: (lease: Lease) => Promise<Outcome>, options: { concurrency: number }): Consumer {
     const inflight = new Set<Promise<void>>();
     let stopped = false;
