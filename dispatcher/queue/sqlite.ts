@@ -17,6 +17,8 @@ interface TaskRow {
 
 const LANE_LIVE = 0;
 const LANE_REPLAY = 1;
+/** The part of the consumer's concurrency replay tasks may hold at once. */
+const REPLAY_SHARE = 0.75;
 
 /**
  * The embedded queue: a table in the webhook database it is given (the composition root gives
@@ -91,6 +93,8 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
 
   consume(handler: (lease: Lease) => Promise<Outcome>, options: { concurrency: number }): Consumer {
     const inflight = new Map<string, Promise<void>>();
+    const replaying = new Set<string>();
+    const replayShare = Math.max(1, Math.floor(options.concurrency * REPLAY_SHARE));
     let stopped = false;
     // A wake-up that arrives while the loop is busy is kept, so it is never lost.
     let kicked = false;
@@ -128,6 +132,7 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
         // The handler records its own failures; an unexpected throw leaves the task due, to retry.
       } finally {
         inflight.delete(row.id);
+        replaying.delete(row.id);
         waker();
       }
     };
@@ -139,17 +144,22 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
         const free = options.concurrency - inflight.size;
         if (free > 0) {
           let took = 0;
-          const due = this.stmt.due.all(LANE_LIVE, now, free + inflight.size);
-          // Replay tasks only fill what live ones leave free.
-          if (due.length < free + inflight.size) due.push(...this.stmt.due.all(LANE_REPLAY, now, free + inflight.size - due.length));
-          for (const { id } of due) {
-            if (took >= free) break;
-            if (inflight.has(id)) continue;
-            const row = this.stmt.one.get(id);
-            if (!row) continue;
-            inflight.set(id, run(row));
-            took++;
-          }
+          const take = (rows: Array<{ id: string }>, limit: number) => {
+            for (const { id } of rows) {
+              if (took >= limit) break;
+              if (inflight.has(id)) continue;
+              const row = this.stmt.one.get(id);
+              if (!row) continue;
+              if (row.replay) replaying.add(id);
+              inflight.set(id, run(row));
+              took++;
+            }
+          };
+          take(this.stmt.due.all(LANE_LIVE, now, free + inflight.size), free);
+          // Replay tasks fill what live ones leave free, up to their share: the rest stays for
+          // live tasks that come while a replay's receiver is slow.
+          const room = Math.min(free - took, replayShare - replaying.size);
+          if (room > 0) take(this.stmt.due.all(LANE_REPLAY, now, room + replaying.size), took + room);
         }
         // Sleep until a completion or an enqueue wakes us, the next task falls due, or a second
         // passes (tasks another writer of the file added).
