@@ -5,7 +5,7 @@ import { load } from '../eventlog/load.js';
 import type { EventLog } from '../eventlog/port.js';
 import { type Delivery, type DeliveryLog, deliveryView } from './deliveries.js';
 import { envelopesIn } from './envelope.js';
-import { encodeCursor, typeMatcher } from './feed-cursor.js';
+import { ALL, encodeCursor, typeMatcher } from './feed-cursor.js';
 import { parseBound, rangeQuery } from './feed-range.js';
 import type { DeliveryQueue, DeliveryTask } from './queue/port.js';
 import type { Replay, ReplayStore } from './replays.js';
@@ -106,19 +106,23 @@ export class WebhookOperations {
       throw invalidField('types', 'types must be a non-empty array of event type names or prefixes such as "constituent.*".');
     const range = rangeQuery(parseBound(from, 'from'), typeof to === 'string' ? parseBound(to, 'to') : undefined, undefined);
     if (types) typeMatcher(types as string[]);
+    // Without `to`, the range ends where the log stands now: later events reach the endpoint live,
+    // and a replay under steady writes still ends.
+    const head = await this.deps.log.head();
     const replay: Replay = {
       id: `rpl_${random()}`,
       team,
       endpointId,
       from,
-      to: typeof to === 'string' ? to : null,
+      to: typeof to === 'string' ? to : encodeCursor({ position: head, seen: ALL }),
       types: (types as string[] | null | undefined) ?? null,
-      status: 'running',
+      // An empty log has nothing to replay (and a cursor at its start would mean "no end").
+      status: head ? 'running' : 'done',
       queued: 0,
       sent: 0,
       failed: 0,
       next: encodeCursor(range.after),
-      exhausted: false,
+      exhausted: !head,
       error: null,
       createdAt: this.now().toISOString(),
     };

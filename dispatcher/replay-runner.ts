@@ -16,9 +16,9 @@ export interface ReplayRunnerDeps {
   deliveries: DeliveryLog;
   replays: ReplayStore;
   report?: (message: string) => void;
-  /** A replay's tasks queued and not yet finished, at most (default 2,000). */
+  /** A replay's tasks queued and not yet finished, at most (default 1,000). */
   window?: number;
-  /** Envelopes read and queued in one step, at most (default 500). */
+  /** Envelopes read and queued in one step, at most (default 250). */
   batch?: number;
 }
 
@@ -45,8 +45,8 @@ export class ReplayRunner {
 
   constructor(private readonly deps: ReplayRunnerDeps) {
     this.feed = new ChangeFeed(deps.log);
-    this.window = deps.window ?? 2000;
-    this.batch = deps.batch ?? 500;
+    this.window = deps.window ?? 1000;
+    this.batch = deps.batch ?? 250;
   }
 
   start(): void {

@@ -15,7 +15,7 @@ export interface Replay {
   id: string;
   team: number;
   endpointId: number;
-  /** The range as asked (date-times or cursors) and the type filter, read again on resume. */
+  /** The range as asked (date-times or cursors; without `to`, a cursor at the log's end then) and the type filter, read again on resume. */
   from: string;
   to: string | null;
   types: string[] | null;
