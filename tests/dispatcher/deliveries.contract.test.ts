@@ -41,6 +41,32 @@ describe.each(adapters)('the delivery log: %s', (_name, make) => {
     expect((await log.list(1, 'failed', { page: 2, pageSize: 2 })).items.map((d) => d.id)).toEqual(['d1']);
     expect((await log.list(1, undefined, { page: 1, pageSize: 10 })).total).toBe(5);
   });
+
+  it('finds one attempt by id only under its own endpoint', async () => {
+    const log = make();
+    await log.record([row('d1', { status: 'succeeded' })]);
+    expect(await log.get(1, 'd1')).toEqual(row('d1', { status: 'succeeded' }));
+    expect(await log.get(2, 'd1')).toBeNull();
+    expect(await log.get(1, 'nope')).toBeNull();
+  });
+
+  it('counts attempts per hour from a moment on, leaving out pending rows and other endpoints', async () => {
+    const log = make();
+    const at = (h: number, m: number) => new Date(Date.UTC(2026, 0, 1, h, m)).toISOString();
+    await log.record([
+      row('a', { status: 'succeeded', attemptedAt: at(9, 59) }),
+      row('b', { status: 'succeeded', attemptedAt: at(10, 0) }),
+      row('c', { status: 'failed', attemptedAt: at(10, 30) }),
+      row('d', { status: 'abandoned', attemptedAt: at(11, 5) }),
+      row('e', { status: 'succeeded', attemptedAt: at(11, 6), endpointId: 2 }),
+      row('f', { status: 'pending', nextAttemptAt: at(11, 7) }),
+    ]);
+    const hours = (await log.hourly(1, Date.parse(at(10, 0)))).sort((x, y) => x.hour - y.hour);
+    expect(hours).toEqual([
+      { hour: Date.parse(at(10, 0)), succeeded: 1, failed: 1 },
+      { hour: Date.parse(at(11, 0)), succeeded: 0, failed: 1 },
+    ]);
+  });
 });
 
 describe('the embedded delivery log on disk', () => {
