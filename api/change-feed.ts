@@ -1,6 +1,4 @@
-import { invalidField } from '../domain/shared/errors.js';
-import { parseInstant } from '../domain/shared/values.js';
-import { ChangeFeed, type FeedPage, type FeedQuery } from '../dispatcher/feed.js';
+import { ChangeFeed, type FeedPage } from '../dispatcher/feed.js';
 import { type Cursor, decodeCursor, encodeCursor, START, typeMatcher } from '../dispatcher/feed-cursor.js';
 import type { Services } from '../runtime/services.js';
 
@@ -32,25 +30,4 @@ export async function readChanges(services: Services, team: number, q: ChangesPa
   const after: Cursor = q.after === undefined ? START : q.after === 'now' ? await feed.now() : decodeCursor(q.after, 'after');
   const page: FeedPage = await feed.wait(team, { after, types, limit: q.limit ?? 100 }, (q.wait ?? 0) * 1000);
   return { changes: page.changes, next: encodeCursor(page.next), hasMore: page.hasMore };
-}
-
-/** A range bound of an export or a replay (decisions.md §12): a date-time, or a cursor. */
-export type Bound = { at: number } | { cursor: Cursor };
-
-export function parseBound(text: string, field: string): Bound {
-  if (/^\d{4}-/.test(text)) {
-    const at = parseInstant(text);
-    if (at === null) throw invalidField(field, `${field} must be a date-time such as 2026-03-01T00:00:00Z, or a cursor.`);
-    return { at };
-  }
-  return { cursor: decodeCursor(text, field) };
-}
-
-/** The feed query of a range: `from` exclusive as a cursor, both inclusive as date-times. */
-export function rangeQuery(from: Bound | undefined, to: Bound | undefined, types: string | undefined): Omit<FeedQuery, 'limit'> {
-  const after = from && 'cursor' in from ? from.cursor : START;
-  const until = to && 'cursor' in to ? to.cursor : null;
-  const at = from && 'at' in from ? from.at : -Infinity;
-  const upTo = to && 'at' in to ? to.at : Infinity;
-  return { after, until, types: typeMatcher(types), at: at === -Infinity && upTo === Infinity ? undefined : { from: at, to: upTo } };
 }

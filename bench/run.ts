@@ -8,8 +8,8 @@ import { cpus } from 'node:os';
  * (or `BENCH_ONLY=constituents`) picks one. `scale` writes a million records and takes many
  * minutes, so it runs only when named.
  */
-const MODULES = ['constituents', 'webhooks', 'scale'];
-const BY_DEFAULT = ['constituents', 'webhooks'];
+const MODULES = ['constituents', 'webhooks', 'replay', 'scale'];
+const BY_DEFAULT = ['constituents', 'webhooks', 'replay'];
 
 interface BenchModule {
   run(): Promise<{ name: string; lines: string[] }>;

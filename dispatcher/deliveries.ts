@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { ReadStore } from '../projections/store/port.js';
-import { and, eq } from '../projections/store/port.js';
+import { and, eq, gte } from '../projections/store/port.js';
 import { batcherFor } from './queue/sqlite-batch.js';
 
 /**
@@ -32,7 +32,21 @@ export interface DeliveryLog {
   recordPending(rows: Delivery[]): Promise<void>;
   /** An endpoint's attempts, newest first. */
   list(endpointId: number, status: DeliveryStatus | undefined, page: { page: number; pageSize: number }): Promise<{ items: Delivery[]; total: number }>;
+  /** One attempt by its id, if it is this endpoint's. */
+  get(endpointId: number, id: string): Promise<Delivery | null>;
+  /** Attempts made from `since` (unix ms), counted per hour (unix ms of the hour's start). */
+  hourly(endpointId: number, since: number): Promise<HourCount[]>;
 }
+
+export interface HourCount {
+  hour: number;
+  succeeded: number;
+  failed: number;
+}
+
+const HOUR_MS = 3_600_000;
+/** An attempt that got no 2xx counts as failed, whether another follows (`failed`) or not (`abandoned`). */
+const succeeded = (status: DeliveryStatus) => status === 'succeeded';
 
 const publicRow = ({ endpointId: _e, ...rest }: Delivery) => rest;
 export { publicRow as deliveryView };
@@ -83,9 +97,17 @@ export class SqliteDeliveryLog implements DeliveryLog {
       CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint_status_seq ON webhook_deliveries (endpoint_id, status, seq);
       CREATE INDEX IF NOT EXISTS webhook_deliveries_recorded ON webhook_deliveries (recorded_at);
     `);
+    // The hourly stats count attempts by when they were made (unix ms; null while pending).
+    if (!columns.some((c) => c.name === 'attempted_at'))
+      db.exec(`
+        ALTER TABLE webhook_deliveries ADD COLUMN attempted_at INTEGER;
+        UPDATE webhook_deliveries SET attempted_at = CAST((julianday(json_extract(doc, '$.attemptedAt')) - 2440587.5) * 86400000 AS INTEGER)
+          WHERE json_extract(doc, '$.attemptedAt') IS NOT NULL;
+      `);
+    db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint_attempted ON webhook_deliveries (endpoint_id, attempted_at)');
     this.stmt = {
       upsert: db.prepare(
-        'INSERT INTO webhook_deliveries (id, endpoint_id, doc, status, recorded_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, status = excluded.status, recorded_at = excluded.recorded_at',
+        'INSERT INTO webhook_deliveries (id, endpoint_id, doc, status, recorded_at, attempted_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, status = excluded.status, recorded_at = excluded.recorded_at, attempted_at = excluded.attempted_at',
       ),
       insertNew: db.prepare('INSERT OR IGNORE INTO webhook_deliveries (id, endpoint_id, doc, status, recorded_at) VALUES (?, ?, ?, ?, ?)'),
       page: db.prepare<[number, number, number], { doc: string }>('SELECT doc FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?'),
@@ -94,6 +116,12 @@ export class SqliteDeliveryLog implements DeliveryLog {
       ),
       count: db.prepare<[number], { n: number | bigint }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ?'),
       countByStatus: db.prepare<[number, string], { n: number | bigint }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status = ?'),
+      one: db.prepare<[string, number], { doc: string }>('SELECT doc FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?'),
+      // Integer division by a literal: a bound JavaScript number would be a REAL and keep the fraction.
+      hourly: db.prepare<[number, number], { hour: number | bigint; succeeded: number | bigint; failed: number | bigint }>(
+        `SELECT attempted_at / ${HOUR_MS} AS hour, SUM(status = 'succeeded') AS succeeded, SUM(status <> 'succeeded') AS failed
+           FROM webhook_deliveries WHERE endpoint_id = ? AND attempted_at >= ? GROUP BY hour`,
+      ),
       prune: db.prepare<[number, number]>(
         'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE recorded_at < ? LIMIT ?)',
       ),
@@ -104,7 +132,7 @@ export class SqliteDeliveryLog implements DeliveryLog {
     if (!rows.length) return;
     const at = Math.floor(this.now());
     await batcherFor(this.db).run(() => {
-      for (const r of rows) this.stmt.upsert.run(r.id, r.endpointId, JSON.stringify(r), r.status, at);
+      for (const r of rows) this.stmt.upsert.run(r.id, r.endpointId, JSON.stringify(r), r.status, at, r.attemptedAt === null ? null : Date.parse(r.attemptedAt));
       this.pruneIfDue(at);
     });
   }
@@ -122,6 +150,17 @@ export class SqliteDeliveryLog implements DeliveryLog {
     const rows = status ? this.stmt.pageByStatus.all(endpointId, status, page.pageSize, offset) : this.stmt.page.all(endpointId, page.pageSize, offset);
     const count = status ? this.stmt.countByStatus.get(endpointId, status) : this.stmt.count.get(endpointId);
     return { items: rows.map((r) => JSON.parse(r.doc) as Delivery), total: Number(count!.n) };
+  }
+
+  async get(endpointId: number, id: string): Promise<Delivery | null> {
+    const r = this.stmt.one.get(id, endpointId);
+    return r ? (JSON.parse(r.doc) as Delivery) : null;
+  }
+
+  async hourly(endpointId: number, since: number): Promise<HourCount[]> {
+    return this.stmt.hourly
+      .all(endpointId, since)
+      .map((r) => ({ hour: Number(r.hour) * HOUR_MS, succeeded: Number(r.succeeded), failed: Number(r.failed) }));
   }
 
   /** Deletes rows last written before the retention period; runs inside a write's transaction. */
@@ -163,6 +202,7 @@ export class StoreDeliveryLog implements DeliveryLog {
       indexes: [
         ['endpointId', '_seq'],
         ['endpointId', 'status', '_seq'],
+        ['endpointId', 'attemptedAt'],
       ],
       expireAfter: { field: '_recordedAt', seconds: Math.round((options.retentionDays ?? 30) * 86_400) },
     });
@@ -189,6 +229,33 @@ export class StoreDeliveryLog implements DeliveryLog {
       sort: [{ field: '_seq', dir: 'desc' }],
       page,
     });
-    return { items: r.items.map(({ _seq, _recordedAt, ...d }) => d as Delivery), total: r.total };
+    return { items: r.items.map(strip), total: r.total };
+  }
+
+  async get(endpointId: number, id: string): Promise<Delivery | null> {
+    await this.ready;
+    const r = await this.store.get<StoredDelivery>(WEBHOOK_DELIVERIES, id);
+    return r && r.endpointId === endpointId ? strip(r) : null;
+  }
+
+  /** Counted here from the rows (the read store has no grouping), a page at a time. */
+  async hourly(endpointId: number, since: number): Promise<HourCount[]> {
+    await this.ready;
+    const hours = new Map<number, HourCount>();
+    const filter = and(eq('endpointId', endpointId), gte('attemptedAt', new Date(since).toISOString()));
+    for (let page = 1; ; page++) {
+      const r = await this.store.find<StoredDelivery>({ collection: WEBHOOK_DELIVERIES, filter, sort: [{ field: 'attemptedAt', dir: 'asc' }], page: { page, pageSize: 1000 } });
+      for (const d of r.items) {
+        const hour = Math.floor(Date.parse(d.attemptedAt!) / HOUR_MS) * HOUR_MS;
+        const h = hours.get(hour) ?? { hour, succeeded: 0, failed: 0 };
+        if (succeeded(d.status)) h.succeeded++;
+        else h.failed++;
+        hours.set(hour, h);
+      }
+      if (page * 1000 >= r.total) return [...hours.values()];
+    }
   }
 }
+
+type StoredDelivery = Delivery & { _seq: number; _recordedAt?: Date };
+const strip = ({ _seq, _recordedAt, ...d }: StoredDelivery) => d as Delivery;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { load } from '../eventlog/load.js';
 import type { EventLog } from '../eventlog/port.js';
-import { endpointEvolver, signingSecrets, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
+import { endpointEvolver, type EndpointState, signingSecrets, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
 import type { Delivery, DeliveryLog } from './deliveries.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Lease, Outcome } from './queue/port.js';
 import { hasNextAttempt, retryDelayMs, type RetryPolicy } from './retry.js';
@@ -37,6 +37,21 @@ export interface WorkerDeps {
   policy: RetryPolicy;
   now?: () => Date;
   report?: (message: string) => void;
+  /** Told when a replay's task is finished (delivered or given up): the replay's progress (replays.ts). */
+  settled?: (replay: string, taskId: string, delivered: boolean) => Promise<void>;
+}
+
+/** An attempt's outcome, saying for a finished task whether it was delivered. */
+type Attempted = { kind: 'done'; delivered: boolean } | { kind: 'retry'; delayMs: number };
+
+/** Signs and sends one attempt of a task to the endpoint as it is now (the queue's attempts and a test alike). */
+export function sendAttempt(sender: Sender, ep: EndpointState, task: Pick<DeliveryTask, 'eventType' | 'body'>, delivery: string, now: Date) {
+  const headers = {
+    'X-Turnout-Event': task.eventType,
+    'X-Turnout-Delivery': delivery,
+    'X-Turnout-Signature': signatureHeader(task.body, signingSecrets(ep, now), Math.floor(now.getTime() / 1000)),
+  };
+  return sender.send(ep.url, task.body, headers);
 }
 
 /**
@@ -44,31 +59,26 @@ export interface WorkerDeps {
  * secret or a new URL applies to retries), sign, send, record the attempt, then finish or
  * schedule the retry.
  */
-export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease): Promise<Outcome> {
+export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease): Promise<Attempted> {
   const now = deps.now?.() ?? new Date();
   const { state: ep } = await load(deps.log, webhookEndpointStream(task.endpointId), endpointEvolver);
   const row: Delivery = { ...pendingDelivery(task, attempt, null), attemptedAt: now.toISOString() };
   // A deleted endpoint takes its delivery log with it: nothing to send, nothing to record.
-  if (!ep.exists || ep.deleted || ep.team !== task.team) return { kind: 'done' };
+  if (!ep.exists || ep.deleted || ep.team !== task.team) return { kind: 'done', delivered: false };
   if (!ep.active) {
     await deps.deliveries.record([{ ...row, status: 'abandoned', error: 'endpoint is inactive; delivery stopped' }]);
-    return { kind: 'done' };
+    return { kind: 'done', delivered: false };
   }
-  const headers = {
-    'X-Turnout-Event': task.eventType,
-    'X-Turnout-Delivery': row.id,
-    'X-Turnout-Signature': signatureHeader(task.body, signingSecrets(ep, now), Math.floor(now.getTime() / 1000)),
-  };
-  const r = await deps.sender.send(ep.url, task.body, headers);
+  const r = await sendAttempt(deps.sender, ep, task, row.id, now);
   const attempted = { ...row, responseStatus: r.responseStatus, durationMs: r.durationMs, error: r.error };
   if (r.ok) {
     await deps.deliveries.record([{ ...attempted, status: 'succeeded' }]);
-    return { kind: 'done' };
+    return { kind: 'done', delivered: true };
   }
   if (!hasNextAttempt(deps.policy, attempt)) {
     await deps.deliveries.record([{ ...attempted, status: 'abandoned' }]);
     deps.report?.(`webhook ${task.eventType} ${task.eventId} to endpoint ${task.endpointId} abandoned after ${attempt} attempts: ${r.error}`);
-    return { kind: 'done' };
+    return { kind: 'done', delivered: false };
   }
   const delayMs = retryDelayMs(deps.policy, attempt);
   const nextAt = new Date(now.getTime() + r.durationMs + delayMs).toISOString();
@@ -80,5 +90,10 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
 }
 
 export function startWorker(deps: WorkerDeps, concurrency = 64): Consumer {
-  return deps.queue.consume((lease) => attemptDelivery(deps, lease), { concurrency });
+  return deps.queue.consume(async (lease): Promise<Outcome> => {
+    const outcome = await attemptDelivery(deps, lease);
+    const { replay, id } = lease.task;
+    if (outcome.kind === 'done' && replay && deps.settled) await deps.settled(replay, id, outcome.delivered);
+    return outcome;
+  }, { concurrency });
 }

@@ -2,6 +2,9 @@ import type Database from 'better-sqlite3';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { CommandDeps } from '../commands/deps.js';
 import type { DeliveryLog } from '../dispatcher/deliveries.js';
+import type { WebhookOperations } from '../dispatcher/operations.js';
+import type { DeliveryQueue } from '../dispatcher/queue/port.js';
+import type { ReplayStore } from '../dispatcher/replays.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { ProjectorThread } from './read-models.js';
@@ -32,6 +35,12 @@ export interface Services extends CommandDeps {
   followers: () => Promise<FollowerStatus[]>;
   /** Every webhook delivery attempt, per endpoint (the admin surface reads it). */
   deliveries: DeliveryLog;
+  /** Webhook replay jobs (decisions.md §12), beside the delivery log. */
+  replays: ReplayStore;
+  /** The process's delivery queue, opened on first use. */
+  webhookQueue: () => Promise<DeliveryQueue>;
+  /** Test, resend, replay and stats of an endpoint (decisions.md §12). */
+  webhooks: WebhookOperations;
   /** Idempotency-Key answers (decisions.md §11): embedded SQLite, or MongoDB shared by every API process. */
   idempotency: IdempotencyStore;
 }

@@ -12,6 +12,11 @@ import { shareFileWith } from '../dispatcher/queue/sqlite-batch.js';
 import { Sender } from '../dispatcher/send.js';
 import type { Lookup } from '../dispatcher/ssrf.js';
 import { startWorker } from '../dispatcher/worker.js';
+import { SqliteDeliveryLog, StoreDeliveryLog } from '../dispatcher/deliveries.js';
+import { WebhookOperations } from '../dispatcher/operations.js';
+import { ReplayRunner } from '../dispatcher/replay-runner.js';
+import { SqliteReplayStore, StoreReplayStore } from '../dispatcher/replays.js';
+import type { ReadStore } from '../projections/store/port.js';
 import { type LeasedWork, LeaseKeeper } from '../projections/lease.js';
 
 /**
@@ -40,13 +45,41 @@ export function openWebhookDb(config: Config, log: EventLog): Database.Database 
   return db;
 }
 
-async function openQueue(config: Config, runtime: Pick<Runtime, 'webhookDb'>): Promise<DeliveryQueue> {
+async function openQueue(config: Config, webhookDb: Database.Database | null): Promise<DeliveryQueue> {
   if (config.natsUrl) {
     const { NatsDeliveryQueue } = await import('../dispatcher/queue/nats.js');
     return NatsDeliveryQueue.connect(config.natsUrl);
   }
-  if (!runtime.webhookDb) throw new Error('the embedded delivery queue needs an embedded webhook database');
-  return new SqliteDeliveryQueue(runtime.webhookDb);
+  if (!webhookDb) throw new Error('the embedded delivery queue needs an embedded webhook database');
+  return new SqliteDeliveryQueue(webhookDb);
+}
+
+/**
+ * The webhook state a process reads and writes besides the log: the delivery log and the replay
+ * jobs (in the embedded webhook database, else the shared read store, so every API process sees
+ * them), the delivery queue (opened on first use, one per process: the API enqueues resends on it,
+ * the dispatcher consumes it) and the operations of decisions.md §12. `onClose` is told how to
+ * close what was opened.
+ */
+export function openWebhookState(config: Config, store: ReadStore, webhookDb: Database.Database | null, log: EventLog, onClose: (fn: () => Promise<void> | void) => void) {
+  const retention = { retentionDays: config.deliveryLogDays };
+  const deliveries = webhookDb ? new SqliteDeliveryLog(webhookDb, retention) : new StoreDeliveryLog(store, retention);
+  const replays = webhookDb ? new SqliteReplayStore(webhookDb) : new StoreReplayStore(store);
+  let queue: Promise<DeliveryQueue> | null = null;
+  let sender: Sender | null = null;
+  onClose(async () => {
+    sender?.close();
+    if (queue) await (await queue).close();
+  });
+  const webhookQueue = () => (queue ??= openQueue(config, webhookDb));
+  const webhooks = new WebhookOperations({
+    log,
+    deliveries,
+    replays,
+    queue: webhookQueue,
+    sender: () => (sender ??= new Sender({ timeoutMs: config.webhook.timeoutMs, allowInsecure: config.webhook.allowInsecure })),
+  });
+  return { deliveries, replays, webhookQueue, webhooks };
 }
 
 export interface DispatcherHandle {
@@ -58,15 +91,23 @@ export interface DispatcherHandle {
 /** The log follower as restartable work: a fresh Dispatcher, resuming from the queue's checkpoint, each time. */
 class FollowLog implements LeasedWork {
   current: Dispatcher | null = null;
-  constructor(private readonly make: () => Dispatcher) {}
+  private replays: ReplayRunner | null = null;
+  constructor(
+    private readonly make: () => Dispatcher,
+    private readonly makeReplays: () => ReplayRunner,
+  ) {}
   async start(): Promise<void> {
     const d = this.make();
     await d.start();
     this.current = d;
+    // Replays run beside the log follower: one process at a time queues them.
+    this.replays = this.makeReplays();
+    this.replays.start();
   }
   async stop(): Promise<void> {
-    const d = this.current;
-    this.current = null;
+    const [d, r] = [this.current, this.replays];
+    [this.current, this.replays] = [null, null];
+    await r?.stop();
     await d?.stop();
   }
 }
@@ -74,12 +115,12 @@ class FollowLog implements LeasedWork {
 /** Starts the dispatcher (log → queue) and the delivery workers (queue → receivers). */
 export async function startDispatcher(
   config: Config,
-  runtime: Pick<Runtime, 'services' | 'onClose' | 'nats' | 'webhookDb' | 'watchFollower'>,
+  runtime: Pick<Runtime, 'services' | 'onClose' | 'nats' | 'watchFollower'>,
   options: { lookup?: Lookup; concurrency?: number; report?: (m: string) => void } = {},
 ): Promise<DispatcherHandle> {
   const { services } = runtime;
-  const queue = await openQueue(config, runtime);
-  const deliveries = services.deliveries;
+  const queue = await services.webhookQueue();
+  const { deliveries, replays } = services;
   const report = options.report ?? ((m: string) => console.warn(m));
   const follow = new FollowLog(
     () =>
@@ -92,6 +133,7 @@ export async function startDispatcher(
         onError: (err) => report(`webhook dispatcher: ${err instanceof Error ? err.message : String(err)}`),
         report,
       }),
+    () => new ReplayRunner({ log: services.log, queue, deliveries, replays, report }),
   );
   // With a shared queue several dispatcher processes run. Delivery workers run in all of them,
   // but only the holder of a lease follows the log and enqueues: a dispatcher far behind the
@@ -108,7 +150,8 @@ export async function startDispatcher(
   const sender = new Sender({ timeoutMs: config.webhook.timeoutMs, allowInsecure: config.webhook.allowInsecure, lookup: options.lookup });
   // Readiness: the log follower, while this process runs it.
   runtime.watchFollower(async () => follow.current?.status() ?? (keeper ? null : { name: 'webhook-dispatcher', state: 'catching_up', behind: null }));
-  const worker = startWorker({ log: services.log, queue, deliveries, sender, policy: config.webhook, report }, options.concurrency ?? 64);
+  const settled = (replay: string, taskId: string, delivered: boolean) => replays.settled(replay, taskId, delivered);
+  const worker = startWorker({ log: services.log, queue, deliveries, sender, policy: config.webhook, report, settled }, options.concurrency ?? 64);
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
@@ -116,7 +159,6 @@ export async function startDispatcher(
     await (keeper ? keeper.stop() : follow.stop());
     await worker.stop();
     sender.close();
-    await queue.close();
   };
   runtime.onClose(stop);
   return {

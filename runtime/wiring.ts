@@ -15,11 +15,10 @@ import { lockDataDir } from './datadir-lock.js';
 import { privateFile, secureDataDir } from './private-files.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Runtime, Services } from './services.js';
-import { openWebhookDb } from './webhooks.js';
+import { openWebhookDb, openWebhookState } from './webhooks.js';
 import { SqliteIdempotencyStore } from './idempotency/sqlite.js';
 import { inlineProjection } from './inline-projection.js';
 import { type CatchUpProgress, LOG_FILE, ProjectorThread, READ_MODELS_FILE } from './read-models.js';
-import { SqliteDeliveryLog, StoreDeliveryLog } from '../dispatcher/deliveries.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 
 export type { Runtime };
@@ -153,8 +152,7 @@ export async function openRuntime(
   // Delivery attempts are logged in the shared read store (MongoDB) when there is one, so every
   // API process sees them; else in an embedded SQLite file, which survives restarts.
   const webhookDb = config.mongoUrl ? null : openWebhookDb(config, log);
-  const retention = { retentionDays: config.deliveryLogDays };
-  const deliveries = webhookDb ? new SqliteDeliveryLog(webhookDb, retention) : new StoreDeliveryLog(rawStore, retention);
+  const webhookState = openWebhookState(config, rawStore, webhookDb, log, (fn) => closers.push(fn));
 
   const idempotency = config.mongoUrl
     ? await (await import('./idempotency/mongo.js')).MongoIdempotencyStore.connect(config.mongoUrl)
@@ -176,7 +174,7 @@ export async function openRuntime(
     starting: () => starting,
     config,
     limiter,
-    deliveries,
+    ...webhookState,
     idempotency,
     checkWebhookUrl: endpointUrlCheck({ allowInsecure: config.webhook.allowInsecure }),
     reachable: async () => {

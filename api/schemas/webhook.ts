@@ -45,3 +45,38 @@ export const DeliveriesQuery = Type.Object(
   { status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('abandoned')])), ...Paging },
   { additionalProperties: false },
 );
+
+/** A delivery of the admin surface's operations (decisions.md §12). */
+export const DeliveryParams = Type.Object(
+  { teamId: Type.Integer({ minimum: 1 }), id: Type.Integer({ minimum: 1 }), deliveryId: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
+export const ReplayParams = Type.Object(
+  { teamId: Type.Integer({ minimum: 1 }), id: Type.Integer({ minimum: 1 }), replayId: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
+
+// Checked by the operation, so a wrong one is invalid_field naming it.
+export const ReplayBody = Body({
+  from: Type.Optional(Type.Unknown({ description: 'Required. A date-time (inclusive) or a change-feed cursor (exclusive, like `after`)' })),
+  to: Type.Optional(Type.Unknown({ description: 'A date-time or a change-feed cursor, both inclusive; absent: up to the end of the log' })),
+  types: Type.Optional(Type.Unknown({ description: 'Catalog type names or prefixes such as "constituent.*"; absent: all the endpoint subscribes to' })),
+});
+
+export const Replay = Type.Object({
+  id: Type.String(),
+  status: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
+  queued: Type.Integer({ description: 'Envelopes queued for the endpoint so far' }),
+  sent: Type.Integer({ description: 'Of those, delivered' }),
+  failed: Type.Integer({ description: 'Of those, given up on' }),
+});
+
+export const StatsQuery = Type.Object(
+  { hours: Type.Optional(Type.Integer({ minimum: 1, maximum: 720, default: 24, description: '1 to 720; default 24' })) },
+  { additionalProperties: false },
+);
+export const HourStats = Type.Object({
+  hour: Type.String({ description: 'The start of the hour (UTC)' }),
+  succeeded: Type.Integer(),
+  failed: Type.Integer({ description: 'Attempts that got no 2xx (retried or given up)' }),
+});

@@ -97,6 +97,11 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     await this.kv.put('checkpoint', positionToString(checkpoint));
   }
 
+  /** Same subject as live tasks: a replay keeps only a small window of its tasks queued (replay-runner.ts), so live ones never wait behind many. */
+  async add(tasks: DeliveryTask[]): Promise<void> {
+    await Promise.all(tasks.map((t) => this.js.publish(this.subject, JSON.stringify(t), { msgID: t.id })));
+  }
+
   consume(handler: (lease: Lease) => Promise<Outcome>, options: { concurrency: number }): Consumer {
     const inflight = new Set<Promise<void>>();
     let stopped = false;
@@ -137,7 +142,17 @@ export class NatsDeliveryQueue implements DeliveryQueue {
 
     const pumps = DELAY_TIERS_MS.map((tier) => pumpTier(this.js, this.delays, tier, this.onError));
     const loop = (async () => {
-      const c = await this.js.consumers.get(this.stream, this.durable);
+      // Looking the consumer up can time out on a busy server: try again, or nothing is ever consumed.
+      let c: Awaited<ReturnType<JetStreamClient['consumers']['get']>> | null = null;
+      while (!c && !stopped) {
+        try {
+          c = await this.js.consumers.get(this.stream, this.durable);
+        } catch (err) {
+          this.onError(err);
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
+      if (!c) return;
       messages = await c.consume({ max_messages: Math.max(options.concurrency, 1) });
       if (stopped) messages.stop();
       for await (const m of messages) {

@@ -15,6 +15,8 @@ export interface DeliveryTask {
   eventType: string;
   /** The envelope JSON, prepared once as of the event and sent byte for byte on every attempt. */
   body: string;
+  /** The replay job that queued it (decisions.md §12); absent for live deliveries and resends. */
+  replay?: string;
 }
 
 export interface Lease {
@@ -39,6 +41,12 @@ export interface DeliveryQueue {
    * backend allows, as one atomic step.
    */
   enqueue(tasks: DeliveryTask[], checkpoint: Position): Promise<void>;
+  /**
+   * Enqueues tasks outside the log's order (a resend, a replay's batch) without moving the
+   * checkpoint; an id already enqueued is ignored. Replay tasks wait behind live ones where the
+   * backend can tell them apart.
+   */
+  add(tasks: DeliveryTask[]): Promise<void>;
   /** Hands due tasks to the handler, at most `concurrency` at once, until stopped. */
   consume(handler: (lease: Lease) => Promise<Outcome>, options: { concurrency: number }): Consumer;
   close(): Promise<void>;

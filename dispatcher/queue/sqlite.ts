@@ -12,7 +12,13 @@ interface TaskRow {
   body: string;
   attempts: number | bigint;
   due_at: number | bigint;
+  replay: string | null;
 }
+
+const LANE_LIVE = 0;
+const LANE_REPLAY = 1;
+/** The part of the consumer's concurrency replay tasks may hold at once. */
+const REPLAY_SHARE = 0.75;
 
 /**
  * The embedded queue: a table in the webhook database it is given (the composition root gives
@@ -41,13 +47,18 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
       CREATE INDEX IF NOT EXISTS webhook_tasks_due ON webhook_tasks (due_at);
       CREATE TABLE IF NOT EXISTS webhook_checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL);
     `);
+    // Replay tasks (decisions.md §12) wait in a lane of their own, taken only when live ones leave
+    // room, so a replay of a million events never delays a live delivery.
+    const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('webhook_tasks')").all();
+    if (!columns.some((c) => c.name === 'replay')) db.exec('ALTER TABLE webhook_tasks ADD COLUMN replay TEXT; ALTER TABLE webhook_tasks ADD COLUMN lane INTEGER NOT NULL DEFAULT 0;');
+    db.exec('CREATE INDEX IF NOT EXISTS webhook_tasks_lane_due ON webhook_tasks (lane, due_at)');
     this.stmt = {
       insert: db.prepare(
-        'INSERT OR IGNORE INTO webhook_tasks (id, endpoint_id, team, event_id, event_type, body, attempts, due_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)',
+        'INSERT OR IGNORE INTO webhook_tasks (id, endpoint_id, team, event_id, event_type, body, attempts, due_at, replay, lane) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)',
       ),
       setCheckpoint: db.prepare('INSERT INTO webhook_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position'),
       getCheckpoint: db.prepare<[string], { position: string }>('SELECT position FROM webhook_checkpoints WHERE name = ?'),
-      due: db.prepare<[number, number], { id: string }>('SELECT id FROM webhook_tasks WHERE due_at <= ? ORDER BY due_at LIMIT ?'),
+      due: db.prepare<[number, number, number], { id: string }>('SELECT id FROM webhook_tasks WHERE lane = ? AND due_at <= ? ORDER BY due_at LIMIT ?'),
       one: db.prepare<[string], TaskRow>('SELECT * FROM webhook_tasks WHERE id = ?'),
       nextAfter: db.prepare<[number], { at: number | bigint | null }>('SELECT MIN(due_at) AS at FROM webhook_tasks WHERE due_at > ?'),
       done: db.prepare('DELETE FROM webhook_tasks WHERE id = ?'),
@@ -63,14 +74,27 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
   async enqueue(tasks: DeliveryTask[], checkpoint: Position): Promise<void> {
     const due = this.now();
     await batcherFor(this.db).run(() => {
-      for (const t of tasks) this.stmt.insert.run(t.id, t.endpointId, t.team, t.eventId, t.eventType, t.body, due);
+      this.insert(tasks, due);
       this.stmt.setCheckpoint.run(this.name, positionToString(checkpoint));
     });
     if (tasks.length) for (const w of this.wakers) w();
   }
 
+  async add(tasks: DeliveryTask[]): Promise<void> {
+    if (!tasks.length) return;
+    const due = this.now();
+    await batcherFor(this.db).run(() => this.insert(tasks, due));
+    for (const w of this.wakers) w();
+  }
+
+  private insert(tasks: DeliveryTask[], due: number): void {
+    for (const t of tasks) this.stmt.insert.run(t.id, t.endpointId, t.team, t.eventId, t.eventType, t.body, due, t.replay ?? null, t.replay ? LANE_REPLAY : LANE_LIVE);
+  }
+
   consume(handler: (lease: Lease) => Promise<Outcome>, options: { concurrency: number }): Consumer {
     const inflight = new Map<string, Promise<void>>();
+    const replaying = new Set<string>();
+    const replayShare = Math.max(1, Math.floor(options.concurrency * REPLAY_SHARE));
     let stopped = false;
     // A wake-up that arrives while the loop is busy is kept, so it is never lost.
     let kicked = false;
@@ -97,6 +121,7 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
         eventId: row.event_id,
         eventType: row.event_type,
         body: row.body,
+        ...(row.replay ? { replay: row.replay } : {}),
       };
       try {
         const outcome = await handler({ task, attempt });
@@ -107,6 +132,7 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
         // The handler records its own failures; an unexpected throw leaves the task due, to retry.
       } finally {
         inflight.delete(row.id);
+        replaying.delete(row.id);
         waker();
       }
     };
@@ -118,14 +144,22 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
         const free = options.concurrency - inflight.size;
         if (free > 0) {
           let took = 0;
-          for (const { id } of this.stmt.due.all(now, free + inflight.size)) {
-            if (took >= free) break;
-            if (inflight.has(id)) continue;
-            const row = this.stmt.one.get(id);
-            if (!row) continue;
-            inflight.set(id, run(row));
-            took++;
-          }
+          const take = (rows: Array<{ id: string }>, limit: number) => {
+            for (const { id } of rows) {
+              if (took >= limit) break;
+              if (inflight.has(id)) continue;
+              const row = this.stmt.one.get(id);
+              if (!row) continue;
+              if (row.replay) replaying.add(id);
+              inflight.set(id, run(row));
+              took++;
+            }
+          };
+          take(this.stmt.due.all(LANE_LIVE, now, free + inflight.size), free);
+          // Replay tasks fill what live ones leave free, up to their share: the rest stays for
+          // live tasks that come while a replay's receiver is slow.
+          const room = Math.min(free - took, replayShare - replaying.size);
+          if (room > 0) take(this.stmt.due.all(LANE_REPLAY, now, room + replaying.size), took + room);
         }
         // Sleep until a completion or an enqueue wakes us, the next task falls due, or a second
         // passes (tasks another writer of the file added).

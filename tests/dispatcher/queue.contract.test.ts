@@ -40,6 +40,20 @@ function contract(name: string, make: () => Promise<Adapter>, skip = false) {
       await q.close();
     });
 
+    it('adds tasks outside the log order without moving the checkpoint, once per id, with their replay', async () => {
+      const q = await adapter.open();
+      await q.enqueue([], pos(20));
+      await q.add([{ ...task('r1'), replay: 'rpl_x' }, task('r2')]);
+      await q.add([{ ...task('r1'), replay: 'rpl_x' }]);
+      expect(await q.checkpoint()).toEqual(pos(20));
+      const seen: Lease[] = [];
+      const c = q.consume(async (l) => (seen.push(l), { kind: 'done' }), { concurrency: 4 });
+      await until(() => seen.length >= 2, 8000, 'both tasks');
+      await c.stop();
+      expect(seen.map((l) => [l.task.id, l.task.replay]).sort()).toEqual([['r1', 'rpl_x'], ['r2', undefined]]);
+      await q.close();
+    });
+
     it('redelivers a task after the delay it asked for, counting attempts', async () => {
       const q = await adapter.open();
       await q.enqueue([task('b1')], pos(9));

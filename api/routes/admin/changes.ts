@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../runtime/services.js';
-import { changeFeed, parseBound, rangeQuery, readChanges } from '../../change-feed.js';
+import { changeFeed, readChanges } from '../../change-feed.js';
+import { parseBound, rangeQuery } from '../../../dispatcher/feed-range.js';
 import { TeamParams } from '../../schemas/admin.js';
 import { ChangesPage, ChangesQuery, ExportQuery } from '../../schemas/changes.js';
 import { errors } from '../../schemas/common.js';

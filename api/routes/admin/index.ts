@@ -18,6 +18,7 @@ import { adminTaskGroupRoutes } from './task-groups.js';
 import { adminVolunteerTaskRoutes } from './volunteer-tasks.js';
 import { teamRoutes } from './teams.js';
 import { webhookEndpointRoutes } from './webhook-endpoints.js';
+import { webhookOperationRoutes } from './webhook-operations.js';
 
 /**
  * The application surface (decisions.md 9): what team admins, the public sign-up page and the
@@ -36,6 +37,7 @@ export const adminRoutes =
     });
     await app.register(teamRoutes(services));
     await app.register(webhookEndpointRoutes(services));
+    await app.register(webhookOperationRoutes(services));
     await app.register(adminDonationRoutes(services));
     await app.register(historyRoutes(services));
     await app.register(adminChangeRoutes(services));

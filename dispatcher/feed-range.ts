@@ -1,0 +1,25 @@
+import { invalidField } from '../domain/shared/errors.js';
+import { parseInstant } from '../domain/shared/values.js';
+import type { FeedQuery } from './feed.js';
+import { type Cursor, decodeCursor, START, typeMatcher } from './feed-cursor.js';
+
+/** A range bound of an export or a replay (decisions.md §12): a date-time, or a cursor. */
+export type Bound = { at: number } | { cursor: Cursor };
+
+export function parseBound(text: string, field: string): Bound {
+  if (/^\d{4}-/.test(text)) {
+    const at = parseInstant(text);
+    if (at === null) throw invalidField(field, `${field} must be a date-time such as 2026-03-01T00:00:00Z, or a cursor.`);
+    return { at };
+  }
+  return { cursor: decodeCursor(text, field) };
+}
+
+/** The feed query of a range: `from` exclusive as a cursor, both inclusive as date-times. */
+export function rangeQuery(from: Bound | undefined, to: Bound | undefined, types: string | readonly string[] | undefined): Omit<FeedQuery, 'limit'> {
+  const after = from && 'cursor' in from ? from.cursor : START;
+  const until = to && 'cursor' in to ? to.cursor : null;
+  const at = from && 'at' in from ? from.at : -Infinity;
+  const upTo = to && 'at' in to ? to.at : Infinity;
+  return { after, until, types: typeMatcher(types), at: at === -Infinity && upTo === Infinity ? undefined : { from: at, to: upTo } };
+}
