@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { invalidField, notFound } from '../domain/shared/errors.js';
+import { invalidField, missingField, notFound } from '../domain/shared/errors.js';
 import { endpointEvolver, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
 import { load } from '../eventlog/load.js';
 import type { EventLog } from '../eventlog/port.js';
@@ -100,7 +100,8 @@ export class WebhookOperations {
   /** Checks the range and records the job; the dispatcher's ReplayRunner picks it up. */
   async replay(team: number, endpointId: number, body: { from?: unknown; to?: unknown; types?: unknown }) {
     const { from, to, types } = body;
-    if (typeof from !== 'string') throw invalidField('from', 'from is required: a date-time such as 2026-03-01T00:00:00Z, or a change-feed cursor.');
+    if (from === undefined || from === null) throw missingField('from', 'from is required: a date-time such as 2026-03-01T00:00:00Z, or a change-feed cursor.');
+    if (typeof from !== 'string') throw invalidField('from', 'from must be a date-time such as 2026-03-01T00:00:00Z, or a change-feed cursor.');
     if (to !== undefined && to !== null && typeof to !== 'string') throw invalidField('to', 'to must be a date-time or a change-feed cursor.');
     if (types !== undefined && types !== null && (!Array.isArray(types) || !types.length || types.some((t) => typeof t !== 'string')))
       throw invalidField('types', 'types must be a non-empty array of event type names or prefixes such as "constituent.*".');

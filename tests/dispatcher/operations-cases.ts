@@ -151,11 +151,12 @@ export function operationCases(get: () => { t: TestApp; rx: Receiver }) {
       expect(await replayDone(team, ep, r.body.replay.id)).toMatchObject({ status: 'done', queued: 1, sent: 0, failed: 1 });
     });
 
-    it('refuses a bad range with invalid_field naming it, and an unknown replay with 404', async () => {
+    it('refuses an absent from with missing_field, a bad range with invalid_field naming it, and an unknown replay with 404', async () => {
       const team = await get().t.team();
       const ep = await endpoint(team, '/replay-bad');
+      const absent = await team.admin.post(`/webhook-endpoints/${ep}/replay`, {});
+      expect([absent.status, absent.body.error.code, absent.body.error.field]).toEqual([400, 'missing_field', 'from']);
       const bad: Array<[unknown, string]> = [
-        [{}, 'from'],
         [{ from: 'yesterday' }, 'from'],
         [{ from: '2026-13-45T00:00:00Z' }, 'from'],
         [{ from: 5 }, 'from'],
