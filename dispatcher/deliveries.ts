@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { ReadStore } from '../projections/store/port.js';
-import { and, eq } from '../projections/store/port.js';
+import { and, eq, gte } from '../projections/store/port.js';
 import { batcherFor } from './queue/sqlite-batch.js';
 
 /**
@@ -32,7 +32,15 @@ export interface DeliveryLog {
   recordPending(rows: Delivery[]): Promise<void>;
   /** An endpoint's attempts, newest first. */
   list(endpointId: number, status: DeliveryStatus | undefined, page: { page: number; pageSize: number }): Promise<{ items: Delivery[]; total: number }>;
+  /**
+   * When the endpoint's unbroken run of failed attempts began: the first failed (or abandoned)
+   * attempt logged after its last success; null when none failed since. Auto-disable (decisions.md 12).
+   */
+  failingSince(endpointId: number): Promise<string | null>;
 }
+
+/** The earlier of two attempt times (ISO strings compare in time order). */
+const earliest = (a: string | null | undefined, b: string | null | undefined) => (a && b ? (a < b ? a : b) : (a ?? b ?? null));
 
 const publicRow = ({ endpointId: _e, ...rest }: Delivery) => rest;
 export { publicRow as deliveryView };
@@ -94,6 +102,12 @@ export class SqliteDeliveryLog implements DeliveryLog {
       ),
       count: db.prepare<[number], { n: number | bigint }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ?'),
       countByStatus: db.prepare<[number, string], { n: number | bigint }>('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status = ?'),
+      lastSucceeded: db.prepare<[number], { seq: number | bigint }>(
+        "SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'succeeded' ORDER BY seq DESC LIMIT 1",
+      ),
+      firstWithStatusAfter: db.prepare<[number, string, number], { at: string | null }>(
+        "SELECT json_extract(doc, '$.attemptedAt') AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? AND seq > ? ORDER BY seq LIMIT 1",
+      ),
       prune: db.prepare<[number, number]>(
         'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE recorded_at < ? LIMIT ?)',
       ),
@@ -122,6 +136,13 @@ export class SqliteDeliveryLog implements DeliveryLog {
     const rows = status ? this.stmt.pageByStatus.all(endpointId, status, page.pageSize, offset) : this.stmt.page.all(endpointId, page.pageSize, offset);
     const count = status ? this.stmt.countByStatus.get(endpointId, status) : this.stmt.count.get(endpointId);
     return { items: rows.map((r) => JSON.parse(r.doc) as Delivery), total: Number(count!.n) };
+  }
+
+  async failingSince(endpointId: number): Promise<string | null> {
+    // One index seek per status (endpoint, status, seq), however long the run of failures.
+    const after = Number(this.stmt.lastSucceeded.get(endpointId)?.seq ?? 0);
+    const first = (status: DeliveryStatus) => this.stmt.firstWithStatusAfter.get(endpointId, status, after)?.at;
+    return earliest(first('failed'), first('abandoned'));
   }
 
   /** Deletes rows last written before the retention period; runs inside a write's transaction. */
@@ -190,5 +211,20 @@ export class StoreDeliveryLog implements DeliveryLog {
       page,
     });
     return { items: r.items.map(({ _seq, _recordedAt, ...d }) => d as Delivery), total: r.total };
+  }
+
+  async failingSince(endpointId: number): Promise<string | null> {
+    await this.ready;
+    const one = (status: DeliveryStatus, after: number, dir: 'asc' | 'desc') =>
+      this.store.find<Delivery & { _seq: number }>({
+        collection: WEBHOOK_DELIVERIES,
+        filter: and(eq('endpointId', endpointId), eq('status', status), gte('_seq', after)),
+        sort: [{ field: '_seq', dir }],
+        page: { page: 1, pageSize: 1 },
+      });
+    const lastSuccess = (await one('succeeded', 0, 'desc')).items[0];
+    const after = lastSuccess ? lastSuccess._seq + 1 : 0;
+    const [failed, abandoned] = await Promise.all([one('failed', after, 'asc'), one('abandoned', after, 'asc')]);
+    return earliest(failed.items[0]?.attemptedAt, abandoned.items[0]?.attemptedAt);
   }
 }

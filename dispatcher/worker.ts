@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import { load } from '../eventlog/load.js';
 import type { EventLog } from '../eventlog/port.js';
-import { endpointEvolver, signingSecrets, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
+import { type DisabledReason, endpointEvolver, signingSecrets, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
+import { retryAfterMs } from './back-pressure.js';
 import type { Delivery, DeliveryLog } from './deliveries.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Lease, Outcome } from './queue/port.js';
 import { hasNextAttempt, retryDelayMs, type RetryPolicy } from './retry.js';
 import type { Sender } from './send.js';
 import { signatureHeader } from './sign.js';
+import type { Throttle } from './throttle.js';
 
 /** An attempt not yet made, as the delivery log shows it until it is. */
 export function pendingDelivery(task: Pick<DeliveryTask, 'id' | 'endpointId' | 'eventId' | 'eventType'>, attempt: number, nextAttemptAt: string | null): Delivery {
@@ -37,19 +39,31 @@ export interface WorkerDeps {
   policy: RetryPolicy;
   now?: () => Date;
   report?: (message: string) => void;
+  /** Keeps each endpoint under its maxPerSecond (decisions.md 12); without it nothing is throttled. */
+  throttle?: Throttle;
+  /** Auto-disable (decisions.md 12): how it is written, and after how long failing (TURNOUT_WEBHOOK_DISABLE_AFTER_HOURS). */
+  disable?: { endpoint: (target: { id: number; team: number }, reason: DisabledReason) => Promise<void>; afterMs: number };
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The delivery pipeline for one task (svix-style): load the endpoint as it is now (a rotated
- * secret or a new URL applies to retries), sign, send, record the attempt, then finish or
- * schedule the retry.
+ * secret or a new URL applies to retries), wait for its throttle, sign, send, record the attempt,
+ * then finish or schedule the retry (on the receiver's Retry-After where it gave one), disabling
+ * an endpoint that is gone or has failed for too long.
  */
 export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease): Promise<Outcome> {
-  const now = deps.now?.() ?? new Date();
   const { state: ep } = await load(deps.log, webhookEndpointStream(task.endpointId), endpointEvolver);
-  const row: Delivery = { ...pendingDelivery(task, attempt, null), attemptedAt: now.toISOString() };
   // A deleted endpoint takes its delivery log with it: nothing to send, nothing to record.
   if (!ep.exists || ep.deleted || ep.team !== task.team) return { kind: 'done' };
+  if (ep.maxPerSecond && deps.throttle) {
+    const booking = deps.throttle.book(ep.id, ep.maxPerSecond, Date.now());
+    if ('deferMs' in booking) return { kind: 'defer', delayMs: booking.deferMs };
+    if (booking.waitMs > 0) await sleep(booking.waitMs);
+  }
+  const now = deps.now?.() ?? new Date();
+  const row: Delivery = { ...pendingDelivery(task, attempt, null), attemptedAt: now.toISOString() };
   if (!ep.active) {
     await deps.deliveries.record([{ ...row, status: 'abandoned', error: 'endpoint is inactive; delivery stopped' }]);
     return { kind: 'done' };
@@ -65,18 +79,36 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
     await deps.deliveries.record([{ ...attempted, status: 'succeeded' }]);
     return { kind: 'done' };
   }
+  const disabled = deps.disable && (await disableReason(deps, task, r.responseStatus, now, deps.disable.afterMs));
+  if (disabled) {
+    await deps.deliveries.record([{ ...attempted, status: 'abandoned', error: `${r.error}; endpoint disabled (${disabled})` }]);
+    // The attempt is recorded and final either way; a failed write is reported, and the next
+    // failure of this endpoint tries again.
+    await deps.disable!.endpoint({ id: task.endpointId, team: task.team }, disabled).then(
+      () => deps.report?.(`webhook endpoint ${task.endpointId} disabled (${disabled}): ${r.error}`),
+      (err) => deps.report?.(`webhook endpoint ${task.endpointId} could not be disabled: ${err instanceof Error ? err.message : String(err)}`),
+    );
+    return { kind: 'done' };
+  }
   if (!hasNextAttempt(deps.policy, attempt)) {
     await deps.deliveries.record([{ ...attempted, status: 'abandoned' }]);
     deps.report?.(`webhook ${task.eventType} ${task.eventId} to endpoint ${task.endpointId} abandoned after ${attempt} attempts: ${r.error}`);
     return { kind: 'done' };
   }
-  const delayMs = retryDelayMs(deps.policy, attempt);
+  const delayMs = retryAfterMs(r.responseStatus, r.retryAfter, now.getTime() + r.durationMs, deps.policy.retryMaxMs) ?? retryDelayMs(deps.policy, attempt);
   const nextAt = new Date(now.getTime() + r.durationMs + delayMs).toISOString();
   await deps.deliveries.record([
     { ...attempted, status: 'failed', nextAttemptAt: nextAt },
     pendingDelivery(task, attempt + 1, nextAt),
   ]);
   return { kind: 'retry', delayMs };
+}
+
+/** decisions.md 12: `gone` on a 410; `failing` when every attempt since `afterMs` ago failed. */
+async function disableReason(deps: WorkerDeps, task: DeliveryTask, status: number | null, now: Date, afterMs: number): Promise<DisabledReason | null> {
+  if (status === 410) return 'gone';
+  const since = await deps.deliveries.failingSince(task.endpointId);
+  return since !== null && now.getTime() - Date.parse(since) >= afterMs ? 'failing' : null;
 }
 
 export function startWorker(deps: WorkerDeps, concurrency = 64): Consumer {

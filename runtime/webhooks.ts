@@ -12,6 +12,8 @@ import { shareFileWith } from '../dispatcher/queue/sqlite-batch.js';
 import { Sender } from '../dispatcher/send.js';
 import type { Lookup } from '../dispatcher/ssrf.js';
 import { startWorker } from '../dispatcher/worker.js';
+import { MemoryThrottle } from '../dispatcher/throttle.js';
+import { disableEndpoint } from '../commands/webhook-endpoints.js';
 import { type LeasedWork, LeaseKeeper } from '../projections/lease.js';
 
 /**
@@ -108,7 +110,19 @@ export async function startDispatcher(
   const sender = new Sender({ timeoutMs: config.webhook.timeoutMs, allowInsecure: config.webhook.allowInsecure, lookup: options.lookup });
   // Readiness: the log follower, while this process runs it.
   runtime.watchFollower(async () => follow.current?.status() ?? (keeper ? null : { name: 'webhook-dispatcher', state: 'catching_up', behind: null }));
-  const worker = startWorker({ log: services.log, queue, deliveries, sender, policy: config.webhook, report }, options.concurrency ?? 64);
+  const worker = startWorker(
+    {
+      log: services.log,
+      queue,
+      deliveries,
+      sender,
+      policy: config.webhook,
+      report,
+      throttle: new MemoryThrottle(),
+      disable: { endpoint: (target, reason) => disableEndpoint(services, target, reason), afterMs: config.webhookDisableAfterHours * 3_600_000 },
+    },
+    options.concurrency ?? 64,
+  );
   let stopped = false;
   const stop = async () => {
     if (stopped) return;

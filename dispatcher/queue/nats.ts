@@ -127,6 +127,8 @@ export class NatsDeliveryQueue implements DeliveryQueue {
         // twice. Its id names the attempt, so a second publish of it (a crash before the ack below)
         // is dropped by the stream.
         if (outcome.kind === 'retry') await publishDue(this.js, this.delays, m.data, attempt + 1, Date.now() + outcome.delayMs, `${task.id}#${attempt + 1}`);
+        // A deferral is not an attempt: the same number comes back, under an id of its own.
+        if (outcome.kind === 'defer') await publishDue(this.js, this.delays, m.data, attempt, Date.now() + outcome.delayMs, `${task.id}#${attempt}@${Date.now()}`);
         // Confirmed, so a graceful stop leaves no ack in flight for a restart to redo.
         await m.ackAck();
       } catch (err) {
