@@ -45,8 +45,6 @@ export interface WorkerDeps {
   disable?: { endpoint: (target: { id: number; team: number }, reason: DisabledReason) => Promise<void>; afterMs: number };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
  * The delivery pipeline for one task (svix-style): load the endpoint as it is now (a rotated
  * secret or a new URL applies to retries), wait for its throttle, sign, send, record the attempt,
@@ -58,9 +56,8 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
   // A deleted endpoint takes its delivery log with it: nothing to send, nothing to record.
   if (!ep.exists || ep.deleted || ep.team !== task.team) return { kind: 'done' };
   if (ep.maxPerSecond && deps.throttle) {
-    const booking = deps.throttle.book(ep.id, ep.maxPerSecond, Date.now());
-    if ('deferMs' in booking) return { kind: 'defer', delayMs: booking.deferMs };
-    if (booking.waitMs > 0) await sleep(booking.waitMs);
+    const turn = await deps.throttle.admit(ep.id, ep.maxPerSecond);
+    if (!turn.go) return { kind: 'defer', delayMs: turn.deferMs };
   }
   const now = deps.now?.() ?? new Date();
   const row: Delivery = { ...pendingDelivery(task, attempt, null), attemptedAt: now.toISOString() };

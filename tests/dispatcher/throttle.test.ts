@@ -1,43 +1,54 @@
 import { describe, expect, it } from 'vitest';
-import { HOLD_MS, MemoryThrottle } from '../../dispatcher/throttle.js';
+import { type Clock, HOLD_MS, MemoryThrottle } from '../../dispatcher/throttle.js';
 
-/** Books `count` sends at `now` and returns when each would go (or null when deferred). */
-function bookAll(t: MemoryThrottle, perSecond: number, count: number, now: number, endpoint = 1) {
-  return Array.from({ length: count }, () => {
-    const b = t.book(endpoint, perSecond, now);
-    return 'waitMs' in b ? now + b.waitMs : null;
-  });
+/** A clock that only moves when someone sleeps: the attempts run one after another. */
+function fakeClock(): Clock & { t: number } {
+  const c = { t: 0, now: () => c.t, sleep: async (ms: number) => void (c.t += ms) };
+  return c;
 }
 
 describe('the per-endpoint throttle (maxPerSecond, decisions.md 12)', () => {
-  it('never books more than n sends in any one-second window', () => {
-    const t = new MemoryThrottle();
-    const sends: number[] = [];
-    for (let now = 0; now < 5000; now += 37) for (const at of bookAll(t, 4, 3, now)) if (at !== null) sends.push(at);
-    sends.sort((a, b) => a - b);
-    expect(sends.length).toBeGreaterThan(10);
-    for (let i = 4; i < sends.length; i++) expect(sends[i] - sends[i - 4]).toBeGreaterThanOrEqual(1000);
+  it('never lets more than n sends through in any one-second window', async () => {
+    const clock = fakeClock();
+    const t = new MemoryThrottle(clock);
+    const sent: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      clock.t += 37;
+      if ((await t.admit(1, 4)).go) sent.push(clock.t);
+    }
+    expect(sent.length).toBeGreaterThan(10);
+    for (let i = 4; i < sent.length; i++) expect(sent[i] - sent[i - 4]).toBeGreaterThanOrEqual(1000);
   });
 
-  it('lets a burst of n through at once, holds the next within the hold, and defers beyond it', () => {
-    const t = new MemoryThrottle();
-    expect(bookAll(t, 2, 2, 0)).toEqual([0, 0]);
-    const [held] = bookAll(t, 2, 1, 500);
-    expect(held).toBeGreaterThanOrEqual(1000);
-    expect(held! - 500).toBeLessThanOrEqual(HOLD_MS);
-    expect(bookAll(t, 2, 2, 500)).toEqual([expect.any(Number), null]);
+  it('lets a burst of n through at once, waits for the next turn within the hold, and defers beyond it', async () => {
+    const clock = fakeClock();
+    const t = new MemoryThrottle(clock);
+    expect([await t.admit(1, 2), await t.admit(1, 2)]).toEqual([{ go: true }, { go: true }]);
+    clock.t = 500;
+    expect(await t.admit(1, 2)).toEqual({ go: true });
+    expect(clock.t).toBeGreaterThanOrEqual(1000);
+    expect(clock.t - 500).toBeLessThanOrEqual(HOLD_MS);
+    const before = clock.t;
+    await t.admit(1, 2);
+    clock.t = before;
+    expect(await t.admit(1, 2)).toMatchObject({ go: false });
   });
 
-  it('spreads deferred tasks at the endpoint\'s rate instead of sending them all back at once', () => {
-    const t = new MemoryThrottle();
-    bookAll(t, 1, 2, 0);
-    const defers = Array.from({ length: 5 }, () => t.book(1, 1, 0)).map((b) => ('deferMs' in b ? b.deferMs : -1));
+  it("spreads deferred tasks at the endpoint's rate instead of sending them all back at once", async () => {
+    const frozen = new MemoryThrottle({ now: () => 0, sleep: async () => undefined });
+    await frozen.admit(1, 1);
+    const defers: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const a = await frozen.admit(1, 1);
+      defers.push(a.go ? -1 : a.deferMs);
+    }
     for (let i = 1; i < defers.length; i++) expect(defers[i] - defers[i - 1]).toBeGreaterThanOrEqual(1000);
   });
 
-  it('keeps endpoints apart', () => {
-    const t = new MemoryThrottle();
-    bookAll(t, 1, 3, 0, 1);
-    expect(t.book(2, 1, 0)).toEqual({ waitMs: 0 });
+  it('keeps endpoints apart', async () => {
+    const t = new MemoryThrottle({ now: () => 0, sleep: async () => undefined });
+    await t.admit(1, 1);
+    expect(await t.admit(1, 1)).toMatchObject({ go: false });
+    expect(await t.admit(2, 1)).toEqual({ go: true });
   });
 });
