@@ -55,16 +55,18 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
   const { state: ep } = await load(deps.log, webhookEndpointStream(task.endpointId), endpointEvolver);
   // A deleted endpoint takes its delivery log with it: nothing to send, nothing to record.
   if (!ep.exists || ep.deleted || ep.team !== task.team) return { kind: 'done' };
+  const clock = () => deps.now?.() ?? new Date();
+  if (!ep.active) {
+    const row = { ...pendingDelivery(task, attempt, null), attemptedAt: clock().toISOString() };
+    await deps.deliveries.record([{ ...row, status: 'abandoned', error: 'endpoint is inactive; delivery stopped' }]);
+    return { kind: 'done' };
+  }
   if (ep.maxPerSecond && deps.throttle) {
     const turn = await deps.throttle.admit(ep.id, ep.maxPerSecond);
     if (!turn.go) return { kind: 'defer', delayMs: turn.deferMs };
   }
-  const now = deps.now?.() ?? new Date();
+  const now = clock();
   const row: Delivery = { ...pendingDelivery(task, attempt, null), attemptedAt: now.toISOString() };
-  if (!ep.active) {
-    await deps.deliveries.record([{ ...row, status: 'abandoned', error: 'endpoint is inactive; delivery stopped' }]);
-    return { kind: 'done' };
-  }
   const headers = {
     'X-Turnout-Event': task.eventType,
     'X-Turnout-Delivery': row.id,

@@ -133,7 +133,7 @@ describe.each(stacks)('endpoint health on %s', (_name, useNats) => {
       await until(async () => (await deliveries(team, recoveredId)).some((d: { status: string }) => d.status === 'succeeded'), 20_000);
       await created(team, 'Failing');
       for (const id of [recentId, recoveredId])
-        await until(async () => (await deliveries(team, id)).filter((d: { status: string }) => d.status === 'abandoned' && !/seed|old/.test(d.id)).length >= 1, 20_000);
+        await until(async () => (await deliveries(team, id)).filter((d: { id: string; status: string }) => d.status === 'abandoned' && !/seed|old/.test(d.id)).length >= 1, 20_000);
       expect(await viewOf(team, recentId)).toMatchObject({ active: true, disabledReason: null });
       expect(await viewOf(team, recoveredId)).toMatchObject({ active: true, disabledReason: null });
     });
