@@ -16,7 +16,7 @@ export interface Throttle {
 /** Longest an attempt holds a worker waiting for its turn. */
 export const HOLD_MS = 1000;
 /** One second and 1%: the network may bring two requests a little closer together. */
-const WINDOW_MS = 1010;
+export const WINDOW_MS = 1010;
 
 interface Timeline {
   /** The last n send times, ascending. */

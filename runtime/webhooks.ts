@@ -110,6 +110,8 @@ export async function startDispatcher(
   const sender = new Sender({ timeoutMs: config.webhook.timeoutMs, allowInsecure: config.webhook.allowInsecure, lookup: options.lookup });
   // Readiness: the log follower, while this process runs it.
   runtime.watchFollower(async () => follow.current?.status() ?? (keeper ? null : { name: 'webhook-dispatcher', state: 'catching_up', behind: null }));
+  // Several dispatcher processes share one NATS: the throttle must count every worker's sends.
+  const throttle = config.natsUrl && nats ? await (await import('./throttle-nats.js')).NatsThrottle.open(nats) : new MemoryThrottle();
   const worker = startWorker(
     {
       log: services.log,
@@ -118,7 +120,7 @@ export async function startDispatcher(
       sender,
       policy: config.webhook,
       report,
-      throttle: new MemoryThrottle(),
+      throttle,
       disable: { endpoint: (target, reason) => disableEndpoint(services, target, reason), afterMs: config.webhookDisableAfterHours * 3_600_000 },
     },
     options.concurrency ?? 64,
