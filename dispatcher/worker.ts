@@ -78,7 +78,7 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
     await deps.deliveries.record([{ ...attempted, status: 'succeeded' }]);
     return { kind: 'done' };
   }
-  const disabled = deps.disable && (await disableReason(deps, task, r.responseStatus, now, deps.disable.afterMs));
+  const disabled = deps.disable && (await disableReason(deps, task, ep.activeSince, r.responseStatus, now, deps.disable.afterMs));
   if (disabled) {
     await deps.deliveries.record([{ ...attempted, status: 'abandoned', error: `${r.error}; endpoint disabled (${disabled})` }]);
     // The attempt is recorded and final either way; a failed write is reported, and the next
@@ -103,11 +103,16 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
   return { kind: 'retry', delayMs };
 }
 
-/** decisions.md 12: `gone` on a 410; `failing` when every attempt since `afterMs` ago failed. */
-async function disableReason(deps: WorkerDeps, task: DeliveryTask, status: number | null, now: Date, afterMs: number): Promise<DisabledReason | null> {
+/**
+ * decisions.md 12: `gone` on a 410; `failing` when every attempt since `afterMs` ago failed. A
+ * re-enabled endpoint gets the whole period again: its run of failures counts from then at the earliest.
+ */
+async function disableReason(deps: WorkerDeps, task: DeliveryTask, activeSince: string | null, status: number | null, now: Date, afterMs: number): Promise<DisabledReason | null> {
   if (status === 410) return 'gone';
   const since = await deps.deliveries.failingSince(task.endpointId);
-  return since !== null && now.getTime() - Date.parse(since) >= afterMs ? 'failing' : null;
+  if (since === null) return null;
+  const from = Math.max(Date.parse(since), activeSince ? Date.parse(activeSince) : -Infinity);
+  return now.getTime() - from >= afterMs ? 'failing' : null;
 }
 
 export function startWorker(deps: WorkerDeps, concurrency = 64): Consumer {

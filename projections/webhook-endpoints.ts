@@ -18,6 +18,7 @@ export interface WebhookEndpointDoc {
   /** Internal: signing secrets, newest first, never in a list answer. */
   _secrets: EndpointState['secrets'];
   _deleted: boolean;
+  _activeSince?: string | null;
   _rev: number;
 }
 
@@ -35,7 +36,7 @@ export const webhookEndpointsProjection: Projector<'webhook_endpoint'> = {
     if (current && current._rev >= rev) return;
     if (!current && event.type !== 'WebhookEndpointCreated') return;
     const before: EndpointState = current
-      ? { exists: true, deleted: current._deleted, id, team: current.FkTeam, url: current.url, events: current.events, active: current.active, description: current.description, maxPerSecond: current.maxPerSecond, disabledAt: current.disabledAt, disabledReason: current.disabledReason, secrets: current._secrets, createdAt: current.createdAt }
+      ? { exists: true, deleted: current._deleted, id, team: current.FkTeam, url: current.url, events: current.events, active: current.active, description: current.description, maxPerSecond: current.maxPerSecond, disabledAt: current.disabledAt, disabledReason: current.disabledReason, activeSince: current._activeSince ?? null, secrets: current._secrets, createdAt: current.createdAt }
       : endpointEvolver.initial();
     const s = endpointEvolver.evolve(before, event);
     await store.put(WEBHOOK_ENDPOINTS, {
@@ -52,6 +53,7 @@ export const webhookEndpointsProjection: Projector<'webhook_endpoint'> = {
       _secrets: s.secrets,
       // Kept after a delete (hidden from the API) so the dispatcher can rebuild endpoints as of any point.
       _deleted: s.deleted,
+      _activeSince: s.activeSince,
       _rev: rev,
     });
   },

@@ -139,17 +139,26 @@ export class NatsDeliveryQueue implements DeliveryQueue {
 
     const pumps = DELAY_TIERS_MS.map((tier) => pumpTier(this.js, this.delays, tier, this.onError));
     const loop = (async () => {
-      const c = await this.js.consumers.get(this.stream, this.durable);
-      messages = await c.consume({ max_messages: Math.max(options.concurrency, 1) });
-      if (stopped) messages.stop();
-      for await (const m of messages) {
-        const p = run(m).finally(() => {
-          inflight.delete(p);
-          slot?.();
-        });
-        inflight.add(p);
-        while (inflight.size >= options.concurrency && !stopped) await new Promise<void>((r) => (slot = r));
-        if (stopped) break;
+      // As the delay tiers' pumps: a JetStream request that times out (a busy server or host)
+      // must not leave this process consuming nothing until it restarts, so it tries again.
+      while (!stopped) {
+        try {
+          const c = await this.js.consumers.get(this.stream, this.durable);
+          messages = await c.consume({ max_messages: Math.max(options.concurrency, 1) });
+          if (stopped) messages.stop();
+          for await (const m of messages) {
+            const p = run(m).finally(() => {
+              inflight.delete(p);
+              slot?.();
+            });
+            inflight.add(p);
+            while (inflight.size >= options.concurrency && !stopped) await new Promise<void>((r) => (slot = r));
+            if (stopped) break;
+          }
+        } catch (err) {
+          this.onError(err);
+        }
+        if (!stopped) await new Promise((r) => setTimeout(r, 1000));
       }
     })();
 

@@ -33,6 +33,8 @@ export interface EndpointState {
   /** When and why the dispatcher disabled it; both null while active (and after a re-enable). */
   disabledAt: string | null;
   disabledReason: DisabledReason | null;
+  /** When it was last made active (created so, or re-enabled): a run of failures counts from no earlier. */
+  activeSince: string | null;
   /** Newest first: the current secret, then rotated ones still in their overlap. */
   secrets: SigningSecret[];
   createdAt: string | null;
@@ -50,6 +52,7 @@ export const emptyEndpoint = (): EndpointState => ({
   maxPerSecond: null,
   disabledAt: null,
   disabledReason: null,
+  activeSince: null,
   secrets: [],
   createdAt: null,
 });
@@ -89,13 +92,16 @@ export function evolveEndpoint(s: EndpointState, e: Folded<EndpointEvent>): Endp
         maxPerSecond: d.maxPerSecond ?? null,
         disabledAt: null,
         disabledReason: null,
+        activeSince: d.active ? (e.metadata?.at ?? null) : null,
         secrets: [{ secret: d.secret, expiresAt: null }],
         createdAt: e.metadata?.at ?? null,
       };
     }
     case 'WebhookEndpointUpdated':
       // Re-enabling clears why it was disabled (decisions.md 12).
-      return e.data.changes.active ? { ...s, ...e.data.changes, disabledAt: null, disabledReason: null } : { ...s, ...e.data.changes };
+      return e.data.changes.active
+        ? { ...s, ...e.data.changes, disabledAt: null, disabledReason: null, activeSince: e.metadata?.at ?? null }
+        : { ...s, ...e.data.changes };
     case 'WebhookEndpointDisabled':
       return { ...s, active: false, disabledAt: e.metadata?.at ?? null, disabledReason: e.data.reason };
     case 'WebhookEndpointSecretRotated': {

@@ -95,48 +95,6 @@ describe.each(stacks)('endpoint health on %s', (_name, useNats) => {
       await rx.waitFor((r) => r.path === path && r.json?.data?.LastName === 'After', 1, 20_000);
       expect(rx.on(path).map((r) => r.json.data.LastName)).toEqual(['First', 'After']);
     });
-
-    it.skipIf(skip)('disables an endpoint whose attempts have all failed for TURNOUT_WEBHOOK_DISABLE_AFTER_HOURS, with a skipped alert when the team has no alertEmail', async () => {
-      const team = await t.team();
-      const path = `/down-${useNats}`;
-      rx.behave(path, () => ({ status: 500 }));
-      const id = await endpoint(team, path);
-      // The endpoint's run of failures began 121 hours ago (the default is 120).
-      const longAgo = new Date(Date.now() - 121 * 3_600_000).toISOString();
-      await t.runtime.services.deliveries.record([
-        { id: `dlv_seed_${id}`, endpointId: id, eventId: 'evt_1_1', eventType: 'constituent.created', attempt: 1, status: 'abandoned', responseStatus: 500, durationMs: 1, error: 'receiver answered 500', attemptedAt: longAgo, nextAttemptAt: null },
-      ]);
-      await created(team, 'Down');
-      const v = await until(async () => {
-        const x = await viewOf(team, id);
-        return x.disabledReason && x;
-      }, 20_000);
-      expect(v).toMatchObject({ active: false, disabledReason: 'failing' });
-      expect(rx.on(path)).toHaveLength(1);
-      const outbox = (await team.admin.get('/outbox')).body.notifications;
-      expect(outbox).toContainEqual(expect.objectContaining({ kind: 'endpoint_disabled', endpointId: id, to: null, status: 'skipped' }));
-    });
-
-    it.skipIf(skip)('keeps an endpoint that has failed only recently, and one that succeeded since its old failures', async () => {
-      const team = await t.team();
-      const recent = `/recent-${useNats}`;
-      rx.behave(recent, () => ({ status: 500 }));
-      const recentId = await endpoint(team, recent);
-      const recovered = `/recovered-${useNats}`;
-      rx.behave(recovered, (n) => ({ status: n === 1 ? 204 : 500 }));
-      const recoveredId = await endpoint(team, recovered);
-      const longAgo = new Date(Date.now() - 200 * 3_600_000).toISOString();
-      await t.runtime.services.deliveries.record([
-        { id: `dlv_old_${recoveredId}`, endpointId: recoveredId, eventId: 'evt_1_1', eventType: 'constituent.created', attempt: 1, status: 'abandoned', responseStatus: 500, durationMs: 1, error: 'receiver answered 500', attemptedAt: longAgo, nextAttemptAt: null },
-      ]);
-      await created(team, 'Ok');
-      await until(async () => (await deliveries(team, recoveredId)).some((d: { status: string }) => d.status === 'succeeded'), 20_000);
-      await created(team, 'Failing');
-      for (const id of [recentId, recoveredId])
-        await until(async () => (await deliveries(team, id)).filter((d: { id: string; status: string }) => d.status === 'abandoned' && !/seed|old/.test(d.id)).length >= 1, 20_000);
-      expect(await viewOf(team, recentId)).toMatchObject({ active: true, disabledReason: null });
-      expect(await viewOf(team, recoveredId)).toMatchObject({ active: true, disabledReason: null });
-    });
   });
 
   describe('maxPerSecond', () => {

@@ -24,13 +24,13 @@ describe('auto-disabling an endpoint (decisions.md 12)', () => {
     given(endpointEvolver, [created]).when((s) => decideDisableEndpoint({ id: 7, team: TEAM + 1, reason: 'gone' }, s)).then([]);
   });
 
-  it('clears disabledAt and disabledReason when re-enabled', () => {
+  it('clears disabledAt and disabledReason when re-enabled, and counts failures from then', () => {
     const g = given(endpointEvolver, [created, disabled]);
     let events: EndpointEvent[] = [];
     g.when((s) => (events = decideUpdateEndpoint({ id: 7, team: TEAM, input: { active: true } }, s))).then([
       { type: 'WebhookEndpointUpdated', data: { id: 7, changes: { active: true } } },
     ]);
     const s = events.map((e) => ({ ...e, metadata: { team: TEAM, at: '2026-11-02T00:00:00.000Z' } })).reduce(endpointEvolver.evolve, g.state);
-    expect(s).toMatchObject({ active: true, disabledAt: null, disabledReason: null });
+    expect(s).toMatchObject({ active: true, disabledAt: null, disabledReason: null, activeSince: '2026-11-02T00:00:00.000Z' });
   });
 });
