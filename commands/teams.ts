@@ -1,5 +1,5 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { decideCreateTeam, decideIssueKey, decideRevokeKey } from '../domain/team/decide.js';
+import { decideCreateTeam, decideIssueKey, decideRevokeKey, decideUpdateTeam, type TeamInput } from '../domain/team/decide.js';
 import { teamEvolver, teamStream } from '../domain/team/events.js';
 import { API_KEYS, type ApiKeyDoc, TEAMS } from '../projections/teams.js';
 import { eq } from '../projections/store/port.js';
@@ -7,11 +7,16 @@ import { handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 
-export async function createTeam(deps: CommandDeps, ctx: Omit<WriteContext, 'team'>, name: unknown): Promise<number> {
+export async function createTeam(deps: CommandDeps, ctx: Omit<WriteContext, 'team'>, input: TeamInput): Promise<number> {
   const id = await deps.ids.next('team');
-  const r = await handle(deps.log, teamStream(id), teamEvolver, { ...ctx, team: id }, (s) => decideCreateTeam({ id, name }, s));
+  const r = await handle(deps.log, teamStream(id), teamEvolver, { ...ctx, team: id }, (s) => decideCreateTeam({ id, input }, s));
   await deps.settle(r.position);
   return id;
+}
+
+export async function updateTeam(deps: CommandDeps, ctx: WriteContext, input: TeamInput): Promise<void> {
+  const r = await handle(deps.log, teamStream(ctx.team), teamEvolver, ctx, (s) => decideUpdateTeam({ id: ctx.team, input }, s));
+  await deps.settle(r.position);
 }
 
 export async function teamExists(deps: CommandDeps, team: number): Promise<boolean> {

@@ -2,13 +2,14 @@ import { randomBytes } from 'node:crypto';
 import {
   decideCreateEndpoint,
   decideDeleteEndpoint,
+  decideDisableEndpoint,
   decideRotateSecret,
   decideUpdateEndpoint,
   type EndpointInput,
   validateEndpointCreate,
   validateEndpointUpdate,
 } from '../domain/webhook-endpoint/decide.js';
-import { endpointEvolver, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
+import { type DisabledReason, endpointEvolver, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
 import { invalidField } from '../domain/shared/errors.js';
 import { handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
@@ -51,5 +52,12 @@ export async function rotateEndpointSecret(deps: CommandDeps, ctx: WriteContext,
 
 export async function deleteEndpoint(deps: CommandDeps, ctx: WriteContext, id: number): Promise<void> {
   const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) => decideDeleteEndpoint({ id, team: ctx.team }, s));
+  await deps.settle(r.position);
+}
+
+/** The dispatcher's auto-disable; it runs outside any request, so its source is the application. */
+export async function disableEndpoint(deps: CommandDeps, target: { id: number; team: number }, reason: DisabledReason, now = new Date()): Promise<void> {
+  const ctx: WriteContext = { team: target.team, source: 'Application', keyName: null, correlationId: `webhook-auto-disable-${target.id}`, now };
+  const r = await handle(deps.log, webhookEndpointStream(target.id), endpointEvolver, ctx, (s) => decideDisableEndpoint({ id: target.id, team: target.team, reason }, s));
   await deps.settle(r.position);
 }

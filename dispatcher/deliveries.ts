@@ -36,6 +36,11 @@ export interface DeliveryLog {
   get(endpointId: number, id: string): Promise<Delivery | null>;
   /** Attempts made from `since` (unix ms), counted per hour (unix ms of the hour's start). */
   hourly(endpointId: number, since: number): Promise<HourCount[]>;
+  /**
+   * When the endpoint's unbroken run of failed attempts began: the first failed (or abandoned)
+   * attempt logged after its last success; null when none failed since. Auto-disable (decisions.md 12).
+   */
+  failingSince(endpointId: number): Promise<string | null>;
 }
 
 export interface HourCount {
@@ -47,6 +52,9 @@ export interface HourCount {
 const HOUR_MS = 3_600_000;
 /** An attempt that got no 2xx counts as failed, whether another follows (`failed`) or not (`abandoned`). */
 const succeeded = (status: DeliveryStatus) => status === 'succeeded';
+
+/** The earlier of two attempt times (ISO strings compare in time order). */
+const earliest = (a: string | null | undefined, b: string | null | undefined) => (a && b ? (a < b ? a : b) : (a ?? b ?? null));
 
 const publicRow = ({ endpointId: _e, ...rest }: Delivery) => rest;
 export { publicRow as deliveryView };
@@ -122,6 +130,12 @@ export class SqliteDeliveryLog implements DeliveryLog {
         `SELECT attempted_at / ${HOUR_MS} AS hour, SUM(status = 'succeeded') AS succeeded, SUM(status <> 'succeeded') AS failed
            FROM webhook_deliveries WHERE endpoint_id = ? AND attempted_at >= ? GROUP BY hour`,
       ),
+      lastSucceeded: db.prepare<[number], { seq: number | bigint }>(
+        "SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'succeeded' ORDER BY seq DESC LIMIT 1",
+      ),
+      firstWithStatusAfter: db.prepare<[number, string, number], { at: string | null }>(
+        "SELECT json_extract(doc, '$.attemptedAt') AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? AND seq > ? ORDER BY seq LIMIT 1",
+      ),
       prune: db.prepare<[number, number]>(
         'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE recorded_at < ? LIMIT ?)',
       ),
@@ -161,6 +175,13 @@ export class SqliteDeliveryLog implements DeliveryLog {
     return this.stmt.hourly
       .all(endpointId, since)
       .map((r) => ({ hour: Number(r.hour) * HOUR_MS, succeeded: Number(r.succeeded), failed: Number(r.failed) }));
+  }
+
+  async failingSince(endpointId: number): Promise<string | null> {
+    // One index seek per status (endpoint, status, seq), however long the run of failures.
+    const after = Number(this.stmt.lastSucceeded.get(endpointId)?.seq ?? 0);
+    const first = (status: DeliveryStatus) => this.stmt.firstWithStatusAfter.get(endpointId, status, after)?.at;
+    return earliest(first('failed'), first('abandoned'));
   }
 
   /** Deletes rows last written before the retention period; runs inside a write's transaction. */
@@ -254,6 +275,21 @@ export class StoreDeliveryLog implements DeliveryLog {
       }
       if (page * 1000 >= r.total) return [...hours.values()];
     }
+  }
+
+  async failingSince(endpointId: number): Promise<string | null> {
+    await this.ready;
+    const one = (status: DeliveryStatus, after: number, dir: 'asc' | 'desc') =>
+      this.store.find<Delivery & { _seq: number }>({
+        collection: WEBHOOK_DELIVERIES,
+        filter: and(eq('endpointId', endpointId), eq('status', status), gte('_seq', after)),
+        sort: [{ field: '_seq', dir }],
+        page: { page: 1, pageSize: 1 },
+      });
+    const lastSuccess = (await one('succeeded', 0, 'desc')).items[0];
+    const after = lastSuccess ? lastSuccess._seq + 1 : 0;
+    const [failed, abandoned] = await Promise.all([one('failed', after, 'asc'), one('abandoned', after, 'asc')]);
+    return earliest(failed.items[0]?.attemptedAt, abandoned.items[0]?.attemptedAt);
   }
 }
 

@@ -7,6 +7,8 @@ export interface SendResult {
   responseStatus: number | null;
   durationMs: number;
   error: string | null;
+  /** The receiver's Retry-After header, as sent (decisions.md 12: back-pressure on 429 and 503). */
+  retryAfter: string | null;
 }
 
 export interface SenderOptions {
@@ -47,17 +49,18 @@ export class Sender {
     try {
       target = parseEndpointUrl(url, { allowInsecure: this.options.allowInsecure });
     } catch (err) {
-      return { ok: false, responseStatus: null, durationMs: took(), error: err instanceof Error ? err.message : String(err) };
+      return { ok: false, responseStatus: null, durationMs: took(), error: err instanceof Error ? err.message : String(err), retryAfter: null };
     }
     const lib = target.protocol === 'https:' ? https : http;
     const agent = target.protocol === 'https:' ? this.httpsAgent : this.httpAgent;
     return new Promise<SendResult>((resolve) => {
       let settled = false;
-      const finish = (r: Omit<SendResult, 'durationMs'>) => {
+      let retryAfter: string | null = null;
+      const finish = (r: Omit<SendResult, 'durationMs' | 'retryAfter'>) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        resolve({ ...r, durationMs: took() });
+        resolve({ ...r, durationMs: took(), retryAfter });
       };
       const req = lib.request(
         target,
@@ -68,6 +71,7 @@ export class Sender {
         },
         (res) => {
           const status = res.statusCode ?? 0;
+          retryAfter = typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : null;
           let read = 0;
           res.on('data', (chunk: Buffer) => {
             read += chunk.length;

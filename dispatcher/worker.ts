@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import { load } from '../eventlog/load.js';
 import type { EventLog } from '../eventlog/port.js';
-import { endpointEvolver, type EndpointState, signingSecrets, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
+import { type DisabledReason, endpointEvolver, type EndpointState, signingSecrets, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
+import { retryAfterMs } from './back-pressure.js';
 import type { Delivery, DeliveryLog } from './deliveries.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Lease, Outcome } from './queue/port.js';
 import { hasNextAttempt, retryDelayMs, type RetryPolicy } from './retry.js';
 import type { Sender } from './send.js';
 import { signatureHeader } from './sign.js';
+import type { Throttle } from './throttle.js';
 
 /** An attempt not yet made, as the delivery log shows it until it is. */
 export function pendingDelivery(task: Pick<DeliveryTask, 'id' | 'endpointId' | 'eventId' | 'eventType'>, attempt: number, nextAttemptAt: string | null): Delivery {
@@ -39,10 +41,14 @@ export interface WorkerDeps {
   report?: (message: string) => void;
   /** Told when a replay's task is finished (delivered or given up): the replay's progress (replays.ts). */
   settled?: (replay: string, taskId: string, delivered: boolean) => Promise<void>;
+  /** Keeps each endpoint under its maxPerSecond (decisions.md 12); without it nothing is throttled. */
+  throttle?: Throttle;
+  /** Auto-disable (decisions.md 12): how it is written, and after how long failing (TURNOUT_WEBHOOK_DISABLE_AFTER_HOURS). */
+  disable?: { endpoint: (target: { id: number; team: number }, reason: DisabledReason) => Promise<void>; afterMs: number };
 }
 
 /** An attempt's outcome, saying for a finished task whether it was delivered. */
-type Attempted = { kind: 'done'; delivered: boolean } | { kind: 'retry'; delayMs: number };
+type Attempted = { kind: 'done'; delivered: boolean } | Exclude<Outcome, { kind: 'done' }>;
 
 /** Signs and sends one attempt of a task to the endpoint as it is now (the queue's attempts and a test alike). */
 export function sendAttempt(sender: Sender, ep: EndpointState, task: Pick<DeliveryTask, 'eventType' | 'body'>, delivery: string, now: Date) {
@@ -56,37 +62,67 @@ export function sendAttempt(sender: Sender, ep: EndpointState, task: Pick<Delive
 
 /**
  * The delivery pipeline for one task (svix-style): load the endpoint as it is now (a rotated
- * secret or a new URL applies to retries), sign, send, record the attempt, then finish or
- * schedule the retry.
+ * secret or a new URL applies to retries), wait for its throttle, sign, send, record the attempt,
+ * then finish or schedule the retry (on the receiver's Retry-After where it gave one), disabling
+ * an endpoint that is gone or has failed for too long.
  */
 export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease): Promise<Attempted> {
-  const now = deps.now?.() ?? new Date();
   const { state: ep } = await load(deps.log, webhookEndpointStream(task.endpointId), endpointEvolver);
-  const row: Delivery = { ...pendingDelivery(task, attempt, null), attemptedAt: now.toISOString() };
   // A deleted endpoint takes its delivery log with it: nothing to send, nothing to record.
   if (!ep.exists || ep.deleted || ep.team !== task.team) return { kind: 'done', delivered: false };
+  const clock = () => deps.now?.() ?? new Date();
   if (!ep.active) {
+    const row = { ...pendingDelivery(task, attempt, null), attemptedAt: clock().toISOString() };
     await deps.deliveries.record([{ ...row, status: 'abandoned', error: 'endpoint is inactive; delivery stopped' }]);
     return { kind: 'done', delivered: false };
   }
+  if (ep.maxPerSecond && deps.throttle) {
+    const turn = await deps.throttle.admit(ep.id, ep.maxPerSecond);
+    if (!turn.go) return { kind: 'defer', delayMs: turn.deferMs };
+  }
+  const now = clock();
+  const row: Delivery = { ...pendingDelivery(task, attempt, null), attemptedAt: now.toISOString() };
   const r = await sendAttempt(deps.sender, ep, task, row.id, now);
   const attempted = { ...row, responseStatus: r.responseStatus, durationMs: r.durationMs, error: r.error };
   if (r.ok) {
     await deps.deliveries.record([{ ...attempted, status: 'succeeded' }]);
     return { kind: 'done', delivered: true };
   }
+  const disabled = deps.disable && (await disableReason(deps, task, ep.activeSince, r.responseStatus, now, deps.disable.afterMs));
+  if (disabled) {
+    await deps.deliveries.record([{ ...attempted, status: 'abandoned', error: `${r.error}; endpoint disabled (${disabled})` }]);
+    // The attempt is recorded and final either way; a failed write is reported, and the next
+    // failure of this endpoint tries again.
+    await deps.disable!.endpoint({ id: task.endpointId, team: task.team }, disabled).then(
+      () => deps.report?.(`webhook endpoint ${task.endpointId} disabled (${disabled}): ${r.error}`),
+      (err) => deps.report?.(`webhook endpoint ${task.endpointId} could not be disabled: ${err instanceof Error ? err.message : String(err)}`),
+    );
+    return { kind: 'done', delivered: false };
+  }
   if (!hasNextAttempt(deps.policy, attempt)) {
     await deps.deliveries.record([{ ...attempted, status: 'abandoned' }]);
     deps.report?.(`webhook ${task.eventType} ${task.eventId} to endpoint ${task.endpointId} abandoned after ${attempt} attempts: ${r.error}`);
     return { kind: 'done', delivered: false };
   }
-  const delayMs = retryDelayMs(deps.policy, attempt);
+  const delayMs = retryAfterMs(r.responseStatus, r.retryAfter, now.getTime() + r.durationMs, deps.policy.retryMaxMs) ?? retryDelayMs(deps.policy, attempt);
   const nextAt = new Date(now.getTime() + r.durationMs + delayMs).toISOString();
   await deps.deliveries.record([
     { ...attempted, status: 'failed', nextAttemptAt: nextAt },
     pendingDelivery(task, attempt + 1, nextAt),
   ]);
   return { kind: 'retry', delayMs };
+}
+
+/**
+ * decisions.md 12: `gone` on a 410; `failing` when every attempt since `afterMs` ago failed. A
+ * re-enabled endpoint gets the whole period again: its run of failures counts from then at the earliest.
+ */
+async function disableReason(deps: WorkerDeps, task: DeliveryTask, activeSince: string | null, status: number | null, now: Date, afterMs: number): Promise<DisabledReason | null> {
+  if (status === 410) return 'gone';
+  const since = await deps.deliveries.failingSince(task.endpointId);
+  if (since === null) return null;
+  const from = Math.max(Date.parse(since), activeSince ? Date.parse(activeSince) : -Infinity);
+  return now.getTime() - from >= afterMs ? 'failing' : null;
 }
 
 export function startWorker(deps: WorkerDeps, concurrency = 64): Consumer {

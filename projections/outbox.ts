@@ -5,6 +5,7 @@ import { type RecordedEvent, unknownEvent } from '../domain/shared/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { TaskAssigned } from '../domain/volunteer-task/events.js';
 import { formatDateTime } from '../domain/shared/values.js';
+import { endpointDisabledAlert } from './outbox-alerts.js';
 import type { Projector } from './runner.js';
 import { and, type Doc, eq, type Filter, lte, type Query, type ReadStore, type SortKey } from './store/port.js';
 import { VOLUNTEER_TASKS } from './volunteer-tasks.js';
@@ -21,8 +22,11 @@ export interface NotificationDoc {
   id: string;
   FkTeam: number;
   kind: string;
-  taskId: number;
-  volunteerId: number;
+  /** The task and volunteer of a confirmation or reminder; null on an endpoint_disabled alert. */
+  taskId: number | null;
+  volunteerId: number | null;
+  /** The endpoint of an endpoint_disabled alert; null otherwise. */
+  endpointId: number | null;
   to: string | null;
   sendAt: string;
   /** pending, sending, sent, canceled, failed, or skipped (the volunteer has no email address). */
@@ -59,6 +63,7 @@ async function queue(store: ReadStore, event: RecordedEvent, taskId: number, vol
     kind: p.kind,
     taskId,
     volunteerId,
+    endpointId: null,
     to,
     sendAt: p.sendAt,
     status: to ? 'pending' : 'skipped',
@@ -123,12 +128,13 @@ async function onEmailChanged(constituentId: number, changes: Values, store: Rea
 /**
  * The notification outbox, derived from the log: assignments queue, unassignments, reassignments
  * and deletions cancel, start changes move the reminder, and the delivery streams
- * (`notification-<id>`) record claims, sends and failures. Rebuilt from the log on every start,
+ * (`notification-<id>`) record claims, sends and failures; an auto-disabled webhook endpoint
+ * queues an alert to the team. Rebuilt from the log on every start,
  * so a restart loses nothing due and forgets nothing sent.
  */
-export const outboxProjection: Projector<'notification' | 'constituent' | 'volunteer_task'> = {
+export const outboxProjection: Projector<'notification' | 'constituent' | 'volunteer_task' | 'webhook_endpoint'> = {
   name: NOTIFICATIONS,
-  version: 1,
+  version: 2,
   collections: [
     {
       name: NOTIFICATIONS,
@@ -141,9 +147,14 @@ export const outboxProjection: Projector<'notification' | 'constituent' | 'volun
       ],
     },
   ],
-  categories: ['notification', 'constituent', 'volunteer_task'],
+  categories: ['notification', 'constituent', 'volunteer_task', 'webhook_endpoint'],
   async apply(event, store) {
     if (inCategory(event, 'notification')) return onDelivery(event, store);
+    if (event.type === 'WebhookEndpointDisabled') {
+      const alert = await endpointDisabledAlert(event, store);
+      if (!(await store.get(NOTIFICATIONS, alert.id as string))) await store.put(NOTIFICATIONS, alert);
+      return;
+    }
     if (event.type === 'ConstituentUpdated' && 'Email1' in event.data.changes) return onEmailChanged(event.data.id, event.data.changes, store);
     if (inCategory(event, 'volunteer_task')) return onTaskEvent(event, store);
   },

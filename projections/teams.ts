@@ -4,6 +4,13 @@ import type { Projector } from './runner.js';
 export const TEAMS = 'teams';
 export const API_KEYS = 'apiKeys';
 
+export interface TeamDoc {
+  id: number;
+  name: string;
+  alertEmail: string | null;
+  createdAt: string;
+}
+
 export interface ApiKeyDoc {
   id: number;
   FkTeam: number;
@@ -18,7 +25,7 @@ export interface ApiKeyDoc {
 /** Teams and their API keys, looked up by the key's prefix on every request. */
 export const teamsProjection: Projector<'team'> = {
   name: 'teams',
-  version: 1,
+  version: 2,
   collections: [
     { name: TEAMS, idField: 'id' },
     { name: API_KEYS, idField: 'id', indexes: [['prefix'], ['FkTeam']] },
@@ -27,8 +34,13 @@ export const teamsProjection: Projector<'team'> = {
   async apply(event, store) {
     switch (event.type) {
       case 'TeamCreated':
-        await store.put(TEAMS, { id: event.data.id, name: event.data.name, createdAt: event.metadata.at });
+        await store.put(TEAMS, { id: event.data.id, name: event.data.name, alertEmail: event.data.alertEmail ?? null, createdAt: event.metadata.at });
         return;
+      case 'TeamUpdated': {
+        const team = await store.get<TeamDoc>(TEAMS, event.data.id);
+        if (team) await store.put(TEAMS, { ...team, ...event.data.changes });
+        return;
+      }
       case 'ApiKeyIssued': {
         const d = event.data;
         await store.put(API_KEYS, {

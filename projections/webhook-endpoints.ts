@@ -11,17 +11,21 @@ export interface WebhookEndpointDoc {
   events: string[];
   active: boolean;
   description: string | null;
+  maxPerSecond: number | null;
+  disabledAt: string | null;
+  disabledReason: EndpointState['disabledReason'];
   createdAt: string;
   /** Internal: signing secrets, newest first, never in a list answer. */
   _secrets: EndpointState['secrets'];
   _deleted: boolean;
+  _activeSince?: string | null;
   _rev: number;
 }
 
 /** The team's webhook endpoints (decisions.md 9). */
 export const webhookEndpointsProjection: Projector<'webhook_endpoint'> = {
   name: WEBHOOK_ENDPOINTS,
-  version: 1,
+  version: 2,
   collections: [{ name: WEBHOOK_ENDPOINTS, idField: 'id', indexes: [['FkTeam']] }],
   categories: ['webhook_endpoint'],
   async apply(event, store) {
@@ -32,7 +36,7 @@ export const webhookEndpointsProjection: Projector<'webhook_endpoint'> = {
     if (current && current._rev >= rev) return;
     if (!current && event.type !== 'WebhookEndpointCreated') return;
     const before: EndpointState = current
-      ? { exists: true, deleted: current._deleted, id, team: current.FkTeam, url: current.url, events: current.events, active: current.active, description: current.description, secrets: current._secrets, createdAt: current.createdAt }
+      ? { exists: true, deleted: current._deleted, id, team: current.FkTeam, url: current.url, events: current.events, active: current.active, description: current.description, maxPerSecond: current.maxPerSecond, disabledAt: current.disabledAt, disabledReason: current.disabledReason, activeSince: current._activeSince ?? null, secrets: current._secrets, createdAt: current.createdAt }
       : endpointEvolver.initial();
     const s = endpointEvolver.evolve(before, event);
     await store.put(WEBHOOK_ENDPOINTS, {
@@ -42,10 +46,14 @@ export const webhookEndpointsProjection: Projector<'webhook_endpoint'> = {
       events: s.events,
       active: s.active,
       description: s.description,
+      maxPerSecond: s.maxPerSecond,
+      disabledAt: s.disabledAt,
+      disabledReason: s.disabledReason,
       createdAt: s.createdAt,
       _secrets: s.secrets,
       // Kept after a delete (hidden from the API) so the dispatcher can rebuild endpoints as of any point.
       _deleted: s.deleted,
+      _activeSince: s.activeSince,
       _rev: rev,
     });
   },

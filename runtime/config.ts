@@ -23,6 +23,8 @@ export interface Config {
     allowInsecure: boolean;
     timeoutMs: number;
   };
+  /** Hours of nothing but failed attempts after which an endpoint is disabled (decisions.md 12). */
+  webhookDisableAfterHours: number;
   /** Days a delivery attempt stays in the delivery log after its last write. */
   deliveryLogDays: number;
   role: Role;
@@ -100,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       maxAttempts: int(env, 'TURNOUT_WEBHOOK_MAX_ATTEMPTS', 9, 1),
       timeoutMs: int(env, 'TURNOUT_WEBHOOK_TIMEOUT_MS', 10_000, 1),
     },
+    webhookDisableAfterHours: int(env, 'TURNOUT_WEBHOOK_DISABLE_AFTER_HOURS', 120, 1),
     deliveryLogDays: int(env, 'TURNOUT_DELIVERY_LOG_DAYS', 30, 1),
     role,
     startWaitMs: int(env, 'TURNOUT_START_WAIT_MS', 10_000),

@@ -17,6 +17,8 @@ import { WebhookOperations } from '../dispatcher/operations.js';
 import { ReplayRunner } from '../dispatcher/replay-runner.js';
 import { SqliteReplayStore, StoreReplayStore } from '../dispatcher/replays.js';
 import type { ReadStore } from '../projections/store/port.js';
+import { MemoryThrottle } from '../dispatcher/throttle.js';
+import { disableEndpoint } from '../commands/webhook-endpoints.js';
 import { type LeasedWork, LeaseKeeper } from '../projections/lease.js';
 
 /**
@@ -150,8 +152,23 @@ export async function startDispatcher(
   const sender = new Sender({ timeoutMs: config.webhook.timeoutMs, allowInsecure: config.webhook.allowInsecure, lookup: options.lookup });
   // Readiness: the log follower, while this process runs it.
   runtime.watchFollower(async () => follow.current?.status() ?? (keeper ? null : { name: 'webhook-dispatcher', state: 'catching_up', behind: null }));
+  // Several dispatcher processes share one NATS: the throttle must count every worker's sends.
+  const throttle = config.natsUrl && nats ? await (await import('./throttle-nats.js')).NatsThrottle.open(nats) : new MemoryThrottle();
   const settled = (replay: string, taskId: string, delivered: boolean) => replays.settled(replay, taskId, delivered);
-  const worker = startWorker({ log: services.log, queue, deliveries, sender, policy: config.webhook, report, settled }, options.concurrency ?? 64);
+  const worker = startWorker(
+    {
+      log: services.log,
+      queue,
+      deliveries,
+      sender,
+      policy: config.webhook,
+      report,
+      settled,
+      throttle,
+      disable: { endpoint: (target, reason) => disableEndpoint(services, target, reason), afterMs: config.webhookDisableAfterHours * 3_600_000 },
+    },
+    options.concurrency ?? 64,
+  );
   let stopped = false;
   const stop = async () => {
     if (stopped) return;

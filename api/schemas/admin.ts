@@ -1,11 +1,20 @@
 import { Type } from '@sinclair/typebox';
-import { Paging } from './common.js';
+import { Body, Paging } from './common.js';
 
 /** Meta-resources of the application surface use camelCase keys (decisions.md 9). */
 export const TeamParams = Type.Object({ teamId: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 export const TeamRecordParams = Type.Object({ teamId: Type.Integer({ minimum: 1 }), id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 
-export const Team = Type.Object({ id: Type.Integer(), name: Type.String(), createdAt: Type.String() });
+export const Team = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  alertEmail: Type.Union([Type.String(), Type.Null()], { description: 'Where operational alerts (an endpoint disabled) are emailed; null when unset' }),
+  createdAt: Type.String(),
+});
+
+// alertEmail is checked by the domain, so its message names the field and says what is wanted.
+export const CreateTeamBody = Body({ name: Type.String({ minLength: 1, maxLength: 150 }), alertEmail: Type.Optional(Type.Unknown({ description: 'An email address, or null' })) });
+export const UpdateTeamBody = Body({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 150 })), alertEmail: Type.Optional(Type.Unknown({ description: 'An email address, or null' })) });
 
 export const ApiKey = Type.Object({
   id: Type.Integer(),

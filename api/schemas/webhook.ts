@@ -7,6 +7,9 @@ export const WebhookEndpoint = Type.Object({
   events: Type.Array(Type.String()),
   active: Type.Boolean(),
   description: Nullable(Type.String()),
+  maxPerSecond: Nullable(Type.Integer({ description: 'At most this many requests are sent to it in any second; null for no limit' })),
+  disabledAt: Nullable(Type.String({ description: 'When the dispatcher disabled it; null while active' })),
+  disabledReason: Nullable(Type.String({ enum: ['gone', 'failing'], description: 'gone: it answered 410; failing: every attempt failed for TURNOUT_WEBHOOK_DISABLE_AFTER_HOURS' })),
   createdAt: Type.String(),
 });
 
@@ -19,12 +22,14 @@ export const CreateEndpointBody = Body({
   events: Type.Unknown({ description: 'Event types, or ["*"] for all (including types added later)' }),
   active: Type.Optional(Type.Unknown({ description: 'Default true' })),
   description: Type.Optional(Type.Unknown()),
+  maxPerSecond: Type.Optional(Type.Unknown({ description: 'Requests per second at most, 1..1000, or null for no limit' })),
 });
 export const UpdateEndpointBody = Body({
   url: Type.Optional(Type.Unknown()),
   events: Type.Optional(Type.Unknown()),
   active: Type.Optional(Type.Unknown()),
   description: Type.Optional(Type.Unknown()),
+  maxPerSecond: Type.Optional(Type.Unknown({ description: 'Requests per second at most, 1..1000, or null for no limit' })),
 });
 export const RotateBody = Type.Union([Body({ expiresInSeconds: Type.Optional(Type.Unknown({ description: 'Seconds the old secret keeps signing (default 0)' })) }), Type.Null()]);
 

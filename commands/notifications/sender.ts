@@ -9,6 +9,7 @@ import {
 } from '../../domain/notification/delivery.js';
 import { NOTIFICATIONS, type NotificationDoc, dueQuery, sendingQuery } from '../../projections/outbox.js';
 import { VOLUNTEER_TASKS } from '../../projections/volunteer-tasks.js';
+import { WEBHOOK_ENDPOINTS } from '../../projections/webhook-endpoints.js';
 import type { Doc, ReadStore } from '../../projections/store/port.js';
 import { type DomainEvent } from '../../domain/shared/events.js';
 import { load } from '../../eventlog/load.js';
@@ -88,8 +89,9 @@ export function startNotificationSender(deps: { log: EventLog; store: ReadStore 
     }
     const state = claim.reduce(deliveryEvolver.evolve, loaded.state);
     try {
-      const task = await deps.store.get<Doc>(VOLUNTEER_TASKS, n.taskId);
-      await o.transport.send(composeMessage(n, task, from));
+      // The message reads the record as it stands when it goes out: the task, or the disabled endpoint.
+      const about = n.endpointId !== null && n.endpointId !== undefined ? await deps.store.get<Doc>(WEBHOOK_ENDPOINTS, n.endpointId) : await deps.store.get<Doc>(VOLUNTEER_TASKS, n.taskId ?? 0);
+      await o.transport.send(composeMessage(n, about, from));
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       const events = decideAttemptFailed(state, { id: n.id, error, now: now(), maxAttempts: o.maxAttempts ?? 5, retryBaseMs: o.retryBaseMs ?? 60_000 });

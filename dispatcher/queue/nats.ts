@@ -132,6 +132,8 @@ export class NatsDeliveryQueue implements DeliveryQueue {
         // twice. Its id names the attempt, so a second publish of it (a crash before the ack below)
         // is dropped by the stream.
         if (outcome.kind === 'retry') await publishDue(this.js, this.delays, m.data, attempt + 1, Date.now() + outcome.delayMs, `${task.id}#${attempt + 1}`);
+        // A deferral is not an attempt: the same number comes back, under an id of its own.
+        if (outcome.kind === 'defer') await publishDue(this.js, this.delays, m.data, attempt, Date.now() + outcome.delayMs, `${task.id}#${attempt}@${Date.now()}`);
         // Confirmed, so a graceful stop leaves no ack in flight for a restart to redo.
         await m.ackAck();
       } catch (err) {
@@ -142,27 +144,26 @@ export class NatsDeliveryQueue implements DeliveryQueue {
 
     const pumps = DELAY_TIERS_MS.map((tier) => pumpTier(this.js, this.delays, tier, this.onError));
     const loop = (async () => {
-      // Looking the consumer up can time out on a busy server: try again, or nothing is ever consumed.
-      let c: Awaited<ReturnType<JetStreamClient['consumers']['get']>> | null = null;
-      while (!c && !stopped) {
+      // As the delay tiers' pumps: a JetStream request that times out (a busy server or host)
+      // must not leave this process consuming nothing until it restarts, so it tries again.
+      while (!stopped) {
         try {
-          c = await this.js.consumers.get(this.stream, this.durable);
+          const c = await this.js.consumers.get(this.stream, this.durable);
+          messages = await c.consume({ max_messages: Math.max(options.concurrency, 1) });
+          if (stopped) messages.stop();
+          for await (const m of messages) {
+            const p = run(m).finally(() => {
+              inflight.delete(p);
+              slot?.();
+            });
+            inflight.add(p);
+            while (inflight.size >= options.concurrency && !stopped) await new Promise<void>((r) => (slot = r));
+            if (stopped) break;
+          }
         } catch (err) {
           this.onError(err);
-          await new Promise((r) => setTimeout(r, 1000));
         }
-      }
-      if (!c) return;
-      messages = await c.consume({ max_messages: Math.max(options.concurrency, 1) });
-      if (stopped) messages.stop();
-      for await (const m of messages) {
-        const p = run(m).finally(() => {
-          inflight.delete(p);
-          slot?.();
-        });
-        inflight.add(p);
-        while (inflight.size >= options.concurrency && !stopped) await new Promise<void>((r) => (slot = r));
-        if (stopped) break;
+        if (!stopped) await new Promise((r) => setTimeout(r, 1000));
       }
     })();
 

@@ -25,8 +25,11 @@ export interface Lease {
   attempt: number;
 }
 
-/** What became of an attempt: finished (delivered or given up), or try again after a delay. */
-export type Outcome = { kind: 'done' } | { kind: 'retry'; delayMs: number };
+/**
+ * What became of an attempt: finished (delivered or given up), try again after a delay, or (defer)
+ * not attempted at all and due again after a delay with the same attempt number (a throttle).
+ */
+export type Outcome = { kind: 'done' } | { kind: 'retry'; delayMs: number } | { kind: 'defer'; delayMs: number };
 
 export interface Consumer {
   /** Stops taking tasks; resolves once attempts in flight have finished. */

@@ -126,7 +126,9 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
       try {
         const outcome = await handler({ task, attempt });
         await batcherFor(this.db).run(() =>
-          outcome.kind === 'done' ? this.stmt.done.run(row.id) : this.stmt.retry.run(attempt, this.now() + outcome.delayMs, row.id),
+          outcome.kind === 'done'
+            ? this.stmt.done.run(row.id)
+            : this.stmt.retry.run(outcome.kind === 'retry' ? attempt : attempt - 1, this.now() + outcome.delayMs, row.id),
         );
       } catch {
         // The handler records its own failures; an unexpected throw leaves the task due, to retry.

@@ -1,15 +1,18 @@
 import { invalidField, missingField, notFound, unknownField } from '../shared/errors.js';
 import { ALL_TYPES, isWebhookType } from './types.js';
-import type { EndpointEvent, EndpointSettings, EndpointState } from './events.js';
+import type { DisabledReason, EndpointEvent, EndpointSettings, EndpointState } from './events.js';
 
 export interface EndpointInput {
   url?: unknown;
   events?: unknown;
   active?: unknown;
   description?: unknown;
+  maxPerSecond?: unknown;
 }
 
-const WRITABLE = ['url', 'events', 'active', 'description'];
+const WRITABLE = ['url', 'events', 'active', 'description', 'maxPerSecond'];
+/** decisions.md 12: a throttle of 1..1000 requests a second, or null for none. */
+const MAX_PER_SECOND = 1000;
 
 /**
  * The subscription list: known type names or ["*"] (which includes later types). An unknown
@@ -46,6 +49,12 @@ function normaliseInput(input: EndpointInput, creating: boolean): Partial<Endpoi
       throw invalidField('description', 'description must be a string of at most 500 characters, or null.');
     out.description = input.description;
   }
+  if (input.maxPerSecond !== undefined) {
+    const n = input.maxPerSecond;
+    if (n !== null && (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_PER_SECOND))
+      throw invalidField('maxPerSecond', `maxPerSecond must be a whole number of requests from 1 to ${MAX_PER_SECOND}, or null for no limit.`);
+    out.maxPerSecond = n;
+  }
   return out;
 }
 
@@ -65,7 +74,7 @@ export function decideCreateEndpoint(cmd: { id: number; input: EndpointInput; se
   return [
     {
       type: 'WebhookEndpointCreated',
-      data: { id: cmd.id, url, events, active: v.active ?? true, description: v.description ?? null, secret: cmd.secret },
+      data: { id: cmd.id, url, events, active: v.active ?? true, description: v.description ?? null, maxPerSecond: v.maxPerSecond ?? null, secret: cmd.secret },
     },
   ];
 }
@@ -79,6 +88,7 @@ export function decideUpdateEndpoint(cmd: { id: number; team: number; input: End
   if (differs('events')) changes.events = v.events;
   if (differs('active')) changes.active = v.active;
   if (differs('description')) changes.description = v.description;
+  if (differs('maxPerSecond')) changes.maxPerSecond = v.maxPerSecond;
   return Object.keys(changes).length ? [{ type: 'WebhookEndpointUpdated', data: { id: cmd.id, changes } }] : [];
 }
 
@@ -92,6 +102,15 @@ export function decideRotateSecret(
   assertEndpoint(s, cmd.team, cmd.id);
   const previousExpiresAt = x > 0 ? new Date(cmd.now.getTime() + x * 1000).toISOString() : null;
   return [{ type: 'WebhookEndpointSecretRotated', data: { id: cmd.id, secret: cmd.secret, previousExpiresAt } }];
+}
+
+/**
+ * The dispatcher's auto-disable (decisions.md 12). Only an active endpoint is disabled: one an
+ * admin switched off, deleted, or another worker disabled first records nothing more.
+ */
+export function decideDisableEndpoint(cmd: { id: number; team: number; reason: DisabledReason }, s: EndpointState): EndpointEvent[] {
+  if (!s.exists || s.deleted || s.team !== cmd.team || !s.active) return [];
+  return [{ type: 'WebhookEndpointDisabled', data: { id: cmd.id, reason: cmd.reason } }];
 }
 
 export function decideDeleteEndpoint(cmd: { id: number; team: number }, s: EndpointState): EndpointEvent[] {

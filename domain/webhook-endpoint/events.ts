@@ -2,9 +2,10 @@ import { type DomainEvent, type Evolver, type Folded, unknownEvent } from '../sh
 
 /**
  * A webhook endpoint of a team. Events:
- * WebhookEndpointCreated {id, url, events, active, description, secret},
- * WebhookEndpointUpdated {id, changes: {url?, events?, active?, description?}},
+ * WebhookEndpointCreated {id, url, events, active, description, maxPerSecond?, secret},
+ * WebhookEndpointUpdated {id, changes: {url?, events?, active?, description?, maxPerSecond?}},
  * WebhookEndpointSecretRotated {id, secret, previousExpiresAt (ISO or null: dropped at once)},
+ * WebhookEndpointDisabled {id, reason} (the dispatcher's auto-disable, decisions.md 12),
  * WebhookEndpointDeleted {id}.
  *
  * The signing secret has to be in the log: the dispatcher signs with it on every attempt.
@@ -27,6 +28,13 @@ export interface EndpointState {
   events: string[];
   active: boolean;
   description: string | null;
+  /** Requests per second the receiver accepts at most; null for no limit. */
+  maxPerSecond: number | null;
+  /** When and why the dispatcher disabled it; both null while active (and after a re-enable). */
+  disabledAt: string | null;
+  disabledReason: DisabledReason | null;
+  /** When it was last made active (created so, or re-enabled): a run of failures counts from no earlier. */
+  activeSince: string | null;
   /** Newest first: the current secret, then rotated ones still in their overlap. */
   secrets: SigningSecret[];
   createdAt: string | null;
@@ -41,6 +49,10 @@ export const emptyEndpoint = (): EndpointState => ({
   events: [],
   active: false,
   description: null,
+  maxPerSecond: null,
+  disabledAt: null,
+  disabledReason: null,
+  activeSince: null,
   secrets: [],
   createdAt: null,
 });
@@ -51,12 +63,17 @@ export type EndpointSettings = {
   events: string[];
   active: boolean;
   description: string | null;
+  maxPerSecond: number | null;
 };
 
+/** `gone`: the receiver answered 410; `failing`: every attempt failed for the configured hours. */
+export type DisabledReason = 'gone' | 'failing';
+
 export type EndpointEvent =
-  | DomainEvent<'WebhookEndpointCreated', EndpointSettings & { id: number; secret: string }>
+  | DomainEvent<'WebhookEndpointCreated', Omit<EndpointSettings, 'maxPerSecond'> & { id: number; secret: string; maxPerSecond?: number | null }>
   | DomainEvent<'WebhookEndpointUpdated', { id: number; changes: Partial<EndpointSettings> }>
   | DomainEvent<'WebhookEndpointSecretRotated', { id: number; secret: string; previousExpiresAt: string | null }>
+  | DomainEvent<'WebhookEndpointDisabled', { id: number; reason: DisabledReason }>
   | DomainEvent<'WebhookEndpointDeleted', { id: number }>;
 
 export function evolveEndpoint(s: EndpointState, e: Folded<EndpointEvent>): EndpointState {
@@ -72,12 +89,21 @@ export function evolveEndpoint(s: EndpointState, e: Folded<EndpointEvent>): Endp
         events: d.events,
         active: d.active,
         description: d.description ?? null,
+        maxPerSecond: d.maxPerSecond ?? null,
+        disabledAt: null,
+        disabledReason: null,
+        activeSince: d.active ? (e.metadata?.at ?? null) : null,
         secrets: [{ secret: d.secret, expiresAt: null }],
         createdAt: e.metadata?.at ?? null,
       };
     }
     case 'WebhookEndpointUpdated':
-      return { ...s, ...e.data.changes };
+      // Re-enabling clears why it was disabled (decisions.md 12).
+      return e.data.changes.active
+        ? { ...s, ...e.data.changes, disabledAt: null, disabledReason: null, activeSince: e.metadata?.at ?? null }
+        : { ...s, ...e.data.changes };
+    case 'WebhookEndpointDisabled':
+      return { ...s, active: false, disabledAt: e.metadata?.at ?? null, disabledReason: e.data.reason };
     case 'WebhookEndpointSecretRotated': {
       const previous = s.secrets[0];
       const expiresAt = e.data.previousExpiresAt;

@@ -29,7 +29,7 @@ describe('queueing notifications', () => {
     const k = await team.task({ TaskStartDateTime: start, FkVolunteer: v.id });
     const n = await outbox(team.admin, k.PkTask);
     expect(n).toEqual([
-      { id: expect.any(String), kind: 'signup_confirmation', taskId: k.PkTask, volunteerId: v.id, to: 'nia@example.org', sendAt: expect.any(String), status: 'pending', attempts: 0, sentAt: null, error: null },
+      { id: expect.any(String), kind: 'signup_confirmation', taskId: k.PkTask, volunteerId: v.id, endpointId: null, to: 'nia@example.org', sendAt: expect.any(String), status: 'pending', attempts: 0, sentAt: null, error: null },
       expect.objectContaining({ kind: 'task_reminder', sendAt: formatDateTime(new Date(Date.parse(start + 'Z') - 24 * HOUR)), status: 'pending' }),
     ]);
     expect(Math.abs(Date.parse(n[0].sendAt + 'Z') - Date.now())).toBeLessThan(60_000);

@@ -67,6 +67,20 @@ describe.each(adapters)('the delivery log: %s', (_name, make) => {
       { hour: Date.parse(at(11, 0)), succeeded: 0, failed: 1 },
     ]);
   });
+
+  it('tells when the run of failures since the last success began (auto-disable, decisions.md 12)', async () => {
+    const log = make();
+    const at = (h: number) => new Date(Date.UTC(2026, 0, 1, h)).toISOString();
+    expect(await log.failingSince(1)).toBeNull();
+    await log.record([row('a', { status: 'failed', attemptedAt: at(1) })]);
+    await log.record([row('b', { status: 'abandoned', attemptedAt: at(2) })]);
+    expect(await log.failingSince(1)).toBe(at(1));
+    await log.record([row('c', { status: 'succeeded', attemptedAt: at(3) })]);
+    expect(await log.failingSince(1)).toBeNull();
+    await log.record([row('d', { status: 'abandoned', attemptedAt: at(4) }), row('e', { status: 'failed', attemptedAt: at(5) })]);
+    await log.record([row('other', { endpointId: 2, status: 'failed', attemptedAt: at(0) })]);
+    expect(await log.failingSince(1)).toBe(at(4));
+  });
 });
 
 describe('the embedded delivery log on disk', () => {

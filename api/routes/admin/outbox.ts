@@ -2,15 +2,16 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type NotificationDoc, outboxQuery } from '../../../projections/outbox.js';
 import { TeamParams } from '../../schemas/admin.js';
-import { errors } from '../../schemas/common.js';
+import { errors, Nullable } from '../../schemas/common.js';
 import type { Services } from '../../../runtime/services.js';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 const Notification = Type.Object({
   id: Type.String(),
-  kind: Type.String({ description: 'signup_confirmation or task_reminder' }),
-  taskId: Type.Integer(),
-  volunteerId: Type.Integer(),
+  kind: Type.String({ description: 'signup_confirmation, task_reminder or endpoint_disabled (to the team\'s alertEmail)' }),
+  taskId: Nullable(Type.Integer({ description: 'null on endpoint_disabled' })),
+  volunteerId: Nullable(Type.Integer({ description: 'null on endpoint_disabled' })),
+  endpointId: Nullable(Type.Integer({ description: 'The disabled webhook endpoint; null on the other kinds' })),
   to: NullableString,
   sendAt: Type.String({ description: 'UTC date-time' }),
   status: Type.String({ description: 'pending, sending, sent, canceled, failed or skipped (no email address)' }),
@@ -28,7 +29,7 @@ export const adminOutboxRoutes =
       { schema: { hide: true, params: TeamParams, response: { 200: Type.Object({ notifications: Type.Array(Notification) }), ...errors(401, 404) } } },
       async (request) => {
         const r = await services.store.find<NotificationDoc>(outboxQuery(request.params.teamId));
-        return { notifications: r.items.map(({ _dueAt, FkTeam, ...n }) => n) };
+        return { notifications: r.items.map(({ _dueAt, FkTeam, ...n }) => ({ ...n, endpointId: n.endpointId ?? null })) };
       },
     );
   };

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { createTeam, issueApiKey, revokeApiKey } from '../../../commands/teams.js';
+import { createTeam, issueApiKey, revokeApiKey, updateTeam } from '../../../commands/teams.js';
 import { notFound } from '../../../domain/shared/errors.js';
 import { activityQuery } from '../../../projections/activity.js';
 import { eq, publicView } from '../../../projections/store/port.js';
-import { API_KEYS, type ApiKeyDoc, TEAMS } from '../../../projections/teams.js';
+import { API_KEYS, type ApiKeyDoc, TEAMS, type TeamDoc } from '../../../projections/teams.js';
 import { adminContext } from '../../auth.js';
 import * as A from '../../schemas/admin.js';
 import { Body, errors, pageOf } from '../../schemas/common.js';
@@ -17,11 +17,25 @@ export const teamRoutes =
   async (app) => {
     app.post(
       '/teams',
-      { schema: { hide, body: Body({ name: Type.String({ minLength: 1, maxLength: 150 }) }), response: { 201: Type.Object({ team: A.Team }), ...errors(400, 401) } } },
+      { schema: { hide, body: A.CreateTeamBody, response: { 201: Type.Object({ team: A.Team }), ...errors(400, 401) } } },
       async (request, reply) => {
         const { now, correlationId } = adminContext(request, 0);
-        const id = await createTeam(services, { source: 'Application', keyName: null, correlationId, now }, request.body.name);
-        return reply.code(201).send({ team: (await services.store.get(TEAMS, id)) as never });
+        const id = await createTeam(services, { source: 'Application', keyName: null, correlationId, now }, request.body);
+        return reply.code(201).send({ team: (await services.store.get<TeamDoc>(TEAMS, id))! });
+      },
+    );
+
+    app.get('/teams', { schema: { hide, response: { 200: Type.Object({ teams: Type.Array(A.Team) }), ...errors(401) } } }, async () => {
+      const r = await services.store.find<TeamDoc>({ collection: TEAMS, sort: [{ field: 'id', dir: 'asc' }] });
+      return { teams: r.items };
+    });
+
+    app.patch(
+      '/teams/:teamId',
+      { schema: { hide, params: A.TeamParams, body: A.UpdateTeamBody, response: { 200: Type.Object({ team: A.Team }), ...errors(400, 401, 404) } } },
+      async (request) => {
+        await updateTeam(services, adminContext(request, request.params.teamId), request.body);
+        return { team: (await services.store.get<TeamDoc>(TEAMS, request.params.teamId))! };
       },
     );
 

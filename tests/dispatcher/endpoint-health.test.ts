@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDispatcher } from '../../runtime/webhooks.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { type NatsServer, startNats } from '../support/nats.js';
+import { natsAvailable } from './nats-server.js';
+import { fastWebhooks, type Receiver, startReceiver, until } from './support.js';
+
+// decisions.md 12 on both stacks: the embedded queue, and NATS JetStream (a server of its own).
+const stacks = [
+  ['the embedded queue', false],
+  ['NATS JetStream', true],
+] as const;
+
+describe.each(stacks)('endpoint health on %s', (_name, useNats) => {
+  let t: TestApp;
+  let rx: Receiver;
+  let nats: NatsServer | undefined;
+  beforeAll(async () => {
+    if (useNats && !natsAvailable) return;
+    if (useNats) nats = await startNats();
+    // A retry maximum of 1.5 s: above the backoff's 20 ms, so a Retry-After shows, and low enough to cap an hour.
+    t = await startTestApp({ natsUrl: nats?.url, webhook: fastWebhooks({ retryMaxMs: 1500 }) });
+    await startDispatcher(t.runtime.services.config, t.runtime, { report: () => undefined });
+    rx = await startReceiver();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await rx?.close();
+    await nats?.stop();
+  });
+  const skip = useNats && !natsAvailable;
+
+  type Team = Awaited<ReturnType<TestApp['team']>>;
+  async function endpoint(team: Team, path: string, extra: Record<string, unknown> = {}): Promise<number> {
+    const r = await team.admin.post('/webhook-endpoints', { url: rx.url(path), events: ['constituent.created'], ...extra });
+    expect(r.status, r.raw).toBe(201);
+    return r.body.webhookEndpoint.id;
+  }
+  const created = (team: Team, name: string) => team.api.Integration.post('/constituents', { LastName: name });
+  const viewOf = async (team: Team, id: number) => (await team.admin.get(`/webhook-endpoints/${id}`)).body.webhookEndpoint;
+  const deliveries = async (team: Team, id: number) => (await team.admin.get(`/webhook-endpoints/${id}/deliveries`)).body.deliveries;
+
+  describe("a receiver's back-pressure", () => {
+    it.skipIf(skip)('retries a 429 when its Retry-After says, not on the backoff', async () => {
+      const team = await t.team();
+      const path = `/busy-${useNats}`;
+      rx.behave(path, (n) => (n === 1 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 204 }));
+      const id = await endpoint(team, path);
+      await created(team, 'Busy');
+      const [first, second] = await rx.waitFor((r) => r.path === path, 2, 20_000);
+      expect(second.at - first.at).toBeGreaterThanOrEqual(950);
+      const log = await until(async () => {
+        const d = await deliveries(team, id);
+        return d.some((x: { status: string }) => x.status === 'succeeded') && d;
+      }, 20_000);
+      const failed = log.find((d: { attempt: number }) => d.attempt === 1);
+      expect(failed).toMatchObject({ status: 'failed', responseStatus: 429 });
+      expect(Date.parse(failed.nextAttemptAt) - Date.parse(failed.attemptedAt)).toBeGreaterThanOrEqual(1000);
+    });
+
+    it.skipIf(skip)('caps a 503 Retry-After date at the retry maximum', async () => {
+      const team = await t.team();
+      const path = `/unavailable-${useNats}`;
+      const inAnHour = new Date(Date.now() + 3_600_000).toUTCString();
+      rx.behave(path, (n) => (n === 1 ? { status: 503, headers: { 'retry-after': inAnHour } } : { status: 204 }));
+      await endpoint(team, path);
+      await created(team, 'Unavailable');
+      const [first, second] = await rx.waitFor((r) => r.path === path, 2, 20_000);
+      expect(second.at - first.at).toBeGreaterThanOrEqual(1200);
+      expect(second.at - first.at).toBeLessThan(5000);
+    });
+  });
+
+  describe('auto-disable', () => {
+    it.skipIf(skip)("disables an endpoint that answers 410 Gone, alerts the team's alertEmail, and re-enabling sends only what comes after", async () => {
+      const team = await t.team();
+      expect((await t.admin.patch(`/teams/${team.id}`, { alertEmail: 'ops@example.org' })).status).toBe(200);
+      const path = `/gone-${useNats}`;
+      rx.behave(path, (n) => ({ status: n === 1 ? 410 : 204 }));
+      const id = await endpoint(team, path);
+      await created(team, 'First');
+      const disabled = await until(async () => {
+        const v = await viewOf(team, id);
+        return v.disabledReason && v;
+      }, 20_000);
+      expect(disabled).toMatchObject({ active: false, disabledReason: 'gone', disabledAt: expect.any(String) });
+      expect((await deliveries(team, id))[0]).toMatchObject({ attempt: 1, status: 'abandoned', responseStatus: 410 });
+      const outbox = (await team.admin.get('/outbox')).body.notifications;
+      expect(outbox).toContainEqual(expect.objectContaining({ kind: 'endpoint_disabled', endpointId: id, to: 'ops@example.org', status: expect.stringMatching(/pending|sending|sent/), taskId: null, volunteerId: null }));
+
+      await created(team, 'While disabled');
+      const enabled = await team.admin.patch(`/webhook-endpoints/${id}`, { active: true });
+      expect(enabled.body.webhookEndpoint).toMatchObject({ active: true, disabledAt: null, disabledReason: null });
+      await created(team, 'After');
+      await rx.waitFor((r) => r.path === path && r.json?.data?.LastName === 'After', 1, 20_000);
+      expect(rx.on(path).map((r) => r.json.data.LastName)).toEqual(['First', 'After']);
+    });
+  });
+
+  describe('maxPerSecond', () => {
+    it.skipIf(skip)('never sends an endpoint more than its limit in any second, and drops nothing', async () => {
+      const team = await t.team();
+      const path = `/throttled-${useNats}`;
+      await endpoint(team, path, { maxPerSecond: 2 });
+      const names = Array.from({ length: 7 }, (_, i) => `T${i}`);
+      for (const n of names) await created(team, n);
+      const hits = await rx.waitFor((r) => r.path === path, names.length, 20_000);
+      expect(hits.map((h) => h.json.data.LastName).sort()).toEqual(names);
+      const at = hits.map((h) => h.at).sort((a, b) => a - b);
+      for (let i = 2; i < at.length; i++) expect(at[i] - at[i - 2], `requests ${i - 2} and ${i}`).toBeGreaterThanOrEqual(950);
+    });
+  });
+});
