@@ -21,6 +21,7 @@ COPY commands ./commands
 COPY dispatcher ./dispatcher
 COPY runtime ./runtime
 COPY api ./api
+COPY cli ./cli
 COPY bench ./bench
 RUN npx tsc -p tsconfig.build.json \
  && npm prune --omit=dev
@@ -35,6 +36,8 @@ WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
+# `npx turnout` (the bin) runs the compiled CLI through this shim.
+COPY --chown=node:node bin ./bin
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
