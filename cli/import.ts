@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { AdminClient, describeError } from './client.js';
 import { CommandFailed, EXIT } from './errors.js';
 import { startProgress } from './progress.js';
-import { readRows, type Row } from './rows.js';
+import { formatOf, readRows, type Row } from './rows.js';
 import { fieldsOf, type Problem, type Resource, validator } from './validate.js';
 
 export interface ImportOptions {
@@ -28,13 +28,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * twice. SIGINT stops sending, waits for the requests in flight and answers 130.
  */
 export async function importFile(file: string, options: ImportOptions, out: (line: string) => void): Promise<number> {
+  const format = formatOf(file);
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);
   } catch (err) {
     throw new CommandFailed(`${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`);
   }
-  const rows = readRows(file, bytes, fieldsOf(options.resource));
+  const rows = readRows(file, format, bytes, fieldsOf(options.resource));
   const check = validator(options.resource);
   const valid: Row[] = [];
   let invalid = 0;

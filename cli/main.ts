@@ -100,8 +100,11 @@ function program(): Command {
     .option('--data-dir <dir>', 'the data dir (default: TURNOUT_DATA_DIR, else ./data)')
     .action(async (o: { dataDir?: string }) => result(await rebuild(o.dataDir ?? (process.env.TURNOUT_DATA_DIR || './data'), out)));
 
-  for (const c of [teams, keys]) c.addHelpText('after', ENV);
-  for (const c of turnout.commands) if (c.commands.length === 0) c.addHelpText('after', ENV);
+  const withEnv = (c: Command): void => {
+    c.commands.forEach(withEnv);
+    if (c !== turnout) c.addHelpText('after', ENV);
+  };
+  withEnv(turnout);
   return turnout;
 }
 

@@ -21,8 +21,8 @@ export function formatOf(file: string): Format {
   throw new UsageError(`${file}: import reads .csv or .ndjson files (one JSON body a line); rename the file to say which it is.`);
 }
 
-export function readRows(file: string, bytes: Buffer, fields: FieldSpec): Row[] {
-  return formatOf(file) === 'csv' ? csvRows(file, bytes, fields) : ndjsonRows(bytes);
+export function readRows(file: string, format: Format, bytes: Buffer, fields: FieldSpec): Row[] {
+  return format === 'csv' ? csvRows(file, bytes, fields) : ndjsonRows(bytes);
 }
 
 /**
