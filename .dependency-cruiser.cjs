@@ -1,6 +1,6 @@
 // The layers' import rules (issue 11), checked by tests/architecture.test.ts on every `npm test`
 // and by hand with `npx depcruise --config .dependency-cruiser.cjs packages domain eventlog
-// projections commands dispatcher runtime api tests bench`. docs/architecture.md draws the same graph.
+// projections commands dispatcher runtime api cli tests bench`. docs/architecture.md draws the same graph.
 
 // Which top-level folders each layer may import (its own included). Every import between the
 // layers points down this list, so the folders cannot form a cycle. npm packages and node
@@ -16,7 +16,12 @@ const LAYERS = {
   dispatcher: ['packages', 'domain', 'eventlog', 'projections', 'dispatcher'],
   runtime: ['packages', 'domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime'],
   api: ['packages', 'domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime', 'api'],
+  // The operators' command line (issue 17): a client of the HTTP edge that validates with its
+  // schemas, and rebuilds offline through runtime/. Nothing imports it.
+  cli: ['packages', 'domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime', 'api', 'cli'],
 };
+// The top layers: nothing imports them but themselves (cli/ may import api/) and the harnesses.
+const TOP = ['api', 'cli'];
 
 // tests/ and bench/ are harnesses outside the layers: they may import any layer (api/ included),
 // and no layer may import them.
@@ -43,11 +48,18 @@ module.exports = {
       comment:
         'api/ is the HTTP edge: nothing imports it but api/ itself and the harnesses outside the ' +
         'layers (tests/ and bench/ start the app as a client would).',
-      from: { pathNot: '^(api|tests|bench)/' },
+      from: { pathNot: '^(api|cli|tests|bench)/' },
       to: { path: '^api/' },
     },
+    {
+      name: 'not-to-cli',
+      severity: 'error',
+      comment: 'cli/ is the command line, a top layer like api/: nothing imports it but cli/ itself and the harnesses.',
+      from: { pathNot: '^(cli|tests|bench)/' },
+      to: { path: '^cli/' },
+    },
     // One rule for each other layer, naming what it may import (domain-is-pure covers domain/).
-    // api/ is left out of their targets: not-to-api above already reports those imports once.
+    // api/ and cli/ are left out of their targets: not-to-api and not-to-cli report those once.
     ...Object.entries(LAYERS)
       .filter(([layer]) => layer !== 'domain')
       .map(([layer, allowed]) => ({
@@ -55,7 +67,7 @@ module.exports = {
         severity: 'error',
         comment: `${layer}/ may import only ${allowed.map((f) => `${f}/`).join(', ')} (and npm packages and node builtins).`,
         from: { path: `^${layer}/` },
-        to: { path: anyOf(FOLDERS.filter((f) => f !== 'api')), pathNot: anyOf(allowed) },
+        to: { path: anyOf(FOLDERS.filter((f) => !TOP.includes(f))), pathNot: anyOf(allowed) },
       })),
     {
       name: 'log-through-its-port',

@@ -21,6 +21,7 @@ COPY commands ./commands
 COPY dispatcher ./dispatcher
 COPY runtime ./runtime
 COPY api ./api
+COPY cli ./cli
 COPY bench ./bench
 # The operators' console (/console): esbuild bundles it into dist/console beside the compiled service.
 COPY console ./console
@@ -38,6 +39,8 @@ WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
+# `npx turnout` (the bin) runs the compiled CLI through this shim.
+COPY --chown=node:node bin ./bin
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

@@ -72,9 +72,10 @@ export const activityProjection: Projector = {
   },
 };
 
-export const activityQuery = (team: number, page: { page: number; pageSize: number }): Query => ({
+/** The team's activity, newest first, optionally only one key's (`keyName`) or one source's. */
+export const activityQuery = (team: number, page: { page: number; pageSize: number }, only: { keyName?: string; source?: string } = {}): Query => ({
   collection: ACTIVITY,
-  filter: and(eq('FkTeam', team)),
+  filter: and(eq('FkTeam', team), only.keyName !== undefined && eq('keyName', only.keyName), only.source !== undefined && eq('source', only.source)),
   sort: [{ field: 'id', dir: 'desc' }],
   page,
 });

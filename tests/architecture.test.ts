@@ -11,7 +11,7 @@ import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const FOLDERS = ['packages', 'domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime', 'api', 'tests', 'bench'];
+const FOLDERS = ['packages', 'domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime', 'api', 'cli', 'tests', 'bench'];
 
 /** Cruises `folders` under `baseDir` with the project's rules and the given tsconfig. */
 async function cruiseWithRules(baseDir: string, folders: string[], tsConfigFile: string): Promise<ICruiseResult> {
@@ -50,6 +50,8 @@ describe('the layers', () => {
       'commands/handle.ts': "import { route } from '../api/route.js';\nexport const handle = () => route;\n",
       'api/route.ts': "import { handle } from '../commands/handle.js';\nexport const route = () => handle;\n",
       'tests/route.test.ts': "import { route } from '../api/route.js';\nexport const tested = route;\n",
+      'cli/main.ts': "import { route } from '../api/route.js';\nexport const run = route;\n",
+      'api/run.ts': "import { run } from '../cli/main.js';\nexport const again = run;\n",
       'eventlog/sqlite.ts': "export const open = () => 'file';\n",
       'dispatcher/follow.ts': "import { open } from '../eventlog/sqlite.js';\nimport type { Position } from '../eventlog/port.js';\nexport const follow = (p: Position) => [open, p];\n",
     };
@@ -58,8 +60,8 @@ describe('the layers', () => {
       writeFileSync(path.join(dir, file), text);
     }
 
-    it('report a type-only import, a dynamic import, a builtin in domain/, an import of api/, a cycle and a log adapter used past its port', async () => {
-      const result = await cruiseWithRules(dir, ['domain', 'eventlog', 'commands', 'dispatcher', 'api', 'tests'], path.join(dir, 'tsconfig.json'));
+    it('report a type-only import, a dynamic import, a builtin in domain/, an import of api/ or cli/, a cycle and a log adapter used past its port', async () => {
+      const result = await cruiseWithRules(dir, ['domain', 'eventlog', 'commands', 'dispatcher', 'api', 'cli', 'tests'], path.join(dir, 'tsconfig.json'));
       expect(result.summary.violations.map(describeViolation).sort()).toEqual([
         'eventlog-imports-only-domain: eventlog/port.ts -> commands/handle.ts',
         'domain-is-pure: domain/builtin.ts -> crypto',
@@ -67,6 +69,7 @@ describe('the layers', () => {
         'no-circular: api/route.ts -> commands/handle.ts -> api/route.ts',
         'not-to-api: commands/handle.ts -> api/route.ts',
         'log-through-its-port: dispatcher/follow.ts -> eventlog/sqlite.ts',
+        'not-to-cli: api/run.ts -> cli/main.ts',
       ].sort());
     });
   });

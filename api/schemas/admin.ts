@@ -27,6 +27,16 @@ export const ApiKey = Type.Object({
 
 export const PagingQuery = Type.Object({ ...Paging }, { additionalProperties: false });
 
+/** decisions.md §9: the activity log, paged, optionally one key's or one source's. */
+export const ActivityQuery = Type.Object(
+  {
+    ...PagingQuery.properties,
+    keyName: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "Only this API key's changes (its name)" })),
+    source: Type.Optional(Type.Union([Type.Literal('Public API'), Type.Literal('Application')], { description: 'Only changes through the public API or the application' })),
+  },
+  { additionalProperties: false },
+);
+
 export const Activity = Type.Object({
   at: Type.String(),
   source: Type.String(),

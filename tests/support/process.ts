@@ -158,6 +158,11 @@ export function useBuiltService(dirPrefix: string) {
       dirs.push(d);
       return d;
     },
+    /** A file of the build, such as `cli/main.js`. */
+    built(file: string): string {
+      if (!build) throw new Error('useBuiltService: the build is made in beforeAll');
+      return path.join(path.dirname(path.dirname(build.server)), file);
+    },
     /** A server process of the build, stopped after the file. */
     async start(options: SpawnOptions = {}): Promise<TurnoutProcess> {
       if (!build) throw new Error('useBuiltService: the build is made in beforeAll');

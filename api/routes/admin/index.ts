@@ -14,6 +14,7 @@ import { historyRoutes } from './history.js';
 import { lockRoutes } from './locks.js';
 import { adminLookupRoutes } from './lookups.js';
 import { adminOutboxRoutes } from './outbox.js';
+import { adminRecordRoutes } from './records.js';
 import { adminTaskGroupRoutes } from './task-groups.js';
 import { adminVolunteerTaskRoutes } from './volunteer-tasks.js';
 import { teamRoutes } from './teams.js';
@@ -48,4 +49,5 @@ export const adminRoutes =
     await app.register(adminOutboxRoutes(services));
     await app.register(adminEventRoutes(services));
     await app.register(adminEventTicketRoutes(services));
+    await app.register(adminRecordRoutes(services));
   };

@@ -87,10 +87,11 @@ export const teamRoutes =
 
     app.get(
       '/teams/:teamId/activity',
-      { schema: { hide, params: A.TeamParams, querystring: A.PagingQuery, response: { 200: Type.Object({ activity: Type.Array(A.Activity), page: Type.Integer(), pageSize: Type.Integer(), total: Type.Integer() }), ...errors(400, 401, 404) } } },
+      { schema: { hide, params: A.TeamParams, querystring: A.ActivityQuery, response: { 200: Type.Object({ activity: Type.Array(A.Activity), page: Type.Integer(), pageSize: Type.Integer(), total: Type.Integer() }), ...errors(400, 401, 404) } } },
       async (request) => {
         const page = pageOf(request.query);
-        const r = await services.store.find(activityQuery(request.params.teamId, page));
+        const { keyName, source } = request.query;
+        const r = await services.store.find(activityQuery(request.params.teamId, page, { keyName, source }));
         return { activity: r.items as never[], ...page, total: r.total };
       },
     );

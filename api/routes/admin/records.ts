@@ -1,0 +1,91 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { createConstituent, upsertConstituentByEmail } from '../../../commands/constituents.js';
+import type { WriteContext } from '../../../commands/context.js';
+import { createEvent } from '../../../commands/events.js';
+import { createTask } from '../../../commands/volunteer-tasks.js';
+import { registerVolunteer } from '../../../commands/volunteers.js';
+import { DomainError } from '../../../domain/shared/errors.js';
+import type { Services } from '../../../runtime/services.js';
+import { adminContext } from '../../auth.js';
+import { setEtag } from '../../etag.js';
+import { idempotencyHooks } from '../../idempotency.js';
+import { TeamParams } from '../../schemas/admin.js';
+import { errors } from '../../schemas/common.js';
+import * as C from '../../schemas/constituent.js';
+import * as E from '../../schemas/event.js';
+import * as T from '../../schemas/volunteer-task.js';
+import * as V from '../../schemas/volunteer.js';
+import { readConstituent } from '../constituents.js';
+import { readEvent } from '../events.js';
+import { readTask } from '../volunteer-tasks.js';
+import { readVolunteer } from '../volunteers.js';
+
+const hide = true;
+const ERRORS = errors(400, 401, 403, 404, 409, 413, 422);
+
+/** The admin's write context, collecting each written stream's revision for the answer's ETag. */
+const contextOf = (request: FastifyRequest, team: number): WriteContext => ({ ...adminContext(request, team), revisions: new Map() });
+
+/**
+ * decisions.md §9: the application creates the four records with the public create body and
+ * answer, under the admin token; activity says `Application`. `Idempotency-Key` works as on
+ * /api/v1 (§11) but is scoped to the team, so `turnout import` can re-run a file safely.
+ */
+export const adminRecordRoutes =
+  (services: Services): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    // Path parameters are still text before validation; the scope is the team's number.
+    const idempotency = idempotencyHooks(services.idempotency, (request) => `team:${Number((request.params as { teamId?: string }).teamId)}`);
+    app.addHook('preValidation', idempotency.preValidation);
+    app.addHook('onSend', idempotency.onSend);
+    app.addHook('onResponse', idempotency.onResponse);
+    for (const schema of [C.Constituent, V.Volunteer, T.VolunteerTask, E.Event]) app.addSchema(schema);
+
+    app.post(
+      '/teams/:teamId/constituents',
+      { schema: { hide, params: TeamParams, querystring: C.CreateQuery, body: C.ConstituentBody, response: { 201: C.ConstituentCreated, 200: C.ConstituentCreated, ...ERRORS } } },
+      async (request, reply) => {
+        const ctx = contextOf(request, request.params.teamId);
+        const { mode, matchOn } = request.query;
+        if ((mode === 'upsert') !== (matchOn === 'email'))
+          throw new DomainError('invalid_field', 'Upsert needs both mode=upsert and matchOn=email.', mode ? 'matchOn' : 'mode');
+        const r = mode === 'upsert' ? await upsertConstituentByEmail(services, ctx, request.body) : { id: await createConstituent(services, ctx, request.body), created: true };
+        await setEtag(services, reply, `constituent-${r.id}`, ctx);
+        return reply.code(r.created ? 201 : 200).send({ created: r.created, constituent: await readConstituent(services, ctx.team, r.id) });
+      },
+    );
+
+    app.post(
+      '/teams/:teamId/volunteers',
+      { schema: { hide, params: TeamParams, body: V.CreateVolunteerBody, response: { 201: V.VolunteerCreated, 200: V.VolunteerCreated, ...ERRORS } } },
+      async (request, reply) => {
+        const ctx = contextOf(request, request.params.teamId);
+        const r = await registerVolunteer(services, ctx, request.body);
+        await setEtag(services, reply, `volunteer-${r.id}`, ctx);
+        return reply.code(r.created ? 201 : 200).send({ created: r.created, volunteer: await readVolunteer(services, ctx.team, r.id) });
+      },
+    );
+
+    app.post(
+      '/teams/:teamId/volunteer-tasks',
+      { schema: { hide, params: TeamParams, body: T.CreateTaskBody, response: { 201: T.TaskCreated, ...ERRORS } } },
+      async (request, reply) => {
+        const ctx = contextOf(request, request.params.teamId);
+        const id = await createTask(services, ctx, request.body);
+        await setEtag(services, reply, `volunteer_task-${id}`, ctx);
+        return reply.code(201).send({ created: true, volunteerTask: await readTask(services, ctx.team, id) });
+      },
+    );
+
+    app.post(
+      '/teams/:teamId/events',
+      { schema: { hide, params: TeamParams, body: E.EventCreateBody, response: { 201: E.EventCreated, ...ERRORS } } },
+      async (request, reply) => {
+        const ctx = contextOf(request, request.params.teamId);
+        const id = await createEvent(services, ctx, request.body);
+        await setEtag(services, reply, `event-${id}`, ctx);
+        return reply.code(201).send({ created: true, event: await readEvent(services.store, ctx.team, id) });
+      },
+    );
+  };

@@ -1,0 +1,104 @@
+import { Readable } from 'node:stream';
+import { Agent, request } from 'undici';
+import { CommandFailed, UsageError } from './errors.js';
+
+export interface Answer {
+  status: number;
+  /** The parsed JSON body, or null when there was none or it was not JSON. */
+  body: any;
+}
+
+/**
+ * The admin surface of a running server (decisions.md §9), as the CLI uses it: `TURNOUT_URL` (the
+ * server's origin) and `TURNOUT_ADMIN_TOKEN`. One keep-alive agent with `connections` sockets,
+ * so an import's parallel sends reuse their connections.
+ */
+export class AdminClient {
+  private readonly agent: Agent;
+  private readonly auth: string;
+
+  constructor(
+    readonly origin: string,
+    token: string,
+    connections = 8,
+  ) {
+    this.agent = new Agent({ connections, keepAliveTimeout: 10_000 });
+    this.auth = `Bearer ${token}`;
+  }
+
+  static fromEnv(env: NodeJS.ProcessEnv = process.env, connections?: number): AdminClient {
+    const url = env.TURNOUT_URL;
+    const token = env.TURNOUT_ADMIN_TOKEN;
+    if (!url) throw new UsageError('Set TURNOUT_URL to the server\'s origin, such as http://127.0.0.1:3000.');
+    if (!token) throw new UsageError('Set TURNOUT_ADMIN_TOKEN to the server\'s admin token.');
+    let origin: string;
+    try {
+      const u = new URL(url);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+      origin = u.origin;
+    } catch {
+      throw new UsageError(`TURNOUT_URL must be an http:// or https:// origin, such as http://127.0.0.1:3000 (got "${url}").`);
+    }
+    return new AdminClient(origin, token, connections);
+  }
+
+  /** One JSON call under /admin/v1; a refused connection is CommandFailed naming the origin. */
+  async call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+    const r = await this.send(method, path, body, headers);
+    const text = await r.body.text();
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = null;
+    }
+    return { status: r.statusCode, body: parsed };
+  }
+
+  /** A 2xx answer's body, else CommandFailed with the server's error message. */
+  async expect(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<any> {
+    const r = await this.call(method, path, body);
+    if (r.status < 200 || r.status >= 300) throw new CommandFailed(describeError(r));
+    return r.body;
+  }
+
+  /** A streamed GET (the export): the body as a Node stream, once the status is 2xx. */
+  async stream(path: string): Promise<Readable> {
+    const r = await this.send('GET', path);
+    if (r.statusCode < 200 || r.statusCode >= 300) {
+      const text = await r.body.text();
+      let body: unknown = null;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        /* not JSON */
+      }
+      throw new CommandFailed(describeError({ status: r.statusCode, body }));
+    }
+    return r.body;
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    try {
+      return await request(`${this.origin}/admin/v1${path}`, {
+        method: method as 'GET',
+        dispatcher: this.agent,
+        headers: { authorization: this.auth, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new CommandFailed(`Cannot reach the server at ${this.origin}: ${(err as Error).message}. Is it running, and is TURNOUT_URL right?`);
+    }
+  }
+}
+
+/** `HTTP 404 not_found: No such team.`: the server's own words. */
+export function describeError(r: Answer): string {
+  const e = r.body?.error;
+  if (e?.code) return `HTTP ${r.status} ${e.code}${e.field ? ` (${e.field})` : ''}: ${e.message}`;
+  return `HTTP ${r.status} from the server.`;
+}

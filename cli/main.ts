@@ -1,0 +1,126 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { createKey, createTeam, exportTeam, rebuild, replay } from './commands.js';
+import { CommandFailed, EXIT, UsageError } from './errors.js';
+import { importFile } from './import.js';
+import { RESOURCES, type Resource } from './validate.js';
+
+/**
+ * `turnout`, the operators' command line (decisions.md §13): `npx turnout <command>` against a
+ * running server (TURNOUT_URL, TURNOUT_ADMIN_TOKEN), except `rebuild`, which works offline on a
+ * data dir. stdout carries only the result, the report or the NDJSON; progress and errors go to
+ * stderr. Exit 0 done, 1 failed, 2 bad usage (130 for an interrupted import).
+ */
+
+const out = (line: string) => void process.stdout.write(`${line}\n`);
+/** A command's exit status, kept for main() to answer. */
+const result = (code: number) => void (process.exitCode = code);
+
+function positiveInt(value: string): number {
+  if (!/^[1-9]\d{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError('must be a whole number from 1.');
+  return Number(value);
+}
+
+function nonEmpty(value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('must not be empty.');
+  return value;
+}
+
+const ENV = `
+Environment:
+  TURNOUT_URL          the server's origin, such as http://127.0.0.1:3000
+  TURNOUT_ADMIN_TOKEN  the server's admin token
+
+Exit status: 0 done, 1 failed, 2 bad usage.`;
+
+function program(): Command {
+  const turnout = new Command('turnout')
+    .description("Turnout's operator tools: teams, API keys, imports, exports, webhook replays and offline rebuilds.")
+    .exitOverride()
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText('after', ENV)
+    // commander's own exits (help, usage errors) come back to main() as errors.
+    .configureHelp({ sortSubcommands: true });
+
+  const teams = turnout.command('teams').description('create teams');
+  teams
+    .command('create')
+    .description('Create a team; prints {"team": {...}}.')
+    .requiredOption('--name <name>', "the team's name", nonEmpty)
+    .action(async (o: { name: string }) => result(await createTeam(o.name, out)));
+
+  const keys = turnout.command('keys').description("create a team's API keys");
+  keys
+    .command('create')
+    .description('Create an API key; prints its record, then the key alone on the last line (its only showing).')
+    .requiredOption('--team <id>', 'the team', positiveInt)
+    .requiredOption('--name <name>', 'what the key is for, such as the tool that holds it', nonEmpty)
+    .addOption(new Option('--scope <scope>', 'what it may do').choices(['read_write', 'read_only']).default('read_write'))
+    .action(async (o: { team: number; name: string; scope: string }) => result(await createKey(o.team, o.name, o.scope, out)));
+
+  turnout
+    .command('import')
+    .summary('import records from a CSV or NDJSON file')
+    .description(
+      'Import records from a CSV file (a header row of public field names) or an NDJSON file (one body a line). ' +
+        'Every row is checked first; each invalid one gets a line "row N: FIELD: CODE: message", then "N valid, N invalid". ' +
+        'Valid rows are sent in parallel, each with an Idempotency-Key from the file and the row, so running the same file again ' +
+        'within 24 hours writes nothing twice. Ctrl-C stops sending, waits for the requests in flight and exits 130. ' +
+        'Exit 0 only when every row was valid and written (with --dry-run: valid).',
+    )
+    .argument('<file>', 'a .csv or .ndjson file')
+    .requiredOption('--team <id>', 'the team', positiveInt)
+    .addOption(new Option('--resource <resource>', 'what the rows are').choices(RESOURCES).default('constituents'))
+    .option('--dry-run', 'check every row and report, send nothing', false)
+    .action(async (file: string, o: { team: number; resource: Resource; dryRun: boolean }) => result(await importFile(file, o, out)));
+
+  turnout
+    .command('export')
+    .summary("the team's changes as NDJSON on stdout")
+    .description("The team's changes as NDJSON envelopes on stdout (decisions.md §10), streamed.")
+    .requiredOption('--team <id>', 'the team', positiveInt)
+    .option('--from <cursor|datetime>', 'after this change-feed cursor, or from this date-time')
+    .option('--types <list>', 'comma list of event types or prefixes, such as constituent.*,event.created')
+    .action(async (o: { team: number; from?: string; types?: string }) => result(await exportTeam(o.team, o)));
+
+  turnout
+    .command('replay')
+    .summary('send a webhook endpoint past changes again')
+    .description("Send a webhook endpoint the team's past changes again (decisions.md §12), and follow the replay to its end; prints {\"replay\": {...}}.")
+    .requiredOption('--team <id>', 'the team', positiveInt)
+    .requiredOption('--endpoint <id>', 'the webhook endpoint', positiveInt)
+    .requiredOption('--from <cursor|datetime>', 'after this change-feed cursor, or from this date-time')
+    .option('--to <cursor|datetime>', 'up to this cursor or date-time (inclusive)')
+    .option('--types <list>', 'comma list of event types or prefixes')
+    .action(async (o: { team: number; endpoint: number; from: string; to?: string; types?: string }) => result(await replay(o.team, o.endpoint, o, out)));
+
+  turnout
+    .command('rebuild')
+    .summary('rebuild the read models of a data dir, offline')
+    .description('Rebuild every read model of an embedded data dir from its log, offline; refuses while a server holds the data dir.')
+    .option('--data-dir <dir>', 'the data dir (default: TURNOUT_DATA_DIR, else ./data)')
+    .action(async (o: { dataDir?: string }) => result(await rebuild(o.dataDir ?? (process.env.TURNOUT_DATA_DIR || './data'), out)));
+
+  const withEnv = (c: Command): void => {
+    c.commands.forEach(withEnv);
+    if (c !== turnout) c.addHelpText('after', ENV);
+  };
+  withEnv(turnout);
+  return turnout;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  try {
+    await program().parseAsync(argv);
+    return Number(process.exitCode ?? EXIT.done);
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.done : EXIT.usage;
+    if (err instanceof UsageError || err instanceof CommandFailed) {
+      process.stderr.write(`turnout: ${err.message}\n`);
+      return err.exitCode;
+    }
+    process.stderr.write(`turnout: ${(err as Error).stack ?? String(err)}\n`);
+    return EXIT.failed;
+  }
+}
+
+process.exitCode = await main(process.argv);

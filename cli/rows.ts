@@ -1,0 +1,96 @@
+import path from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { plainDecimalProblem } from '../api/validation.js';
+import type { FieldRule, FieldSpec } from '../domain/shared/fields.js';
+import { CommandFailed, UsageError } from './errors.js';
+import type { Problem } from './validate.js';
+
+/** One data row of an import file: its number from 1, and its body or why it has none. */
+export interface Row {
+  n: number;
+  body?: unknown;
+  problem?: Problem;
+}
+
+export type Format = 'csv' | 'ndjson';
+
+export function formatOf(file: string): Format {
+  const ext = path.extname(file).toLowerCase();
+  if (ext === '.csv') return 'csv';
+  if (ext === '.ndjson' || ext === '.jsonl') return 'ndjson';
+  throw new UsageError(`${file}: import reads .csv or .ndjson files (one JSON body a line); rename the file to say which it is.`);
+}
+
+export function readRows(file: string, format: Format, bytes: Buffer, fields: FieldSpec): Row[] {
+  return format === 'csv' ? csvRows(file, bytes, fields) : ndjsonRows(bytes);
+}
+
+/**
+ * A cell as its field's type (decisions.md §13): text fields stay text, so `02134` and phone
+ * digits keep their form; whole numbers and numbers as plain decimals; booleans true or false
+ * (any case, as spreadsheets write TRUE). A cell that is not of its type stays text, so the
+ * schema names the field and what it must be.
+ */
+export function typedCell(rule: FieldRule | undefined, cell: string): unknown {
+  switch (rule?.kind) {
+    case 'int':
+    case 'ref':
+      return plainDecimalProblem('integer', cell) === null ? Number(cell) : cell;
+    case 'number':
+      return plainDecimalProblem('number', cell) === null ? Number(cell) : cell;
+    case 'boolean': {
+      const lower = cell.toLowerCase();
+      return lower === 'true' ? true : lower === 'false' ? false : cell;
+    }
+    default:
+      return cell;
+  }
+}
+
+/** A header row of public field names, then one row a line; an empty cell omits its field. */
+function csvRows(file: string, bytes: Buffer, fields: FieldSpec): Row[] {
+  let records: string[][];
+  try {
+    records = parse(bytes, { bom: true, relax_column_count: true });
+  } catch (err) {
+    throw new CommandFailed(`${file}: not readable as CSV: ${(err as Error).message}`);
+  }
+  const [header, ...data] = records;
+  if (!header) return [];
+  const names = header.map((h) => h.trim());
+  const twice = names.find((name, i) => names.indexOf(name) !== i);
+  if (twice !== undefined) throw new CommandFailed(`${file}: the header names ${JSON.stringify(twice)} twice; each column is one field.`);
+  const rules = names.map((name) => (Object.hasOwn(fields, name) ? fields[name] : undefined));
+  const rows: Row[] = [];
+  data.forEach((cells, i) => {
+    const n = i + 1;
+    // A line with no values (a blank line, a spreadsheet's trailing ",,,") is no row, but keeps
+    // its number, so row N stays the sheet's data row N.
+    if (cells.every((cell) => cell.trim() === '')) return;
+    if (cells.length !== names.length) {
+      rows.push({ n, problem: { field: '-', code: 'invalid_field', message: `The row has ${cells.length} cells; the header has ${names.length}.` } });
+      return;
+    }
+    const body: Record<string, unknown> = {};
+    cells.forEach((cell, c) => {
+      if (cell !== '') body[names[c]] = typedCell(rules[c], cell);
+    });
+    rows.push({ n, body });
+  });
+  return rows;
+}
+
+/** One JSON body a line; line n is row n. Blank lines are no rows. */
+function ndjsonRows(bytes: Buffer): Row[] {
+  const rows: Row[] = [];
+  const lines = bytes.toString('utf8').replace(/^\uFEFF/, '').split('\n');
+  lines.forEach((line, i) => {
+    if (line.trim() === '') return;
+    try {
+      rows.push({ n: i + 1, body: JSON.parse(line) });
+    } catch (err) {
+      rows.push({ n: i + 1, problem: { field: '-', code: 'invalid_json', message: `The line is not valid JSON: ${(err as Error).message}.` } });
+    }
+  });
+  return rows;
+}
