@@ -6,7 +6,7 @@ import type { Delivery, DeliveryLog } from './deliveries.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Lease, Outcome } from './queue/port.js';
 import { hasNextAttempt, retryDelayMs, type RetryPolicy } from './retry.js';
 import type { Sender } from './send.js';
-import { signatureHeader } from './sign.js';
+import { signatureHeader, standardWebhookHeaders } from './sign.js';
 
 /** An attempt not yet made, as the delivery log shows it until it is. */
 export function pendingDelivery(task: Pick<DeliveryTask, 'id' | 'endpointId' | 'eventId' | 'eventType'>, attempt: number, nextAttemptAt: string | null): Delivery {
@@ -28,6 +28,21 @@ export function pendingDelivery(task: Pick<DeliveryTask, 'id' | 'endpointId' | '
 /** X-Turnout-Delivery: one per attempt, derived so the delivery log's pending row names it in advance. */
 export const deliveryId = (taskId: string, attempt: number) =>
   'dlv_' + createHash('sha256').update(`${taskId}#${attempt}`).digest('base64url').slice(0, 24);
+
+/**
+ * The headers of one attempt: Turnout's own (spec 6.3, 6.5) and, beside them, the Standard
+ * Webhooks set (decisions.md 12), whose webhook-id is the envelope id; both signed with every
+ * live secret, the newest first.
+ */
+export function deliveryHeaders(task: Pick<DeliveryTask, 'eventId' | 'eventType' | 'body'>, deliveryId: string, secrets: string[], now: Date): Record<string, string> {
+  const t = Math.floor(now.getTime() / 1000);
+  return {
+    'X-Turnout-Event': task.eventType,
+    'X-Turnout-Delivery': deliveryId,
+    'X-Turnout-Signature': signatureHeader(task.body, secrets, t),
+    ...standardWebhookHeaders(task.eventId, task.body, secrets, t),
+  };
+}
 
 export interface WorkerDeps {
   log: EventLog;
@@ -54,12 +69,7 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
     await deps.deliveries.record([{ ...row, status: 'abandoned', error: 'endpoint is inactive; delivery stopped' }]);
     return { kind: 'done' };
   }
-  const headers = {
-    'X-Turnout-Event': task.eventType,
-    'X-Turnout-Delivery': row.id,
-    'X-Turnout-Signature': signatureHeader(task.body, signingSecrets(ep, now), Math.floor(now.getTime() / 1000)),
-  };
-  const r = await deps.sender.send(ep.url, task.body, headers);
+  const r = await deps.sender.send(ep.url, task.body, deliveryHeaders(task, row.id, signingSecrets(ep, now), now));
   const attempted = { ...row, responseStatus: r.responseStatus, durationMs: r.durationMs, error: r.error };
   if (r.ok) {
     await deps.deliveries.record([{ ...attempted, status: 'succeeded' }]);
