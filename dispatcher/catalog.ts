@@ -10,7 +10,7 @@ import type { Evolver, RecordedEvent } from '../domain/shared/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { Fires } from '../domain/shared/webhooks.js';
 import { ASSIGNED, taskEvolver, UNASSIGNED } from '../domain/volunteer-task/events.js';
-import { taskWebhooks } from '../domain/volunteer-task/webhooks.js';
+import { taskAppendedWith, taskWebhooks } from '../domain/volunteer-task/webhooks.js';
 import { volunteerEvolver } from '../domain/volunteer/events.js';
 import { volunteerWebhooks } from '../domain/volunteer/webhooks.js';
 import type { WebhookType } from '../domain/webhook-endpoint/types.js';
@@ -62,6 +62,7 @@ const MAPPERS: { [C in Firing]: Mapper<C> } = {
   volunteer_task: mapper({
     evolver: taskEvolver,
     rules: taskWebhooks,
+    together: taskAppendedWith,
     // A person-event fires only its person webhook (spec 6.4), whose data names the volunteer the event does.
     data: (h, s, e, type) =>
       e.type === ASSIGNED || e.type === UNASSIGNED ? P.taskPersonData(h, s, e.data.volunteerId, e) : P.taskData(h, s, e, stampOf(type)),
