@@ -182,3 +182,15 @@ describe('webhook payloads follow the payload rules on every type (issue 16 poin
     }
   }, 60_000);
 });
+
+describe('the published data schemas every test checks payloads against', () => {
+  it('refuse a payload missing a field, with an unknown one, or with a field of the wrong type', () => {
+    // Every field of the record is required, null or not: an id and a team are far from enough.
+    expect(payloadErrors('constituent.created', { PkConstituent: 1, FkTeam: 1, DateCreated: '2026-11-01T12:00:00' }).length).toBeGreaterThan(10);
+    expect(payloadErrors('webhook.ping', { endpointId: 3 })).toEqual([]);
+    expect(payloadErrors('webhook.ping', {})).toEqual(["(data) must have required property 'endpointId'"]);
+    expect(payloadErrors('webhook.ping', { endpointId: 3, extra: 1 })).toEqual(['(data) must NOT have additional properties (extra)']);
+    expect(payloadErrors('webhook.ping', { endpointId: '3' })).toEqual(['/endpointId must be integer']);
+    expect(payloadErrors('volunteer.signed_up', {})).toEqual(['volunteer.signed_up is not in the catalog']);
+  });
+});
