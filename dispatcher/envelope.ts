@@ -40,12 +40,12 @@ export async function envelopesOf(e: LoggedEvent, h: AsOf): Promise<Envelope[]> 
   const version = typeof e.metadata.revision === 'number' ? e.metadata.revision : revisionAfter(e, await h.streamOf(e));
   const created = secondsOf(e);
   const out = mapped.map((m, i) => ({ id: envelopeId(e, i), type: m.type, created, team: e.metadata.team, version, data: m.data }));
-  if (check) for (const envelope of out) check(envelope);
+  if (check) for (const envelope of out) await check(envelope);
   return out;
 }
 
-/** Throws when an envelope's data does not match its type's schema. */
-export type EnvelopeCheck = (envelope: Envelope) => void;
+/** Throws (or rejects) when an envelope's data does not match its type's schema. */
+export type EnvelopeCheck = (envelope: Envelope) => void | Promise<void>;
 
 let check: EnvelopeCheck | null = null;
 

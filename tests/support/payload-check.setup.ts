@@ -1,6 +1,5 @@
 import { afterEach } from 'vitest';
 import { checkEnvelopesWith } from '../../dispatcher/envelope.js';
-import { payloadErrors } from './payload-schemas.js';
 
 /**
  * Every test file runs with this (vitest.config.ts setupFiles): each envelope the code under test
@@ -10,7 +9,9 @@ import { payloadErrors } from './payload-schemas.js';
  */
 const mismatches: string[] = [];
 
-checkEnvelopesWith((envelope) => {
+checkEnvelopesWith(async (envelope) => {
+  // Loaded with the first envelope: most test files build none, and need not load the schemas.
+  const { payloadErrors } = await import('./payload-schemas.js');
   const errors = payloadErrors(envelope.type, envelope.data);
   if (!errors.length) return;
   const message = `${envelope.type} payload ${envelope.id} does not match its schema: ${errors.join('; ')}`;
