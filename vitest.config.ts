@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
+    // Every webhook payload a test produces is checked against its type's published schema.
+    setupFiles: ['tests/support/payload-check.setup.ts'],
     reporters: ['default', './tests/support/summary-reporter.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -1,4 +1,5 @@
 import { STATUS } from './errors.js';
+import { webhooksDocument } from './openapi-webhooks.js';
 
 /**
  * The OpenAPI document's frame, and what every operation gets on top of its route schema: an
@@ -167,5 +168,6 @@ export function completeDocument({ openapiObject }: { openapiObject: Record<stri
         if (status === 429) response.headers = { ...response.headers, 'Retry-After': ref('Retry-After') };
       }
     }
+  openapiObject.webhooks = webhooksDocument();
   return openapiObject;
 }

@@ -10,10 +10,11 @@ import type { Evolver, RecordedEvent } from '../domain/shared/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { Fires } from '../domain/shared/webhooks.js';
 import { ASSIGNED, taskEvolver, UNASSIGNED } from '../domain/volunteer-task/events.js';
-import { taskWebhooks } from '../domain/volunteer-task/webhooks.js';
+import { taskAppendedWith, taskWebhooks } from '../domain/volunteer-task/webhooks.js';
 import { volunteerEvolver } from '../domain/volunteer/events.js';
 import { volunteerWebhooks } from '../domain/volunteer/webhooks.js';
 import type { WebhookType } from '../domain/webhook-endpoint/types.js';
+import { stampOf } from './event-types.js';
 import type { AsOf } from './history.js';
 import * as P from './payloads.js';
 
@@ -56,18 +57,19 @@ function mapper<C extends Firing, S>(m: MapperOf<C, S>): Mapper<C> {
 }
 
 const MAPPERS: { [C in Firing]: Mapper<C> } = {
-  constituent: mapper({ evolver: constituentEvolver, rules: constituentWebhooks, data: (_h, s, e, type) => P.constituentData(s, e, P.STAMPS[type]) }),
-  volunteer: mapper({ evolver: volunteerEvolver, rules: volunteerWebhooks, data: (h, s, e, type) => P.volunteerData(h, s, e, P.STAMPS[type]) }),
+  constituent: mapper({ evolver: constituentEvolver, rules: constituentWebhooks, data: (_h, s, e, type) => P.constituentData(s, e, stampOf(type)) }),
+  volunteer: mapper({ evolver: volunteerEvolver, rules: volunteerWebhooks, data: (h, s, e, type) => P.volunteerData(h, s, e, stampOf(type)) }),
   volunteer_task: mapper({
     evolver: taskEvolver,
     rules: taskWebhooks,
+    together: taskAppendedWith,
     // A person-event fires only its person webhook (spec 6.4), whose data names the volunteer the event does.
     data: (h, s, e, type) =>
-      e.type === ASSIGNED || e.type === UNASSIGNED ? P.taskPersonData(h, s, e.data.volunteerId, e) : P.taskData(h, s, e, P.STAMPS[type]),
+      e.type === ASSIGNED || e.type === UNASSIGNED ? P.taskPersonData(h, s, e.data.volunteerId, e) : P.taskData(h, s, e, stampOf(type)),
   }),
-  donation: mapper({ evolver: donationEvolver, rules: donationWebhooks, data: (_h, s, e, type) => P.donationData(s, e, P.STAMPS[type]) }),
-  recurring_gift: mapper({ evolver: recurringGiftEvolver, rules: recurringGiftWebhooks, data: (_h, s, e, type) => P.recurringGiftData(s, e, P.STAMPS[type]) }),
-  event: mapper({ evolver: eventWebhookEvolver, rules: eventWebhooks, data: (h, s, e, type) => P.eventData(h, s, e, P.STAMPS[type]), together: appendedWith }),
+  donation: mapper({ evolver: donationEvolver, rules: donationWebhooks, data: (_h, s, e, type) => P.donationData(s, e, stampOf(type)) }),
+  recurring_gift: mapper({ evolver: recurringGiftEvolver, rules: recurringGiftWebhooks, data: (_h, s, e, type) => P.recurringGiftData(s, e, stampOf(type)) }),
+  event: mapper({ evolver: eventWebhookEvolver, rules: eventWebhooks, data: (h, s, e, type) => P.eventData(h, s, e, stampOf(type)), together: appendedWith }),
 };
 
 export const categoryOf = (stream: string) => stream.slice(0, Math.max(0, stream.lastIndexOf('-')));

@@ -39,7 +39,28 @@ export async function envelopesOf(e: LoggedEvent, h: AsOf): Promise<Envelope[]> 
   if (!mapped.length) return [];
   const version = typeof e.metadata.revision === 'number' ? e.metadata.revision : revisionAfter(e, await h.streamOf(e));
   const created = secondsOf(e);
-  return mapped.map((m, i) => ({ id: envelopeId(e, i), type: m.type, created, team: e.metadata.team, version, data: m.data }));
+  const out = mapped.map((m, i) => ({ id: envelopeId(e, i), type: m.type, created, team: e.metadata.team, version, data: m.data }));
+  if (check) for (const envelope of out) await check(envelope);
+  return out;
+}
+
+/** Throws (or rejects) when an envelope's data does not match its type's schema. */
+export type EnvelopeCheck = (envelope: Envelope) => void | Promise<void>;
+
+let check: EnvelopeCheck | null = null;
+
+/**
+ * Checks every envelope built from now on against the catalog's schemas. The test suite installs
+ * one (tests/support/payload-check.ts), so a test that produces a payload its type's published
+ * schema does not describe fails; the service itself installs none and pays nothing.
+ */
+export function checkEnvelopesWith(next: EnvelopeCheck | null): void {
+  check = next;
+}
+
+/** Puts an envelope built elsewhere (a test ping) through the same check. */
+export async function checkEnvelope(envelope: Envelope): Promise<void> {
+  if (check) await check(envelope);
 }
 
 /** Every envelope of a log event, with its payloads read from the log as of it (the change feed, the export). */

@@ -1,5 +1,6 @@
 import type { Evolver } from '../domain/shared/events.js';
 import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
+import { sameWrite } from '../domain/shared/revision.js';
 import { type EventLog } from '../eventlog/port.js';
 
 /**
@@ -46,8 +47,9 @@ export class AsOf {
 
   /**
    * The event's own record just before and just after it. `companions` names events appended
-   * together with it (one write, such as an event's creation with its form defaults): they are
-   * part of the same change, so `after` includes them.
+   * together with it (one write, such as an event's creation with its form defaults, or a task's
+   * with its assignment): they are part of the same change, so `after` includes them; an event of
+   * a later write never is one.
    */
   async around<S>(event: RecordedEvent, evolver: Evolver<S>, companions?: (e: RecordedEvent) => boolean): Promise<{ before: S; after: S }> {
     // The first event of a stream has nothing before it: with no companions to look for, nothing
@@ -60,7 +62,7 @@ export class AsOf {
     for (; i < stream.length && stream[i].revision < event.revision; i++) before = evolver.evolve(before, stream[i]);
     let after = evolver.evolve(before, event);
     if (companions) {
-      for (let j = i + 1; j < stream.length && stream[j].revision > event.revision && companions(stream[j]); j++)
+      for (let j = i + 1; j < stream.length && stream[j].revision > event.revision && sameWrite(event, stream[j]) && companions(stream[j]); j++)
         after = evolver.evolve(after, stream[j]);
     }
     return { before, after };

@@ -4,7 +4,8 @@ import { endpointEvolver, webhookEndpointStream } from '../domain/webhook-endpoi
 import { load } from '../eventlog/load.js';
 import type { EventLog } from '../eventlog/port.js';
 import { type Delivery, type DeliveryLog, deliveryView } from './deliveries.js';
-import { envelopesIn } from './envelope.js';
+import { checkEnvelope, envelopesIn } from './envelope.js';
+import { PING } from './event-types.js';
 import { ALL, encodeCursor, typeMatcher } from './feed-cursor.js';
 import { parseBound, rangeQuery } from './feed-range.js';
 import type { DeliveryQueue, DeliveryTask } from './queue/port.js';
@@ -23,7 +24,6 @@ export interface OperationsDeps {
   now?: () => Date;
 }
 
-export const PING = 'webhook.ping';
 const HOUR_MS = 3_600_000;
 const random = () => randomBytes(9).toString('base64url').replace(/[-_]/g, '0');
 
@@ -54,7 +54,9 @@ export class WebhookOperations {
     const { state: ep } = await load(this.deps.log, webhookEndpointStream(endpointId), endpointEvolver);
     if (!ep.exists || ep.deleted || ep.team !== team) throw notFound('webhook endpoint', endpointId);
     const eventId = `evt_ping${random()}_${Math.floor(now.getTime() / 1000)}`;
-    const task = { id: `test.${eventId}.${endpointId}`, endpointId, eventId, eventType: PING, body: pingBody(eventId, team, endpointId) };
+    const body = pingBody(eventId, team, endpointId);
+    await checkEnvelope(JSON.parse(body));
+    const task = { id: `test.${eventId}.${endpointId}`, endpointId, eventId, eventType: PING, body };
     const r = await sendAttempt(this.deps.sender(), ep, task, deliveryId(task.id, 1), now);
     const row: Delivery = {
       ...pendingDelivery(task, 1, null),

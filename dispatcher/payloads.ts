@@ -13,7 +13,7 @@ import { taskGroupEvolver, taskGroupStream } from '../domain/task-group/events.j
 import { numberOfHours, TASK_FIELDS } from '../domain/volunteer-task/rules.js';
 import { VOLUNTEER_FIELDS } from '../domain/volunteer/rules.js';
 import { volunteerEvolver, volunteerStream } from '../domain/volunteer/events.js';
-import type { WebhookType } from '../domain/webhook-endpoint/types.js';
+import type { Stamp } from './event-types.js';
 import type { AsOf } from './history.js';
 
 /**
@@ -22,38 +22,6 @@ import type { AsOf } from './history.js';
  * DateLastModified, deletes DeletedUtc.
  */
 export const utc = (iso: string | null) => (iso ? formatDateTime(new Date(iso)) : null);
-
-export type Stamp = 'created' | 'updated' | 'deleted';
-
-/**
- * What each type's data is stamped as. The task person-events have spec 6.4's own shape
- * (taskPersonData, with EventUtc): their entries are unused.
- */
-export const STAMPS: Record<WebhookType, Stamp> = {
-  'constituent.created': 'created',
-  'constituent.updated': 'updated',
-  'constituent.deleted': 'deleted',
-  'volunteer.created': 'created',
-  'volunteer.updated': 'updated',
-  'volunteer.deleted': 'deleted',
-  'volunteer_task.created': 'created',
-  'volunteer_task.updated': 'updated',
-  'volunteer_task.deleted': 'deleted',
-  'volunteer_task.signed_up': 'updated',
-  'volunteer_task.canceled': 'updated',
-  'volunteer_task.unassigned': 'updated',
-  'donation.created': 'created',
-  'donation.updated': 'updated',
-  'donation.deleted': 'deleted',
-  'donation.refunded': 'created', // the refund is a donation of its own, created
-  'donation.receipted': 'updated',
-  'donation.thanked': 'updated',
-  'donation.recurring_started': 'created',
-  'donation.recurring_canceled': 'updated',
-  'event.created': 'created',
-  'event.updated': 'updated',
-  'event.deleted': 'deleted',
-};
 
 export function recordData(idField: string, s: RecordState, fields: readonly string[], event: RecordedEvent, stamp: Stamp, extra: Values = {}): Values {
   const out: Values = { [idField]: s.id, FkTeam: s.team };

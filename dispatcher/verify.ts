@@ -3,5 +3,5 @@
  * package (packages/webhooks-verify: zero dependencies, installable on its own); the service
  * re-exports it so its tests and the README's `turnout/webhooks` export check the same code.
  */
-export { DEFAULT_TOLERANCE_SECONDS, verifyWebhook, WebhookVerificationError } from '../packages/webhooks-verify/index.js';
-export type { VerifyOptions, WebhookVerificationCode } from '../packages/webhooks-verify/index.js';
+export { DEFAULT_TOLERANCE_SECONDS, verifyStandardWebhook, verifyWebhook, WebhookVerificationError } from '../packages/webhooks-verify/index.js';
+export type { VerifyOptions, VerifyStandardOptions, WebhookVerificationCode } from '../packages/webhooks-verify/index.js';

@@ -12,6 +12,7 @@ import { lookupRoutes } from './lookups.js';
 import { taskGroupRoutes } from './task-groups.js';
 import { volunteerTaskRoutes } from './volunteer-tasks.js';
 import { volunteerRoutes } from './volunteers.js';
+import { webhookEventTypeRoutes } from './webhook-event-types.js';
 
 /** Everything under /api/v1: one key check, one rate limit, one scope rule for every resource. */
 export const publicRoutes =
@@ -34,4 +35,5 @@ export const publicRoutes =
     await app.register(eventTicketRoutes(services));
     await app.register(changeRoutes(services));
     await app.register(historyRoutes(services));
+    await app.register(webhookEventTypeRoutes);
   };

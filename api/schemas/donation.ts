@@ -5,6 +5,8 @@ import { Body, Nullable } from './common.js';
 import { readRecord, writeBody } from './fields.js';
 
 export const Donation = readRecord('PkDonation', DONATION_FIELDS, {
+  // A refund is a donation of its own whose Amount is the refunded sum, negated (domain/donation/decide.ts refundFields).
+  Amount: Nullable(Type.Number({ description: 'Dollars; on a refund, minus RefundAmount' })),
   IsReceipted: Type.Boolean(),
   IsThanked: Type.Boolean(),
   RefundAmount: Nullable(Type.Number({ description: 'On a refund: the amount refunded' })),

@@ -28,6 +28,13 @@ export function revisionsOf(events: readonly RecordedEvent[]): number[] {
   return out;
 }
 
+/** Whether two events of one stream were stored by one write (one append): its stamp, else its shared metadata. */
+export function sameWrite(a: RecordedEvent, b: RecordedEvent): boolean {
+  const [m, n] = [a.metadata, b.metadata];
+  if (typeof m.revision === 'number' || typeof n.revision === 'number') return m.revision === n.revision;
+  return m.correlationId === n.correlationId && m.at === n.at;
+}
+
 /** The record's revision after the last of its events (0: no record yet). */
 export function currentRevision(events: readonly RecordedEvent[]): number {
   const last = events.at(-1);

@@ -4,7 +4,7 @@ import { type DomainEvent, type Evolver, type Folded, unknownEvent } from '../sh
  * A webhook endpoint of a team. Events:
  * WebhookEndpointCreated {id, url, events, active, description, maxPerSecond?, secret},
  * WebhookEndpointUpdated {id, changes: {url?, events?, active?, description?, maxPerSecond?}},
- * WebhookEndpointSecretRotated {id, secret, previousExpiresAt (ISO or null: dropped at once)},
+ * WebhookEndpointSecretRotated {id, secret, previousExpiresAt (ISO, or null: every older secret dropped at once)},
  * WebhookEndpointDisabled {id, reason} (the dispatcher's auto-disable, decisions.md 12),
  * WebhookEndpointDeleted {id}.
  *
@@ -105,12 +105,13 @@ export function evolveEndpoint(s: EndpointState, e: Folded<EndpointEvent>): Endp
     case 'WebhookEndpointDisabled':
       return { ...s, active: false, disabledAt: e.metadata?.at ?? null, disabledReason: e.data.reason };
     case 'WebhookEndpointSecretRotated': {
-      const previous = s.secrets[0];
+      const current = { secret: e.data.secret, expiresAt: null };
       const expiresAt = e.data.previousExpiresAt;
-      const kept = expiresAt && previous ? [{ secret: previous.secret, expiresAt }] : [];
-      // Older overlapping secrets keep their own expiry.
+      // No overlap retires every older secret at once, one still inside an earlier overlap too
+      // (decisions.md 12); with one, older overlapping secrets keep their own expiry.
+      if (!expiresAt || !s.secrets[0]) return { ...s, secrets: [current] };
       const older = s.secrets.slice(1).filter((x) => x.expiresAt !== null);
-      return { ...s, secrets: [{ secret: e.data.secret, expiresAt: null }, ...kept, ...older] };
+      return { ...s, secrets: [current, { secret: s.secrets[0].secret, expiresAt }, ...older] };
     }
     case 'WebhookEndpointDeleted':
       return { ...s, deleted: true, active: false };

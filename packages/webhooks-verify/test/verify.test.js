@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { signatureHeader, verifyWebhook, WebhookVerificationError } from '../index.js';
+import { signatureHeader, standardWebhookHeaders, verifyStandardWebhook, verifyWebhook, WebhookVerificationError } from '../index.js';
 
 const body = '{"id":"evt_1_1700000000","type":"constituent.created"}';
 const t = 1_700_000_000;
@@ -14,8 +14,16 @@ const now = (t + 100) * 1000;
  * @param {import('../index.js').VerifyOptions} options
  */
 function outcome(options) {
+  return refusal(() => verifyWebhook(options));
+}
+
+/**
+ * The refusal's code, or 'accepted'.
+ * @param {() => true} verify
+ */
+function refusal(verify) {
   try {
-    verifyWebhook(options);
+    verify();
     return 'accepted';
   } catch (err) {
     if (err instanceof WebhookVerificationError) return err.code;
@@ -61,5 +69,43 @@ describe('verifyWebhook', () => {
 
   it('needs a secret', () => {
     assert.throws(() => verifyWebhook({ rawBody: body, header: signatureHeader(body, ['s'], t), now }), TypeError);
+  });
+});
+
+describe('verifyStandardWebhook (the webhook-* headers)', () => {
+  const secretA = 'whsec_' + Buffer.from('a'.repeat(32)).toString('base64');
+  const secretB = 'whsec_' + Buffer.from('b'.repeat(32)).toString('base64');
+  const id = 'evt_10_1700000000';
+  /** @param {Partial<import('../index.js').VerifyStandardOptions>} over */
+  const standard = (over) => refusal(() => verifyStandardWebhook({ rawBody: body, headers: standardWebhookHeaders(id, body, [secretA], t), secret: secretA, now, ...over }));
+
+  it('signs "<id>.<timestamp>.<body>" with the base64-decoded secret, base64 v1 (Standard Webhooks), computed independently', () => {
+    const mac = createHmac('sha256', Buffer.from('a'.repeat(32))).update(`${id}.${t}.${body}`).digest('base64');
+    assert.deepEqual(standardWebhookHeaders(id, body, [secretA], t), { 'webhook-id': id, 'webhook-timestamp': String(t), 'webhook-signature': `v1,${mac}` });
+    assert.equal(standard({}), 'accepted');
+  });
+
+  it('carries one space-separated v1 per secret, the newest first, and accepts either', () => {
+    const headers = standardWebhookHeaders(id, body, [secretB, secretA], t);
+    assert.equal(headers['webhook-signature'].split(' ').length, 2);
+    assert.equal(headers['webhook-signature'].split(' ')[0], standardWebhookHeaders(id, body, [secretB], t)['webhook-signature']);
+    assert.equal(standard({ headers, secret: secretA }), 'accepted');
+    assert.equal(standard({ headers, secret: secretB }), 'accepted');
+    assert.equal(standard({ headers: { ...headers, 'Webhook-Id': id }, secret: undefined, secrets: [secretB] }), 'accepted');
+  });
+
+  it('refuses a changed body, id or secret, and a timestamp outside the tolerance', () => {
+    assert.equal(standard({ rawBody: body + ' ' }), 'no_matching_signature');
+    assert.equal(standard({ secret: secretB }), 'no_matching_signature');
+    assert.equal(standard({ headers: { ...standardWebhookHeaders(id, body, [secretA], t), 'webhook-id': 'evt_11_1700000000' } }), 'no_matching_signature');
+    assert.equal(standard({ now: (t + 301) * 1000 }), 'timestamp_too_old');
+    assert.equal(standard({ now: (t - 301) * 1000 }), 'timestamp_in_future');
+  });
+
+  it('refuses missing or malformed headers', () => {
+    const headers = standardWebhookHeaders(id, body, [secretA], t);
+    assert.equal(standard({ headers: { ...headers, 'webhook-id': undefined } }), 'missing_header');
+    assert.equal(standard({ headers: { ...headers, 'webhook-timestamp': 'soon' } }), 'malformed_header');
+    assert.equal(standard({ headers: { ...headers, 'webhook-signature': 'v2,abc' } }), 'malformed_header');
   });
 });
