@@ -1,7 +1,7 @@
 import { invalidField } from '../domain/shared/errors.js';
 import { parseInstant } from '../domain/shared/values.js';
-import { ChangeFeed, type FeedPage, type FeedQuery } from '../dispatcher/feed.js';
-import { type Cursor, decodeCursor, encodeCursor, START, typeMatcher } from '../dispatcher/feed-cursor.js';
+import { ChangeFeed } from '../dispatcher/feed.js';
+import { type Cursor, decodeCursor, encodeCursor, type FeedQuery, type JsonPage, START, typeMatcher } from '../dispatcher/feed-cursor.js';
 import type { Services } from '../runtime/services.js';
 
 const feeds = new WeakMap<Services, ChangeFeed>();
@@ -9,7 +9,7 @@ const feeds = new WeakMap<Services, ChangeFeed>();
 /** The one change feed of an app's services (its long-poll subscription is shared by every reader). */
 export function changeFeed(services: Services): ChangeFeed {
   let feed = feeds.get(services);
-  if (!feed) feeds.set(services, (feed = new ChangeFeed(services.log)));
+  if (!feed) feeds.set(services, (feed = new ChangeFeed(services.log, services.feedTable ?? null)));
   return feed;
 }
 
@@ -25,13 +25,16 @@ export interface ChangesParams {
   wait?: number;
 }
 
-/** GET .../changes (decisions.md §10), for /api/v1 and the admin surface alike. */
-export async function readChanges(services: Services, team: number, q: ChangesParams) {
+/**
+ * GET .../changes (decisions.md §10), for /api/v1 and the admin surface alike: the answer's JSON
+ * text, each envelope written as it is (route: reply.type('application/json').send(text)).
+ */
+export async function readChanges(services: Services, team: number, q: ChangesParams): Promise<string> {
   const feed = changeFeed(services);
   const types = typeMatcher(q.types);
   const after: Cursor = q.after === undefined ? START : q.after === 'now' ? await feed.now() : decodeCursor(q.after, 'after');
-  const page: FeedPage = await feed.wait(team, { after, types, limit: q.limit ?? 100 }, (q.wait ?? 0) * 1000);
-  return { changes: page.changes, next: encodeCursor(page.next), hasMore: page.hasMore };
+  const page: JsonPage = await feed.wait(team, { after, types, limit: q.limit ?? 100 }, (q.wait ?? 0) * 1000);
+  return `{"changes":[${page.changes.join(',')}],"next":${JSON.stringify(encodeCursor(page.next))},"hasMore":${page.hasMore}}`;
 }
 
 /** A range bound of an export or a replay (decisions.md §12): a date-time, or a cursor. */

@@ -4,8 +4,7 @@ import type { Values } from '../domain/shared/fields.js';
 import type { WebhookType } from '../domain/webhook-endpoint/types.js';
 import { revisionAfter } from '../domain/shared/revision.js';
 import { mapEvent } from './catalog.js';
-import { AsOf } from './history.js';
-import type { EventLog } from '../eventlog/port.js';
+import { AsOf, type StreamReader } from './history.js';
 
 /** What a webhook delivers and the change feed lists, byte for byte the same (decisions.md §7, §10). */
 export interface Envelope {
@@ -43,4 +42,4 @@ export async function envelopesOf(e: LoggedEvent, h: AsOf): Promise<Envelope[]> 
 }
 
 /** Every envelope of a log event, with its payloads read from the log as of it (the change feed, the export). */
-export const envelopesIn = (log: EventLog, e: RecordedEvent): Promise<Envelope[]> => envelopesOf(fromLog(e), new AsOf(log, e.position));
+export const envelopesIn = (log: StreamReader, e: RecordedEvent): Promise<Envelope[]> => envelopesOf(fromLog(e), new AsOf(log, e.position));

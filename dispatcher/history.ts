@@ -10,11 +10,14 @@ import { type EventLog } from '../eventlog/port.js';
  * Reads of one event are cached, since a task's payload reads its volunteer's and group's
  * streams as well.
  */
+/** The reads AsOf makes: the log port's, or a thread's own reader of the log file. */
+export type StreamReader = Pick<EventLog, 'readStream' | 'readStreamUntil'>;
+
 export class AsOf {
   private readonly streams = new Map<string, Promise<RecordedEvent[]>>();
 
   constructor(
-    private readonly log: EventLog,
+    private readonly log: StreamReader,
     readonly position: Position,
   ) {}
 

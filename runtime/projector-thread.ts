@@ -5,6 +5,7 @@
  * (projections/sqlite-projection.ts), telling the main thread each position it reaches.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { feedTableProjector } from '../dispatcher/feed-table.js';
 import { openLogReader } from '../eventlog/sqlite-file.js';
 import { projectors as defaultProjectors } from '../projections/index.js';
 import { ProgressMeter } from '../projections/progress.js';
@@ -18,15 +19,19 @@ const port = parentPort;
 const settings = workerData as ThreadSettings;
 const post = (m: FromThread) => port.postMessage(m);
 
-/** Tests swap the projectors for their own (a failing one, a counting one) through a module of theirs. */
+const log = openLogReader(settings.logFile);
+const core = new SqliteReadCore(settings.readFile);
+
+/**
+ * The read models and the change feed's table (written here, in the same transactions). Tests
+ * swap the projectors for their own (a failing one, a counting one) through a module of theirs.
+ */
 async function loadProjectors(): Promise<Projector[]> {
-  if (!settings.projectorsModule) return defaultProjectors;
+  if (!settings.projectorsModule) return [...defaultProjectors, feedTableProjector(core.db, log)];
   const mod = (await import(settings.projectorsModule)) as { projectors: Projector[] };
   return mod.projectors;
 }
 
-const log = openLogReader(settings.logFile);
-const core = new SqliteReadCore(settings.readFile);
 const projection = new SqliteProjection(core, await loadProjectors(), log);
 const rebuilt = projection.prepare();
 let position = projection.position();

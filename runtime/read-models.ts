@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { feedTableProjector } from '../dispatcher/feed-table.js';
 import type { Position } from '../domain/shared/events.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
 import { openLogReader } from '../eventlog/sqlite-file.js';
@@ -175,7 +176,7 @@ export interface RebuildOptions {
 }
 
 /**
- * Drops every read model of an embedded data dir and builds it again from the log, in this
+ * Drops every read model of an embedded data dir (and the change feed's table) and builds it again from the log, in this
  * thread (the `turnout rebuild` command, the scale benchmark). Refuses a data dir a running
  * server holds. Answers the events read and the time taken.
  */
@@ -186,7 +187,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
   const started = performance.now();
   try {
     core.reset();
-    const projection = new SqliteProjection(core, options.projectors ?? productProjectors, log);
+    const projection = new SqliteProjection(core, options.projectors ?? [...productProjectors, feedTableProjector(core.db, log)], log);
     projection.prepare();
     const meter = new ProgressMeter(Number(log.head()), options.progressEveryMs ?? 5_000);
     let events = 0;

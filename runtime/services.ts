@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { CommandDeps } from '../commands/deps.js';
 import type { DeliveryLog } from '../dispatcher/deliveries.js';
+import type { FeedTable } from '../dispatcher/feed-table.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { ProjectorThread } from './read-models.js';
@@ -32,6 +33,8 @@ export interface Services extends CommandDeps {
   followers: () => Promise<FollowerStatus[]>;
   /** Every webhook delivery attempt, per endpoint (the admin surface reads it). */
   deliveries: DeliveryLog;
+  /** The change feed's table in the embedded read database (dispatcher/feed-table.ts); absent elsewhere. */
+  feedTable?: FeedTable;
   /** Idempotency-Key answers (decisions.md §11): embedded SQLite, or MongoDB shared by every API process. */
   idempotency: IdempotencyStore;
 }
