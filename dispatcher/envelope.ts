@@ -36,7 +36,9 @@ export const envelopeId = (e: RecordedEvent, index = 0) => `evt_${e.position.pre
 export async function envelopesOf(e: LoggedEvent, h: AsOf): Promise<Envelope[]> {
   const mapped = await mapEvent(e, h);
   if (!mapped.length) return [];
-  const version = typeof e.metadata.revision === 'number' ? e.metadata.revision : revisionAfter(e, await h.streamOf(e));
+  // An unstamped first event is revision 1 (revisionsOf) without reading its stream.
+  const stamped = typeof e.metadata.revision === 'number' ? e.metadata.revision : e.revision === 0n ? 1 : null;
+  const version = stamped ?? revisionAfter(e, await h.streamOf(e));
   const created = secondsOf(e);
   return mapped.map((m, i) => ({ id: envelopeId(e, i), type: m.type, created, team: e.metadata.team, version, data: m.data }));
 }

@@ -53,6 +53,8 @@ export class AsOf {
    * part of the same change, so `after` includes them.
    */
   async around<S>(event: RecordedEvent, evolver: Evolver<S>, companions?: (e: RecordedEvent) => boolean): Promise<{ before: S; after: S }> {
+    // A record's first event with nothing appended along: nothing came before it, so nothing to read.
+    if (event.revision === 0n && !companions) return { before: evolver.initial(), after: evolver.evolve(evolver.initial(), event) };
     // Companions follow the event in its stream, past the position: only then is the whole stream read.
     const stream = await this.read(event.stream, Boolean(companions) || comparePositions(event.position, this.position) > 0);
     let before = evolver.initial();
