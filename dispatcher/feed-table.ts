@@ -53,7 +53,7 @@ interface Row {
   json: string;
 }
 
-/** Rows read per look; a page filtered by type may take several. */
+/** Rows read per look when a page is filtered by type (it may take several). */
 const BATCH = 1_000;
 const EARLIEST = Number.MIN_SAFE_INTEGER;
 const LATEST = Number.MAX_SAFE_INTEGER;
@@ -97,15 +97,17 @@ export class FeedTable {
     const changes: string[] = [];
     let next = q.after;
     let after = lastGiven(q.after);
+    // Unfiltered, one row past the limit tells whether more follow; filtered, read ahead in batches.
+    const batch = q.types ? Math.max(BATCH, q.limit + 1) : q.limit + 1;
     for (;;) {
-      const rows = this.range.all(team, after, until, Math.max(from, EARLIEST), Math.min(to, LATEST), BATCH);
+      const rows = this.range.all(team, after, until, Math.max(from, EARLIEST), Math.min(to, LATEST), batch);
       for (const r of rows) {
         if (q.types && !q.types(r.type)) continue;
         if (changes.length === q.limit) return { changes, next, hasMore: true };
         changes.push(r.json);
         next = cursorAt(r.seq);
       }
-      if (rows.length < BATCH) return { changes, next, hasMore: false };
+      if (rows.length < batch) return { changes, next, hasMore: false };
       after = rows[rows.length - 1].seq;
     }
   }
