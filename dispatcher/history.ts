@@ -2,6 +2,9 @@ import type { Evolver } from '../domain/shared/events.js';
 import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
 import { type EventLog } from '../eventlog/port.js';
 
+/** The reads AsOf makes: the log port's, or a thread's own reader of the log file. */
+export type StreamReader = Pick<EventLog, 'readStream' | 'readStreamUntil'>;
+
 /**
  * Record state as of one event of the log. Payloads describe the record as the change left it,
  * not as the read model shows it now (which may be later, or deleted): every stream is folded
@@ -10,9 +13,6 @@ import { type EventLog } from '../eventlog/port.js';
  * Reads of one event are cached, since a task's payload reads its volunteer's and group's
  * streams as well.
  */
-/** The reads AsOf makes: the log port's, or a thread's own reader of the log file. */
-export type StreamReader = Pick<EventLog, 'readStream' | 'readStreamUntil'>;
-
 export class AsOf {
   private readonly streams = new Map<string, Promise<RecordedEvent[]>>();
 
