@@ -1,5 +1,5 @@
-import { ChangeFeed, type FeedPage } from '../dispatcher/feed.js';
-import { type Cursor, decodeCursor, encodeCursor, START, typeMatcher } from '../dispatcher/feed-cursor.js';
+import { ChangeFeed } from '../dispatcher/feed.js';
+import { type Cursor, decodeCursor, encodeCursor, type JsonPage, START, typeMatcher } from '../dispatcher/feed-cursor.js';
 import type { Services } from '../runtime/services.js';
 
 const feeds = new WeakMap<Services, ChangeFeed>();
@@ -7,7 +7,7 @@ const feeds = new WeakMap<Services, ChangeFeed>();
 /** The one change feed of an app's services (its long-poll subscription is shared by every reader). */
 export function changeFeed(services: Services): ChangeFeed {
   let feed = feeds.get(services);
-  if (!feed) feeds.set(services, (feed = new ChangeFeed(services.log)));
+  if (!feed) feeds.set(services, (feed = new ChangeFeed(services.log, services.feedTable ?? null)));
   return feed;
 }
 
@@ -23,11 +23,14 @@ export interface ChangesParams {
   wait?: number;
 }
 
-/** GET .../changes (decisions.md §10), for /api/v1 and the admin surface alike. */
-export async function readChanges(services: Services, team: number, q: ChangesParams) {
+/**
+ * GET .../changes (decisions.md §10), for /api/v1 and the admin surface alike: the answer's JSON
+ * text, each envelope written as it is (route: reply.type('application/json').send(text)).
+ */
+export async function readChanges(services: Services, team: number, q: ChangesParams): Promise<string> {
   const feed = changeFeed(services);
   const types = typeMatcher(q.types);
   const after: Cursor = q.after === undefined ? START : q.after === 'now' ? await feed.now() : decodeCursor(q.after, 'after');
-  const page: FeedPage = await feed.wait(team, { after, types, limit: q.limit ?? 100 }, (q.wait ?? 0) * 1000);
-  return { changes: page.changes, next: encodeCursor(page.next), hasMore: page.hasMore };
+  const page: JsonPage = await feed.wait(team, { after, types, limit: q.limit ?? 100 }, (q.wait ?? 0) * 1000);
+  return `{"changes":[${page.changes.join(',')}],"next":${JSON.stringify(encodeCursor(page.next))},"hasMore":${page.hasMore}}`;
 }

@@ -102,7 +102,8 @@ export async function seed(product: Product, n: number): Promise<{ firstId: numb
       const id = await ids.next('constituent');
       firstId ||= id;
       const events = decideCreate({ id, fields: validateCreate(person(i)) }, constituentEvolver.initial());
-      appends.push(log.append(constituentStream(id), events.map((e) => ({ ...e, metadata })), NO_STREAM));
+      // Stamped with the record's revision, as commands/aggregate.ts handle() stamps every append.
+      appends.push(log.append(constituentStream(id), events.map((e) => ({ ...e, metadata: { ...metadata, revision: 1 } })), NO_STREAM));
     }
     await Promise.all(appends);
   }

@@ -12,6 +12,8 @@ export interface BenchRequest {
   headers?: Record<string, string>;
   /** `{{n}}` is replaced by the request's sequence number. */
   body?: string;
+  /** `{{n}}` in header values is replaced too (an Idempotency-Key per request). */
+  templatedHeaders?: boolean;
 }
 
 export interface LoadSpec {

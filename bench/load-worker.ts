@@ -25,9 +25,10 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
       const r = spec.requests[n % spec.requests.length];
       // `{{n}}` makes every body unique (emails, names) without shipping a million bodies here.
       const body = r.body === undefined ? undefined : r.body.replaceAll('{{n}}', String(n));
+      const headers = r.templatedHeaders ? Object.fromEntries(Object.entries(r.headers ?? {}).map(([k, v]) => [k, v.replaceAll('{{n}}', String(n))])) : r.headers;
       const t0 = performance.now();
       try {
-        const res = await pool.request({ method: r.method, path: r.path, headers: r.headers, body });
+        const res = await pool.request({ method: r.method, path: r.path, headers, body });
         const text = await res.body.text();
         const ms = performance.now() - t0;
         if (res.statusCode >= 300) {

@@ -4,8 +4,7 @@ import type { Values } from '../domain/shared/fields.js';
 import type { WebhookType } from '../domain/webhook-endpoint/types.js';
 import { revisionAfter } from '../domain/shared/revision.js';
 import { mapEvent } from './catalog.js';
-import { AsOf } from './history.js';
-import type { EventLog } from '../eventlog/port.js';
+import { AsOf, type StreamReader } from './history.js';
 
 /** What a webhook delivers and the change feed lists, byte for byte the same (decisions.md §7, §10). */
 export interface Envelope {
@@ -37,7 +36,9 @@ export const envelopeId = (e: RecordedEvent, index = 0) => `evt_${e.position.pre
 export async function envelopesOf(e: LoggedEvent, h: AsOf): Promise<Envelope[]> {
   const mapped = await mapEvent(e, h);
   if (!mapped.length) return [];
-  const version = typeof e.metadata.revision === 'number' ? e.metadata.revision : revisionAfter(e, await h.streamOf(e));
+  // An unstamped first event is revision 1 (revisionsOf) without reading its stream.
+  const stamped = typeof e.metadata.revision === 'number' ? e.metadata.revision : e.revision === 0n ? 1 : null;
+  const version = stamped ?? revisionAfter(e, await h.streamOf(e));
   const created = secondsOf(e);
   const out = mapped.map((m, i) => ({ id: envelopeId(e, i), type: m.type, created, team: e.metadata.team, version, data: m.data }));
   if (check) for (const envelope of out) await check(envelope);
@@ -64,4 +65,4 @@ export async function checkEnvelope(envelope: Envelope): Promise<void> {
 }
 
 /** Every envelope of a log event, with its payloads read from the log as of it (the change feed, the export). */
-export const envelopesIn = (log: EventLog, e: RecordedEvent): Promise<Envelope[]> => envelopesOf(fromLog(e), new AsOf(log, e.position));
+export const envelopesIn = (log: StreamReader, e: RecordedEvent): Promise<Envelope[]> => envelopesOf(fromLog(e), new AsOf(log, e.position));

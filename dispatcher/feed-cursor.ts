@@ -19,6 +19,24 @@ export const ALL = 10;
 
 export const START: Cursor = { position: null, seen: ALL };
 
+/** A page of the feed, each envelope as its JSON text: written out as it is (the API, the export). */
+export interface JsonPage {
+  changes: string[];
+  next: Cursor;
+  hasMore: boolean;
+}
+
+export interface FeedQuery {
+  after: Cursor;
+  /** Which envelope types to give (null: all). */
+  types: ((type: string) => boolean) | null;
+  limit: number;
+  /** Stop after this cursor (inclusive): an export's `to`. */
+  until?: Cursor | null;
+  /** Only changes written in this span (unix ms, both inclusive): an export's date-times. */
+  at?: { from: number; to: number };
+}
+
 const FORMAT = /^c1\.(\d{1,20})\.(\d{1,20})\.(\d{1,2})$/;
 
 export function encodeCursor(c: Cursor): string {

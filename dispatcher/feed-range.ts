@@ -1,7 +1,6 @@
 import { invalidField } from '../domain/shared/errors.js';
 import { parseInstant } from '../domain/shared/values.js';
-import type { FeedQuery } from './feed.js';
-import { type Cursor, decodeCursor, START, typeMatcher } from './feed-cursor.js';
+import { type Cursor, decodeCursor, type FeedQuery, START, typeMatcher } from './feed-cursor.js';
 
 /** A range bound of an export or a replay (decisions.md §12): a date-time, or a cursor. */
 export type Bound = { at: number } | { cursor: Cursor };

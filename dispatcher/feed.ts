@@ -2,26 +2,10 @@ import { comparePositions } from '../domain/shared/events.js';
 import { invalidField } from '../domain/shared/errors.js';
 import type { EventLog } from '../eventlog/port.js';
 import { mayFire } from './catalog.js';
-import { type Envelope, envelopesIn } from './envelope.js';
-import { ALL, type Cursor, START } from './feed-cursor.js';
+import { envelopesIn } from './envelope.js';
+import { ALL, type Cursor, type FeedQuery, type JsonPage, START } from './feed-cursor.js';
+import type { FeedTable } from './feed-table.js';
 import { FeedWaker } from './feed-waker.js';
-
-export interface FeedPage {
-  changes: Envelope[];
-  next: Cursor;
-  hasMore: boolean;
-}
-
-export interface FeedQuery {
-  after: Cursor;
-  /** Which envelope types to give (null: all). */
-  types: ((type: string) => boolean) | null;
-  limit: number;
-  /** Stop after this cursor (inclusive): an export's `to`. */
-  until?: Cursor | null;
-  /** Only changes written in this span (unix ms, both inclusive): an export's date-times. */
-  at?: { from: number; to: number };
-}
 
 const within = (at: string, span: FeedQuery['at']) => {
   if (!span) return true;
@@ -38,12 +22,17 @@ const BATCH = 500;
 /**
  * The change feed (decisions.md §10): a team's webhook envelopes in log order, built by the very
  * code that builds the dispatcher's (envelope.ts), for every change an endpoint subscribed to
- * ["*"] would have received. It reads the team's own events only (EventLog.readTeam).
+ * ["*"] would have received. On the embedded stack they are read from the table the projector
+ * thread keeps of them (feed-table.ts); elsewhere built from the team's own events at each read
+ * (EventLog.readTeam).
  */
 export class ChangeFeed {
   private readonly waker: FeedWaker;
 
-  constructor(private readonly log: EventLog) {
+  constructor(
+    private readonly log: EventLog,
+    private readonly table: FeedTable | null = null,
+  ) {
     this.waker = new FeedWaker(log);
   }
 
@@ -54,10 +43,14 @@ export class ChangeFeed {
   }
 
   /** One page: up to `limit` envelopes after the cursor, the cursor after the last, and whether more follow. */
-  async page(team: number, q: FeedQuery): Promise<FeedPage> {
+  page(team: number, q: FeedQuery): Promise<JsonPage> {
+    return this.table ? this.table.page(team, q) : this.fromLog(team, q);
+  }
+
+  private async fromLog(team: number, q: FeedQuery): Promise<JsonPage> {
     const readTeam = this.log.readTeam?.bind(this.log);
     if (!readTeam) throw invalidField('after', 'This installation\u2019s event log cannot list one team\u2019s changes.');
-    const changes: Envelope[] = [];
+    const changes: string[] = [];
     let next = q.after;
     let from = q.after.position;
     // The change the cursor stands in may have envelopes still to give: read it again.
@@ -74,7 +67,7 @@ export class ChangeFeed {
         for (let i = seen; i < end; i++) {
           if (q.types && !q.types(envelopes[i].type)) continue;
           if (changes.length === q.limit) return { changes, next, hasMore: true };
-          changes.push(envelopes[i]);
+          changes.push(JSON.stringify(envelopes[i]));
           next = { position: e.position, seen: i + 1 };
         }
       }
@@ -88,7 +81,7 @@ export class ChangeFeed {
    * A page, waiting up to `waitMs` for a first change when there is none yet: woken by the log's
    * own subscription the moment one of the team's events is written, never by polling.
    */
-  async wait(team: number, q: FeedQuery, waitMs: number): Promise<FeedPage> {
+  async wait(team: number, q: FeedQuery, waitMs: number): Promise<JsonPage> {
     if (waitMs <= 0) return this.page(team, q);
     const deadline = Date.now() + waitMs;
     await this.waker.ready();
@@ -114,7 +107,7 @@ export class ChangeFeed {
   }
 
   /** Every page from `from` to `until`, one at a time: an export never holds more than a page. */
-  async *pages(team: number, q: Omit<FeedQuery, 'limit'>, pageSize = 1000): AsyncGenerator<Envelope[]> {
+  async *pages(team: number, q: Omit<FeedQuery, 'limit'>, pageSize = 1000): AsyncGenerator<string[]> {
     let after = q.after;
     for (;;) {
       const page = await this.page(team, { ...q, after, limit: pageSize });

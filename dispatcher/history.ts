@@ -3,6 +3,9 @@ import { comparePositions, type Position, type RecordedEvent } from '../domain/s
 import { sameWrite } from '../domain/shared/revision.js';
 import { type EventLog } from '../eventlog/port.js';
 
+/** The reads AsOf makes: the log port's, or a thread's own reader of the log file. */
+export type StreamReader = Pick<EventLog, 'readStream' | 'readStreamUntil'>;
+
 /**
  * Record state as of one event of the log. Payloads describe the record as the change left it,
  * not as the read model shows it now (which may be later, or deleted): every stream is folded
@@ -15,7 +18,7 @@ export class AsOf {
   private readonly streams = new Map<string, Promise<RecordedEvent[]>>();
 
   constructor(
-    private readonly log: EventLog,
+    private readonly log: StreamReader,
     readonly position: Position,
   ) {}
 

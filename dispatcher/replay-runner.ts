@@ -97,16 +97,20 @@ export class ReplayRunner {
       if (!ep.exists || ep.deleted || ep.team !== job.team) return save('failed', 'the webhook endpoint was deleted');
       const wanted = (type: string) => subscribes(ep.events, type) && (!range.types || range.types(type));
       const page = await this.feed.page(job.team, { ...range, after: decodeCursor(next, 'from'), types: wanted, limit: Math.min(room, this.batch) });
-      const tasks: DeliveryTask[] = page.changes.map((envelope) => ({
-        // Its own id per replay: never the live chain's, nor another replay's.
-        id: `${envelope.id}.${job.endpointId}.${job.id}`,
-        endpointId: job.endpointId,
-        team: job.team,
-        eventId: envelope.id,
-        eventType: envelope.type,
-        body: JSON.stringify(envelope),
-        replay: job.id,
-      }));
+      const tasks: DeliveryTask[] = page.changes.map((json) => {
+        const envelope = JSON.parse(json) as { id: string; type: string };
+        return {
+          // Its own id per replay: never the live chain's, nor another replay's.
+          id: `${envelope.id}.${job.endpointId}.${job.id}`,
+          endpointId: job.endpointId,
+          team: job.team,
+          eventId: envelope.id,
+          eventType: envelope.type,
+          // The feed's JSON as it is: byte for byte what the live delivery sent.
+          body: json,
+          replay: job.id,
+        };
+      });
       const at = new Date().toISOString();
       await deliveries.recordPending(tasks.map((t) => pendingDelivery(t, 1, at)));
       await queue.add(tasks);

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { RecordedEvent } from '../domain/shared/events.js';
+import type { Position, RecordedEvent } from '../domain/shared/events.js';
 
 /** A row of the events table, integers read as bigints (safeIntegers) or numbers. */
 export interface Row {
@@ -65,19 +65,36 @@ export function toRecorded(row: Row): RecordedEvent {
   };
 }
 
+/** What a thread of its own reads of the log (projector-thread.ts): synchronous calls on its own connection. */
+export interface LogFileReader {
+  /** Up to `max` events after `position`, in log order. */
+  readAfter(after: bigint, max: number): RecordedEvent[];
+  /** The last position, 0 for an empty log. */
+  head(): bigint;
+  /** The port's readStream and readStreamUntil (payload history, dispatcher/history.ts), over the same connection. */
+  readStream(stream: string): Promise<RecordedEvent[]>;
+  readStreamUntil(stream: string, position: Position): Promise<RecordedEvent[]>;
+  close(): void;
+}
+
 /**
  * A reading connection to an existing log file, for a thread of its own that follows the log
- * (the read-model projector thread): the events after a position, and the head. It never writes.
+ * (the read-model projector thread): the events after a position, the head, and streams (the
+ * change feed's envelopes are built there). It never writes.
  */
-export function openLogReader(file: string): { readAfter(after: bigint, max: number): RecordedEvent[]; head(): bigint; close(): void } {
+export function openLogReader(file: string): LogFileReader {
   const db = new Database(file, { fileMustExist: true });
   db.defaultSafeIntegers(true);
   db.pragma('busy_timeout = 5000');
-  const after = db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?');
+  const after = db.prepare<[bigint, number], Row>(`SELECT ${ROW} FROM events WHERE position > ? ORDER BY position LIMIT ?`);
   const head = db.prepare<[], bigint | null>('SELECT MAX(position) FROM events').pluck();
+  const stream = db.prepare<[string], Row>(`SELECT ${ROW} FROM events WHERE stream = ? ORDER BY revision`);
+  const until = db.prepare<[string, bigint], Row>(`SELECT ${ROW} FROM events WHERE stream = ? AND position <= ? ORDER BY revision`);
   return {
     readAfter: (position, max) => after.all(position, max).map(toRecorded),
     head: () => head.get() ?? 0n,
+    readStream: async (name) => stream.all(name).map(toRecorded),
+    readStreamUntil: async (name, position) => until.all(name, position.commit).map(toRecorded),
     close: () => db.close(),
   };
 }

@@ -19,6 +19,11 @@ export interface Projector<C extends Category = Category> {
    * Left out, it is given every event. The runner skips the others without calling `apply`.
    */
   categories?: readonly C[];
+  /**
+   * Empties what the projector keeps outside its collections (a table of its own, written in
+   * apply), when the embedded store rebuilds it (sqlite-projection.ts prepare).
+   */
+  reset?(): void;
   /** Applies one event of its categories. Must be idempotent: a redelivered event changes nothing. */
   apply(event: LoggedEvent<C>, store: ReadStore): Promise<void>;
 }

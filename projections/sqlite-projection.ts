@@ -83,6 +83,7 @@ export class SqliteProjection {
       for (const p of this.projectors) {
         if (this.core.schemaVersion(versionName(p)) !== p.version) {
           for (const c of p.collections) this.core.dropCollection(c.name);
+          p.reset?.();
           // Recorded now, in the drop's transaction: another process starting meanwhile must not drop again.
           this.core.setSchemaVersion(versionName(p), p.version);
           this.core.setCheckpoint(checkpointName(p), { commit: 0n, prepare: 0n });

@@ -32,10 +32,10 @@ export function inlineProjection(settings: InlineSettings): AfterCommitModule {
 
 /** Called on the writer thread once the projector thread has laid the read database out. */
 export async function open(settings: InlineSettings): Promise<AfterCommit> {
-  const projectors = await loadProjectors(settings.projectorsModule);
   const log = openLogReader(settings.logFile);
   const core = new SqliteReadCore(settings.readFile, { laidOutElsewhere: true });
   core.db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
+  const projectors = await loadProjectors(settings.projectorsModule, { db: core.db, log });
   for (const p of projectors) for (const c of p.collections) core.define(c);
   const projection = new SqliteProjection(core, projectors, log);
   return {

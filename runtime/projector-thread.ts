@@ -19,7 +19,7 @@ const post = (m: FromThread) => port.postMessage(m);
 
 const log = openLogReader(settings.logFile);
 const core = new SqliteReadCore(settings.readFile);
-const projection = new SqliteProjection(core, await loadProjectors(settings.projectorsModule), log);
+const projection = new SqliteProjection(core, await loadProjectors(settings.projectorsModule, { db: core.db, log }), log);
 const rebuilt = projection.prepare();
 let position = projection.position();
 post({ type: 'ready', position: String(position), head: String(log.head()), rebuilt });

@@ -3,9 +3,9 @@ import { Worker } from 'node:worker_threads';
 import type { Position } from '../domain/shared/events.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
 import { openLogReader } from '../eventlog/sqlite-file.js';
-import { projectors as productProjectors } from '../projections/index.js';
 import { type CatchUpProgress, ProgressMeter } from '../projections/progress.js';
 import type { Projector } from '../projections/runner.js';
+import { loadProjectors } from './thread-projectors.js';
 import { SqliteProjection } from '../projections/sqlite-projection.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { lockDataDir } from './datadir-lock.js';
@@ -182,7 +182,7 @@ export interface RebuildOptions {
 }
 
 /**
- * Drops every read model of an embedded data dir and builds it again from the log, in this
+ * Drops every read model of an embedded data dir (and the change feed's table) and builds it again from the log, in this
  * thread (the `turnout rebuild` command, the scale benchmark). Refuses a data dir a running
  * server holds. Answers the events read and the time taken.
  */
@@ -193,7 +193,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
   const started = performance.now();
   try {
     core.reset();
-    const projection = new SqliteProjection(core, options.projectors ?? productProjectors, log);
+    const projection = new SqliteProjection(core, options.projectors ?? (await loadProjectors(undefined, { db: core.db, log })), log);
     projection.prepare();
     const meter = new ProgressMeter(Number(log.head()), options.progressEveryMs ?? 5_000);
     let events = 0;

@@ -5,6 +5,7 @@ import type { DeliveryLog } from '../dispatcher/deliveries.js';
 import type { WebhookOperations } from '../dispatcher/operations.js';
 import type { DeliveryQueue } from '../dispatcher/queue/port.js';
 import type { ReplayStore } from '../dispatcher/replays.js';
+import type { FeedTable } from '../dispatcher/feed-table.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { ProjectorThread } from './read-models.js';
@@ -41,6 +42,8 @@ export interface Services extends CommandDeps {
   webhookQueue: () => Promise<DeliveryQueue>;
   /** Test, resend, replay and stats of an endpoint (decisions.md §12). */
   webhooks: WebhookOperations;
+  /** The change feed's table in the embedded read database (dispatcher/feed-table.ts); absent elsewhere. */
+  feedTable?: FeedTable;
   /** Idempotency-Key answers (decisions.md §11): embedded SQLite, or MongoDB shared by every API process. */
   idempotency: IdempotencyStore;
 }

@@ -1,15 +1,21 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type Database from 'better-sqlite3';
+import { feedTableProjector } from '../dispatcher/feed-table.js';
+import type { StreamReader } from '../dispatcher/history.js';
 import { projectors as productProjectors } from '../projections/index.js';
 import type { Projector } from '../projections/runner.js';
 
 /**
- * The projectors a thread applies: the product's, or those a test module exports as `projectors`
- * (a failing one, a counting one), the same in every thread that projects.
+ * The projectors a thread applies: the product's read models and the change feed's table
+ * (dispatcher/feed-table.ts, written through the thread's own connection `db` and reading payloads
+ * from its log reader), or those a test module exports as `projectors` (a failing one, a counting
+ * one); the same in every thread that projects, so the writer thread's inline step and the
+ * projector thread keep every table at one checkpoint.
  */
-export async function loadProjectors(projectorsModule?: string): Promise<Projector[]> {
-  if (!projectorsModule) return productProjectors;
+export async function loadProjectors(projectorsModule: string | undefined, thread: { db: Database.Database; log: StreamReader }): Promise<Projector[]> {
+  if (!projectorsModule) return [...productProjectors, feedTableProjector(thread.db, thread.log)];
   const mod = (await import(projectorsModule)) as { projectors: Projector[] };
   return mod.projectors;
 }

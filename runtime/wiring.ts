@@ -19,6 +19,7 @@ import { openWebhookDb, openWebhookState } from './webhooks.js';
 import { SqliteIdempotencyStore } from './idempotency/sqlite.js';
 import { inlineProjection } from './inline-projection.js';
 import { type CatchUpProgress, LOG_FILE, ProjectorThread, READ_MODELS_FILE } from './read-models.js';
+import { FeedTable } from '../dispatcher/feed-table.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 
 export type { Runtime };
@@ -100,6 +101,9 @@ export async function openRuntime(
   closers.push(() => log.close());
   // The projector thread stops before the reading connection closes, and before the log.
   const inFile = readModelsInFile(config) ? await openReadModelsThread(config, log, report, hooks.onReadModelProgress) : null;
+  // The change feed reads the table the projector thread keeps, settled to the log's head first.
+  const feedTable = inFile ? new FeedTable(path.join(config.dataDir, READ_MODELS_FILE), async () => settle(await log.head())) : undefined;
+  if (feedTable) closers.push(() => feedTable.close());
   const rawStore = inFile?.store ?? (await openStore(config));
   closers.push(() => rawStore.close());
   if (inFile) closers.push(() => inFile.thread.stop());
@@ -170,6 +174,7 @@ export async function openRuntime(
     ids: new IdAllocator(log),
     settle,
     settleReads,
+    feedTable,
     readsCaughtUp: () => catchUp.pending(),
     starting: () => starting,
     config,

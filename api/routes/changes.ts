@@ -19,6 +19,8 @@ export const changeRoutes =
           response: { 200: ChangesPage, ...errors(...API_ERRORS) },
         },
       },
-      async (request) => readChanges(services, apiContext(request).team, request.query),
+      // The envelopes' JSON is written as it is, not serialized again (dispatcher/feed-table.ts).
+      async (request, reply) =>
+        reply.type('application/json').send((await readChanges(services, apiContext(request).team, request.query)) as never),
     );
   };

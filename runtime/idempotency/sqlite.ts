@@ -15,13 +15,21 @@ interface Row {
  * Idempotency keys in their own small SQLite file in the data dir (`idempotency.sqlite`, 0600),
  * so they survive restarts without taking the event log's write lock. One statement inserts a
  * new entry or takes over an expired or abandoned one, so of racing requests exactly one starts.
+ *
+ * Durability costs one fsync per turn of the event loop, not two per request: taking a key
+ * commits without one (synchronous=NORMAL: WAL keeps it across a process crash; a power cut may
+ * lose it, which leaves what a crash mid-request leaves, a key a retry may run again), and the
+ * answers completed in one turn commit together at synchronous=FULL, whose fsync also covers
+ * every take before it. An answer is sent only once its commit has returned.
  */
 export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly stmts;
   private lastPurge = 0;
+  private pending: Array<{ run: () => void; done: () => void; failed: (err: unknown) => void }> = [];
 
   constructor(private readonly db: Database.Database) {
     db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
     db.pragma('busy_timeout = 5000');
     db.exec(`CREATE TABLE IF NOT EXISTS idempotency_keys (
       scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, started_at INTEGER NOT NULL,
@@ -61,8 +69,26 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     return { state: 'done', fingerprint: row.fingerprint, answer: { status: row.status, body: row.body ?? '', headers: JSON.parse(row.headers ?? '{}') } };
   }
 
-  async complete(scope: string, key: string, answer: StoredAnswer): Promise<void> {
-    this.stmts.complete.run(answer.status, answer.body, JSON.stringify(answer.headers), scope, key);
+  complete(scope: string, key: string, answer: StoredAnswer): Promise<void> {
+    return new Promise((done, failed) => {
+      if (!this.pending.length) setImmediate(() => this.flush());
+      this.pending.push({ run: () => this.stmts.complete.run(answer.status, answer.body, JSON.stringify(answer.headers), scope, key), done, failed });
+    });
+  }
+
+  /** Commits the answers completed since the last turn in one durable transaction. */
+  private flush(): void {
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      this.db.pragma('synchronous = FULL');
+      this.db.transaction(() => batch.forEach((c) => c.run()))();
+      batch.forEach((c) => c.done());
+    } catch (err) {
+      batch.forEach((c) => c.failed(err));
+    } finally {
+      if (this.db.open) this.db.pragma('synchronous = NORMAL');
+    }
   }
 
   async release(scope: string, key: string): Promise<void> {
@@ -70,6 +96,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 
   async close(): Promise<void> {
+    if (this.pending.length) this.flush();
     this.db.close();
   }
 }

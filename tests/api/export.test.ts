@@ -70,7 +70,7 @@ describe('exporting a team\u2019s changes', () => {
     async function* pages() {
       for (let i = 0; i < 100; i++) {
         pulled++;
-        yield [{ page: i }];
+        yield [JSON.stringify({ page: i })];
       }
     }
     const stream = ndjson(pages());

@@ -41,7 +41,7 @@ describe('a long-polling reader of the change feed', () => {
     await new Promise((r) => setTimeout(r, 30));
     state.indexed = true;
     const page = await answer;
-    expect(page.changes.map((e) => e.type)).toEqual(['constituent.created']);
+    expect(page.changes.map((e) => JSON.parse(e).type)).toEqual(['constituent.created']);
     expect(Date.now() - started).toBeLessThan(2000);
     await feed.close();
   });

@@ -1,6 +1,10 @@
 import type { Db } from 'mongodb';
 import { MongoServerError } from 'mongodb';
-import { describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
 import { MongoIdempotencyStore } from '../../runtime/idempotency/mongo.js';
 import { STALE_MS, TTL_MS } from '../../runtime/idempotency/port.js';
 import { SqliteIdempotencyStore } from '../../runtime/idempotency/sqlite.js';
@@ -17,6 +21,26 @@ describe('the embedded idempotency store', () => {
     expect(await s.begin('key:1', 'k', 'g', 1000 + TTL_MS)).toEqual({ state: 'started' });
     expect(await s.begin('key:2', 'k', 'f', 1000)).toEqual({ state: 'started' });
     await s.close();
+  });
+
+  it('takes keys without an fsync and commits the answers of one turn together, durably', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'turnout-idem-'));
+    try {
+      const db = new Database(path.join(dir, 'idempotency.sqlite'));
+      const s = new SqliteIdempotencyStore(db);
+      const settings = vi.spyOn(db, 'pragma');
+      for (const k of ['a', 'b', 'c']) await s.begin('key:1', k, 'f', 1000);
+      expect(Number(db.pragma('synchronous', { simple: true }))).toBe(1); // NORMAL while taking
+      await Promise.all(['a', 'b', 'c'].map((k) => s.complete('key:1', k, answer)));
+      expect(settings.mock.calls.filter(([p]) => p === 'synchronous = FULL')).toHaveLength(1);
+      expect(Number(db.pragma('synchronous', { simple: true }))).toBe(1);
+      await s.close();
+      const again = SqliteIdempotencyStore.open(dir);
+      expect(await again.begin('key:1', 'c', 'f', 2000)).toEqual({ state: 'done', fingerprint: 'f', answer });
+      await again.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('frees a released key, and takes over one left running by a dead process', async () => {
