@@ -17,19 +17,35 @@ import type Database from 'better-sqlite3';
  * the lock in its busy handler, which sleeps whole milliseconds with the event loop blocked.
  */
 export class SqliteBatcher {
-  private pending: Array<{ fn: () => void; resolve: () => void; reject: (e: unknown) => void }> = [];
+  private pending: Entry[] = [];
   private scheduled = false;
+  /** Every write this batcher was given, by the promise it answered, until that is collected. */
+  private readonly entries = new WeakMap<Promise<void>, Entry>();
 
   constructor(private readonly db: Database.Database) {}
 
-  run(fn: () => void): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ fn, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flushWhenClear());
-      }
+  /**
+   * Queues `fn` for the next group commit. With `after` (a promise this batcher returned), `fn`
+   * runs only if that write succeeded; when both are queued in the same turn they share the
+   * transaction (one commit instead of two, and `fn` is never committed without the other).
+   */
+  run(fn: () => void, after?: Promise<void>): Promise<void> {
+    const first = after && this.entries.get(after);
+    if (after && !first) return after.then(() => this.run(fn));
+    if (first?.state === 'failed') return Promise.reject(first.error);
+    // Its failure is this write's failure, reported through the promise returned here.
+    after?.catch(() => {});
+    let entry!: Entry;
+    const promise = new Promise<void>((resolve, reject) => {
+      entry = { fn, resolve, reject, after: first?.state === 'queued' ? first : undefined, state: 'queued', error: undefined };
     });
+    this.entries.set(promise, entry);
+    this.pending.push(entry);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => void this.flushWhenClear());
+    }
+    return promise;
   }
 
   private async flushWhenClear(): Promise<void> {
@@ -46,30 +62,58 @@ export class SqliteBatcher {
     this.pending = [];
     if (!batch.length) return;
     if (!this.db.open) {
-      for (const b of batch) b.reject(new Error('database is closed'));
+      for (const b of batch) fail(b, new Error('database is closed'));
       return;
     }
-    const errors = new Map<number, unknown>();
     const durability = this.db.pragma('synchronous', { simple: true });
     try {
       this.db.pragma('synchronous = NORMAL');
       this.db.transaction(() => {
-        batch.forEach((b, i) => {
+        for (const b of batch) {
+          // Entries run in order, so a write's `after` has already run (or failed) by now.
+          if (b.after?.state === 'failed') {
+            b.state = 'failed';
+            b.error = b.after.error;
+            continue;
+          }
           try {
             b.fn();
           } catch (err) {
-            errors.set(i, err);
+            b.state = 'failed';
+            b.error = err;
           }
-        });
+        }
       })();
     } catch (err) {
-      for (const b of batch) b.reject(err);
+      for (const b of batch) fail(b, err);
       return;
     } finally {
       this.db.pragma(`synchronous = ${Number(durability)}`);
     }
-    batch.forEach((b, i) => (errors.has(i) ? b.reject(errors.get(i)) : b.resolve()));
+    for (const b of batch) {
+      if (b.state === 'failed') b.reject(b.error);
+      else {
+        b.state = 'committed';
+        b.resolve();
+      }
+    }
   }
+}
+
+interface Entry {
+  fn: () => void;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+  /** A write queued before this one in the same batch, which must succeed for this one to run. */
+  after: Entry | undefined;
+  state: 'queued' | 'committed' | 'failed';
+  error: unknown;
+}
+
+function fail(entry: Entry, error: unknown): void {
+  entry.state = 'failed';
+  entry.error = error;
+  entry.reject(error);
 }
 
 const batchers = new WeakMap<Database.Database, SqliteBatcher>();
