@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { load } from '../eventlog/load.js';
 import type { EventLog } from '../eventlog/port.js';
-import { type DisabledReason, endpointEvolver, type EndpointState, signingSecrets, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
+import { type DisabledReason, type EndpointState, signingSecrets } from '../domain/webhook-endpoint/events.js';
 import { retryAfterMs } from './back-pressure.js';
 import type { Delivery, DeliveryLog } from './deliveries.js';
+import { EndpointCache } from './endpoint-cache.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease, Outcome } from './queue/port.js';
 import { hasNextAttempt, retryDelayMs, type RetryPolicy } from './retry.js';
 import type { Sender } from './send.js';
@@ -45,6 +45,8 @@ export interface WorkerDeps {
   throttle?: Throttle;
   /** Auto-disable (decisions.md 12): how it is written, and after how long failing (TURNOUT_WEBHOOK_DISABLE_AFTER_HOURS). */
   disable?: { endpoint: (target: { id: number; team: number }, reason: DisabledReason) => Promise<void>; afterMs: number };
+  /** The endpoints as they are now, kept between attempts (startWorker makes one). */
+  endpoints?: EndpointCache;
 }
 
 /**
@@ -70,7 +72,7 @@ export function sendAttempt(sender: Sender, ep: EndpointState, task: Pick<Delive
  * an endpoint that is gone or has failed for too long.
  */
 export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease): Promise<Attempted> {
-  const { state: ep } = await load(deps.log, webhookEndpointStream(task.endpointId), endpointEvolver);
+  const ep = await (deps.endpoints ?? new EndpointCache(deps.log)).current(task.endpointId);
   // A deleted endpoint takes its delivery log with it: nothing to send, nothing to record.
   if (!ep.exists || ep.deleted || ep.team !== task.team) return { kind: 'done', delivered: false };
   const clock = () => deps.now?.() ?? new Date();
@@ -123,7 +125,8 @@ async function disableReason(deps: WorkerDeps, task: DeliveryTask, activeSince: 
   return now.getTime() - from >= afterMs ? 'failing' : null;
 }
 
-export function startWorker(deps: WorkerDeps, concurrency = 64): Consumer {
+export function startWorker(given: WorkerDeps, concurrency = 64): Consumer {
+  const deps = { ...given, endpoints: given.endpoints ?? new EndpointCache(given.log) };
   return deps.queue.consume(async (lease): Promise<Handled> => {
     const outcome = await attemptDelivery(deps, lease);
     const { replay, id } = lease.task;

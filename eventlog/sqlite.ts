@@ -140,9 +140,16 @@ export class SqliteEventLog implements EventLog {
     return this.stmt.readStream.all(stream).map(toRecorded);
   }
 
-  // Both served by the (stream, revision) index; prepared on first use.
+  // All three served by the (stream, revision) index; prepared on first use.
   private tailStmt?: Database.Statement<[string, number], Row>;
   private untilStmt?: Database.Statement<[string, bigint], Row>;
+  private revisionStmt?: Database.Statement<[string], number | bigint | null>;
+
+  async streamRevision(stream: string): Promise<bigint | null> {
+    this.revisionStmt ??= this.db.prepare<[string], number | bigint | null>('SELECT MAX(revision) FROM events WHERE stream = ?').pluck();
+    const r = this.revisionStmt.get(stream);
+    return r === null || r === undefined ? null : BigInt(r);
+  }
 
   async readStreamBackwards(stream: string, maxCount: number): Promise<RecordedEvent[]> {
     this.tailStmt ??= this.db.prepare(`SELECT ${ROW} FROM events WHERE stream = ? ORDER BY revision DESC LIMIT ?`);
