@@ -49,21 +49,22 @@ export class SqliteBatcher {
   }
 
   private async flushWhenClear(): Promise<void> {
-    const clear = writers.get(this.db);
+    const other = writers.get(this.db);
     // The other writer promises to take the lock again no sooner than the next turn of the event
     // loop (see shareFileWith): this transaction, begun in the same turn, has it to itself.
-    if (clear) await clear();
-    this.flush();
+    if (other) await other.idle();
+    if (this.flush()) other?.committed?.();
   }
 
-  private flush(): void {
+  /** Commits the pending writes; answers whether it committed any. */
+  private flush(): boolean {
     this.scheduled = false;
     const batch = this.pending;
     this.pending = [];
-    if (!batch.length) return;
+    if (!batch.length) return false;
     if (!this.db.open) {
       for (const b of batch) fail(b, new Error('database is closed'));
-      return;
+      return false;
     }
     const durability = this.db.pragma('synchronous', { simple: true });
     try {
@@ -86,7 +87,7 @@ export class SqliteBatcher {
       })();
     } catch (err) {
       for (const b of batch) fail(b, err);
-      return;
+      return false;
     } finally {
       this.db.pragma(`synchronous = ${Number(durability)}`);
     }
@@ -97,6 +98,7 @@ export class SqliteBatcher {
         b.resolve();
       }
     }
+    return true;
   }
 }
 
@@ -117,16 +119,17 @@ function fail(entry: Entry, error: unknown): void {
 }
 
 const batchers = new WeakMap<Database.Database, SqliteBatcher>();
-const writers = new WeakMap<Database.Database, () => Promise<void>>();
+const writers = new WeakMap<Database.Database, { idle: () => Promise<void>; committed?: () => unknown }>();
 
 /**
  * Another writer in this process commits to the same file as `db` on a thread of its own (the
  * composition root passes the embedded event log's). `idle` resolves, in a microtask, once that
  * writer holds no write lock, and it takes the lock again no sooner than the next turn of the event
- * loop. Batches on `db` wait for that, then commit at once.
+ * loop. Batches on `db` wait for that, then commit at once. `committed`, where given, is told after
+ * each of their commits (the log checkpoints the WAL for them on its own thread).
  */
-export function shareFileWith(db: Database.Database, idle: () => Promise<void>): void {
-  writers.set(db, idle);
+export function shareFileWith(db: Database.Database, idle: () => Promise<void>, committed?: () => unknown): void {
+  writers.set(db, { idle, committed });
 }
 
 /** One batcher per database, shared by the queue and the delivery log. */

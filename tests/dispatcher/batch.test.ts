@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -100,5 +101,30 @@ describe('webhook bookkeeping on the event log’s connection', () => {
       await batcher.run(() => void insert.run(5), first);
       await expect(batcher.run(() => void insert.run(6), failing)).rejects.toThrow(/NOT NULL/);
       expect(count()).toBe(4);
+    }));
+
+  it('leaves the WAL checkpoints of its commits to the log’s writer thread, which keeps the WAL from growing', () =>
+    withLog(async (log) => {
+      const db = log.database;
+      const checkpoint = log.checkpointOnWriter()!;
+      let told = 0;
+      shareFileWith(db, () => log.writerIdle(), () => told++);
+      expect(Number(db.pragma('wal_autocheckpoint', { simple: true }))).toBe(0);
+      db.exec('CREATE TABLE t (x BLOB)');
+      const insert = db.prepare('INSERT INTO t VALUES (?)');
+      // About 600 pages a commit, under SQLite's default of a checkpoint every 1,000.
+      const write = () => batcherFor(db).run(() => {
+        for (let i = 0; i < 600; i++) insert.run(randomBytes(4000));
+      });
+      const walSize = () => statSync(`${db.name}-wal`).size;
+      await write();
+      await write();
+      expect(told).toBe(2);
+      const grown = walSize();
+      await checkpoint();
+      // Checkpointed by the writer thread: the next commit starts the WAL over instead of growing it.
+      await write();
+      expect(walSize()).toBeLessThanOrEqual(grown);
+      expect(told).toBe(3);
     }));
 });
