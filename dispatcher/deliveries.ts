@@ -142,10 +142,11 @@ export class SqliteDeliveryLog implements DeliveryLog {
     };
   }
 
-  async record(rows: Delivery[]): Promise<void> {
-    if (!rows.length) return;
+  /** Answers the group commit's own promise, so the queue can finish the task in the same commit (SqliteBatcher.run's `after`). */
+  record(rows: Delivery[]): Promise<void> {
+    if (!rows.length) return Promise.resolve();
     const at = Math.floor(this.now());
-    await batcherFor(this.db).run(() => {
+    return batcherFor(this.db).run(() => {
       for (const r of rows) this.stmt.upsert.run(r.id, r.endpointId, JSON.stringify(r), r.status, at, r.attemptedAt === null ? null : Date.parse(r.attemptedAt));
       this.pruneIfDue(at);
     });

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { load } from '../eventlog/load.js';
 import type { EventLog } from '../eventlog/port.js';
-import { type DisabledReason, endpointEvolver, type EndpointState, signingSecrets, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
+import { type DisabledReason, type EndpointState, signingSecrets } from '../domain/webhook-endpoint/events.js';
 import { retryAfterMs } from './back-pressure.js';
 import type { Delivery, DeliveryLog } from './deliveries.js';
-import type { Consumer, DeliveryQueue, DeliveryTask, Lease, Outcome } from './queue/port.js';
+import { EndpointCache } from './endpoint-cache.js';
+import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease, Outcome } from './queue/port.js';
 import { hasNextAttempt, retryDelayMs, type RetryPolicy } from './retry.js';
 import type { Sender } from './send.js';
 import { signatureHeader, standardWebhookHeaders } from './sign.js';
@@ -60,10 +60,15 @@ export interface WorkerDeps {
   throttle?: Throttle;
   /** Auto-disable (decisions.md 12): how it is written, and after how long failing (TURNOUT_WEBHOOK_DISABLE_AFTER_HOURS). */
   disable?: { endpoint: (target: { id: number; team: number }, reason: DisabledReason) => Promise<void>; afterMs: number };
+  /** The endpoints as they are now, kept between attempts (startWorker makes one). */
+  endpoints?: EndpointCache;
 }
 
-/** An attempt's outcome, saying for a finished task whether it was delivered. */
-type Attempted = { kind: 'done'; delivered: boolean } | Exclude<Outcome, { kind: 'done' }>;
+/**
+ * An attempt's outcome, saying for a finished task whether it was delivered, with the write of its
+ * record still in flight: the queue finishes the task in the same commit where it can.
+ */
+type Attempted = ({ kind: 'done'; delivered: boolean } | Exclude<Outcome, { kind: 'done' }>) & { written?: Promise<void> };
 
 /** Signs and sends one attempt of a task to the endpoint as it is now (the queue's attempts and a test alike). */
 export function sendAttempt(sender: Sender, ep: EndpointState, task: Pick<DeliveryTask, 'eventId' | 'eventType' | 'body'>, delivery: string, now: Date) {
@@ -77,14 +82,13 @@ export function sendAttempt(sender: Sender, ep: EndpointState, task: Pick<Delive
  * an endpoint that is gone or has failed for too long.
  */
 export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease): Promise<Attempted> {
-  const { state: ep } = await load(deps.log, webhookEndpointStream(task.endpointId), endpointEvolver);
+  const ep = await (deps.endpoints ?? new EndpointCache(deps.log)).current(task.endpointId);
   // A deleted endpoint takes its delivery log with it: nothing to send, nothing to record.
   if (!ep.exists || ep.deleted || ep.team !== task.team) return { kind: 'done', delivered: false };
   const clock = () => deps.now?.() ?? new Date();
   if (!ep.active) {
     const row = { ...pendingDelivery(task, attempt, null), attemptedAt: clock().toISOString() };
-    await deps.deliveries.record([{ ...row, status: 'abandoned', error: 'endpoint is inactive; delivery stopped' }]);
-    return { kind: 'done', delivered: false };
+    return { kind: 'done', delivered: false, written: deps.deliveries.record([{ ...row, status: 'abandoned', error: 'endpoint is inactive; delivery stopped' }]) };
   }
   if (ep.maxPerSecond && deps.throttle) {
     const turn = await deps.throttle.admit(ep.id, ep.maxPerSecond);
@@ -94,10 +98,7 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
   const row: Delivery = { ...pendingDelivery(task, attempt, null), attemptedAt: now.toISOString() };
   const r = await sendAttempt(deps.sender, ep, task, row.id, now);
   const attempted = { ...row, responseStatus: r.responseStatus, durationMs: r.durationMs, error: r.error };
-  if (r.ok) {
-    await deps.deliveries.record([{ ...attempted, status: 'succeeded' }]);
-    return { kind: 'done', delivered: true };
-  }
+  if (r.ok) return { kind: 'done', delivered: true, written: deps.deliveries.record([{ ...attempted, status: 'succeeded' }]) };
   const disabled = deps.disable && (await disableReason(deps, task, ep.activeSince, r.responseStatus, now, deps.disable.afterMs));
   if (disabled) {
     await deps.deliveries.record([{ ...attempted, status: 'abandoned', error: `${r.error}; endpoint disabled (${disabled})` }]);
@@ -110,17 +111,16 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
     return { kind: 'done', delivered: false };
   }
   if (!hasNextAttempt(deps.policy, attempt)) {
-    await deps.deliveries.record([{ ...attempted, status: 'abandoned' }]);
     deps.report?.(`webhook ${task.eventType} ${task.eventId} to endpoint ${task.endpointId} abandoned after ${attempt} attempts: ${r.error}`);
-    return { kind: 'done', delivered: false };
+    return { kind: 'done', delivered: false, written: deps.deliveries.record([{ ...attempted, status: 'abandoned' }]) };
   }
   const delayMs = retryAfterMs(r.responseStatus, r.retryAfter, now.getTime() + r.durationMs, deps.policy.retryMaxMs) ?? retryDelayMs(deps.policy, attempt);
   const nextAt = new Date(now.getTime() + r.durationMs + delayMs).toISOString();
-  await deps.deliveries.record([
+  const written = deps.deliveries.record([
     { ...attempted, status: 'failed', nextAttemptAt: nextAt },
     pendingDelivery(task, attempt + 1, nextAt),
   ]);
-  return { kind: 'retry', delayMs };
+  return { kind: 'retry', delayMs, written };
 }
 
 /**
@@ -135,11 +135,16 @@ async function disableReason(deps: WorkerDeps, task: DeliveryTask, activeSince: 
   return now.getTime() - from >= afterMs ? 'failing' : null;
 }
 
-export function startWorker(deps: WorkerDeps, concurrency = 64): Consumer {
-  return deps.queue.consume(async (lease): Promise<Outcome> => {
+export function startWorker(given: WorkerDeps, concurrency = 64): Consumer {
+  const deps = { ...given, endpoints: given.endpoints ?? new EndpointCache(given.log) };
+  return deps.queue.consume(async (lease): Promise<Handled> => {
     const outcome = await attemptDelivery(deps, lease);
     const { replay, id } = lease.task;
-    if (outcome.kind === 'done' && replay && deps.settled) await deps.settled(replay, id, outcome.delivered);
+    // A replay counts a task once its attempt is recorded (then the task's end commits on its own).
+    if (outcome.kind === 'done' && replay && deps.settled) {
+      await outcome.written;
+      await deps.settled(replay, id, outcome.delivered);
+    }
     return outcome;
   }, { concurrency });
 }

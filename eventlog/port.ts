@@ -69,6 +69,11 @@ export interface EventLog {
    */
   readStreamBackwards?(stream: string, maxCount: number): Promise<RecordedEvent[]>;
   /**
+   * A stream's last revision (null when it does not exist), read without its events: the cheap
+   * check that a cached state of the stream is still current (the webhook worker's endpoints).
+   */
+  streamRevision?(stream: string): Promise<bigint | null>;
+  /**
    * The events of a stream at or before a log position, oldest first: the stream as it stood
    * then, without reading what was appended to it since (the dispatcher's payload history).
    */

@@ -87,6 +87,14 @@ async function handle(requests) {
       } catch (err) {
         answers.push({ id: r.id, failed: failure(err) });
       }
+    } else if ('checkpoint' in r) {
+      try {
+        // PASSIVE: copies what no reader still needs, without waiting for readers or writers.
+        db.pragma('wal_checkpoint(PASSIVE)');
+        answers.push({ id: r.id, checkpointed: true });
+      } catch (err) {
+        answers.push({ id: r.id, failed: failure(err) });
+      }
     } else if ('afterCommit' in r) {
       try {
         afterCommit = await openAfterCommit(r.afterCommit);

@@ -48,7 +48,7 @@ export class WriterThread {
         if (!w) continue;
         this.inflight.delete(a.id);
         if (a.failed !== undefined) w.reject(new Error(a.failed));
-        else w.resolve((a.outcomes ? decodeOutcomes(a.outcomes) : (a.settings ?? a.attached)) as never);
+        else w.resolve((a.outcomes ? decodeOutcomes(a.outcomes) : (a.settings ?? a.attached ?? a.checkpointed)) as never);
       }
       if (this.inflight.size === 0 && !this.closing) this.worker.unref();
     });
@@ -85,7 +85,12 @@ export class WriterThread {
     await this.ask<true>({ afterCommit: work });
   }
 
-  private ask<T>(message: { batch: string } | { settings: true } | { afterCommit: AfterCommitModule }): Promise<T> {
+  /** Checkpoints the WAL on the thread's connection (passive: it waits for no reader or writer). */
+  async checkpoint(): Promise<void> {
+    await this.ask<true>({ checkpoint: true });
+  }
+
+  private ask<T>(message: { batch: string } | { settings: true } | { afterCommit: AfterCommitModule } | { checkpoint: true }): Promise<T> {
     if (this.broken) return Promise.reject(this.broken);
     const id = this.nextId++;
     if (this.inflight.size === 0) this.worker.ref();

@@ -22,6 +22,9 @@ export interface SqliteEventLogOptions {
   writerThread?: boolean;
 }
 
+/** How often the writer thread checkpoints for the bookkeeping on `database` (checkpointOnWriter). */
+const CHECKPOINT_EVERY_MS = 1000;
+
 /**
  * The embedded event log: one SQLite file in WAL mode with synchronous=FULL, so an append is
  * acknowledged only once it is durable on disk. Appends are group-committed (GroupCommit), by
@@ -77,6 +80,33 @@ export class SqliteEventLog implements EventLog {
    */
   writerIdle(): Promise<void> {
     return this.commits.idle();
+  }
+
+  /**
+   * Moves WAL checkpoints off `database`, this thread's connection, where the webhook bookkeeping
+   * commits: it no longer checkpoints after its own commits (that blocked this thread for about
+   * half of each commit). Call the answer after such a commit: the writer thread then checkpoints
+   * in its stead, passively, at most once a second, so the WAL stays bounded even while no event
+   * is appended. The answer's answer is the checkpoint asked for, if one was. Null where the log
+   * commits on this thread (no writer thread): nothing changes then.
+   */
+  checkpointOnWriter(): (() => Promise<void> | undefined) | null {
+    const writer = this.writer;
+    if (!writer) return null;
+    this.db.pragma('wal_autocheckpoint = 0');
+    let askedAt = -Infinity;
+    let running = false;
+    return () => {
+      const now = Date.now();
+      if (running || now - askedAt < CHECKPOINT_EVERY_MS) return;
+      askedAt = now;
+      running = true;
+      // A checkpoint that fails leaves the frames for the next one; appends report a broken thread.
+      return writer
+        .checkpoint()
+        .catch(() => {})
+        .finally(() => void (running = false));
+    };
   }
 
   /** Why appends can no longer succeed (the writer thread stopped), or null. */
@@ -140,9 +170,16 @@ export class SqliteEventLog implements EventLog {
     return this.stmt.readStream.all(stream).map(toRecorded);
   }
 
-  // Both served by the (stream, revision) index; prepared on first use.
+  // All three served by the (stream, revision) index; prepared on first use.
   private tailStmt?: Database.Statement<[string, number], Row>;
   private untilStmt?: Database.Statement<[string, bigint], Row>;
+  private revisionStmt?: Database.Statement<[string], number | bigint | null>;
+
+  async streamRevision(stream: string): Promise<bigint | null> {
+    this.revisionStmt ??= this.db.prepare<[string], number | bigint | null>('SELECT MAX(revision) FROM events WHERE stream = ?').pluck();
+    const r = this.revisionStmt.get(stream);
+    return r === null || r === undefined ? null : BigInt(r);
+  }
 
   async readStreamBackwards(stream: string, maxCount: number): Promise<RecordedEvent[]> {
     this.tailStmt ??= this.db.prepare(`SELECT ${ROW} FROM events WHERE stream = ? ORDER BY revision DESC LIMIT ?`);

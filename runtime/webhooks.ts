@@ -32,7 +32,7 @@ import { type LeasedWork, LeaseKeeper } from '../projections/lease.js';
 export function openWebhookDb(config: Config, log: EventLog): Database.Database {
   if (log instanceof SqliteEventLog) {
     const db = log.database;
-    shareFileWith(db, () => log.writerIdle());
+    shareFileWith(db, () => log.writerIdle(), log.checkpointOnWriter() ?? undefined);
     return db;
   }
   const dir = config.dataDir;

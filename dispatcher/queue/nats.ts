@@ -4,7 +4,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
 import { natsConnectOptions } from './nats-connect.js';
 import { ATTEMPT_HEADER, defineDelayTiers, DELAY_TIERS_MS, type DelayNames, delayNames, publishDue, pumpTier } from './nats-delay.js';
-import type { Consumer, DeliveryQueue, DeliveryTask, Lease, Outcome } from './port.js';
+import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease, Outcome } from './port.js';
 
 export interface NatsQueueOptions {
   /** Stream and consumer names, so tests can keep apart. */
@@ -102,7 +102,7 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     await Promise.all(tasks.map((t) => this.js.publish(this.subject, JSON.stringify(t), { msgID: t.id })));
   }
 
-  consume(handler: (lease: Lease) => Promise<Outcome>, options: { concurrency: number }): Consumer {
+  consume(handler: (lease: Lease) => Promise<Handled>, options: { concurrency: number }): Consumer {
     const inflight = new Set<Promise<void>>();
     let stopped = false;
     let messages: Awaited<ReturnType<Awaited<ReturnType<JetStreamClient['consumers']['get']>>['consume']>> | null = null;
@@ -123,7 +123,10 @@ export class NatsDeliveryQueue implements DeliveryQueue {
       const attempt = attemptOf(m);
       let outcome: Outcome;
       try {
-        outcome = await handler({ task, attempt });
+        const handled = await handler({ task, attempt });
+        // The attempt's record is stored before the task moves on, as when the handler awaited it.
+        await handled.written;
+        outcome = handled;
       } catch {
         outcome = { kind: 'retry', delayMs: 1000 };
       }

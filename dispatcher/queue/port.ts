@@ -31,6 +31,13 @@ export interface Lease {
  */
 export type Outcome = { kind: 'done' } | { kind: 'retry'; delayMs: number } | { kind: 'defer'; delayMs: number };
 
+/**
+ * The handler's answer: the outcome and, where the handler left it in flight, the write of the
+ * attempt's record. The queue finishes the task only once that write has succeeded: the embedded
+ * queue commits both in one transaction (they share a group commit), others wait for it first.
+ */
+export type Handled = Outcome & { written?: Promise<void> };
+
 export interface Consumer {
   /** Stops taking tasks; resolves once attempts in flight have finished. */
   stop(): Promise<void>;
@@ -51,6 +58,6 @@ export interface DeliveryQueue {
    */
   add(tasks: DeliveryTask[]): Promise<void>;
   /** Hands due tasks to the handler, at most `concurrency` at once, until stopped. */
-  consume(handler: (lease: Lease) => Promise<Outcome>, options: { concurrency: number }): Consumer;
+  consume(handler: (lease: Lease) => Promise<Handled>, options: { concurrency: number }): Consumer;
   close(): Promise<void>;
 }

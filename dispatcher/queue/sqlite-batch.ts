@@ -17,72 +17,119 @@ import type Database from 'better-sqlite3';
  * the lock in its busy handler, which sleeps whole milliseconds with the event loop blocked.
  */
 export class SqliteBatcher {
-  private pending: Array<{ fn: () => void; resolve: () => void; reject: (e: unknown) => void }> = [];
+  private pending: Entry[] = [];
   private scheduled = false;
+  /** Every write this batcher was given, by the promise it answered, until that is collected. */
+  private readonly entries = new WeakMap<Promise<void>, Entry>();
 
   constructor(private readonly db: Database.Database) {}
 
-  run(fn: () => void): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ fn, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flushWhenClear());
-      }
+  /**
+   * Queues `fn` for the next group commit. With `after` (a promise this batcher returned), `fn`
+   * runs only if that write succeeded; when both are queued in the same turn they share the
+   * transaction (one commit instead of two, and `fn` is never committed without the other).
+   */
+  run(fn: () => void, after?: Promise<void>): Promise<void> {
+    const first = after && this.entries.get(after);
+    if (after && !first) return after.then(() => this.run(fn));
+    if (first?.state === 'failed') return Promise.reject(first.error);
+    // Its failure is this write's failure, reported through the promise returned here.
+    after?.catch(() => {});
+    let entry!: Entry;
+    const promise = new Promise<void>((resolve, reject) => {
+      entry = { fn, resolve, reject, after: first?.state === 'queued' ? first : undefined, state: 'queued', error: undefined };
     });
+    this.entries.set(promise, entry);
+    this.pending.push(entry);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => void this.flushWhenClear());
+    }
+    return promise;
   }
 
   private async flushWhenClear(): Promise<void> {
-    const clear = writers.get(this.db);
+    const other = writers.get(this.db);
     // The other writer promises to take the lock again no sooner than the next turn of the event
     // loop (see shareFileWith): this transaction, begun in the same turn, has it to itself.
-    if (clear) await clear();
-    this.flush();
+    if (other) await other.idle();
+    if (this.flush()) other?.committed?.();
   }
 
-  private flush(): void {
+  /** Commits the pending writes; answers whether it committed any. */
+  private flush(): boolean {
     this.scheduled = false;
     const batch = this.pending;
     this.pending = [];
-    if (!batch.length) return;
+    if (!batch.length) return false;
     if (!this.db.open) {
-      for (const b of batch) b.reject(new Error('database is closed'));
-      return;
+      for (const b of batch) fail(b, new Error('database is closed'));
+      return false;
     }
-    const errors = new Map<number, unknown>();
     const durability = this.db.pragma('synchronous', { simple: true });
     try {
       this.db.pragma('synchronous = NORMAL');
       this.db.transaction(() => {
-        batch.forEach((b, i) => {
+        for (const b of batch) {
+          // Entries run in order, so a write's `after` has already run (or failed) by now.
+          if (b.after?.state === 'failed') {
+            b.state = 'failed';
+            b.error = b.after.error;
+            continue;
+          }
           try {
             b.fn();
           } catch (err) {
-            errors.set(i, err);
+            b.state = 'failed';
+            b.error = err;
           }
-        });
+        }
       })();
     } catch (err) {
-      for (const b of batch) b.reject(err);
-      return;
+      for (const b of batch) fail(b, err);
+      return false;
     } finally {
       this.db.pragma(`synchronous = ${Number(durability)}`);
     }
-    batch.forEach((b, i) => (errors.has(i) ? b.reject(errors.get(i)) : b.resolve()));
+    for (const b of batch) {
+      if (b.state === 'failed') b.reject(b.error);
+      else {
+        b.state = 'committed';
+        b.resolve();
+      }
+    }
+    return true;
   }
 }
 
+interface Entry {
+  fn: () => void;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+  /** A write queued before this one in the same batch, which must succeed for this one to run. */
+  after: Entry | undefined;
+  state: 'queued' | 'committed' | 'failed';
+  error: unknown;
+}
+
+function fail(entry: Entry, error: unknown): void {
+  entry.state = 'failed';
+  entry.error = error;
+  entry.reject(error);
+}
+
 const batchers = new WeakMap<Database.Database, SqliteBatcher>();
-const writers = new WeakMap<Database.Database, () => Promise<void>>();
+const writers = new WeakMap<Database.Database, { idle: () => Promise<void>; committed?: () => unknown }>();
 
 /**
  * Another writer in this process commits to the same file as `db` on a thread of its own (the
  * composition root passes the embedded event log's). `idle` resolves, in a microtask, once that
  * writer holds no write lock, and it takes the lock again no sooner than the next turn of the event
- * loop. Batches on `db` wait for that, then commit at once.
+ * loop. Batches on `db` wait for that, then commit at once. `committed`, where given, is told after
+ * each of their commits (the log checkpoints the WAL for them on its own thread).
  */
-export function shareFileWith(db: Database.Database, idle: () => Promise<void>): void {
-  writers.set(db, idle);
+export function shareFileWith(db: Database.Database, idle: () => Promise<void>, committed?: () => unknown): void {
+  writers.set(db, { idle, committed });
 }
 
 /** One batcher per database, shared by the queue and the delivery log. */

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
 import { batcherFor } from './sqlite-batch.js';
-import type { Consumer, DeliveryQueue, DeliveryTask, Lease, Outcome } from './port.js';
+import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease } from './port.js';
 
 interface TaskRow {
   id: string;
@@ -91,7 +91,7 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
     for (const t of tasks) this.stmt.insert.run(t.id, t.endpointId, t.team, t.eventId, t.eventType, t.body, due, t.replay ?? null, t.replay ? LANE_REPLAY : LANE_LIVE);
   }
 
-  consume(handler: (lease: Lease) => Promise<Outcome>, options: { concurrency: number }): Consumer {
+  consume(handler: (lease: Lease) => Promise<Handled>, options: { concurrency: number }): Consumer {
     const inflight = new Map<string, Promise<void>>();
     const replaying = new Set<string>();
     const replayShare = Math.max(1, Math.floor(options.concurrency * REPLAY_SHARE));
@@ -125,10 +125,14 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
       };
       try {
         const outcome = await handler({ task, attempt });
-        await batcherFor(this.db).run(() =>
-          outcome.kind === 'done'
-            ? this.stmt.done.run(row.id)
-            : this.stmt.retry.run(outcome.kind === 'retry' ? attempt : attempt - 1, this.now() + outcome.delayMs, row.id),
+        // The attempt's record, queued by the handler this same turn, and the task's end share a
+        // commit; the end is not written if the record fails (the task stays due).
+        await batcherFor(this.db).run(
+          () =>
+            outcome.kind === 'done'
+              ? this.stmt.done.run(row.id)
+              : this.stmt.retry.run(outcome.kind === 'retry' ? attempt : attempt - 1, this.now() + outcome.delayMs, row.id),
+          outcome.written,
         );
       } catch {
         // The handler records its own failures; an unexpected throw leaves the task due, to retry.

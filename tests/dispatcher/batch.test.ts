@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -73,5 +74,57 @@ describe('webhook bookkeeping on the event log’s connection', () => {
       expect(atIdle).toEqual({ inFlight: 0, bDone: false });
       await Promise.all([a, b]);
       expect(bDone).toBe(true);
+    }));
+
+  it('finishes a write queued after another in the same transaction, and not at all when the first fails', () =>
+    withLog(async (log) => {
+      const db = log.database;
+      db.exec('CREATE TABLE t (x INTEGER NOT NULL)');
+      const insert = db.prepare('INSERT INTO t VALUES (?)');
+      // What the transaction had written when each dependent write ran: the first's row was there.
+      const seen: number[] = [];
+      const count = () => Number((db.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: bigint }).n);
+      const batcher = batcherFor(db);
+      const first = batcher.run(() => void insert.run(1));
+      const second = batcher.run(() => (seen.push(count()), void insert.run(2)), first);
+      await Promise.all([first, second]);
+      expect(seen).toEqual([1]);
+
+      const failing = batcher.run(() => void insert.run(null));
+      const skipped = batcher.run(() => void insert.run(3), failing);
+      const independent = batcher.run(() => void insert.run(4));
+      await expect(failing).rejects.toThrow(/NOT NULL/);
+      await expect(skipped).rejects.toThrow(/NOT NULL/);
+      await independent;
+      expect(db.prepare('SELECT x FROM t ORDER BY x').pluck().all()).toEqual([1n, 2n, 4n]);
+      // After a write already committed (or failed) in an earlier batch, as its outcome says.
+      await batcher.run(() => void insert.run(5), first);
+      await expect(batcher.run(() => void insert.run(6), failing)).rejects.toThrow(/NOT NULL/);
+      expect(count()).toBe(4);
+    }));
+
+  it('leaves the WAL checkpoints of its commits to the log’s writer thread, which keeps the WAL from growing', () =>
+    withLog(async (log) => {
+      const db = log.database;
+      const checkpoint = log.checkpointOnWriter()!;
+      let told = 0;
+      shareFileWith(db, () => log.writerIdle(), () => told++);
+      expect(Number(db.pragma('wal_autocheckpoint', { simple: true }))).toBe(0);
+      db.exec('CREATE TABLE t (x BLOB)');
+      const insert = db.prepare('INSERT INTO t VALUES (?)');
+      // About 600 pages a commit, under SQLite's default of a checkpoint every 1,000.
+      const write = () => batcherFor(db).run(() => {
+        for (let i = 0; i < 600; i++) insert.run(randomBytes(4000));
+      });
+      const walSize = () => statSync(`${db.name}-wal`).size;
+      await write();
+      await write();
+      expect(told).toBe(2);
+      const grown = walSize();
+      await checkpoint();
+      // Checkpointed by the writer thread: the next commit starts the WAL over instead of growing it.
+      await write();
+      expect(walSize()).toBeLessThanOrEqual(grown);
+      expect(told).toBe(3);
     }));
 });
