@@ -1,9 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDispatcher } from '../../runtime/webhooks.js';
-import { startTestApp, type TestApp } from '../support/app.js';
-import { type NatsServer, startNats } from '../support/nats.js';
+import { describe, expect, it } from 'vitest';
+import type { TestApp } from '../support/app.js';
 import { natsAvailable } from './nats-server.js';
-import { fastWebhooks, type Receiver, startReceiver, until } from './support.js';
+import { fastWebhooks, type Receiver, until, useWebhookApp, type WebhookApp } from './support.js';
 
 // decisions.md 12 on both stacks: the embedded queue, and NATS JetStream (a server of its own).
 const stacks = [
@@ -12,23 +10,18 @@ const stacks = [
 ] as const;
 
 describe.each(stacks)('endpoint health on %s', (_name, useNats) => {
-  let t: TestApp;
+  let t: WebhookApp;
   let rx: Receiver;
-  let nats: NatsServer | undefined;
-  beforeAll(async () => {
-    if (useNats && !natsAvailable) return;
-    if (useNats) nats = await startNats();
-    // A retry maximum of 1.5 s: above the backoff's 20 ms, so a Retry-After shows, and low enough to cap an hour.
-    t = await startTestApp({ natsUrl: nats?.url, webhook: fastWebhooks({ retryMaxMs: 1500 }) });
-    await startDispatcher(t.runtime.services.config, t.runtime, { report: () => undefined });
-    rx = await startReceiver();
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
-    await nats?.stop();
-  });
   const skip = useNats && !natsAvailable;
+  // A retry maximum of 1.5 s: above the backoff's 20 ms, so a Retry-After shows, and low enough to cap an hour.
+  if (!skip)
+    useWebhookApp(
+      (app, receiver) => {
+        t = app;
+        rx = receiver;
+      },
+      { webhook: fastWebhooks({ retryMaxMs: 1500 }), nats: useNats },
+    );
 
   type Team = Awaited<ReturnType<TestApp['team']>>;
   async function endpoint(team: Team, path: string, extra: Record<string, unknown> = {}): Promise<number> {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { type Config, testConfig } from '../../runtime/config.js';
 import { startDispatcher } from '../../runtime/webhooks.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { type NatsServer, startNats } from '../support/nats.js';
 
 export interface Received {
   path: string;
@@ -91,9 +92,12 @@ export const fastWebhooks = (over: Partial<Config['webhook']> = {}): Config['web
   ...over,
 });
 
-/** The product on embedded stores with the dispatcher running, as role 'all' starts it. */
-export async function startWebhookApp(webhook = fastWebhooks()): Promise<TestApp & { config: Config }> {
-  const t = await startTestApp({ webhook });
+/**
+ * The product with the dispatcher running, as role 'all' starts it: on embedded stores, or with
+ * its delivery queue in the NATS JetStream at `natsUrl`.
+ */
+export async function startWebhookApp(webhook = fastWebhooks(), natsUrl?: string): Promise<TestApp & { config: Config }> {
+  const t = await startTestApp({ webhook, natsUrl });
   const config = testConfig({ webhook });
   await startDispatcher(t.runtime.services.config, t.runtime, { report: () => undefined });
   return { ...t, config };
@@ -103,19 +107,23 @@ export type WebhookApp = Awaited<ReturnType<typeof startWebhookApp>>;
 
 /**
  * A webhook app and a receiver for the tests of one file: started before them (and handed to
- * `take`), stopped after them.
+ * `take`), stopped after them. With `nats`, the delivery queue is in a NATS server of the file's
+ * own, stopped last.
  */
-export function useWebhookApp(take: (app: WebhookApp, receiver: Receiver) => void): void {
+export function useWebhookApp(take: (app: WebhookApp, receiver: Receiver) => void, options: { webhook?: Config['webhook']; nats?: boolean } = {}): void {
   let app: WebhookApp | undefined;
   let receiver: Receiver | undefined;
+  let nats: NatsServer | undefined;
   beforeAll(async () => {
-    app = await startWebhookApp();
+    if (options.nats) nats = await startNats();
+    app = await startWebhookApp(options.webhook, nats?.url);
     receiver = await startReceiver();
     take(app, receiver);
   });
   afterAll(async () => {
     await app?.close();
     await receiver?.close();
+    await nats?.stop();
   });
 }
 
