@@ -6,7 +6,7 @@ import { ChangeFeed } from '../../dispatcher/feed.js';
 import { START, typeMatcher } from '../../dispatcher/feed-cursor.js';
 import { rebuildReadModels } from '../../runtime/read-models.js';
 import { type Client, client as makeClient, startTestApp, type TestApp } from '../support/app.js';
-import { taskTeam } from './volunteer-support.js';
+import { taskTeam, writeMixedChanges } from './volunteer-support.js';
 
 /**
  * The embedded stack reads the change feed from the table the projector thread keeps
@@ -39,13 +39,7 @@ async function fromLog(t: TestApp, team: number, types: string | undefined = und
 
 async function busyTeam(t: TestApp) {
   const team = await taskTeam(t);
-  const v = await team.volunteer('Ada');
-  const task = await team.task();
-  await team.api.patch(`/volunteer-tasks/${task.PkTask}`, { FkVolunteer: v.id });
-  await team.api.patch(`/constituents/${v.constituent}`, { Nickname: 'Countess' });
-  const e = await team.api.post('/events', { EventTitle: 'Rally', StartDate: '2030-05-01' });
-  expect(e.status, e.raw).toBe(201);
-  await team.admin.del(`/events/${e.body.event.PkEvent}`);
+  await writeMixedChanges(team);
   return team;
 }
 

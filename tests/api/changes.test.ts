@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Client } from '../support/app.js';
 import { type Receiver, until, useWebhookApp, type WebhookApp } from '../dispatcher/support.js';
-import { taskTeam } from './volunteer-support.js';
+import { taskTeam, writeMixedChanges } from './volunteer-support.js';
 
 let t: WebhookApp;
 let rx: Receiver;
@@ -28,13 +28,7 @@ async function busyTeam(path: string) {
   const team = await taskTeam(t);
   const ep = await team.admin.post('/webhook-endpoints', { url: rx.url(path), events: ['*'] });
   expect(ep.status, ep.raw).toBe(201);
-  const v = await team.volunteer('Ada');
-  const task = await team.task();
-  await team.api.patch(`/volunteer-tasks/${task.PkTask}`, { FkVolunteer: v.id });
-  await team.api.patch(`/constituents/${v.constituent}`, { Nickname: 'Countess' });
-  const e = await team.api.post('/events', { EventTitle: 'Rally', StartDate: '2030-05-01' });
-  expect(e.status, e.raw).toBe(201);
-  await team.admin.del(`/events/${e.body.event.PkEvent}`);
+  await writeMixedChanges(team);
   return team;
 }
 

@@ -20,3 +20,17 @@ export async function taskTeam(app: TestApp) {
 }
 
 export type TaskTeam = Awaited<ReturnType<typeof taskTeam>>;
+
+/**
+ * A mix of changes for feed tests: a volunteer created, a task assigned to it (a person-event and
+ * its `volunteer_task.updated`), the constituent updated, an event created and deleted.
+ */
+export async function writeMixedChanges(team: TaskTeam): Promise<void> {
+  const v = await team.volunteer('Ada');
+  const task = await team.task();
+  await team.api.patch(`/volunteer-tasks/${task.PkTask}`, { FkVolunteer: v.id });
+  await team.api.patch(`/constituents/${v.constituent}`, { Nickname: 'Countess' });
+  const e = await team.api.post('/events', { EventTitle: 'Rally', StartDate: '2030-05-01' });
+  expect(e.status, e.raw).toBe(201);
+  await team.admin.del(`/events/${e.body.event.PkEvent}`);
+}
