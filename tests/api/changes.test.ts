@@ -32,6 +32,9 @@ async function busyTeam(path: string) {
   return team;
 }
 
+/** The `<number>` of `evt_<number>_<seconds>` (decisions.md §7): log position times 10 plus the type's index. */
+const envelopeNumber = (id: string) => BigInt(id.split('_')[1]);
+
 describe('the change feed', () => {
   it('holds exactly the envelopes a ["*"] endpoint received, in log order, and only the team\u2019s own', async () => {
     const other = await taskTeam(t);
@@ -41,7 +44,10 @@ describe('the change feed', () => {
     const sent = await rx.waitFor((r) => r.path === '/all', feed.length);
     expect(feed.length).toBeGreaterThanOrEqual(8);
     expect(feed.map((e) => e.type)).toContain('volunteer_task.signed_up');
-    expect(feed).toEqual(sent.map((r) => r.json));
+    // Deliveries run side by side, so they may arrive out of order: the feed is in log order,
+    // which is the envelope number's.
+    const inLogOrder = sent.map((r) => r.json).sort((a, b) => Number(envelopeNumber(a.id) - envelopeNumber(b.id)));
+    expect(feed).toEqual(inLogOrder);
     expect(feed.every((e) => e.team === team.id)).toBe(true);
   });
 
