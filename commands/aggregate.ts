@@ -1,5 +1,5 @@
 import type { DomainEvent, Evolver, Position } from '../domain/shared/events.js';
-import { type Loaded, load } from '../eventlog/load.js';
+import { type Loaded, load, revisionOfStream } from '../eventlog/load.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 import { currentRevision } from '../domain/shared/revision.js';
 import { preconditionFailed } from '../domain/shared/errors.js';
@@ -71,7 +71,7 @@ export async function handle<S>(
       return { state, events, position: r.position, revision: r.nextExpectedRevision };
     } catch (err) {
       if (!(err instanceof WrongExpectedRevision)) throw err;
-      if (expect) throw preconditionFailed(currentRevision((await load(log, stream, evolver)).events));
+      if (expect) throw preconditionFailed(await revisionOfStream(log, stream));
       if (attempt >= maxAttempts) throw err;
       if (options.onConflict) options.onConflict(await load(log, stream, evolver), err, attempt);
     }

@@ -1,6 +1,6 @@
 import { invalidField } from '../domain/shared/errors.js';
 import type { Position } from '../domain/shared/events.js';
-import { WEBHOOK_TYPES } from '../domain/webhook-endpoint/types.js';
+import { ALL_TYPES, isWebhookType, WEBHOOK_TYPES } from '../domain/webhook-endpoint/types.js';
 
 /**
  * Where a change-feed reader stands: the log position of the last change it was given and how
@@ -62,9 +62,9 @@ export function typeMatcher(list: string | readonly string[] | undefined, field 
   const names = new Set<string>();
   const prefixes: string[] = [];
   for (const t of items) {
-    if (t === '*') return null;
+    if (t === ALL_TYPES) return null;
     if (t.endsWith('.*') && WEBHOOK_TYPES.some((w) => w.startsWith(t.slice(0, -1)))) prefixes.push(t.slice(0, -1));
-    else if ((WEBHOOK_TYPES as readonly string[]).includes(t)) names.add(t);
+    else if (isWebhookType(t)) names.add(t);
     else throw invalidField(field, `"${t}" is not a webhook event type or a prefix such as "constituent.*"; GET /api/v1/webhook-event-types lists them.`);
   }
   return (type) => names.has(type) || prefixes.some((p) => type.startsWith(p));

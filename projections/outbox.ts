@@ -151,8 +151,7 @@ export const outboxProjection: Projector<'notification' | 'constituent' | 'volun
   async apply(event, store) {
     if (inCategory(event, 'notification')) return onDelivery(event, store);
     if (event.type === 'WebhookEndpointDisabled') {
-      const alert = await endpointDisabledAlert(event, store);
-      if (!(await store.get(NOTIFICATIONS, alert.id as string))) await store.put(NOTIFICATIONS, alert);
+      await store.insertIfAbsent(NOTIFICATIONS, await endpointDisabledAlert(event, store));
       return;
     }
     if (event.type === 'ConstituentUpdated' && 'Email1' in event.data.changes) return onEmailChanged(event.data.id, event.data.changes, store);

@@ -1,3 +1,4 @@
+import { constituentStream } from '../../domain/constituent/events.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readTeamRecord } from '../../projections/read.js';
 import { createConstituent, updateConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
@@ -39,11 +40,11 @@ export const constituentRoutes =
           throw new DomainError('invalid_field', 'Upsert needs both mode=upsert and matchOn=email.', mode ? 'matchOn' : 'mode');
         if (mode === 'upsert') {
           const r = await upsertConstituentByEmail(services, ctx, request.body);
-          await setEtag(services, reply, `constituent-${r.id}`, ctx);
+          await setEtag(services, reply, constituentStream(r.id), ctx);
           return reply.code(r.created ? 201 : 200).send({ created: r.created, constituent: await readConstituent(services, ctx.team, r.id) });
         }
         const id = await createConstituent(services, ctx, request.body);
-        await setEtag(services, reply, `constituent-${id}`, ctx);
+        await setEtag(services, reply, constituentStream(id), ctx);
         return reply.code(201).send({ created: true, constituent: await readConstituent(services, ctx.team, id) });
       },
     );
@@ -54,7 +55,7 @@ export const constituentRoutes =
         schema: { tags, summary: 'Update a constituent; only sent fields change', params: IdParams, body: S.ConstituentBody, response: { 200: S.ConstituentOne, ...errors(...API_WRITE_ERRORS) } },
       },
       async (request, reply) => {
-        const stream = `constituent-${request.params.id}`;
+        const stream = constituentStream(request.params.id);
         const ctx = guardedContext(apiContext(request), request, stream);
         await updateConstituent(services, ctx, request.params.id, request.body);
         await setEtag(services, reply, stream, ctx);
@@ -69,7 +70,7 @@ export const constituentRoutes =
         const team = apiContext(request).team;
         const point = await pointRead(services, 'constituents', team, request.params.id, request.query);
         if (point) return point;
-        return readTagged(services, request, reply, `constituent-${request.params.id}`, async () => ({ constituent: await readConstituent(services, team, request.params.id) }));
+        return readTagged(services, request, reply, constituentStream(request.params.id), async () => ({ constituent: await readConstituent(services, team, request.params.id) }));
       },
     );
 

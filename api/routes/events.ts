@@ -1,3 +1,4 @@
+import { eventStream } from '../../domain/event/events.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readTeamRecord } from '../../projections/read.js';
 import { createEvent, updateEvent } from '../../commands/events.js';
@@ -43,7 +44,7 @@ export const eventRoutes =
       async (request, reply) => {
         const ctx = apiContext(request);
         const id = await createEvent(services, ctx, request.body);
-        await setEtag(services, reply, `event-${id}`, ctx);
+        await setEtag(services, reply, eventStream(id), ctx);
         return reply.code(201).send({ created: true, event: await readEvent(services.store, ctx.team, id) });
       },
     );
@@ -52,7 +53,7 @@ export const eventRoutes =
       '/events/:id',
       { schema: { tags, summary: 'Update an event; omitted fields are untouched', params: IdParams, body: S.EventPatchBody, response: { 200: S.EventOne, ...errors(...API_WRITE_ERRORS) } } },
       async (request, reply) => {
-        const stream = `event-${request.params.id}`;
+        const stream = eventStream(request.params.id);
         const ctx = guardedContext(apiContext(request), request, stream);
         await updateEvent(services, ctx, request.params.id, request.body);
         await setEtag(services, reply, stream, ctx);
@@ -69,7 +70,7 @@ export const eventRoutes =
         const team = apiContext(request).team;
         const point = await pointRead(services, 'events', team, request.params.id, request.query);
         if (point) return point;
-        return readTagged(services, request, reply, `event-${request.params.id}`, async () => ({ event: await readEvent(services.store, team, request.params.id) }));
+        return readTagged(services, request, reply, eventStream(request.params.id), async () => ({ event: await readEvent(services.store, team, request.params.id) }));
       },
     );
 

@@ -1,3 +1,4 @@
+import { taskStream } from '../../domain/volunteer-task/events.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readTeamRecord } from '../../projections/read.js';
 import { createTask, updateTask } from '../../commands/volunteer-tasks.js';
@@ -33,7 +34,7 @@ export const volunteerTaskRoutes =
       async (request, reply) => {
         const ctx = apiContext(request);
         const id = await createTask(services, ctx, request.body);
-        await setEtag(services, reply, `volunteer_task-${id}`, ctx);
+        await setEtag(services, reply, taskStream(id), ctx);
         return reply.code(201).send({ created: true, volunteerTask: await readTask(services, ctx.team, id) });
       },
     );
@@ -53,7 +54,7 @@ export const volunteerTaskRoutes =
         },
       },
       async (request, reply) => {
-        const stream = `volunteer_task-${request.params.id}`;
+        const stream = taskStream(request.params.id);
         const ctx = guardedContext(apiContext(request), request, stream);
         await updateTask(services, ctx, request.params.id, request.body, request.query.ifOpen === true);
         await setEtag(services, reply, stream, ctx);
@@ -76,7 +77,7 @@ export const volunteerTaskRoutes =
         const team = apiContext(request).team;
         const point = await pointRead(services, 'volunteer-tasks', team, request.params.id, request.query);
         if (point) return point;
-        return readTagged(services, request, reply, `volunteer_task-${request.params.id}`, async () => ({ volunteerTask: await readTask(services, team, request.params.id) }));
+        return readTagged(services, request, reply, taskStream(request.params.id), async () => ({ volunteerTask: await readTask(services, team, request.params.id) }));
       },
     );
 

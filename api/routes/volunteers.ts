@@ -1,3 +1,4 @@
+import { volunteerStream } from '../../domain/volunteer/events.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readTeamRecord } from '../../projections/read.js';
 import { registerVolunteer, updateVolunteer } from '../../commands/volunteers.js';
@@ -33,7 +34,7 @@ export const volunteerRoutes =
       async (request, reply) => {
         const ctx = apiContext(request);
         const r = await registerVolunteer(services, ctx, request.body);
-        await setEtag(services, reply, `volunteer-${r.id}`, ctx);
+        await setEtag(services, reply, volunteerStream(r.id), ctx);
         return reply.code(r.created ? 201 : 200).send({ created: r.created, volunteer: await readVolunteer(services, ctx.team, r.id) });
       },
     );
@@ -50,7 +51,7 @@ export const volunteerRoutes =
         },
       },
       async (request, reply) => {
-        const stream = `volunteer-${request.params.id}`;
+        const stream = volunteerStream(request.params.id);
         const ctx = guardedContext(apiContext(request), request, stream);
         await updateVolunteer(services, ctx, request.params.id, request.body);
         await setEtag(services, reply, stream, ctx);
@@ -65,7 +66,7 @@ export const volunteerRoutes =
         const team = apiContext(request).team;
         const point = await pointRead(services, 'volunteers', team, request.params.id, request.query);
         if (point) return point;
-        return readTagged(services, request, reply, `volunteer-${request.params.id}`, async () => ({ volunteer: await readVolunteer(services, team, request.params.id) }));
+        return readTagged(services, request, reply, volunteerStream(request.params.id), async () => ({ volunteer: await readVolunteer(services, team, request.params.id) }));
       },
     );
 

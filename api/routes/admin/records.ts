@@ -1,3 +1,7 @@
+import { constituentStream } from '../../../domain/constituent/events.js';
+import { eventStream } from '../../../domain/event/events.js';
+import { volunteerStream } from '../../../domain/volunteer/events.js';
+import { taskStream } from '../../../domain/volunteer-task/events.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { createConstituent, upsertConstituentByEmail } from '../../../commands/constituents.js';
@@ -51,7 +55,7 @@ export const adminRecordRoutes =
         if ((mode === 'upsert') !== (matchOn === 'email'))
           throw new DomainError('invalid_field', 'Upsert needs both mode=upsert and matchOn=email.', mode ? 'matchOn' : 'mode');
         const r = mode === 'upsert' ? await upsertConstituentByEmail(services, ctx, request.body) : { id: await createConstituent(services, ctx, request.body), created: true };
-        await setEtag(services, reply, `constituent-${r.id}`, ctx);
+        await setEtag(services, reply, constituentStream(r.id), ctx);
         return reply.code(r.created ? 201 : 200).send({ created: r.created, constituent: await readConstituent(services, ctx.team, r.id) });
       },
     );
@@ -62,7 +66,7 @@ export const adminRecordRoutes =
       async (request, reply) => {
         const ctx = contextOf(request, request.params.teamId);
         const r = await registerVolunteer(services, ctx, request.body);
-        await setEtag(services, reply, `volunteer-${r.id}`, ctx);
+        await setEtag(services, reply, volunteerStream(r.id), ctx);
         return reply.code(r.created ? 201 : 200).send({ created: r.created, volunteer: await readVolunteer(services, ctx.team, r.id) });
       },
     );
@@ -73,7 +77,7 @@ export const adminRecordRoutes =
       async (request, reply) => {
         const ctx = contextOf(request, request.params.teamId);
         const id = await createTask(services, ctx, request.body);
-        await setEtag(services, reply, `volunteer_task-${id}`, ctx);
+        await setEtag(services, reply, taskStream(id), ctx);
         return reply.code(201).send({ created: true, volunteerTask: await readTask(services, ctx.team, id) });
       },
     );
@@ -84,7 +88,7 @@ export const adminRecordRoutes =
       async (request, reply) => {
         const ctx = contextOf(request, request.params.teamId);
         const id = await createEvent(services, ctx, request.body);
-        await setEtag(services, reply, `event-${id}`, ctx);
+        await setEtag(services, reply, eventStream(id), ctx);
         return reply.code(201).send({ created: true, event: await readEvent(services.store, ctx.team, id) });
       },
     );
