@@ -76,8 +76,12 @@ export const searchOf = (plan: TablePlan, fields: string[], needle: string): Sea
   return plan.searches.find((s) => s.key === key);
 };
 
-/** Whether a search is long enough for the trigram index (characters, not UTF-16 units). */
-export const trigramable = (text: string): boolean => [...text].length >= TRIGRAM;
+/**
+ * Whether the trigram index can answer a search: long enough (characters, not UTF-16 units), and
+ * free of NUL, which FTS5 reads as the end of its query string ("unterminated string"); such a
+ * search takes the row-by-row path, which matches it literally like any other character.
+ */
+export const trigramable = (text: string): boolean => [...text].length >= TRIGRAM && !text.includes('\u0000');
 
 /** An FTS5 query matching the text as one literal phrase: quotes doubled, nothing else special. */
 export const phrase = (text: string): string => `"${text.replace(/"/g, '""')}"`;

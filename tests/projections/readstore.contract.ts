@@ -131,7 +131,8 @@ export function readStoreContract(name: string, make: () => Promise<StoreUnderTe
         expect(await ids({ op: 'contains', fields: ['Name'], text: '.*' })).toEqual([]);
         expect(await ids({ op: 'contains', fields: ['Name'], text: '(' })).toEqual([2]);
         expect(await ids({ op: 'contains', fields: ['Name'], text: '(bo)' })).toEqual([2]);
-        for (const text of ['[', '\\', '^Ana', 'Lima$', 'a+', '?', '|', '{1}']) {
+        // NUL too: FTS5 reads it as the end of its query (the fuzz test found a 500).
+        for (const text of ['[', '\\', '^Ana', 'Lima$', 'a+', '?', '|', '{1}', '\u0000\u0000\u0000']) {
           expect(await ids({ op: 'contains', fields: ['Name'], text })).toEqual([]);
         }
       });
