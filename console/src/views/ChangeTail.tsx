@@ -19,17 +19,23 @@ export function ChangeTail({ teamId }: { teamId: number }) {
   const [changes, setChanges] = useState<Envelope[]>([]);
   const [error, setError] = useState<unknown>(null);
   const [paused, setPaused] = useState(false);
+  // Set once `now` has become a concrete cursor: from then on no change is missed.
+  const [following, setFollowing] = useState(false);
 
   useEffect(() => {
     if (paused) return;
     const ctl = new AbortController();
+    setFollowing(false);
     let after = 'now';
     (async () => {
       while (!ctl.signal.aborted) {
         try {
-          const r = await call<{ changes: Envelope[]; next: string }>('GET', `/teams/${teamId}/changes`, { query: { after, wait: WAIT_SECONDS }, signal: ctl.signal });
+          // The first look answers at once with the cursor at the end of the log; then long-polls.
+          const wait = after === 'now' ? 0 : WAIT_SECONDS;
+          const r = await call<{ changes: Envelope[]; next: string }>('GET', `/teams/${teamId}/changes`, { query: { after, wait }, signal: ctl.signal });
           setError(null);
           after = r.next;
+          setFollowing(true);
           if (r.changes.length) setChanges((old) => [...r.changes.reverse(), ...old].slice(0, KEEP));
         } catch (err) {
           if (ctl.signal.aborted) return;
@@ -48,7 +54,7 @@ export function ChangeTail({ teamId }: { teamId: number }) {
         <button type="button" aria-pressed={paused} onClick={() => setPaused(!paused)}>
           {paused ? 'Resume live changes' : 'Pause live changes'}
         </button>
-        <span role="status">{paused ? 'Paused.' : 'Following the change feed; new changes appear at the top.'}</span>
+        <span role="status">{paused ? 'Paused.' : following ? 'Following the change feed; new changes appear at the top.' : 'Connecting to the change feed…'}</span>
       </div>
       <ErrorText error={error} />
       <ol class="tail" aria-label="Changes, newest first" aria-live="polite">
