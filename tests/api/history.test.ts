@@ -66,8 +66,12 @@ describe('reading a record as it stood', () => {
   it('folds the stream up to a revision or an instant', async () => {
     const team = await taskTeam(t);
     const c = (await team.api.post('/constituents', { FirstName: 'Ada', LastName: 'Byron' })).body.constituent;
+    // Instants are kept to the millisecond: let the clock pass one so the two writes stand apart
+    // (a CI run wrote both in the same millisecond, and asOf that instant rightly held both).
+    await new Promise((resolve) => setTimeout(resolve, 5));
     await team.api.patch(`/constituents/${c.PkConstituent}`, { LastName: 'Lovelace' });
     const h = (await team.api.get(`/constituents/${c.PkConstituent}/history`)).body.history;
+    expect(h[1].at > h[0].at, `${h[0].at} then ${h[1].at}`).toBe(true);
     const r1 = await team.api.get(`/constituents/${c.PkConstituent}?revision=1`);
     expect(r1.status, r1.raw).toBe(200);
     expect(r1.body).toEqual({ constituent: c, revision: 1 });
