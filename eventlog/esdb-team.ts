@@ -1,4 +1,4 @@
-import { ErrorType, type EventStoreDBClient, type ResolvedEvent } from '@eventstore/db-client';
+import { BACKWARDS, END, ErrorType, type EventStoreDBClient, type ResolvedEvent } from '@eventstore/db-client';
 import { comparePositions, type EventMetadata, type Position, type RecordedEvent } from '../domain/shared/events.js';
 
 /**
@@ -27,8 +27,23 @@ export const TEAM_PROJECTION_QUERY = `fromAll().when({
 
 type Client = Pick<EventStoreDBClient, 'readStream' | 'createProjection'>;
 
+/** Page ends remembered across all teams, the oldest forgotten first. */
+const REMEMBERED_PAGE_ENDS = 1_000;
+/** Links read at a probe of the binary search, for one whose event still resolves. */
+const PROBE_WINDOW = 16;
+
+/**
+ * Reads a team's stream from the link at which a cursor resumes, not from its start: the links
+ * are in `$all` order (the projection links events as it reads `$all`), so the first link after
+ * a position is found by a binary search over the stream's revisions, and a feed reader's next
+ * page (which resumes where its last one ended) is found at once from remembered page ends.
+ * Reading from an earlier link than needed is always safe: events at or before the cursor are
+ * skipped by their position.
+ */
 export class EsdbTeamReader {
   private ensured: Promise<void> | null = null;
+  /** `team:commit` of the last event of a page read to its link's revision. */
+  private readonly pageEnds = new Map<string, bigint>();
 
   constructor(
     private readonly client: Client,
@@ -46,8 +61,19 @@ export class EsdbTeamReader {
 
   async read(team: number, from: Position | null, limit: number, inclusive = false): Promise<RecordedEvent[]> {
     await this.ensure();
+    try {
+      const start = from ? await this.firstRevisionAfter(team, from, inclusive) : 0n;
+      return start === null ? [] : await this.readFrom(team, start, from, limit, inclusive);
+    } catch (err) {
+      if ((err as { type?: unknown })?.type === ErrorType.STREAM_NOT_FOUND) return [];
+      throw err;
+    }
+  }
+
+  private async readFrom(team: number, start: bigint, from: Position | null, limit: number, inclusive: boolean): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
-    const read = this.client.readStream(teamStream(team), { resolveLinkTos: true });
+    let lastRevision: bigint | null = null;
+    const read = this.client.readStream(teamStream(team), { resolveLinkTos: true, fromRevision: start });
     try {
       for await (const resolved of read) {
         const e = this.toRecorded(resolved);
@@ -57,14 +83,69 @@ export class EsdbTeamReader {
           if (c < 0 || (c === 0 && !inclusive)) continue;
         }
         out.push(e);
+        lastRevision = linkRevision(resolved);
         if (out.length >= limit) break;
       }
-    } catch (err) {
-      if ((err as { type?: unknown })?.type === ErrorType.STREAM_NOT_FOUND) return [];
-      throw err;
     } finally {
       await read.cancel().catch(() => undefined);
     }
+    if (out.length && lastRevision !== null) this.remember(team, out[out.length - 1].position, lastRevision);
     return out;
   }
+
+  /** The revision of the first link whose event comes after `from` (or at it, when inclusive); null for no stream. */
+  private async firstRevisionAfter(team: number, from: Position, inclusive: boolean): Promise<bigint | null> {
+    const known = this.pageEnds.get(`${team}:${from.commit}`);
+    if (known !== undefined) return inclusive ? known : known + 1n;
+    const last = await this.probe(team, END);
+    if (!last) return null;
+    let lo = 0n;
+    let hi = last.revision + 1n;
+    while (lo < hi) {
+      const mid = (lo + hi) / 2n;
+      const at = await this.probe(team, mid);
+      // Nothing resolves from mid on, within the window: reading from mid is the safe side.
+      if (!at || at.position === null) {
+        hi = mid;
+        continue;
+      }
+      const c = comparePositions(at.position, from);
+      if (c > 0 || (c === 0 && inclusive)) hi = mid;
+      else lo = at.revision + 1n;
+    }
+    // Equal unless the links were out of order: then the earlier, the safe side.
+    return hi < lo ? hi : lo;
+  }
+
+  /** The first link at or after `revision` whose event resolves (the last link for END), with its event's position. */
+  private async probe(team: number, revision: bigint | typeof END): Promise<{ revision: bigint; position: Position | null } | null> {
+    const backwards = revision === END;
+    const read = this.client.readStream(teamStream(team), {
+      resolveLinkTos: true,
+      fromRevision: revision,
+      maxCount: backwards ? 1 : PROBE_WINDOW,
+      ...(backwards ? { direction: BACKWARDS } : {}),
+    });
+    try {
+      for await (const resolved of read) {
+        const at = linkRevision(resolved);
+        if (at === null) continue;
+        const e = this.toRecorded(resolved);
+        if (e || backwards) return { revision: at, position: e?.position ?? null };
+      }
+      return null;
+    } finally {
+      await read.cancel().catch(() => undefined);
+    }
+  }
+
+  private remember(team: number, position: Position, revision: bigint): void {
+    const key = `${team}:${position.commit}`;
+    this.pageEnds.delete(key);
+    this.pageEnds.set(key, revision);
+    if (this.pageEnds.size > REMEMBERED_PAGE_ENDS) this.pageEnds.delete(this.pageEnds.keys().next().value!);
+  }
 }
+
+/** Where a resolved event sits in the team's stream: its link's revision (the event's own when read unlinked). */
+const linkRevision = (resolved: ResolvedEvent): bigint | null => resolved.link?.revision ?? resolved.event?.revision ?? null;

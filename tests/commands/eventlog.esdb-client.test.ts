@@ -330,14 +330,23 @@ describe('reading one team\u2019s events from EventStoreDB', () => {
   function teamClient(streams: Record<string, AllStreamResolvedEvent[]>, createError?: Error) {
     const asked: Array<{ stream: string; options: unknown }> = [];
     const projections: Array<{ name: string; query: string; options: unknown }> = [];
+    let yielded = 0;
     const scripted = scriptedClient({
-      readStream(stream: string, options: unknown) {
+      readStream(stream: string, options: { fromRevision?: bigint | 'start' | 'end'; direction?: string; maxCount?: number }) {
         asked.push({ stream, options });
-        const events = streams[stream];
+        // Each event is read through its link, whose revision is its index in the team stream.
+        const links = streams[stream]?.map((e, i) => ({ ...e, link: { revision: BigInt(i) } }));
         return Object.assign(
           (async function* () {
-            if (!events) throw new StreamNotFoundError({} as never, stream);
-            yield* events;
+            if (!links) throw new StreamNotFoundError({} as never, stream);
+            const backwards = options.direction === 'backwards';
+            const from = options.fromRevision ?? (backwards ? 'end' : 'start');
+            let list = backwards ? [...links].reverse() : links;
+            if (typeof from === 'bigint') list = list.filter((l) => (backwards ? l.link.revision <= from : l.link.revision >= from));
+            for (const l of list.slice(0, options.maxCount ?? Infinity)) {
+              yielded++;
+              yield l;
+            }
           })(),
           { cancel: async () => undefined },
         );
@@ -347,7 +356,7 @@ describe('reading one team\u2019s events from EventStoreDB', () => {
         if (createError) throw createError;
       },
     });
-    return { log: new EsdbEventLog(scripted.client), asked, projections };
+    return { log: new EsdbEventLog(scripted.client), asked, projections, yielded: () => yielded };
   }
 
   const teamEvent = (team: number, stream: string) => {
@@ -361,7 +370,7 @@ describe('reading one team\u2019s events from EventStoreDB', () => {
     const c = teamClient({ 'turnout_team-7': events });
     const all = await c.log.readTeam(7, null, 10);
     expect(all.map((e) => e.stream)).toEqual(['constituent-1', 'constituent-2', 'constituent-3']);
-    expect(c.asked[0]).toEqual({ stream: 'turnout_team-7', options: { resolveLinkTos: true } });
+    expect(c.asked[0]).toEqual({ stream: 'turnout_team-7', options: { resolveLinkTos: true, fromRevision: 0n } });
     expect((await c.log.readTeam(7, all[0].position, 10)).map((e) => e.stream)).toEqual(['constituent-2', 'constituent-3']);
     expect((await c.log.readTeam(7, all[1].position, 10, true)).map((e) => e.stream)).toEqual(['constituent-2', 'constituent-3']);
     expect((await c.log.readTeam(7, null, 2)).map((e) => e.stream)).toEqual(['constituent-1', 'constituent-2']);
@@ -370,6 +379,39 @@ describe('reading one team\u2019s events from EventStoreDB', () => {
     expect(c.projections).toHaveLength(1);
     expect(c.projections[0]).toMatchObject({ name: 'turnout-teams', options: { emitEnabled: true } });
     expect(c.projections[0].query).toContain("linkTo('turnout_team-' + m.team, e)");
+  });
+
+  it('resumes a page where the last one ended, without reading the team\u2019s stream from its start', async () => {
+    const events = Array.from({ length: 1_000 }, (_, i) => teamEvent(7, `constituent-${i}`));
+    const c = teamClient({ 'turnout_team-7': events });
+    const pages: string[][] = [];
+    let from = null;
+    for (let page = 0; page < 5; page++) {
+      const got = await c.log.readTeam(7, from, 100);
+      pages.push(got.map((e) => e.stream));
+      from = got[got.length - 1].position;
+    }
+    expect(pages.flat()).toEqual(events.slice(0, 500).map((e) => e.event!.streamId));
+    // One read per page, each from the link after the last page's end.
+    expect(c.asked.map((a) => (a.options as { fromRevision: bigint }).fromRevision)).toEqual([0n, 100n, 200n, 300n, 400n]);
+    expect(c.yielded()).toBe(500);
+  });
+
+  it('finds where an unknown cursor resumes by a binary search over the links, skipping links whose event is gone', async () => {
+    const events = Array.from({ length: 1_000 }, (_, i) => teamEvent(7, `constituent-${i}`));
+    // Links to deleted events resolve to nothing (a link without its event).
+    for (const i of [600, 601, 602, 603]) events[i] = { ...events[i], event: undefined } as unknown as AllStreamResolvedEvent;
+    const c = teamClient({ 'turnout_team-7': events });
+    const fresh = teamClient({ 'turnout_team-7': events });
+    const after = await fresh.log.readTeam(7, events[599].event!.position, 3);
+    expect(after.map((e) => e.stream)).toEqual(['constituent-604', 'constituent-605', 'constituent-606']);
+    const at = await c.log.readTeam(7, events[250].event!.position, 2, true);
+    expect(at.map((e) => e.stream)).toEqual(['constituent-250', 'constituent-251']);
+    // About log2(1,000) probes of a few links each, never the 250 links before the cursor.
+    expect(c.asked.length).toBeLessThan(15);
+    expect(c.yielded()).toBeLessThan(250);
+    // A position past the last event: nothing, and no read from the start either.
+    expect(await c.log.readTeam(7, events[999].event!.position, 10)).toEqual([]);
   });
 
   it('links exactly the events that name a team (the projection\u2019s query, run with stand-ins)', () => {
