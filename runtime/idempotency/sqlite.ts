@@ -16,16 +16,18 @@ interface Row {
  * so they survive restarts without taking the event log's write lock. One statement inserts a
  * new entry or takes over an expired or abandoned one, so of racing requests exactly one starts.
  *
- * Durability costs one fsync per turn of the event loop, not two per request: taking a key
- * commits without one (synchronous=NORMAL: WAL keeps it across a process crash; a power cut may
- * lose it, which leaves what a crash mid-request leaves, a key a retry may run again), and the
- * answers completed in one turn commit together at synchronous=FULL, whose fsync also covers
- * every take before it. An answer is sent only once its commit has returned.
+ * What one turn of the event loop asks (takes, answers, releases) commits in one transaction,
+ * in the order asked, so the store costs one commit per turn, not one per statement. Durability
+ * costs one fsync per turn, and only in a turn that completes an answer: taking a key commits
+ * without one (synchronous=NORMAL: WAL keeps it across a process crash; a power cut may lose it,
+ * which leaves what a crash mid-request leaves, a key a retry may run again), and answers commit
+ * at synchronous=FULL, whose fsync also covers every take before it. An answer is sent only once
+ * its commit has returned.
  */
 export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly stmts;
   private lastPurge = 0;
-  private pending: Array<{ run: () => void; done: () => void; failed: (err: unknown) => void }> = [];
+  private pending: Array<{ work: () => unknown; done: (value: unknown) => void; failed: (err: unknown) => void; durable: boolean }> = [];
 
   constructor(private readonly db: Database.Database) {
     db.pragma('journal_mode = WAL');
@@ -57,42 +59,55 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     return new SqliteIdempotencyStore(new Database(file));
   }
 
-  async begin(scope: string, key: string, fingerprint: string, now: number): Promise<Begun> {
+  begin(scope: string, key: string, fingerprint: string, now: number): Promise<Begun> {
+    return this.queued(() => this.take(scope, key, fingerprint, now), false);
+  }
+
+  private take(scope: string, key: string, fingerprint: string, now: number): Begun {
     if (now - this.lastPurge > 60_000) {
       this.lastPurge = now;
       this.stmts.purge.run(now - TTL_MS);
     }
     if (this.stmts.take.run(scope, key, fingerprint, now, now - TTL_MS, now - STALE_MS).changes) return { state: 'started' };
-    const row = this.stmts.get.get(scope, key);
-    if (!row) return this.begin(scope, key, fingerprint, now); // released in between
+    // Inside the batch's transaction the live entry that refused the take is still there.
+    const row = this.stmts.get.get(scope, key)!;
     if (row.status === null) return { state: 'running', fingerprint: row.fingerprint };
     return { state: 'done', fingerprint: row.fingerprint, answer: { status: row.status, body: row.body ?? '', headers: JSON.parse(row.headers ?? '{}') } };
   }
 
   complete(scope: string, key: string, answer: StoredAnswer): Promise<void> {
-    return new Promise((done, failed) => {
+    return this.queued(() => void this.stmts.complete.run(answer.status, answer.body, JSON.stringify(answer.headers), scope, key), true);
+  }
+
+  release(scope: string, key: string): Promise<void> {
+    return this.queued(() => void this.stmts.release.run(scope, key), false);
+  }
+
+  /** Runs `work` in the transaction of this turn's batch, in the order asked. */
+  private queued<T>(work: () => T, durable: boolean): Promise<T> {
+    return new Promise<T>((done, failed) => {
       if (!this.pending.length) setImmediate(() => this.flush());
-      this.pending.push({ run: () => this.stmts.complete.run(answer.status, answer.body, JSON.stringify(answer.headers), scope, key), done, failed });
+      this.pending.push({ work, done: done as (value: unknown) => void, failed, durable });
     });
   }
 
-  /** Commits the answers completed since the last turn in one durable transaction. */
+  /**
+   * Commits what this turn asked in one transaction: durably (synchronous=FULL) when it holds an
+   * answer, whose fsync then also covers every take before it.
+   */
   private flush(): void {
     const batch = this.pending;
     this.pending = [];
+    const durable = batch.some((b) => b.durable);
     try {
-      this.db.pragma('synchronous = FULL');
-      this.db.transaction(() => batch.forEach((c) => c.run()))();
-      batch.forEach((c) => c.done());
+      if (durable) this.db.pragma('synchronous = FULL');
+      const results = this.db.transaction(() => batch.map((b) => b.work()))();
+      batch.forEach((b, i) => b.done(results[i]));
     } catch (err) {
-      batch.forEach((c) => c.failed(err));
+      batch.forEach((b) => b.failed(err));
     } finally {
-      if (this.db.open) this.db.pragma('synchronous = NORMAL');
+      if (durable && this.db.open) this.db.pragma('synchronous = NORMAL');
     }
-  }
-
-  async release(scope: string, key: string): Promise<void> {
-    this.stmts.release.run(scope, key);
   }
 
   async close(): Promise<void> {

@@ -43,6 +43,22 @@ describe('the embedded idempotency store', () => {
     }
   });
 
+  it('commits what one turn asks in one transaction, in the order asked', async () => {
+    const db = new Database(':memory:');
+    const s = new SqliteIdempotencyStore(db);
+    const transactions = vi.spyOn(db, 'transaction');
+    // Racing requests with one key in one turn: exactly the first starts.
+    const [first, second, other] = await Promise.all([s.begin('key:1', 'k', 'f', 1000), s.begin('key:1', 'k', 'f', 1000), s.begin('key:1', 'j', 'f', 1000)]);
+    expect([first, second, other]).toEqual([{ state: 'started' }, { state: 'running', fingerprint: 'f' }, { state: 'started' }]);
+    expect(transactions).toHaveBeenCalledTimes(1);
+    // An answer, a release and a take of the released key, in one turn, in that order.
+    const [, , , again] = await Promise.all([s.complete('key:1', 'k', answer), s.release('key:1', 'j'), s.begin('key:1', 'k', 'g', 1001), s.begin('key:1', 'j', 'g', 1001)]);
+    expect(again).toEqual({ state: 'started' });
+    expect(await s.begin('key:1', 'k', 'g', 1002)).toEqual({ state: 'done', fingerprint: 'f', answer });
+    expect(transactions).toHaveBeenCalledTimes(3);
+    await s.close();
+  });
+
   it('frees a released key, and takes over one left running by a dead process', async () => {
     const s = SqliteIdempotencyStore.open(':memory:');
     await s.begin('a', 'k', 'f', 0);
