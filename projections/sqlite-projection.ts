@@ -22,6 +22,8 @@ const LIVE_CHUNK = 2_000;
 const BULK_CHUNK = 20_000;
 /** A projector this far behind the head catches up in bulk mode (search indexes built once at the end). */
 const BULK_BEHIND = 20_000;
+/** Rows waiting for a search table's sync beyond which a step syncs it itself. */
+const SEARCH_BACKLOG = 5_000;
 
 /** An event a projector could not apply; `index` events of the chunk before it applied. */
 export class ProjectionFailure extends Error {
@@ -119,6 +121,9 @@ export class SqliteProjection {
       const bulk = this.enterBulk(head);
       const events = this.log.readAfter(from, Math.min(max ?? Infinity, bulk ? BULK_CHUNK : LIVE_CHUNK));
       await this.applyAll(events);
+      // The search tables' backlog stays small whoever else syncs it (the projector thread, idle
+      // between writes): searches test the waiting rows one by one.
+      if (!bulk) this.core.syncSearch(SEARCH_BACKLOG);
       const last = events.length ? events[events.length - 1].position.commit : from;
       // Only checkpoints that move are written: a step that found everything applied writes nothing.
       for (const p of this.projectors) {

@@ -86,17 +86,30 @@ export const trigramable = (text: string): boolean => [...text].length >= TRIGRA
 /** An FTS5 query matching the text as one literal phrase: quotes doubled, nothing else special. */
 export const phrase = (text: string): string => `"${text.replace(/"/g, '""')}"`;
 
+/**
+ * The rowids of the rows whose search text holds `needle` (and begins with the team `marker`,
+ * when one is given), pushing its parameters. The FTS5 table answers for the rows it is up to date
+ * on: a phrase of trigrams at consecutive positions over text folded in JS, matched case-
+ * sensitively, which is exactly the substring test. The rows changed since its last sync
+ * (SearchPlan.pending, few) are tested on their current text instead.
+ */
+export function hitsOf(plan: TablePlan, search: SearchPlan, needle: string, marker: string | null, params: unknown[]): string {
+  const text = `t.${search.column}`;
+  params.push((marker ? `^${phrase(marker)} AND ` : '') + phrase(needle), needle);
+  if (marker) params.push(marker);
+  return (
+    `SELECT rowid FROM ${search.fts} WHERE ${search.fts} MATCH ? AND rowid NOT IN (SELECT row FROM ${search.pending}) ` +
+    `UNION ALL SELECT p.row FROM ${search.pending} p JOIN ${plan.table} t ON t.rowid = p.row WHERE instr(${text}, ?) > 0` +
+    (marker ? ` AND substr(${text}, 1, ${[...marker].length}) = ?` : '')
+  );
+}
+
 function contains(plan: TablePlan, fields: string[], text: string, params: unknown[]): string {
   if (text === '') return '1';
   if (fields.length === 0) return '0';
   const needle = text.toLowerCase();
   const search = searchOf(plan, fields, needle);
-  if (search && trigramable(needle)) {
-    // A phrase of trigrams at consecutive positions over text folded in JS, matched case-
-    // sensitively: exactly the substring test, so no row needs re-checking.
-    params.push(phrase(needle));
-    return `rowid IN (SELECT rowid FROM ${search.fts} WHERE ${search.fts} MATCH ?)`;
-  }
+  if (search && trigramable(needle)) return `rowid IN (${hitsOf(plan, search, needle, null, params)})`;
   params.push(needle);
   if (search) return `instr(${search.column}, ?) > 0`;
   // An undeclared field set: folded row by row, as the memory store does (correct, not fast).
@@ -116,9 +129,7 @@ function rowidUnion(plan: TablePlan, branches: Filter[], params: unknown[]): str
       parts.push(`SELECT rowid FROM ${plan.table} WHERE ${fieldExpr(plan, b.field)} = ?`);
       values.push(bindable(b.value));
     } else if (b.op === 'contains' && b.text !== '' && trigramable(b.text.toLowerCase()) && searchOf(plan, b.fields, b.text.toLowerCase())) {
-      const s = searchOf(plan, b.fields, b.text.toLowerCase())!;
-      parts.push(`SELECT rowid FROM ${s.fts} WHERE ${s.fts} MATCH ?`);
-      values.push(phrase(b.text.toLowerCase()));
+      parts.push(hitsOf(plan, searchOf(plan, b.fields, b.text.toLowerCase())!, b.text.toLowerCase(), null, values));
     } else return null;
   }
   params.push(...values);

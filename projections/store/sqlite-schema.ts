@@ -16,7 +16,7 @@ export interface TablePlan {
   searches: SearchPlan[];
   /** The statements that create the table, its indexes and search tables, in order. */
   ddl: string[];
-  /** Triggers that keep each search table in step with the rows; dropped during a bulk load. */
+  /** Triggers that note each changed row for its search tables (SearchPlan.pending); dropped during a bulk load. */
   triggers: string[];
   /**
    * The indexes only lists and searches read (declared orders, short-search scans), never a
@@ -34,6 +34,12 @@ export interface SearchPlan {
   column: string;
   /** The FTS5 table, quoted. */
   fts: string;
+  /**
+   * The rows changed since the FTS5 table was last brought up to date (syncSearch), quoted:
+   * `row` (the rowid) and `old`, the text the FTS5 table still holds for it (null for none).
+   * For every other rowid the FTS5 table holds exactly the row's current text.
+   */
+  pending: string;
   /** The equality fields whose values mark each row's search text (the team). */
   where: string[];
   /** The order of the searched list, and the index that serves short searches in it. */
@@ -113,7 +119,16 @@ export function planOf(def: CollectionDef): TablePlan {
     (s.where ?? []).forEach(checkFieldName);
     const where = [...(s.where ?? [])];
     const scanIndex = quoteId(`${base}__scan${i}`);
-    return { fields: [...s.fields], key: s.fields.join('\u0001'), column: quoteId(`s_${i}`), fts: quoteId(`${base}__fts${i}`), where, sort: s.sort ?? idAsc, scanIndex };
+    return {
+      fields: [...s.fields],
+      key: s.fields.join('\u0001'),
+      column: quoteId(`s_${i}`),
+      fts: quoteId(`${base}__fts${i}`),
+      pending: quoteId(`${base}__pending${i}`),
+      where,
+      sort: s.sort ?? idAsc,
+      scanIndex,
+    };
   });
   const table = quoteId(base);
   const plan: TablePlan = { def, table, columns, searches, ddl: [], triggers: [], listIndexes: [] };
@@ -146,21 +161,26 @@ export function planOf(def: CollectionDef): TablePlan {
     plan.ddl.push(`CREATE INDEX ${s.scanIndex} ON ${table} (${terms.join(', ')})`);
     plan.listIndexes.push(plan.ddl[plan.ddl.length - 1]);
   });
-  for (const s of searches) {
+  searches.forEach((s, i) => {
     // External content: the text lives once, in the table; case_sensitive because it is
     // lower-cased in JS already, exactly as the memory store folds it.
     plan.ddl.push(
       `CREATE VIRTUAL TABLE ${s.fts} USING fts5(${s.column}, content=${quoteText(base)}, content_rowid='rowid', tokenize='trigram case_sensitive 1')`,
+      `CREATE TABLE ${s.pending} (row INTEGER PRIMARY KEY, old TEXT)`,
     );
-    const trig = (suffix: string) => quoteId(`${base}__fts${searches.indexOf(s)}_${suffix}`);
-    const del = `INSERT INTO ${s.fts}(${s.fts}, rowid, ${s.column}) VALUES ('delete', old.rowid, old.${s.column})`;
-    const ins = `INSERT INTO ${s.fts}(rowid, ${s.column}) VALUES (new.rowid, new.${s.column})`;
+    // A write only notes the row (a small b-tree insert); the FTS5 table catches up in batches
+    // (syncSearch), as maintaining it inside every write's transaction cost a third of the write
+    // rate: each transaction flushed a segment of its own and merged segments. The first note of
+    // a row keeps the text the FTS5 table holds for it, which its 'delete' needs.
+    const trig = (suffix: string) => quoteId(`${base}__pending${i}_${suffix}`);
+    // Not INSERT OR IGNORE: the statement firing a trigger imposes its own conflict policy on it.
+    const note = (rowid: string, old: string) => `INSERT INTO ${s.pending} (row, old) SELECT ${rowid}, ${old} WHERE NOT EXISTS (SELECT 1 FROM ${s.pending} WHERE row = ${rowid})`;
     plan.triggers.push(
-      `CREATE TRIGGER IF NOT EXISTS ${trig('ai')} AFTER INSERT ON ${table} BEGIN ${ins}; END`,
-      `CREATE TRIGGER IF NOT EXISTS ${trig('ad')} AFTER DELETE ON ${table} BEGIN ${del}; END`,
-      `CREATE TRIGGER IF NOT EXISTS ${trig('au')} AFTER UPDATE OF ${s.column} ON ${table} WHEN old.${s.column} IS NOT new.${s.column} BEGIN ${del}; ${ins}; END`,
+      `CREATE TRIGGER IF NOT EXISTS ${trig('ai')} AFTER INSERT ON ${table} BEGIN ${note('new.rowid', 'NULL')}; END`,
+      `CREATE TRIGGER IF NOT EXISTS ${trig('ad')} AFTER DELETE ON ${table} BEGIN ${note('old.rowid', `old.${s.column}`)}; END`,
+      `CREATE TRIGGER IF NOT EXISTS ${trig('au')} AFTER UPDATE OF ${s.column} ON ${table} WHEN old.${s.column} IS NOT new.${s.column} BEGIN ${note('old.rowid', `old.${s.column}`)}; END`,
     );
-  }
+  });
   return plan;
 }
 

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { conjunctsOf } from './memory-search.js';
 import { and, type Filter, type Query, type Scalar, type SortKey } from './port.js';
-import { compileWhere, phrase, searchOf, trigramable } from './sqlite-query.js';
+import { compileWhere, hitsOf, searchOf, trigramable } from './sqlite-query.js';
 import { fieldExpr, markerOf, orderTerms, type SearchPlan, type TablePlan } from './sqlite-schema.js';
 
 /**
@@ -51,8 +51,9 @@ export function planSearched(
     const rest = conjuncts.filter((x) => x !== c);
     if (!trigramable(needle)) return shortSearch(plan, search, rest, query.sort ?? []);
     const marker = markerFor(search, rest);
-    const match = (marker ? `^${phrase(marker)} AND ` : '') + phrase(needle);
-    const hits = prepare(`SELECT count(*) FROM ${search.fts} WHERE ${search.fts} MATCH ?`).pluck().get(match) as number;
+    const hitParams: unknown[] = [];
+    const hitsSql = hitsOf(plan, search, needle, marker, hitParams);
+    const hits = prepare(`SELECT count(*) FROM (${hitsSql})`).pluck().get(...hitParams) as number;
     // The marker stands for every other conjunct: the hits are the answer, plus any id match.
     const onlyTeam = marker !== null && !query.sums?.length && rest.length === search.where.length && rest.every((x) => x.op === 'eq' && search.where.includes(x.field));
     let total: number | null = null;
@@ -61,8 +62,8 @@ export function planSearched(
       const restWhere = compileWhere(plan, and(...rest));
       for (const b of ids as Array<{ value: Scalar }>) {
         // An id whose document is of the team but does not hold the text adds itself.
-        const sql = `SELECT count(*) FROM ${plan.table} WHERE ${fieldExpr(plan, plan.def.idField)} = ? AND ${restWhere.sql} AND rowid NOT IN (SELECT rowid FROM ${search.fts} WHERE ${search.fts} MATCH ?)`;
-        total += prepare(sql).pluck().get(b.value, ...restWhere.params, match) as number;
+        const sql = `SELECT count(*) FROM ${plan.table} WHERE ${fieldExpr(plan, plan.def.idField)} = ? AND ${restWhere.sql} AND rowid NOT IN (${hitsSql})`;
+        total += prepare(sql).pluck().get(b.value, ...restWhere.params, ...hitParams) as number;
       }
     }
     const byHits = `${plan.table} NOT INDEXED`;
