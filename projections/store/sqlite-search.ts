@@ -126,7 +126,7 @@ function walkFor(
 ): SearchedPlan['walk'] {
   const sort = q.sort ?? [];
   const byId = sort.length === 1 && sort[0].field === plan.def.idField;
-  if (!q.page || !byId || q.hits <= DRIVE_BY_HITS || orderTerms(plan, sort).join() !== orderTerms(plan, search.sort).join()) return undefined;
+  if (!q.page || !byId || orderTerms(plan, sort).join() !== orderTerms(plan, search.sort).join()) return undefined;
   const size = Math.max(0, q.page.pageSize);
   const offset = Math.max(0, (q.page.page - 1) * size);
   const want = Math.max(0, Math.min(size, q.total - offset));
