@@ -5,9 +5,9 @@ import { compileWhere, phrase, searchOf, trigramable } from './sqlite-query.js';
 import { fieldExpr, markerOf, orderTerms, type SearchPlan, type TablePlan } from './sqlite-schema.js';
 
 /**
- * Up to this many search hits, a page is found from the hits (a rowid look-up each, then a
- * sort); beyond, by walking the list's index in order and probing the hits, which stops as soon
- * as the page is full. The cross-over: a page of 50 from a team of 1,000,000 rows with n hits
+ * When the team's search-text index is not walked (walkFor): up to this many search hits, a page
+ * is found from the hits (a rowid look-up each, then a sort); beyond, by walking the list's index
+ * in order and probing the gathered hits, which stops as soon as the page is full. The cross-over: a page of 50 from a team of 1,000,000 rows with n hits
  * costs about n look-ups one way and 50 * 1,000,000 / n index steps the other.
  */
 const DRIVE_BY_HITS = 3_000;
