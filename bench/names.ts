@@ -49,3 +49,20 @@ export function person(i: number, unique: string = String(i)): Record<string, un
   if (h % 5 === 0) body.IsEmailOk = true;
   return body;
 }
+
+/** A deterministic sequence in [0, 1), so runs ask the same questions. */
+export function random(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => ((x = (Math.imul(x, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+}
+
+/** Substrings of `length` characters of the names the data was made from (lower case, so they match). */
+export function nameTerms(count: number, lengths: number[], rnd: () => number): string[] {
+  const names = [...FIRST, ...LAST];
+  return Array.from({ length: count }, (_, i) => {
+    const name = names[Math.floor(rnd() * names.length)].toLowerCase();
+    const len = Math.min(lengths[i % lengths.length], name.length);
+    const at = Math.floor(rnd() * (name.length - len + 1));
+    return name.slice(at, at + len);
+  });
+}

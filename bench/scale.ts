@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rebuildReadModels } from '../runtime/read-models.js';
 import { type BenchRequest, load, type Measure } from './lib.js';
-import { FIRST, LAST, person } from './names.js';
+import { nameTerms, person, random } from './names.js';
 import { memory, type ServerProcess, startServer, until200 } from './scale-server.js';
 
 /**
@@ -40,23 +40,6 @@ interface Figure {
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const msText = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms < 10 ? 2 : 1)} ms`);
-
-/** A deterministic sequence in [0, 1), so runs ask the same questions. */
-function random(seed: number): () => number {
-  let x = seed >>> 0;
-  return () => ((x = (Math.imul(x, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
-
-/** Substrings of `length` characters of the names the data was made from (lower case, so they match). */
-function nameTerms(count: number, lengths: number[], rnd: () => number): string[] {
-  const names = [...FIRST, ...LAST];
-  return Array.from({ length: count }, (_, i) => {
-    const name = names[Math.floor(rnd() * names.length)].toLowerCase();
-    const len = Math.min(lengths[i % lengths.length], name.length);
-    const at = Math.floor(rnd() * (name.length - len + 1));
-    return name.slice(at, at + len);
-  });
-}
 
 async function call(origin: string, method: string, url: string, headers: Record<string, string>, body?: unknown) {
   const r = await fetch(origin + url, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });

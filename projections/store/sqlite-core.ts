@@ -119,9 +119,11 @@ export class SqliteReadCore {
     const size = Math.max(0, page.pageSize);
     const offset = Math.max(0, (page.page - 1) * size);
     // Rowids first and documents after: the sort then carries small keys, never whole documents.
-    const rowids = this.stmt(`SELECT rowid FROM ${searched?.from ?? plan.table} WHERE ${where.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
-      .pluck()
-      .all(...where.params, size, offset) as number[];
+    const rowids =
+      searched?.walk?.() ??
+      (this.stmt(`SELECT rowid FROM ${searched?.from ?? plan.table} WHERE ${where.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
+        .pluck()
+        .all(...where.params, size, offset) as number[]);
     const byRowid = this.stmt(`SELECT doc FROM ${plan.table} WHERE rowid = ?`).pluck();
     const items = rowids.map((r) => JSON.parse(byRowid.get(r) as string) as Doc);
     // A short first page is the whole set: its count needs no second pass.
