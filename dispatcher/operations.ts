@@ -10,7 +10,7 @@ import { ALL, encodeCursor, typeMatcher } from './feed-cursor.js';
 import { parseBound, rangeQuery } from './feed-range.js';
 import type { DeliveryQueue, DeliveryTask } from './queue/port.js';
 import type { Replay, ReplayStore } from './replays.js';
-import type { Sender } from './send.js';
+import type { WebhookSender } from './send.js';
 import { deliveryId, pendingDelivery, sendAttempt } from './worker.js';
 
 export interface OperationsDeps {
@@ -20,7 +20,7 @@ export interface OperationsDeps {
   /** The process's delivery queue, opened on first use (an API process may never need it). */
   queue: () => Promise<DeliveryQueue>;
   /** A sender for test deliveries, made on first use. */
-  sender: () => Sender;
+  sender: () => WebhookSender;
   now?: () => Date;
 }
 

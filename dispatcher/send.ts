@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { deliveryHeaders, type Signing } from './sign.js';
 import { parseEndpointUrl, safeLookup, type Lookup, UnsafeUrlError } from './ssrf.js';
 
 export interface SendResult {
@@ -9,6 +10,16 @@ export interface SendResult {
   error: string | null;
   /** The receiver's Retry-After header, as sent (decisions.md 12: back-pressure on 429 and 503). */
   retryAfter: string | null;
+}
+
+/**
+ * What delivers a webhook attempt: signs it (sign.ts deliveryHeaders) and POSTs it. The worker
+ * and the operations take any; the composition root gives them the Sender below, in this
+ * thread or on a thread of its own.
+ */
+export interface WebhookSender {
+  deliver(url: string, body: string, signing: Signing): Promise<SendResult>;
+  close(): void;
 }
 
 export interface SenderOptions {
@@ -27,7 +38,7 @@ export interface SenderOptions {
  * saved) and the sockets resolve names through the SSRF guard, so the address checked is the
  * one connected to.
  */
-export class Sender {
+export class Sender implements WebhookSender {
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
   private readonly maxBytes: number;
@@ -40,6 +51,10 @@ export class Sender {
     this.httpAgent = new http.Agent(common);
     this.httpsAgent = new https.Agent(common);
     this.maxBytes = options.maxResponseBytes ?? 4096;
+  }
+
+  deliver(url: string, body: string, signing: Signing): Promise<SendResult> {
+    return this.send(url, body, deliveryHeaders(body, signing));
   }
 
   async send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> {

@@ -6,8 +6,7 @@ import type { Delivery, DeliveryLog } from './deliveries.js';
 import { EndpointCache } from './endpoint-cache.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease, Outcome } from './queue/port.js';
 import { hasNextAttempt, retryDelayMs, type RetryPolicy } from './retry.js';
-import type { Sender } from './send.js';
-import { signatureHeader, standardWebhookHeaders } from './sign.js';
+import type { WebhookSender } from './send.js';
 import type { Throttle } from './throttle.js';
 
 /** An attempt not yet made, as the delivery log shows it until it is. */
@@ -31,26 +30,11 @@ export function pendingDelivery(task: Pick<DeliveryTask, 'id' | 'endpointId' | '
 export const deliveryId = (taskId: string, attempt: number) =>
   'dlv_' + createHash('sha256').update(`${taskId}#${attempt}`).digest('base64url').slice(0, 24);
 
-/**
- * The headers of one attempt: Turnout's own (spec 6.3, 6.5) and, beside them, the Standard
- * Webhooks set (decisions.md 12), whose webhook-id is the envelope id; both signed with every
- * live secret, the newest first.
- */
-export function deliveryHeaders(task: Pick<DeliveryTask, 'eventId' | 'eventType' | 'body'>, deliveryId: string, secrets: string[], now: Date): Record<string, string> {
-  const t = Math.floor(now.getTime() / 1000);
-  return {
-    'X-Turnout-Event': task.eventType,
-    'X-Turnout-Delivery': deliveryId,
-    'X-Turnout-Signature': signatureHeader(task.body, secrets, t),
-    ...standardWebhookHeaders(task.eventId, task.body, secrets, t),
-  };
-}
-
 export interface WorkerDeps {
   log: EventLog;
   queue: DeliveryQueue;
   deliveries: DeliveryLog;
-  sender: Sender;
+  sender: WebhookSender;
   policy: RetryPolicy;
   now?: () => Date;
   report?: (message: string) => void;
@@ -71,8 +55,9 @@ export interface WorkerDeps {
 type Attempted = ({ kind: 'done'; delivered: boolean } | Exclude<Outcome, { kind: 'done' }>) & { written?: Promise<void> };
 
 /** Signs and sends one attempt of a task to the endpoint as it is now (the queue's attempts and a test alike). */
-export function sendAttempt(sender: Sender, ep: EndpointState, task: Pick<DeliveryTask, 'eventId' | 'eventType' | 'body'>, delivery: string, now: Date) {
-  return sender.send(ep.url, task.body, deliveryHeaders(task, delivery, signingSecrets(ep, now), now));
+export function sendAttempt(sender: WebhookSender, ep: EndpointState, task: Pick<DeliveryTask, 'eventId' | 'eventType' | 'body'>, delivery: string, now: Date) {
+  const signing = { eventId: task.eventId, eventType: task.eventType, delivery, secrets: signingSecrets(ep, now), t: Math.floor(now.getTime() / 1000) };
+  return sender.deliver(ep.url, task.body, signing);
 }
 
 /**

@@ -9,7 +9,8 @@ import { Dispatcher } from '../dispatcher/dispatcher.js';
 import type { DeliveryQueue } from '../dispatcher/queue/port.js';
 import { SqliteDeliveryQueue } from '../dispatcher/queue/sqlite.js';
 import { shareFileWith } from '../dispatcher/queue/sqlite-batch.js';
-import { Sender } from '../dispatcher/send.js';
+import { Sender, type WebhookSender } from '../dispatcher/send.js';
+import { ThreadSender } from './sender-thread.js';
 import type { Lookup } from '../dispatcher/ssrf.js';
 import { startWorker } from '../dispatcher/worker.js';
 import { SqliteDeliveryLog, StoreDeliveryLog } from '../dispatcher/deliveries.js';
@@ -149,7 +150,15 @@ export async function startDispatcher(
     });
     await keeper.start();
   } else await follow.start();
-  const sender = new Sender({ timeoutMs: config.webhook.timeoutMs, allowInsecure: config.webhook.allowInsecure, lookup: options.lookup });
+  // The deliveries' sender works on a thread of its own (a lookup given for tests keeps it here).
+  const senderOptions = { timeoutMs: config.webhook.timeoutMs, allowInsecure: config.webhook.allowInsecure };
+  let sender: WebhookSender;
+  if (options.lookup) sender = new Sender({ ...senderOptions, lookup: options.lookup });
+  else {
+    const threaded = new ThreadSender(senderOptions);
+    await threaded.ready();
+    sender = threaded;
+  }
   // Readiness: the log follower, while this process runs it.
   runtime.watchFollower(async () => follow.current?.status() ?? (keeper ? null : { name: 'webhook-dispatcher', state: 'catching_up', behind: null }));
   // Several dispatcher processes share one NATS: the throttle must count every worker's sends.

@@ -1,0 +1,109 @@
+import { Worker } from 'node:worker_threads';
+import type { SendResult, WebhookSender } from '../dispatcher/send.js';
+import type { Signing } from '../dispatcher/sign.js';
+import type { FromSenderThread, SenderThreadSettings, ToSenderThread } from './sender-wire.js';
+import { typeScriptLoaderFor } from './thread-projectors.js';
+
+/**
+ * The webhook sender on a thread of its own (the embedded dispatcher's): signing and the HTTP
+ * client were a third of the main thread's time per delivery, the thread that also serves the API
+ * and the rest of the dispatcher (docs/bench.md, issue 16). The main thread hands over each turn's
+ * attempts in one message and gets the outcomes back the same way.
+ *
+ * Attempts in flight keep the process alive, an idle sender does not. A thread that dies answers
+ * its attempts in flight as failed (they are retried as any failed attempt) and the next attempt
+ * starts a new one. After close(), attempts fail at once.
+ */
+export class ThreadSender implements WebhookSender {
+  private worker: Worker | null = null;
+  private readonly waiting = new Map<number, (r: SendResult) => void>();
+  private nextId = 0;
+  private outbox: Array<[number, string, string, Signing]> = [];
+  private closed = false;
+
+  private booted: Promise<void> | null = null;
+
+  constructor(private readonly settings: SenderThreadSettings) {}
+
+  /**
+   * Starts the thread and resolves once it is ready to send. Attempts handed over before that wait
+   * for it (their time-outs run from when the thread takes them); the dispatcher awaits this at
+   * start so its first deliveries do not wait for the thread's start-up.
+   */
+  ready(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.worker ??= this.start();
+    return this.booted!;
+  }
+
+  deliver(url: string, body: string, signing: Signing): Promise<SendResult> {
+    if (this.closed) return Promise.resolve(failed('the webhook sender is closed'));
+    const worker = (this.worker ??= this.start());
+    return new Promise<SendResult>((resolve) => {
+      const id = this.nextId++;
+      this.waiting.set(id, resolve);
+      if (this.waiting.size === 1) worker.ref();
+      if (!this.outbox.length) setImmediate(() => this.flush());
+      this.outbox.push([id, url, body, signing]);
+    });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.outbox = [];
+    this.failAll('the webhook sender is closed');
+    this.worker?.postMessage({ type: 'close' } satisfies ToSenderThread);
+    this.worker = null;
+  }
+
+  private flush(): void {
+    const attempts = this.outbox;
+    this.outbox = [];
+    if (attempts.length && this.worker) this.worker.postMessage({ type: 'send', attempts } satisfies ToSenderThread);
+  }
+
+  private start(): Worker {
+    const worker = startThread(this.settings);
+    worker.unref();
+    let ready!: () => void;
+    this.booted = new Promise<void>((resolve) => (ready = resolve));
+    worker.once('exit', () => ready());
+    worker.on('message', (m: FromSenderThread) => {
+      if (m.type === 'ready') return ready();
+      for (const [id, r] of m.answers) {
+        const resolve = this.waiting.get(id);
+        this.waiting.delete(id);
+        resolve?.(r);
+      }
+      if (!this.waiting.size) worker.unref();
+    });
+    const lost = (why: string) => {
+      if (this.worker !== worker) return;
+      this.worker = null;
+      this.outbox = [];
+      this.failAll(why);
+    };
+    worker.on('error', (err) => lost(`the webhook sender's thread failed (${err.message})`));
+    worker.on('exit', (code) => lost(`the webhook sender's thread exited (${code})`));
+    return worker;
+  }
+
+  private failAll(why: string): void {
+    const waiting = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const resolve of waiting) resolve(failed(why));
+  }
+}
+
+const failed = (error: string): SendResult => ({ ok: false, responseStatus: null, durationMs: 0, error, retryAfter: null });
+
+/** From the build's JavaScript; from the TypeScript sources (the test runner) through tsx's loader, as read-models.ts does. */
+function startThread(workerData: SenderThreadSettings): Worker {
+  const here = import.meta.url;
+  const tsxApi = typeScriptLoaderFor(here);
+  if (!tsxApi) return new Worker(new URL('./sender-thread-entry.js', here), { workerData, name: 'turnout-webhook-sender' });
+  const entry = new URL('./sender-thread-entry.ts', here).href;
+  const boot = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
+  return new Worker(boot, { eval: true, workerData, name: 'turnout-webhook-sender' });
+}
