@@ -252,7 +252,7 @@ export class SqliteReadCore {
           const waiting = this.stmt(`SELECT count(*) FROM ${s.pending}`).pluck().get() as number;
           if (waiting < atLeast) continue;
           this.stmt(`INSERT INTO ${s.fts} (${s.fts}, rowid, ${s.column}) SELECT 'delete', row, old FROM ${s.pending} WHERE old IS NOT NULL ORDER BY row`).run();
-          this.stmt(`INSERT INTO ${s.fts} (rowid, ${s.column}) SELECT p.row, t.${s.column} FROM ${s.pending} p JOIN ${plan.table} t ON t.rowid = p.row ORDER BY p.row`).run();
+          this.stmt(`INSERT INTO ${s.fts} (rowid, ${s.column}) SELECT p.row, t.${s.column} FROM ${s.pending} p CROSS JOIN ${plan.table} t ON t.rowid = p.row ORDER BY p.row`).run();
           this.stmt(`DELETE FROM ${s.pending}`).run();
           synced += waiting;
         }

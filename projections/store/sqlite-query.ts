@@ -99,7 +99,9 @@ export function hitsOf(plan: TablePlan, search: SearchPlan, needle: string, mark
   if (marker) params.push(marker);
   return (
     `SELECT rowid FROM ${search.fts} WHERE ${search.fts} MATCH ? AND rowid NOT IN (SELECT row FROM ${search.pending}) ` +
-    `UNION ALL SELECT p.row FROM ${search.pending} p JOIN ${plan.table} t ON t.rowid = p.row WHERE instr(${text}, ?) > 0` +
+    // CROSS JOIN: the few pending rows drive, looked up by rowid. Left to itself (no statistics)
+    // the planner scanned the whole table's search-text index instead, 20-30 ms at 100,000 rows.
+    `UNION ALL SELECT p.row FROM ${search.pending} p CROSS JOIN ${plan.table} t ON t.rowid = p.row WHERE instr(${text}, ?) > 0` +
     (marker ? ` AND substr(${text}, 1, ${[...marker].length}) = ?` : '')
   );
 }

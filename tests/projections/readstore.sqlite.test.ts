@@ -195,6 +195,37 @@ describe('the SQLite read store, beyond the contract', () => {
     core.close();
   });
 
+  it('tests only the waiting rows on their text, looked up by rowid, without statistics as in production', () => {
+    const core = new SqliteReadCore(':memory:');
+    core.define(constituents);
+    core.transaction(() => {
+      for (let i = 1; i <= 2_000; i++) core.put('constituents', person(i));
+    });
+    core.syncSearch();
+    core.put('constituents', { ...person(7), Name: 'Annanberg' });
+    const steps: string[] = [];
+    const db = core.db;
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((sql: string) => {
+      if (sql.startsWith('SELECT') || sql.startsWith('INSERT')) steps.push(...(prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...sqlParams(sql)) as Array<{ detail: string }>).map((r) => r.detail));
+      return prepare(sql);
+    }) as typeof db.prepare;
+    try {
+      const found = core.find({ collection: 'constituents', filter: and(eq('Team', 1), searchFilter('annanb', FIELDS, 'Pk')), sort: [{ field: 'Pk', dir: 'asc' }], page: { page: 1, pageSize: 50 } });
+      expect(found.items.map((d) => d.Pk)).toEqual([7]);
+      core.syncSearch();
+    } finally {
+      db.prepare = prepare;
+    }
+    const plans = steps.join('\n');
+    // The waiting rows drive (a scan of the pending table), the table is only looked up by rowid:
+    // the planner had scanned the team's search-text index, every row of it, for each search.
+    expect(plans).toMatch(/SCAN p\b/);
+    expect(plans).toMatch(/SEARCH t USING INTEGER PRIMARY KEY \(rowid=\?\)/);
+    expect(plans).not.toMatch(/SCAN t\b/);
+    core.close();
+  });
+
   it('keeps documents, checkpoints and schema versions across a reopen, and rebuilds a table whose layout changed from its own documents', () => {
     const file = tempFile();
     let core = new SqliteReadCore(file);
