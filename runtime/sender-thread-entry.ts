@@ -3,6 +3,7 @@
  * main thread hands it with a Sender of its own, and answers the outcomes, a turn's worth at a
  * time.
  */
+import http from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Sender, type SendResult } from '../dispatcher/send.js';
 import type { FromSenderThread, SenderThreadSettings, ToSenderThread } from './sender-wire.js';
@@ -38,3 +39,30 @@ port.on('message', (m: ToSenderThread) => {
 });
 
 port.postMessage({ type: 'ready' } satisfies FromSenderThread);
+void warmUp().catch(() => undefined);
+
+/**
+ * This thread's code starts cold (a thread is an isolate of its own): the first few dozen
+ * attempts after a start took 30-110 ms each, interpreted, where a warm one takes under one
+ * (docs/bench.md, issue 16). So once ready, it signs and sends a few hundred attempts to a
+ * receiver of its own on the loopback, through a Sender of the same class (the JIT's work is per
+ * function, not per instance). Real attempts arriving meanwhile go ahead beside them.
+ */
+async function warmUp(): Promise<void> {
+  const rx = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(204).end());
+  });
+  await new Promise<void>((resolve) => rx.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(rx.address() as import('node:net').AddressInfo).port}/warm-up`;
+  const warm = new Sender({ timeoutMs: 2_000, allowInsecure: true });
+  const body = JSON.stringify({ id: 'evt_0_0', type: 'warm.up', created: 0, data: {} });
+  const signing = { eventId: 'evt_0_0', eventType: 'warm.up', delivery: 'dlv_warm', secrets: ['whsec_' + Buffer.alloc(32).toString('base64')], t: 0 };
+  try {
+    for (let round = 0; round < 40; round++) await Promise.all(Array.from({ length: 8 }, () => warm.deliver(url, body, signing)));
+  } finally {
+    warm.close();
+    rx.closeAllConnections();
+    rx.close();
+  }
+}

@@ -115,6 +115,12 @@ class FollowLog implements LeasedWork {
   }
 }
 
+/**
+ * Attempts at a time sent from the main thread before the rest go to the sender thread: enough
+ * for a steady trickle (500 writes/s keeps one or two in flight), few against a burst's 64.
+ */
+const SENT_HERE = 4;
+
 /** Starts the dispatcher (log → queue) and the delivery workers (queue → receivers). */
 export async function startDispatcher(
   config: Config,
@@ -150,12 +156,13 @@ export async function startDispatcher(
     });
     await keeper.start();
   } else await follow.start();
-  // The deliveries' sender works on a thread of its own (a lookup given for tests keeps it here).
+  // The deliveries' sender: a few attempts at a time here, the rest on a thread of its own (a
+  // lookup given for tests keeps it all here: a function cannot cross threads).
   const senderOptions = { timeoutMs: config.webhook.timeoutMs, allowInsecure: config.webhook.allowInsecure };
   let sender: WebhookSender;
   if (options.lookup) sender = new Sender({ ...senderOptions, lookup: options.lookup });
   else {
-    const threaded = new ThreadSender(senderOptions);
+    const threaded = new ThreadSender(senderOptions, { here: new Sender(senderOptions), hereUpTo: SENT_HERE });
     await threaded.ready();
     sender = threaded;
   }

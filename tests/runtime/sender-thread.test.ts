@@ -85,6 +85,46 @@ describe('the webhook sender on its own thread', () => {
     }
   });
 
+  it('sends a trickle from this thread (up to hereUpTo at a time, while nothing waits on its own), a burst from its own', async () => {
+    let here = 0;
+    let peak = 0;
+    let sentHere = 0;
+    let closed = false;
+    const local = new Sender({ timeoutMs: 500, allowInsecure: true });
+    const counting = {
+      deliver: async (url: string, b: string, s: ReturnType<typeof signing>) => {
+        peak = Math.max(peak, ++here);
+        sentHere++;
+        try {
+          return await local.deliver(url, b, s);
+        } finally {
+          here--;
+        }
+      },
+      close: () => {
+        closed = true;
+        local.close();
+      },
+    };
+    const split = new ThreadSender({ timeoutMs: 500, allowInsecure: true }, { here: counting, hereUpTo: 2 });
+    try {
+      await split.ready();
+      rx.behave('/split', () => ({ status: 204 }));
+      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => split.deliver(rx.url('/split'), body, signing(`dlv_split_${i}`))));
+      expect(results.every((r) => r.ok)).toBe(true);
+      expect(rx.on('/split')).toHaveLength(12);
+      // Two went from here; once the thread had attempts waiting, the rest went there.
+      expect(peak).toBe(2);
+      expect(sentHere).toBe(2);
+      // One at a time, with nothing waiting on the thread, each goes from here.
+      for (let i = 0; i < 3; i++) await split.deliver(rx.url('/split'), body, signing(`dlv_one_${i}`));
+      expect(sentHere).toBe(5);
+    } finally {
+      split.close();
+    }
+    expect(closed).toBe(true);
+  });
+
   it('fails at once after close, and lets the process exit with nothing in flight', async () => {
     const own = new ThreadSender({ timeoutMs: 500, allowInsecure: true });
     await own.ready();
