@@ -8,6 +8,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Sender, type SendResult } from '../dispatcher/send.js';
 import type { FromSenderThread, SenderThreadSettings, ToSenderThread } from './sender-wire.js';
 
+const WARM_UP_AFTER_MS = 1_000;
+
 if (!parentPort) throw new Error('sender-thread-entry runs as a worker thread (sender-thread.ts)');
 const port = parentPort;
 const sender = new Sender(workerData as SenderThreadSettings);
@@ -39,7 +41,9 @@ port.on('message', (m: ToSenderThread) => {
 });
 
 port.postMessage({ type: 'ready' } satisfies FromSenderThread);
-void warmUp().catch(() => undefined);
+// A second after the start, not during it: the process's start (catch-up, opening the stores)
+// has both cores meanwhile. Unref'd: it never keeps the process alive.
+setTimeout(() => void warmUp().catch(() => undefined), WARM_UP_AFTER_MS).unref();
 
 /**
  * This thread's code starts cold (a thread is an isolate of its own): the first few dozen

@@ -38,8 +38,8 @@ export class ThreadSender implements WebhookSender {
 
   /**
    * Starts the thread and resolves once it is ready to send. Attempts handed over before that wait
-   * for it (their time-outs run from when the thread takes them); the dispatcher awaits this at
-   * start so its first deliveries do not wait for the thread's start-up.
+   * for it (their time-outs run from when the thread takes them); the dispatcher calls this at
+   * start, without waiting, so the thread is loading while the rest of the process starts.
    */
   ready(): Promise<void> {
     if (this.closed) return Promise.resolve();

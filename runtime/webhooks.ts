@@ -163,7 +163,10 @@ export async function startDispatcher(
   if (options.lookup) sender = new Sender({ ...senderOptions, lookup: options.lookup });
   else {
     const threaded = new ThreadSender(senderOptions, { here: new Sender(senderOptions), hereUpTo: SENT_HERE });
-    await threaded.ready();
+    // Started now, not awaited: /readyz waits for the role to start, and a trickle goes from here
+    // anyway; attempts handed to the thread before it is loaded wait for it, their time-outs
+    // counted from when it takes them.
+    void threaded.ready();
     sender = threaded;
   }
   // Readiness: the log follower, while this process runs it.
