@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Position } from '../domain/shared/events.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
 import { openLogReader } from '../eventlog/sqlite-file.js';
@@ -11,7 +11,7 @@ import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { lockDataDir } from './datadir-lock.js';
 import { type InlineSettings } from './inline-projection.js';
 import type { FromThread, ThreadSettings, ToThread } from './projector-wire.js';
-import { typeScriptLoaderFor } from './thread-projectors.js';
+import { startModuleThread } from './thread-projectors.js';
 
 export type { CatchUpProgress };
 
@@ -19,19 +19,8 @@ export type { CatchUpProgress };
 export const READ_MODELS_FILE = 'readmodels.sqlite';
 export const LOG_FILE = 'turnout.sqlite';
 
-/**
- * Starts the thread from the build's JavaScript; from the TypeScript sources (the test runner,
- * which transforms no worker) through tsx's loader, registered inside the thread before its entry
- * is imported: Node 20 ignores `--import` hooks for a worker's own entry file.
- */
-function startWorker(workerData: ThreadSettings): Worker {
-  const here = import.meta.url;
-  const tsxApi = typeScriptLoaderFor(here);
-  if (!tsxApi) return new Worker(new URL('./projector-thread.js', here), { workerData, name: 'turnout-read-models' });
-  const entry = new URL('./projector-thread.ts', here).href;
-  const boot = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(boot, { eval: true, workerData, name: 'turnout-read-models' });
-}
+/** The projector thread (projector-thread.ts), from the build or the sources. */
+const startWorker = (workerData: ThreadSettings): Worker => startModuleThread(import.meta.url, 'projector-thread', { workerData, name: 'turnout-read-models' });
 
 export interface ProjectorThreadOptions {
   /** How long a write waits for its events to be projected before giving up. */

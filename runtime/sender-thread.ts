@@ -1,8 +1,8 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { SendResult, WebhookSender } from '../dispatcher/send.js';
 import type { Signing } from '../dispatcher/sign.js';
 import type { FromSenderThread, SenderThreadSettings, ToSenderThread } from './sender-wire.js';
-import { typeScriptLoaderFor } from './thread-projectors.js';
+import { startModuleThread } from './thread-projectors.js';
 
 /**
  * The webhook sender on a thread of its own (the embedded dispatcher's): signing and the HTTP
@@ -118,12 +118,5 @@ export class ThreadSender implements WebhookSender {
 
 const failed = (error: string): SendResult => ({ ok: false, responseStatus: null, durationMs: 0, error, retryAfter: null });
 
-/** From the build's JavaScript; from the TypeScript sources (the test runner) through tsx's loader, as read-models.ts does. */
-function startThread(workerData: SenderThreadSettings): Worker {
-  const here = import.meta.url;
-  const tsxApi = typeScriptLoaderFor(here);
-  if (!tsxApi) return new Worker(new URL('./sender-thread-entry.js', here), { workerData, name: 'turnout-webhook-sender' });
-  const entry = new URL('./sender-thread-entry.ts', here).href;
-  const boot = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(boot, { eval: true, workerData, name: 'turnout-webhook-sender' });
-}
+/** The sender thread (sender-thread-entry.ts), from the build or the sources. */
+const startThread = (workerData: SenderThreadSettings): Worker => startModuleThread(import.meta.url, 'sender-thread-entry', { workerData, name: 'turnout-webhook-sender' });

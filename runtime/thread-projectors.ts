@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { feedTableProjector } from '../dispatcher/feed-table.js';
 import type { StreamReader } from '../dispatcher/history.js';
@@ -28,4 +29,17 @@ export async function loadProjectors(projectorsModule: string | undefined, threa
 export function typeScriptLoaderFor(moduleUrl: string): string | undefined {
   if (!moduleUrl.endsWith('.ts')) return undefined;
   return pathToFileURL(path.join(path.dirname(createRequire(moduleUrl).resolve('tsx/esm/api')), 'index.mjs')).href;
+}
+
+/**
+ * A worker thread on the module `entry` (a name without extension) beside `moduleUrl`: the build's
+ * JavaScript, or, from the TypeScript sources (the test runner, which transforms no worker), the
+ * `.ts` file through tsx's loader, registered inside the thread before the entry is imported.
+ */
+export function startModuleThread(moduleUrl: string, entry: string, options: { workerData: unknown; name: string }): Worker {
+  const tsxApi = typeScriptLoaderFor(moduleUrl);
+  if (!tsxApi) return new Worker(new URL(`./${entry}.js`, moduleUrl), options);
+  const source = new URL(`./${entry}.ts`, moduleUrl).href;
+  const boot = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(source)}); })`;
+  return new Worker(boot, { ...options, eval: true });
 }
