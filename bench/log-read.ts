@@ -1,23 +1,28 @@
 import Fastify from 'fastify';
+import { fork } from 'node:child_process';
 import { Readable } from 'node:stream';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
 import { median } from './lib.js';
-import type { ReaderResult, ReaderSpec } from './log-reader-worker.js';
+import type { ReaderResult, ReaderSpec } from './log-reader.js';
 import type { Product } from './product.js';
 
 const PAGE = 1_000;
 const ADMIN = { authorization: 'Bearer bench-admin-token' };
 
-/** Runs one read (a whole feed or one export) on the reader thread, sampling this process's RSS meanwhile. */
+/**
+ * Runs one read (a whole feed or one export) in a reader process, sampling this process's RSS
+ * meanwhile: the server's, as the reader's memory is its own.
+ */
 async function read(spec: ReaderSpec): Promise<ReaderResult & { rssGrowthMb: number }> {
   const before = process.memoryUsage.rss();
   let peak = before;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 20);
   try {
     const result = await new Promise<ReaderResult>((resolve, reject) => {
-      const worker = new Worker(new URL('./log-reader-worker.js', import.meta.url), { workerData: spec });
-      worker.once('message', (m: { ok?: ReaderResult; err?: string }) => (m.ok ? resolve(m.ok) : reject(new Error(m.err))));
-      worker.once('error', reject);
+      const reader = fork(fileURLToPath(new URL('./log-reader.js', import.meta.url)), [JSON.stringify(spec)], { stdio: 'inherit' });
+      reader.once('message', (m: { ok?: ReaderResult; err?: string }) => (m.ok ? resolve(m.ok) : reject(new Error(m.err))));
+      reader.once('error', reject);
+      reader.once('close', (code) => reject(new Error(`the reader process exited ${code} without an answer`)));
     });
     return { ...result, rssGrowthMb: (peak - before) / 2 ** 20 };
   } finally {
