@@ -41,8 +41,8 @@ describe('the change feed', () => {
     await other.volunteer('Zed');
     const team = await busyTeam('/all');
     const feed = await readAll(team.api);
-    // Delivery is at least once: an attempt the sender timed out on (400 ms here, on a loaded
-    // machine) is sent again, so the receiver keeps one of each envelope id, as receivers should.
+    // Delivery is at least once: an attempt the sender timed out on (a loaded machine) is sent
+    // again, so the receiver keeps one of each envelope id, as receivers should.
     const sent = await until(() => {
       const byId = new Map(rx.on('/all').map((r) => [r.json.id, r.json]));
       return byId.size >= feed.length && [...byId.values()];

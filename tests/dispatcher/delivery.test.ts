@@ -1,14 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { verifyWebhook } from '../../dispatcher/verify.js';
-import { type Receiver, until, useWebhookApp, type WebhookApp } from './support.js';
+import { fastWebhooks, type Receiver, until, useWebhookApp, type WebhookApp } from './support.js';
 
 let t: WebhookApp;
 let rx: Receiver;
-useWebhookApp((app, receiver) => {
-  t = app;
-  rx = receiver;
-});
+// A short attempt time-out: a hanging receiver's three attempts are waited out below.
+useWebhookApp(
+  (app, receiver) => {
+    t = app;
+    rx = receiver;
+  },
+  { webhook: fastWebhooks({ timeoutMs: 400 }) },
+);
 
 async function endpoint(team: Awaited<ReturnType<typeof t.team>>, path: string, events: string[] = ['*']) {
   const r = await team.admin.post('/webhook-endpoints', { url: rx.url(path), events });
