@@ -53,6 +53,30 @@ export function percentile(sorted: number[], q: number): number {
 
 export const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 0.5);
 
+/**
+ * Open-loop writes before a latency run's measured phase, unmeasured and reported apart: a fresh
+ * process's first writes take 30-300 ms (JIT, the first run of each query, the sender thread's
+ * own warm-up) and would set the p99 alone.
+ */
+export const WARM_UP_MS = Number(process.env.BENCH_WARM_UP_MS ?? 1_000);
+
+/**
+ * Open-loop load: starts `send(i)` at `rate` a second for `durationMs`, whatever the answers,
+ * then waits for them all. The rate achieved is what the loop kept up, sends per second.
+ */
+export async function paced(rate: number, durationMs: number, send: (i: number) => Promise<void>): Promise<{ achieved: number }> {
+  const total = Math.round((rate * durationMs) / 1000);
+  const start = performance.now();
+  const sent: Array<Promise<void>> = [];
+  for (let i = 0; i < total; i++) {
+    const wait = start + (i * 1000) / rate - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    sent.push(send(i));
+  }
+  await Promise.all(sent);
+  return { achieved: total / ((performance.now() - start) / 1000) };
+}
+
 /** Runs one closed-loop load in its own thread (see load-worker.ts). */
 export async function load(spec: LoadSpec): Promise<Measure> {
   const result = await new Promise<LoadResult>((resolve, reject) => {

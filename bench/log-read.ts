@@ -22,6 +22,7 @@ async function read(spec: ReaderSpec): Promise<ReaderResult & { rssGrowthMb: num
       const reader = fork(fileURLToPath(new URL('./log-reader.js', import.meta.url)), [JSON.stringify(spec)], { stdio: 'inherit' });
       reader.once('message', (m: { ok?: ReaderResult; err?: string }) => (m.ok ? resolve(m.ok) : reject(new Error(m.err))));
       reader.once('error', reject);
+      // After an answer this rejects nothing (the promise is settled); without one it says why.
       reader.once('close', (code) => reject(new Error(`the reader process exited ${code} without an answer`)));
     });
     return { ...result, rssGrowthMb: (peak - before) / 2 ** 20 };

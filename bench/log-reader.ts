@@ -3,9 +3,10 @@ import { Pool } from 'undici';
 
 /**
  * The reading client of the log benchmarks (log-read.ts), a process of its own so that parsing
- * pages and counting lines runs neither on the server's event loop nor in its memory: the export's
- * RSS growth is then the server's alone (a reader thread's heap counted in it, 0-76 MB). `feed`: follows `next` from
- * the start until `hasMore` is false. `lines`: reads one streamed answer and counts its lines.
+ * pages and counting lines runs neither on the server's event loop nor in its memory: the
+ * export's RSS growth is then the server's alone (a reader thread's heap used to count in it).
+ * `feed`: follows `next` from the start until `hasMore` is false. `lines`: reads one streamed
+ * answer and counts its lines.
  */
 export interface ReaderSpec {
   mode: 'feed' | 'lines';

@@ -1,5 +1,5 @@
 import { Agent, request } from 'undici';
-import { type BenchRequest, compare, formatComparison, load, percentile } from './lib.js';
+import { type BenchRequest, compare, formatComparison, load, paced, percentile, WARM_UP_MS } from './lib.js';
 import { person } from './names.js';
 import type { Product } from './product.js';
 
@@ -7,9 +7,6 @@ const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 500);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4_000);
 const ms = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
 const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
-
-/** Writes at a fixed rate before the measured phase, unmeasured: a fresh process's first writes take 30-140 ms. */
-const WARM_UP_MS = Number(process.env.BENCH_WARM_UP_MS ?? 1_000);
 
 interface Phase {
   achieved: number;
@@ -62,26 +59,16 @@ async function longPollPhase(product: Product, durationMs: number, first: number
   })();
   const answered = new Map<number, { sent: number; at: number }>();
   let failures = 0;
-  const total = Math.round((RATE * durationMs) / 1000);
-  const start = performance.now();
-  const writes: Array<Promise<void>> = [];
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / RATE;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+  const { achieved } = await paced(RATE, durationMs, (i) => {
     const sent = performance.now();
-    writes.push(
-      request(`${product.origin}/api/v1/constituents`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ FirstName: 'Poll', LastName: `N${first + i}` }), dispatcher })
-        .then(async (r) => {
-          const body = (await r.body.json()) as { constituent?: { PkConstituent: number } };
-          if (r.statusCode !== 201 || !body.constituent) failures++;
-          else answered.set(body.constituent.PkConstituent, { sent, at: performance.now() });
-        })
-        .catch(() => void failures++),
-    );
-  }
-  await Promise.all(writes);
-  const achieved = total / ((performance.now() - start) / 1000);
+    return request(`${product.origin}/api/v1/constituents`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ FirstName: 'Poll', LastName: `N${first + i}` }), dispatcher })
+      .then(async (r) => {
+        const body = (await r.body.json()) as { constituent?: { PkConstituent: number } };
+        if (r.statusCode !== 201 || !body.constituent) failures++;
+        else answered.set(body.constituent.PkConstituent, { sent, at: performance.now() });
+      })
+      .catch(() => void failures++);
+  });
   const deadline = Date.now() + 30_000;
   while ([...answered.keys()].some((id) => !arrived.has(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   reading = false;

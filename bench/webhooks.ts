@@ -3,13 +3,12 @@ import http from 'node:http';
 import { metadataOf } from '../commands/context.js';
 import { NO_STREAM } from '../eventlog/port.js';
 import { constituentStream } from '../domain/constituent/events.js';
-import { median, percentile } from './lib.js';
+import { median, paced, percentile, WARM_UP_MS } from './lib.js';
 import { startProduct, type Product } from './product.js';
 
 const gc = () => (globalThis as { gc?: () => void }).gc?.();
 const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 500); // writes per second (issue 5's target load)
 const LATENCY_MS = Number(process.env.BENCH_DURATION_MS ?? 4_000);
-const WARM_UP_MS = Number(process.env.BENCH_WARM_UP_MS ?? 1_000);
 // Rounds of 2,000 lasted a fraction of a second and their ratio swung 0.3-0.6x from run to run:
 // longer rounds, a warm-up round of each side first, and the median and worst of five.
 const BATCH = Number(process.env.BENCH_WEBHOOK_BATCH ?? 6_000); // deliveries per throughput round
@@ -93,25 +92,15 @@ function post(agent: http.Agent, url: string, body: string, headers: Record<stri
 async function latencyRun(p: Product, rx: Awaited<ReturnType<typeof startReceiver>>, ms: number) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const answered = new Map<number, number>();
-  const pending: Promise<void>[] = [];
   let failures = 0;
-  const start = performance.now();
-  const total = Math.round((RATE * ms) / 1000);
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / RATE;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    pending.push(
-      post(agent, `${p.origin}/api/v1/constituents`, JSON.stringify({ FirstName: 'Lat', LastName: `N${i}` }), { authorization: p.auth })
-        .then((r) => {
-          if (r.status !== 201) failures++;
-          else answered.set(JSON.parse(r.text).constituent.PkConstituent, performance.now());
-        })
-        .catch(() => void failures++),
-    );
-  }
-  await Promise.all(pending);
-  const achieved = total / ((performance.now() - start) / 1000);
+  const { achieved } = await paced(RATE, ms, (i) =>
+    post(agent, `${p.origin}/api/v1/constituents`, JSON.stringify({ FirstName: 'Lat', LastName: `N${i}` }), { authorization: p.auth })
+      .then((r) => {
+        if (r.status !== 201) failures++;
+        else answered.set(JSON.parse(r.text).constituent.PkConstituent, performance.now());
+      })
+      .catch(() => void failures++),
+  );
   const deadline = Date.now() + 30_000;
   while ([...answered.keys()].some((id) => !rx.arrivals.has(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   // A webhook may land before its write's answer is read; that counts as no delay.
@@ -161,8 +150,7 @@ export async function run(): Promise<{ name: string; lines: string[] }> {
       payload: { url: rx.url, events: ['constituent.created'] },
     });
     if (ep.statusCode !== 201) throw new Error(`creating the endpoint: ${ep.statusCode} ${ep.body}`);
-    // A fresh process's first writes take 30-300 ms (JIT, first queries, the sender thread's own
-    // warm-up): a second of them first, reported apart, then the measured run.
+    // WARM_UP_MS of writes first (a fresh process's are slow), reported apart, then the measured run.
     const cold = await latencyRun(p, rx, WARM_UP_MS);
     const lat = await latencyRun(p, rx, LATENCY_MS);
     // Warm-up: JIT, the sender's and the baseline's connection pools, SQLite's page cache.

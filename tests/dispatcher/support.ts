@@ -55,6 +55,11 @@ export async function startReceiver() {
     url: (p: string) => base + p,
     behave: (p: string, fn: (n: number, r: Received) => { status?: number; hang?: boolean; headers?: Record<string, string>; body?: string }) => behaviour.set(p, fn),
     on: (p: string) => got.filter((g) => g.path === p),
+    /**
+     * The envelopes received at `p`, one per envelope id in order of first arrival: delivery is
+     * at least once (an attempt timed out is sent again), and receivers de-duplicate on the id.
+     */
+    distinct: (p: string): any[] => [...new Map(got.filter((g) => g.path === p).map((g) => [(g.json as { id: string }).id, g.json])).values()],
     /** Resolves once `pred` holds for `count` requests; rejects after the time-out. */
     async waitFor(pred: (r: Received) => boolean, count = 1, timeoutMs = 8000): Promise<Received[]> {
       const deadline = Date.now() + timeoutMs;
