@@ -3,7 +3,8 @@ import { type Position, positionFromString, positionToString } from '../../domai
 import type { CollectionDef, Doc, Filter, Page, Query } from './port.js';
 import { compileWhere, FOLD_FUNCTION, fold } from './sqlite-query.js';
 import { planSearched } from './sqlite-search.js';
-import { jsonPath, keyOf, META_PREFIX, orderTerms, planOf, quoteId, rowColumns, rowOf, type TablePlan } from './sqlite-schema.js';
+import { GramCounter } from './sqlite-grams.js';
+import { jsonPath, keyOf, markerLength, META_PREFIX, orderTerms, planOf, quoteId, rowColumns, rowOf, type SearchPlan, type TablePlan } from './sqlite-schema.js';
 
 const COLLECTIONS = `${META_PREFIX}collections`;
 const CHECKPOINTS = `${META_PREFIX}checkpoints`;
@@ -82,7 +83,9 @@ export class SqliteReadCore {
   }
 
   find(query: Query): Page {
-    const plan = this.plan(query.collection);
+    // In bulk mode (a catch-up far behind) the search tables and list indexes wait for its end:
+    // the query reads the rows, slowly but exactly (reads wait for the catch-up after a start).
+    const plan = this.inBulk(query.collection) ? { ...this.plan(query.collection), searches: [] } : this.plan(query.collection);
     const where = compileWhere(plan, query.filter);
     const order = [...orderTerms(plan, query.sort ?? []), 'rowid'].join(', ');
     const sums = query.sums ?? [];
@@ -251,6 +254,7 @@ export class SqliteReadCore {
         for (const s of plan.searches) {
           const waiting = this.stmt(`SELECT count(*) FROM ${s.pending}`).pluck().get() as number;
           if (waiting < atLeast) continue;
+          this.syncGrams(plan, s);
           this.stmt(`INSERT INTO ${s.fts} (${s.fts}, rowid, ${s.column}) SELECT 'delete', row, old FROM ${s.pending} WHERE old IS NOT NULL ORDER BY row`).run();
           this.stmt(`INSERT INTO ${s.fts} (rowid, ${s.column}) SELECT p.row, t.${s.column} FROM ${s.pending} p CROSS JOIN ${plan.table} t ON t.rowid = p.row ORDER BY p.row`).run();
           this.stmt(`DELETE FROM ${s.pending}`).run();
@@ -259,6 +263,63 @@ export class SqliteReadCore {
       }
     }).immediate();
     return synced;
+  }
+
+  /**
+   * The gram table follows the waiting rows as the FTS5 table does: each row's old text (the one
+   * the tables hold) taken away, its text now added. Fed grouped by team, so each team's grams
+   * are written once.
+   */
+  private syncGrams(plan: TablePlan, s: SearchPlan): void {
+    const length = markerLength(s);
+    if (length === 0) return;
+    const rows = this.stmt(`SELECT p.old, t.${s.column} FROM ${s.pending} p LEFT JOIN ${plan.table} t ON t.rowid = p.row`).raw().all() as Array<[string | null, string | null]>;
+    const texts: Array<[string, 1 | -1]> = [];
+    for (const [old, now] of rows) {
+      if (old) texts.push([old, -1]);
+      if (now) texts.push([now, 1]);
+    }
+    const team = (t: string) => t.slice(0, length);
+    texts.sort((a, b) => (team(a[0]) < team(b[0]) ? -1 : team(a[0]) > team(b[0]) ? 1 : 0));
+    const counter = new GramCounter(length, this.gramWriter(s));
+    for (const [text, sign] of texts) counter.add(text, sign);
+    counter.flush();
+  }
+
+  /** Adds a change to a team's gram count; a count that reaches 0 goes. */
+  private gramWriter(s: SearchPlan): (marker: string, gram: string, delta: number) => void {
+    const upsert = this.stmt(`INSERT INTO ${s.grams} (m, g, n) VALUES (?, ?, ?) ON CONFLICT(m, g) DO UPDATE SET n = n + excluded.n`);
+    const drop = this.stmt(`DELETE FROM ${s.grams} WHERE m = ? AND g = ? AND n = 0`);
+    return (marker, gram, delta) => {
+      upsert.run(marker, gram, delta);
+      if (delta < 0) drop.run(marker, gram);
+    };
+  }
+
+  /**
+   * Counts every row's grams afresh (a rebuild's end), a team at a time through the scan index:
+   * a team's rows are read whole before its counts are written (better-sqlite3 writes nothing
+   * while a statement iterates), so memory holds one team's counts, never the rows.
+   */
+  private rebuildGrams(plan: TablePlan, s: SearchPlan): void {
+    this.db.exec(`DELETE FROM ${s.grams}`);
+    const length = markerLength(s);
+    if (length === 0) return;
+    const changes: Array<[string, string, number]> = [];
+    const counter = new GramCounter(length, (m, g, n) => changes.push([m, g, n]));
+    const write = this.gramWriter(s);
+    const cols = s.where.map((f) => plan.columns.get(f)!);
+    const tuple = `(${cols.join(', ')})`;
+    const from = `${plan.table} INDEXED BY ${s.scanIndex}`;
+    const first = this.db.prepare(`SELECT ${cols.join(', ')} FROM ${from} WHERE ${cols.map((c) => `${c} IS NOT NULL`).join(' AND ')} ORDER BY ${cols.join(', ')} LIMIT 1`).raw();
+    const next = this.db.prepare(`SELECT ${cols.join(', ')} FROM ${from} WHERE ${tuple} > (${cols.map(() => '?').join(', ')}) ORDER BY ${cols.join(', ')} LIMIT 1`).raw();
+    const texts = this.db.prepare(`SELECT ${s.column} FROM ${from} WHERE ${cols.map((c) => `${c} = ?`).join(' AND ')}`).pluck();
+    for (let team = first.get() as unknown[] | undefined; team; team = next.get(...team) as unknown[] | undefined) {
+      for (const text of texts.iterate(...team)) counter.add(text as string, 1);
+      counter.flush();
+      for (const [m, g, n] of changes) write(m, g, n);
+      changes.length = 0;
+    }
   }
 
   /** Whether the collection is in bulk mode (its search tables wait for endBulk). */
@@ -324,6 +385,8 @@ export class SqliteReadCore {
     // The rebuild reads every row as it is now: nothing is left waiting for a sync.
     for (const s of plan.searches) this.db.exec(`INSERT INTO ${s.fts}(${s.fts}) VALUES ('rebuild'); INSERT INTO ${s.fts}(${s.fts}) VALUES ('optimize'); DELETE FROM ${s.pending};`);
     for (const sql of plan.listIndexes) this.db.exec(sql.replace(/^CREATE INDEX /, 'CREATE INDEX IF NOT EXISTS '));
+    // After the scan indexes: the gram count reads the rows through them, a team at a time.
+    for (const s of plan.searches) this.rebuildGrams(plan, s);
     for (const sql of plan.triggers) this.db.exec(sql);
     this.stmt(`UPDATE ${COLLECTIONS} SET bulk = 0 WHERE name = ?`).run(plan.def.name);
   }
@@ -332,7 +395,7 @@ export class SqliteReadCore {
   private dropObjects(name: string): void {
     const tablesNamed = (prefix: string, sql: string) =>
       this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE ? AND substr(name, 1, ?) = ?`).pluck().all(sql, prefix.length, prefix) as string[];
-    const search = [...tablesNamed(`${name}__fts`, 'CREATE VIRTUAL TABLE%'), ...tablesNamed(`${name}__pending`, 'CREATE TABLE%')];
+    const search = [...tablesNamed(`${name}__fts`, 'CREATE VIRTUAL TABLE%'), ...tablesNamed(`${name}__pending`, 'CREATE TABLE%'), ...tablesNamed(`${name}__grams`, 'CREATE TABLE%')];
     for (const t of search) this.db.exec(`DROP TABLE ${quoteId(t)}`);
     this.db.exec(`DROP TABLE IF EXISTS ${quoteId(name)}`);
   }

@@ -40,6 +40,12 @@ export interface SearchPlan {
    * For every other rowid the FTS5 table holds exactly the row's current text.
    */
   pending: string;
+  /**
+   * Per team marker and one- or two-character string, how many rows held it at the last sync
+   * (sqlite-grams.ts), quoted: `m`, `g`, `n`. It follows the rows exactly as the FTS5 table does,
+   * and short searches read their totals from it.
+   */
+  grams: string;
   /** The equality fields whose values mark each row's search text (the team). */
   where: string[];
   /** The order of the searched list, and the index that serves short searches in it. */
@@ -65,6 +71,9 @@ export function markerOf(values: unknown[]): string | null {
   }
   return m;
 }
+
+/** The characters of marker a search's rows begin with when their team has one (3 per `where` field). */
+export const markerLength = (s: Pick<SearchPlan, 'where'>): number => 3 * s.where.length;
 
 /** Whether a search holds characters of the marker range. */
 export const hasMarkerCharacters = (text: string): boolean => /[\ue000-\uefff]/.test(text);
@@ -125,6 +134,7 @@ export function planOf(def: CollectionDef): TablePlan {
       column: quoteId(`s_${i}`),
       fts: quoteId(`${base}__fts${i}`),
       pending: quoteId(`${base}__pending${i}`),
+      grams: quoteId(`${base}__grams${i}`),
       where,
       sort: s.sort ?? idAsc,
       scanIndex,
@@ -167,6 +177,7 @@ export function planOf(def: CollectionDef): TablePlan {
     plan.ddl.push(
       `CREATE VIRTUAL TABLE ${s.fts} USING fts5(${s.column}, content=${quoteText(base)}, content_rowid='rowid', tokenize='trigram case_sensitive 1')`,
       `CREATE TABLE ${s.pending} (row INTEGER PRIMARY KEY, old TEXT)`,
+      `CREATE TABLE ${s.grams} (m TEXT NOT NULL, g TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (m, g)) WITHOUT ROWID`,
     );
     // A write only notes the row (a small b-tree insert); the FTS5 table catches up in batches
     // (syncSearch), as maintaining it inside every write's transaction cost a third of the write

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { conjunctsOf } from './memory-search.js';
-import { and, type Filter, type Query, type Scalar, type SortKey } from './port.js';
+import { and, type Filter, type Query } from './port.js';
+import { isGrammable } from './sqlite-grams.js';
 import { compileWhere, phrase, searchOf, trigramable } from './sqlite-query.js';
 import { fieldExpr, markerOf, orderTerms, type SearchPlan, type TablePlan } from './sqlite-schema.js';
 
@@ -65,7 +66,7 @@ export function planSearched(
     const ids = branches.filter((b) => b !== texts[0]);
     if (!ids.every((b) => b.op === 'eq' && b.field === plan.def.idField && b.value !== null)) continue;
     const rest = conjuncts.filter((x) => x !== c);
-    if (!trigramable(needle)) return shortSearch(plan, search, rest, query.sort ?? []);
+    if (!trigramable(needle)) return shortSearch(plan, search, { ...query, filter: query.filter, rest, ids: ids as Eq[], needle }, prepare);
     // Only the team is fixed besides the search: the team's hits are the answer, plus any id match.
     const teamOnly = !query.sums?.length && rest.length === search.where.length && rest.every((x) => x.op === 'eq' && search.where.includes(x.field));
     const others = teamOnly ? othersMatching(plan, search, rest as Eq[], needle, prepare) : null;
@@ -74,15 +75,7 @@ export function planSearched(
     if (others !== null) hits = countHits(plan, search, needle, null, prepare) - others;
     else hits = countHits(plan, search, needle, marker, prepare);
     let total: number | null = null;
-    if (teamOnly && (others !== null || marker !== null)) {
-      total = hits;
-      const restWhere = compileWhere(plan, and(...rest));
-      for (const b of ids as Array<{ value: Scalar }>) {
-        // An id whose document is of the team but does not hold the text adds itself.
-        const sql = `SELECT count(*) FROM ${plan.table} WHERE ${fieldExpr(plan, plan.def.idField)} = ? AND ${restWhere.sql} AND instr(${search.column}, ?) = 0`;
-        total += prepare(sql).pluck().get(b.value, ...restWhere.params, needle) as number;
-      }
-    }
+    if (teamOnly && (others !== null || marker !== null)) total = hits + idsBeyond(plan, search, rest, ids as Eq[], needle, prepare);
     const byHits = `${plan.table} NOT INDEXED`;
     const walk = total === null ? undefined : walkFor(plan, search, { ...query, rest, ids: ids as Eq[], needle, hits, total }, prepare);
     return { hits, total, from: hits <= DRIVE_BY_HITS ? byHits : plan.table, countFrom: hits <= COUNT_BY_HITS ? byHits : plan.table, walk };
@@ -99,6 +92,26 @@ function countHits(plan: TablePlan, search: SearchPlan, needle: string, marker: 
   const indexed = prepare(`SELECT count(*) FROM ${search.fts} WHERE ${search.fts} MATCH ?`)
     .pluck()
     .get((marker ? `^${phrase(marker)} AND ` : '') + phrase(needle)) as number;
+  return indexed + pendingChange(plan, search, needle, marker, prepare);
+}
+
+/** Ids the search also matches (the API's all-digit search) whose document is of the team but does not hold the text: each adds itself. */
+function idsBeyond(plan: TablePlan, search: SearchPlan, rest: Filter[], ids: Eq[], needle: string, prepare: (sql: string) => Database.Statement): number {
+  let more = 0;
+  const restWhere = compileWhere(plan, and(...rest));
+  for (const b of ids) {
+    const sql = `SELECT count(*) FROM ${plan.table} WHERE ${fieldExpr(plan, plan.def.idField)} = ? AND ${restWhere.sql} AND instr(${search.column}, ?) = 0`;
+    more += prepare(sql).pluck().get(b.value, ...restWhere.params, needle) as number;
+  }
+  return more;
+}
+
+/**
+ * What the rows waiting for the sync change in a count of the rows holding the needle (and
+ * beginning with the marker, when given) that the search tables give: the tables count each of
+ * them by the text they still hold (`old`), the answer by its text now.
+ */
+function pendingChange(plan: TablePlan, search: SearchPlan, needle: string, marker: string | null, prepare: (sql: string) => Database.Statement): number {
   const holds = (text: string) => `(instr(${text}, ?) > 0${marker ? ` AND substr(${text}, 1, ${[...marker].length}) = ?` : ''})`;
   const args = marker ? [needle, marker] : [needle];
   const [was, now] = prepare(
@@ -106,7 +119,7 @@ function countHits(plan: TablePlan, search: SearchPlan, needle: string, marker: 
   )
     .raw()
     .get(...args, ...args) as number[];
-  return indexed - was + now;
+  return now - was;
 }
 
 /**
@@ -166,15 +179,38 @@ function walkFor(
 
 /**
  * A search of one or two characters reads the team's slice of the scan index, which holds the
- * search text, in the list's order: a page stops when full, and the total reads no row. The
- * planner is told so, as it would rather take the smaller index without the text.
+ * search text, in the list's order: a page stops when full. The planner is told so, as it would
+ * rather take the smaller index without the text. When only the team is fixed beside the text,
+ * the total is the team's count of that string in the gram table (corrected for the rows waiting
+ * for the sync, as the trigram count is), and the page stops at the last hit the total allows
+ * rather than at the end of the team; otherwise the total reads the team's slice too.
  */
-function shortSearch(plan: TablePlan, search: SearchPlan, rest: Filter[], sort: SortKey[]): SearchedPlan | null {
-  const fixed = search.where.every((f) => rest.some((x) => x.op === 'eq' && x.field === f && x.value !== null));
+function shortSearch(
+  plan: TablePlan,
+  search: SearchPlan,
+  q: Pick<Query, 'filter' | 'sort' | 'sums' | 'page'> & { rest: Filter[]; ids: Eq[]; needle: string },
+  prepare: (sql: string) => Database.Statement,
+): SearchedPlan | null {
+  const sort = q.sort ?? [];
+  const fixed = search.where.every((f) => q.rest.some((x) => x.op === 'eq' && x.field === f && x.value !== null));
   const sameOrder = orderTerms(plan, sort).join() === orderTerms(plan, search.sort).join();
   if (!fixed || !sameOrder) return null;
   const from = `${plan.table} INDEXED BY ${search.scanIndex}`;
-  return { hits: -1, total: null, from, countFrom: from };
+  const found: SearchedPlan = { hits: -1, total: null, from, countFrom: from };
+  const teamOnly = !q.sums?.length && q.rest.length === search.where.length && q.rest.every((x) => x.op === 'eq' && search.where.includes(x.field));
+  const marker = teamOnly ? markerFor(search, q.rest) : null;
+  if (marker === null || !isGrammable(q.needle)) return found;
+  const counted = prepare(`SELECT n FROM ${search.grams} WHERE m = ? AND g = ?`).pluck().get(marker, q.needle) as number | undefined;
+  const total = (counted ?? 0) + pendingChange(plan, search, q.needle, marker, prepare) + idsBeyond(plan, search, q.rest, q.ids, q.needle, prepare);
+  found.total = total;
+  if (!q.page) return found;
+  const size = Math.max(0, q.page.pageSize);
+  const offset = Math.max(0, (q.page.page - 1) * size);
+  const want = Math.max(0, Math.min(size, total - offset));
+  const where = compileWhere(plan, q.filter);
+  const order = [...orderTerms(plan, sort), 'rowid'].join(', ');
+  found.walk = () => (want === 0 ? [] : (prepare(`SELECT rowid FROM ${from} WHERE ${where.sql} ORDER BY ${order} LIMIT ? OFFSET ?`).pluck().all(...where.params, want, offset) as number[]));
+  return found;
 }
 
 /** The marker of the search's `where` values when the query fixes them all by equality. */
