@@ -1,9 +1,12 @@
+import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { metadataOf } from '../commands/context.js';
 import { NO_STREAM } from '../eventlog/port.js';
 import { constituentStream } from '../domain/constituent/events.js';
-import { median, paced, percentile, WARM_UP_MS } from './lib.js';
+import { median, WARM_UP_MS } from './lib.js';
+import type { LatencyResult, PeerRequest } from './webhook-peer.js';
 import { startProduct, type Product } from './product.js';
 
 const gc = () => (globalThis as { gc?: () => void }).gc?.();
@@ -20,9 +23,9 @@ const TARGET_WORST = 0.4;
 const SETTLE_MS = 300;
 
 /**
- * CPU time used so far, in µs: the main thread's own (where the dispatcher, the sender and the
- * receiver run) and the whole process's. Per delivery it is steadier than a rate on a shared
- * machine, where other processes take turns on the cores.
+ * CPU time used so far, in µs: the main thread's own (where the server and the dispatcher run;
+ * the receiver is another process since session 8) and the whole process's. Per delivery it is
+ * steadier than a rate on a shared machine, where other processes take turns on the cores.
  */
 function cpuNow(): { main: number; all: number } {
   // utime and stime (fields 14 and 15), in clock ticks of 10 ms, after the parenthesised name.
@@ -31,46 +34,47 @@ function cpuNow(): { main: number; all: number } {
   return { main: (Number(fields[11]) + Number(fields[12])) * 10_000, all: user + system };
 }
 
-/** A receiver that answers 204 at once and notes when each constituent's webhook arrived. */
-async function startReceiver() {
-  const arrivals = new Map<number, number>();
-  let count = 0;
-  let onCount: (() => void) | null = null;
-  const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const at = performance.now();
-      const id = (() => {
-        try {
-          return JSON.parse(Buffer.concat(chunks).toString()).data?.PkConstituent as number | undefined;
-        } catch {
-          return undefined;
-        }
-      })();
-      if (id !== undefined && !arrivals.has(id)) arrivals.set(id, at);
-      count++;
-      onCount?.();
-      res.writeHead(204).end();
-    });
+/**
+ * The subscriber and the latency run's writing client, in a process of their own
+ * (webhook-peer.ts): a receiver that answers 204 at once and notes when each constituent's
+ * webhook arrived.
+ */
+async function startPeer() {
+  const child = fork(fileURLToPath(new URL('./webhook-peer.js', import.meta.url)), [], { stdio: 'inherit' });
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  let next = 0;
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (m: { port: number }) => resolve(m.port));
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the webhook peer exited ${code} before listening`)));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as import('node:net').AddressInfo).port;
+  child.on('message', (m: { id: number; ok?: unknown; err?: string }) => {
+    const p = pending.get(m.id);
+    pending.delete(m.id);
+    if (m.err !== undefined) p?.reject(new Error(m.err));
+    else p?.resolve(m.ok);
+  });
+  child.on('exit', (code) => {
+    for (const p of pending.values()) p.reject(new Error(`the webhook peer exited ${code}`));
+    pending.clear();
+  });
+  const ask = <T>(r: DistributiveOmit<PeerRequest, 'id'>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const id = next++;
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      child.send({ ...r, id });
+    });
   return {
     url: `http://127.0.0.1:${port}/hook`,
-    arrivals,
-    get count() {
-      return count;
-    },
-    async waitCount(n: number, timeoutMs = 60_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (count < n && Date.now() < deadline) await new Promise<void>((r) => ((onCount = r), setTimeout(r, 50)));
-      onCount = null;
-      if (count < n) throw new Error(`receiver got ${count} of ${n} within ${timeoutMs} ms`);
-    },
-    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+    /** Writes at RATE a second through the public API for `ms`; latency from each 2xx to its webhook's arrival. */
+    latency: (p: Product, ms: number) => ask<LatencyResult>({ op: 'latency', origin: p.origin, auth: p.auth, rate: RATE, ms }),
+    count: () => ask<number>({ op: 'count' }),
+    waitCount: (n: number, timeoutMs = 60_000) => ask<number>({ op: 'waitCount', n, timeoutMs }),
+    close: () => ask<null>({ op: 'close' }).catch(() => child.kill()),
   };
 }
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+type Peer = Awaited<ReturnType<typeof startPeer>>;
 
 function post(agent: http.Agent, url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
@@ -85,34 +89,10 @@ function post(agent: http.Agent, url: string, body: string, headers: Record<stri
   });
 }
 
-/**
- * Writes at a fixed rate through the public API for `ms`; latency is from each 2xx to its
- * webhook's arrival.
- */
-async function latencyRun(p: Product, rx: Awaited<ReturnType<typeof startReceiver>>, ms: number) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const answered = new Map<number, number>();
-  let failures = 0;
-  const { achieved } = await paced(RATE, ms, (i) =>
-    post(agent, `${p.origin}/api/v1/constituents`, JSON.stringify({ FirstName: 'Lat', LastName: `N${i}` }), { authorization: p.auth })
-      .then((r) => {
-        if (r.status !== 201) failures++;
-        else answered.set(JSON.parse(r.text).constituent.PkConstituent, performance.now());
-      })
-      .catch(() => void failures++),
-  );
-  const deadline = Date.now() + 30_000;
-  while ([...answered.keys()].some((id) => !rx.arrivals.has(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  // A webhook may land before its write's answer is read; that counts as no delay.
-  const lat = [...answered].map(([id, t]) => Math.max(0, (rx.arrivals.get(id) ?? Infinity) - t)).sort((a, b) => a - b);
-  agent.destroy();
-  return { p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), achieved, failures, lost: lat.filter((x) => x === Infinity).length };
-}
-
 /** Delivery throughput: a burst of events appended to the log, timed until the receiver has them all. */
-async function throughputRun(p: Product, rx: Awaited<ReturnType<typeof startReceiver>>, base: number): Promise<number> {
+async function throughputRun(p: Product, rx: Peer, base: number): Promise<number> {
   const { log } = p.runtime.services;
-  const before = rx.count;
+  const before = await rx.count();
   const t0 = performance.now();
   const ctx = { team: p.team, source: 'Public API' as const, keyName: 'Bench', correlationId: 'bench', now: new Date() };
   await Promise.all(
@@ -125,7 +105,7 @@ async function throughputRun(p: Product, rx: Awaited<ReturnType<typeof startRece
 }
 
 /** The baseline: a plain keep-alive POST loop to the same receiver, as many in flight as the worker runs. */
-async function baselineRun(rx: Awaited<ReturnType<typeof startReceiver>>): Promise<number> {
+async function baselineRun(rx: Peer): Promise<number> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const body = JSON.stringify({ id: 'evt_1_1', type: 'constituent.created', created: 1, team: 1, version: 0, data: { FirstName: 'Tp', LastName: 'N1' } });
   let next = 0;
@@ -141,7 +121,7 @@ async function baselineRun(rx: Awaited<ReturnType<typeof startReceiver>>): Promi
 
 export async function run(): Promise<{ name: string; lines: string[] }> {
   const p = await startProduct();
-  const rx = await startReceiver();
+  const rx = await startPeer();
   try {
     const ep = await p.app.inject({
       method: 'POST',
@@ -151,8 +131,8 @@ export async function run(): Promise<{ name: string; lines: string[] }> {
     });
     if (ep.statusCode !== 201) throw new Error(`creating the endpoint: ${ep.statusCode} ${ep.body}`);
     // WARM_UP_MS of writes first (a fresh process's are slow), reported apart, then the measured run.
-    const cold = await latencyRun(p, rx, WARM_UP_MS);
-    const lat = await latencyRun(p, rx, LATENCY_MS);
+    const cold = await rx.latency(p, WARM_UP_MS);
+    const lat = await rx.latency(p, LATENCY_MS);
     // Warm-up: JIT, the sender's and the baseline's connection pools, SQLite's page cache.
     await baselineRun(rx);
     await throughputRun(p, rx, 9_000_000);
