@@ -70,7 +70,8 @@ export class SqliteReadCore {
       if (!row) {
         for (const sql of [...plan.ddl, ...plan.triggers]) this.db.exec(sql);
         this.stmt(`INSERT INTO ${COLLECTIONS} (name, layout) VALUES (?, ?)`).run(def.name, layout);
-      } else if (row.layout !== layout) this.relayout(plan, layout);
+      } else if (row.layout === layoutBeforeGrams(plan)) this.addGrams(plan, layout);
+      else if (row.layout !== layout) this.relayout(plan, layout);
       else if (row.bulk) this.finishBulk(plan);
     });
     this.plans.set(def.name, plan);
@@ -254,15 +255,34 @@ export class SqliteReadCore {
         for (const s of plan.searches) {
           const waiting = this.stmt(`SELECT count(*) FROM ${s.pending}`).pluck().get() as number;
           if (waiting < atLeast) continue;
-          this.syncGrams(plan, s);
-          this.stmt(`INSERT INTO ${s.fts} (${s.fts}, rowid, ${s.column}) SELECT 'delete', row, old FROM ${s.pending} WHERE old IS NOT NULL ORDER BY row`).run();
-          this.stmt(`INSERT INTO ${s.fts} (rowid, ${s.column}) SELECT p.row, t.${s.column} FROM ${s.pending} p CROSS JOIN ${plan.table} t ON t.rowid = p.row ORDER BY p.row`).run();
-          this.stmt(`DELETE FROM ${s.pending}`).run();
+          this.syncOne(plan, s);
           synced += waiting;
         }
       }
     }).immediate();
     return synced;
+  }
+
+  private syncOne(plan: TablePlan, s: SearchPlan): void {
+    this.syncGrams(plan, s);
+    this.stmt(`INSERT INTO ${s.fts} (${s.fts}, rowid, ${s.column}) SELECT 'delete', row, old FROM ${s.pending} WHERE old IS NOT NULL ORDER BY row`).run();
+    this.stmt(`INSERT INTO ${s.fts} (rowid, ${s.column}) SELECT p.row, t.${s.column} FROM ${s.pending} p CROSS JOIN ${plan.table} t ON t.rowid = p.row ORDER BY p.row`).run();
+    this.stmt(`DELETE FROM ${s.pending}`).run();
+  }
+
+  /**
+   * A collection laid out before the gram tables (session 8) gets them without a relayout: each
+   * is created and counted from the rows, once the search tables have taken in the rows waiting
+   * for them (the counts follow what the search tables hold). In bulk mode the bulk load's end counts them.
+   */
+  private addGrams(plan: TablePlan, layout: string): void {
+    for (const s of plan.searches) {
+      this.db.exec(plan.ddl.find((sql) => sql.startsWith(`CREATE TABLE ${s.grams} `))!);
+      if (this.inBulk(plan.def.name)) continue;
+      this.syncOne(plan, s);
+      this.rebuildGrams(plan, s);
+    }
+    this.stmt(`UPDATE ${COLLECTIONS} SET layout = ? WHERE name = ?`).run(layout, plan.def.name);
   }
 
   /**
@@ -422,6 +442,13 @@ export class SqliteReadCore {
     this.finishBulk(plan);
     this.stmt(`UPDATE ${COLLECTIONS} SET layout = ? WHERE name = ?`).run(layout, name);
   }
+}
+
+/** The layout the collection had before its searches had gram tables. */
+function layoutBeforeGrams(plan: TablePlan): string | null {
+  if (!plan.searches.length) return null;
+  const grams = new Set(plan.searches.map((s) => `CREATE TABLE ${s.grams} `));
+  return JSON.stringify([plan.ddl.filter((sql) => ![...grams].some((g) => sql.startsWith(g))), plan.triggers]);
 }
 
 /** Sums as the memory store makes them: numbers only, rounded to cents. */
