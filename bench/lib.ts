@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { Worker } from 'node:worker_threads';
 
 /**
@@ -152,4 +153,18 @@ export function formatComparison(
     `  throughput ratio ${c.ratio.toFixed(2)}x  (rounds: ${c.rounds.map((r) => (r.subject.rps / r.baseline.rps).toFixed(2)).join(', ')})`,
     ...targets.map((t) => `  target ${t.label}: ${t.ok ? 'met' : 'MISSED'}`),
   ];
+}
+
+/** One JSON POST through node:http on the agent given (keep-alive): its status and body. */
+export function post(agent: http.Agent, url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

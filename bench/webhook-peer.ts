@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { paced, percentile } from './lib.js';
+import { paced, percentile, post } from './lib.js';
 
 /**
  * The subscriber and the writing client of the webhook benchmark (webhooks.ts), a process of its
@@ -51,19 +51,6 @@ const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     res.writeHead(204).end();
   });
 });
-
-function post(agent: http.Agent, url: string, body: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 /** Writes at a fixed rate through the public API; latency is from each 2xx to its webhook's arrival. */
 async function latency(r: Extract<PeerRequest, { op: 'latency' }>): Promise<LatencyResult> {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { metadataOf } from '../commands/context.js';
 import { NO_STREAM } from '../eventlog/port.js';
 import { constituentStream } from '../domain/constituent/events.js';
-import { median, WARM_UP_MS } from './lib.js';
+import { median, post, WARM_UP_MS } from './lib.js';
 import type { LatencyResult, PeerRequest } from './webhook-peer.js';
 import { startProduct, type Product } from './product.js';
 
@@ -75,19 +75,6 @@ async function startPeer() {
 }
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 type Peer = Awaited<ReturnType<typeof startPeer>>;
-
-function post(agent: http.Agent, url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 /** Delivery throughput: a burst of events appended to the log, timed until the receiver has them all. */
 async function throughputRun(p: Product, rx: Peer, base: number): Promise<number> {
