@@ -83,7 +83,18 @@ export class SqliteReadCore {
     return row ? JSON.parse(row.doc) : null;
   }
 
+  /**
+   * One query, read from one snapshot: a search counts from its index, then corrects for the rows
+   * waiting for the sync, then reads its page, and another connection (the projector thread)
+   * committing a sync in between would otherwise make the total miss or count a row twice.
+   */
   find(query: Query): Page {
+    return this.db.inTransaction ? this.findNow(query) : this.readSnapshot(() => this.findNow(query));
+  }
+
+  private readonly readSnapshot = <T>(fn: () => T): T => this.db.transaction(fn).deferred();
+
+  private findNow(query: Query): Page {
     // In bulk mode (a catch-up far behind) the search tables and list indexes wait for its end:
     // the query reads the rows, slowly but exactly (reads wait for the catch-up after a start).
     const plan = this.inBulk(query.collection) ? { ...this.plan(query.collection), searches: [] } : this.plan(query.collection);

@@ -163,6 +163,47 @@ describe('a short search counted from the gram table', () => {
     core.close();
   });
 
+  it('reads one snapshot: a sync committed by another connection in the middle of a search changes nothing in its answer', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'turnout-grams-'));
+    try {
+      const file = join(dir, 'readmodels.sqlite');
+      const writer = new SqliteReadCore(file);
+      writer.define(def);
+      for (let i = 1; i <= 10; i++) writer.put('people', { Pk: i, Team: 1, Name: 'Ann', Email: null });
+      writer.syncSearch();
+      // Waiting for the sync: one more row holding "an" (short search) and "ann" (trigram search).
+      writer.put('people', { Pk: 11, Team: 1, Name: 'Anna', Email: null });
+      const reader = new SqliteReadCore(file, { laidOutElsewhere: true });
+      reader.define(def);
+      // The writer's sync commits right after the reader's first read of a search table.
+      const prepare = reader.db.prepare.bind(reader.db);
+      let synced = false;
+      reader.db.prepare = ((sql: string) => {
+        const stmt = prepare(sql);
+        if (!/people__(grams|fts)0/.test(sql) || /pending/.test(sql)) return stmt;
+        for (const m of ['get', 'all'] as const) {
+          const run = stmt[m].bind(stmt) as (...a: unknown[]) => unknown;
+          (stmt as unknown as Record<string, unknown>)[m] = (...params: unknown[]) => {
+            const out = run(...params);
+            if (!synced) (synced = true), writer.syncSearch();
+            return out;
+          };
+        }
+        return stmt;
+      }) as typeof reader.db.prepare;
+      expect(reader.find(query(1, 'an', 1, 50)).total).toBe(11);
+      expect(synced).toBe(true);
+      writer.put('people', { Pk: 12, Team: 1, Name: 'Hannah', Email: null });
+      synced = false;
+      expect(reader.find(query(1, 'ann', 1, 50)).total).toBe(12);
+      expect(synced).toBe(true);
+      reader.close();
+      writer.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('is added to a database laid out before it without laying the rows out again, counted as the search tables hold them', () => {
     const dir = mkdtempSync(join(tmpdir(), 'turnout-grams-'));
     try {
