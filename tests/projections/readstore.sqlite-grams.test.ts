@@ -25,6 +25,25 @@ const query = (team: unknown, text: string, page = 1, pageSize = 5): Query => ({
   page: { page, pageSize },
 });
 
+/** Runs `fn` with the path of a database file in a temporary directory, removed afterwards. */
+function withFile(fn: (file: string) => void): void {
+  const dir = mkdtempSync(join(tmpdir(), 'turnout-grams-'));
+  try {
+    fn(join(dir, 'readmodels.sqlite'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A store on `file` holding ten rows of team 1 named Ann, synced. */
+function tenAnns(file: string): SqliteReadCore {
+  const core = new SqliteReadCore(file);
+  core.define(def);
+  for (let i = 1; i <= 10; i++) core.put('people', { Pk: i, Team: 1, Name: 'Ann', Email: null });
+  core.syncSearch();
+  return core;
+}
+
 /** The gram table's rows, in order. */
 const grams = (core: SqliteReadCore) => core.db.prepare('SELECT m, g, n FROM people__grams0 ORDER BY m, g').raw().all();
 
@@ -163,14 +182,9 @@ describe('a short search counted from the gram table', () => {
     core.close();
   });
 
-  it('reads one snapshot: a sync committed by another connection in the middle of a search changes nothing in its answer', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'turnout-grams-'));
-    try {
-      const file = join(dir, 'readmodels.sqlite');
-      const writer = new SqliteReadCore(file);
-      writer.define(def);
-      for (let i = 1; i <= 10; i++) writer.put('people', { Pk: i, Team: 1, Name: 'Ann', Email: null });
-      writer.syncSearch();
+  it('reads one snapshot: a sync committed by another connection in the middle of a search changes nothing in its answer', () =>
+    withFile((file) => {
+      const writer = tenAnns(file);
       // Waiting for the sync: one more row holding "an" (short search) and "ann" (trigram search).
       writer.put('people', { Pk: 11, Team: 1, Name: 'Anna', Email: null });
       const reader = new SqliteReadCore(file, { laidOutElsewhere: true });
@@ -199,19 +213,11 @@ describe('a short search counted from the gram table', () => {
       expect(synced).toBe(true);
       reader.close();
       writer.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('is added to a database laid out before it without laying the rows out again, counted as the search tables hold them', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'turnout-grams-'));
-    try {
-      const file = join(dir, 'readmodels.sqlite');
-      const core = new SqliteReadCore(file);
-      core.define(def);
-      for (let i = 1; i <= 10; i++) core.put('people', { Pk: i, Team: 1, Name: 'Ann', Email: null });
-      core.syncSearch();
+  it('is added to a database laid out before it without laying the rows out again, counted as the search tables hold them', () =>
+    withFile((file) => {
+      const core = tenAnns(file);
       // Rows waiting for the sync when the new version starts.
       core.put('people', { Pk: 3, Team: 1, Name: 'Bo', Email: null });
       core.put('people', { Pk: 11, Team: 1, Name: 'Dan', Email: null });
@@ -233,8 +239,5 @@ describe('a short search counted from the gram table', () => {
       // Laid out now: the next start finds nothing to do.
       expect(again.db.prepare(`SELECT layout FROM _meta_collections WHERE name = 'people'`).pluck().get()).toBe(JSON.stringify([plan.ddl, plan.triggers]));
       again.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
