@@ -116,8 +116,8 @@ export class Sender implements WebhookSender {
       return result({ ok: false, responseStatus: status, error: `receiver answered ${status}` }, retryAfter);
     } catch (err) {
       if (timedOut) return result({ ok: false, responseStatus: null, error: `timed out after ${this.options.timeoutMs} ms` });
-      const unsafe = err instanceof UnsafeUrlError ? err : (err as { cause?: unknown })?.cause instanceof UnsafeUrlError ? ((err as { cause: UnsafeUrlError }).cause) : null;
-      if (unsafe) return result({ ok: false, responseStatus: null, error: `refused: ${unsafe.message}` });
+      // undici hands on the SSRF guard's error from the socket's lookup as it is.
+      if (err instanceof UnsafeUrlError) return result({ ok: false, responseStatus: null, error: `refused: ${err.message}` });
       return result({ ok: false, responseStatus: null, error: `connection failed: ${err instanceof Error ? err.message : String(err)}` });
     } finally {
       clearTimeout(timer);

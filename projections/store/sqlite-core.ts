@@ -95,9 +95,10 @@ export class SqliteReadCore {
   private readonly readSnapshot = <T>(fn: () => T): T => this.db.transaction(fn).deferred();
 
   private findNow(query: Query): Page {
-    // In bulk mode (a catch-up far behind) the search tables and list indexes wait for its end:
-    // the query reads the rows, slowly but exactly (reads wait for the catch-up after a start).
-    const plan = this.inBulk(query.collection) ? { ...this.plan(query.collection), searches: [] } : this.plan(query.collection);
+    // In bulk mode (a catch-up far behind) the search tables and the scan indexes wait for its
+    // end: a search reads the rows, slowly but exactly (reads wait for the catch-up after a
+    // start). Only a query holding a search asks, so lists and look-ups pay nothing for it.
+    const plan = holdsText(query.filter) && this.inBulk(query.collection) ? { ...this.plan(query.collection), searches: [] } : this.plan(query.collection);
     const where = compileWhere(plan, query.filter);
     const order = [...orderTerms(plan, query.sort ?? []), 'rowid'].join(', ');
     const sums = query.sums ?? [];
@@ -133,12 +134,17 @@ export class SqliteReadCore {
     const sums = query.sums ?? [];
     const size = Math.max(0, page.pageSize);
     const offset = Math.max(0, (page.page - 1) * size);
+    // A known total bounds the page: the read stops at the last row it allows (a search with
+    // few hits no longer reads the rest of the team after them), and reads nothing past the end.
+    const limit = searched?.total != null ? Math.max(0, Math.min(size, searched.total - offset)) : size;
     // Rowids first and documents after: the sort then carries small keys, never whole documents.
     const rowids =
       searched?.walk?.() ??
-      (this.stmt(`SELECT rowid FROM ${searched?.from ?? plan.table} WHERE ${where.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
-        .pluck()
-        .all(...where.params, size, offset) as number[]);
+      (limit === 0
+        ? []
+        : (this.stmt(`SELECT rowid FROM ${searched?.from ?? plan.table} WHERE ${where.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
+            .pluck()
+            .all(...where.params, limit, offset) as number[]));
     const byRowid = this.stmt(`SELECT doc FROM ${plan.table} WHERE rowid = ?`).pluck();
     const items = rowids.map((r) => JSON.parse(byRowid.get(r) as string) as Doc);
     // A short first page is the whole set: its count needs no second pass.
@@ -310,10 +316,10 @@ export class SqliteReadCore {
       if (old) texts.push([old, -1]);
       if (now) texts.push([now, 1]);
     }
-    const team = (t: string) => t.slice(0, length);
-    texts.sort((a, b) => (team(a[0]) < team(b[0]) ? -1 : team(a[0]) > team(b[0]) ? 1 : 0));
+    // Grouped by team (the marker each text begins with); the order within a team does not matter.
+    const byTeam = texts.map(([text, sign]) => ({ team: text.slice(0, length), text, sign })).sort((a, b) => (a.team < b.team ? -1 : a.team > b.team ? 1 : 0));
     const counter = new GramCounter(length, this.gramWriter(s));
-    for (const [text, sign] of texts) counter.add(text, sign);
+    for (const { text, sign } of byTeam) counter.add(text, sign);
     counter.flush();
   }
 
@@ -453,6 +459,13 @@ export class SqliteReadCore {
     this.finishBulk(plan);
     this.stmt(`UPDATE ${COLLECTIONS} SET layout = ? WHERE name = ?`).run(layout, name);
   }
+}
+
+/** Whether a filter holds a search (`contains`), at any depth. */
+function holdsText(filter: Filter | undefined): boolean {
+  if (!filter) return false;
+  if (filter.op === 'contains') return true;
+  return (filter.op === 'and' || filter.op === 'or') && filter.filters.some(holdsText);
 }
 
 /** The layout the collection had before its searches had gram tables. */

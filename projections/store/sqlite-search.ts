@@ -66,9 +66,9 @@ export function planSearched(
     const ids = branches.filter((b) => b !== texts[0]);
     if (!ids.every((b) => b.op === 'eq' && b.field === plan.def.idField && b.value !== null)) continue;
     const rest = conjuncts.filter((x) => x !== c);
-    if (!trigramable(needle)) return shortSearch(plan, search, { ...query, filter: query.filter, rest, ids: ids as Eq[], needle }, prepare);
+    if (!trigramable(needle)) return shortSearch(plan, search, { sort: query.sort, sums: query.sums, rest, ids: ids as Eq[], needle }, prepare);
     // Only the team is fixed besides the search: the team's hits are the answer, plus any id match.
-    const teamOnly = !query.sums?.length && rest.length === search.where.length && rest.every((x) => x.op === 'eq' && search.where.includes(x.field));
+    const teamOnly = onlyTeamFixed(search, rest, query.sums);
     const others = teamOnly ? othersMatching(plan, search, rest as Eq[], needle, prepare) : null;
     const marker = markerFor(search, rest);
     let hits: number;
@@ -182,35 +182,29 @@ function walkFor(
  * search text, in the list's order: a page stops when full. The planner is told so, as it would
  * rather take the smaller index without the text. When only the team is fixed beside the text,
  * the total is the team's count of that string in the gram table (corrected for the rows waiting
- * for the sync, as the trigram count is), and the page stops at the last hit the total allows
- * rather than at the end of the team; otherwise the total reads the team's slice too.
+ * for the sync, as the trigram count is), and the page stops at the last hit it allows
+ * (findPage); otherwise the total reads the team's slice too.
  */
 function shortSearch(
   plan: TablePlan,
   search: SearchPlan,
-  q: Pick<Query, 'filter' | 'sort' | 'sums' | 'page'> & { rest: Filter[]; ids: Eq[]; needle: string },
+  q: Pick<Query, 'sort' | 'sums'> & { rest: Filter[]; ids: Eq[]; needle: string },
   prepare: (sql: string) => Database.Statement,
 ): SearchedPlan | null {
-  const sort = q.sort ?? [];
   const fixed = search.where.every((f) => q.rest.some((x) => x.op === 'eq' && x.field === f && x.value !== null));
-  const sameOrder = orderTerms(plan, sort).join() === orderTerms(plan, search.sort).join();
+  const sameOrder = orderTerms(plan, q.sort ?? []).join() === orderTerms(plan, search.sort).join();
   if (!fixed || !sameOrder) return null;
   const from = `${plan.table} INDEXED BY ${search.scanIndex}`;
-  const found: SearchedPlan = { hits: -1, total: null, from, countFrom: from };
-  const teamOnly = !q.sums?.length && q.rest.length === search.where.length && q.rest.every((x) => x.op === 'eq' && search.where.includes(x.field));
-  const marker = teamOnly ? markerFor(search, q.rest) : null;
-  if (marker === null || !isGrammable(q.needle)) return found;
+  const marker = onlyTeamFixed(search, q.rest, q.sums) ? markerFor(search, q.rest) : null;
+  if (marker === null || !isGrammable(q.needle)) return { hits: -1, total: null, from, countFrom: from };
   const counted = prepare(`SELECT n FROM ${search.grams} WHERE m = ? AND g = ?`).pluck().get(marker, q.needle) as number | undefined;
   const total = (counted ?? 0) + pendingChange(plan, search, q.needle, marker, prepare) + idsBeyond(plan, search, q.rest, q.ids, q.needle, prepare);
-  found.total = total;
-  if (!q.page) return found;
-  const size = Math.max(0, q.page.pageSize);
-  const offset = Math.max(0, (q.page.page - 1) * size);
-  const want = Math.max(0, Math.min(size, total - offset));
-  const where = compileWhere(plan, q.filter);
-  const order = [...orderTerms(plan, sort), 'rowid'].join(', ');
-  found.walk = () => (want === 0 ? [] : (prepare(`SELECT rowid FROM ${from} WHERE ${where.sql} ORDER BY ${order} LIMIT ? OFFSET ?`).pluck().all(...where.params, want, offset) as number[]));
-  return found;
+  return { hits: -1, total, from, countFrom: from };
+}
+
+/** Whether the query fixes the search's team by equality and nothing else (and sums nothing): its hits in the team are then the answer. */
+function onlyTeamFixed(search: SearchPlan, rest: Filter[], sums: string[] | undefined): boolean {
+  return !sums?.length && rest.length === search.where.length && rest.every((x) => x.op === 'eq' && search.where.includes(x.field));
 }
 
 /** The marker of the search's `where` values when the query fixes them all by equality. */
