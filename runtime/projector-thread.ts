@@ -68,6 +68,27 @@ function syncSearchWhenDue(): void {
   }
 }
 
+/** How often this thread checkpoints the read database's WAL for the inline projection's commits. */
+const CHECKPOINT_MS = 250;
+let checkpointedAt = 0;
+
+/**
+ * The WAL checkpoint of the read database, passive (it waits for no one, and copies what no
+ * reader still needs). The log's writer thread commits the inline projection's transactions
+ * without checkpointing after them (inline-projection.ts), so the WAL would grow without bound
+ * but for this; this thread's own commits still checkpoint as SQLite does by default.
+ */
+function checkpointWhenDue(): void {
+  const now = Date.now();
+  if (now - checkpointedAt < CHECKPOINT_MS) return;
+  checkpointedAt = now;
+  try {
+    core.checkpointWal();
+  } catch {
+    // The file failed: the next turn tries again, and the WAL only grows meanwhile.
+  }
+}
+
 async function run(): Promise<void> {
   let delay = settings.retryInitialMs;
   let limit: number | undefined;
@@ -76,6 +97,7 @@ async function run(): Promise<void> {
   while (!stopping) {
     poked = false;
     syncSearchWhenDue();
+    checkpointWhenDue();
     const head = log.head();
     if (head > position || limit !== undefined || failing) {
       progress ??= head - position > 1_000 ? new ProgressMeter(Number(head - position), settings.progressEveryMs) : null;

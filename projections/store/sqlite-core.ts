@@ -396,6 +396,17 @@ export class SqliteReadCore {
     this.db.exec(`DELETE FROM ${CHECKPOINTS}; DELETE FROM ${VERSIONS};`);
   }
 
+  /**
+   * Copies what the WAL holds into the database file as far as no reader still needs it, without
+   * waiting for readers or writers (PASSIVE). For the connection that checkpoints in the stead of
+   * one that does not (the inline projection's: runtime/inline-projection.ts). Answers the WAL's
+   * frames and how many of them are now in the file.
+   */
+  checkpointWal(): { frames: number; copied: number } {
+    const [row] = this.db.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number; checkpointed: number }>;
+    return { frames: row?.log ?? 0, copied: row?.checkpointed ?? 0 };
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
   }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -147,6 +147,33 @@ describe("the log's writer thread, applying its own commits inline", () => {
       expect(await thread.status()).toEqual({ name: 'read-models', state: 'caught_up', behind: 0 });
     }
     await thread.stop();
+    await d.log.close();
+  });
+
+  it('leaves the WAL checkpoints of its commits to the projector thread, which keeps the WAL from growing', async () => {
+    const d = dataDir();
+    const shm = path.join(d.dir, `${READ_MODELS_FILE}-shm`);
+    // The wal-index header (SQLite's wal.c, native byte order): mxFrame, the WAL's last valid
+    // frame, at byte 16; nBackfill, the frames copied into the database file, at byte 96.
+    const uncopied = () => {
+      const h = readFileSync(shm).subarray(0, 100);
+      return h.readUInt32LE(16) - h.readUInt32LE(96);
+    };
+    // Asleep (it never polls): only the inline projection commits, and nothing checkpoints them.
+    const asleep = await inlineOn(d);
+    for (let i = 0; i < 300; i++) await d.append(4);
+    // Past SQLite's default of a checkpoint every 1,000 pages, which the inline connection turns off.
+    expect(uncopied()).toBeGreaterThan(1_000);
+    await asleep.stop();
+
+    // Awake, the projector thread copies them in passively on its own turns.
+    const awake = await d.start({}, { report: () => undefined, waitTimeoutMs: 60_000 });
+    expect(await d.log.runAfterEachCommit(inlineProjection(awake.inline), (p) => awake.applied(p))).toBe(true);
+    const head = await d.append(4);
+    await awake.waitFor(head);
+    await expect.poll(uncopied, { timeout: 5_000 }).toBe(0);
+    expect(d.counter('alpha')).toMatchObject({ applies: 1_204, violations: 0, last: String(head.commit) });
+    await awake.stop();
     await d.log.close();
   });
 
