@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { CommandFailed, UsageError } from './errors.js';
 
 export interface Answer {
@@ -45,14 +45,20 @@ export class AdminClient {
   /** One JSON call under /admin/v1; a refused connection is CommandFailed naming the origin. */
   async call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
     const r = await this.send(method, path, body, headers);
-    const text = await r.body.text();
-    let parsed: unknown = null;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = null;
+    return { status: r.statusCode, body: parseJson(await r.body.text()) };
+  }
+
+  /**
+   * A write whose 2xx body the caller does not need (an import's row): a 2xx answer's body is read
+   * to its end and dropped unparsed, with `body: null`; any other is parsed as call() does.
+   */
+  async write(method: 'POST' | 'PATCH', path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+    const r = await this.send(method, path, body, headers);
+    if (r.statusCode >= 200 && r.statusCode < 300) {
+      await r.body.dump();
+      return { status: r.statusCode, body: null };
     }
-    return { status: r.statusCode, body: parsed };
+    return { status: r.statusCode, body: parseJson(await r.body.text()) };
   }
 
   /** A 2xx answer's body, else CommandFailed with the server's error message. */
@@ -66,14 +72,7 @@ export class AdminClient {
   async stream(path: string): Promise<Readable> {
     const r = await this.send('GET', path);
     if (r.statusCode < 200 || r.statusCode >= 300) {
-      const text = await r.body.text();
-      let body: unknown = null;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        /* not JSON */
-      }
-      throw new CommandFailed(describeError({ status: r.statusCode, body }));
+      throw new CommandFailed(describeError({ status: r.statusCode, body: parseJson(await r.body.text()) }));
     }
     return r.body;
   }
@@ -84,15 +83,26 @@ export class AdminClient {
 
   private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
     try {
-      return await request(`${this.origin}/admin/v1${path}`, {
+      // The agent's own request: undici's top-level request() parses the URL on every call.
+      return await this.agent.request({
+        origin: this.origin,
+        path: `/admin/v1${path}`,
         method: method as 'GET',
-        dispatcher: this.agent,
         headers: { authorization: this.auth, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (err) {
       throw new CommandFailed(`Cannot reach the server at ${this.origin}: ${(err as Error).message}. Is it running, and is TURNOUT_URL right?`);
     }
+  }
+}
+
+/** The JSON of a body, or null when it is empty or not JSON. */
+function parseJson(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return null;
   }
 }
 

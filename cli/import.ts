@@ -90,7 +90,7 @@ async function send(client: AdminClient, rows: Row[], options: ImportOptions, sh
       let status = 0;
       let problem: Problem;
       try {
-        const r = await client.call('POST', path, row.body, headers);
+        const r = await client.write('POST', path, row.body, headers);
         if (r.status >= 200 && r.status < 300) return null;
         status = r.status;
         const e = r.body?.error;
