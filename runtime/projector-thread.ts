@@ -47,47 +47,38 @@ const pause = (ms: number) =>
     wake = done;
   });
 
-/** How often the search tables catch up with the rows the writes changed. */
-const SEARCH_SYNC_MS = 100;
-let searchSyncedAt = 0;
+/**
+ * `work` from this thread's loop at most once every `ms`. Busy (the lock held past the busy
+ * timeout) or failing, it is tried again at a later turn.
+ */
+function every(ms: number, work: () => void): () => void {
+  let last = 0;
+  return () => {
+    const now = Date.now();
+    if (now - last < ms) return;
+    last = now;
+    try {
+      work();
+    } catch {
+      // A later turn tries again.
+    }
+  };
+}
 
 /**
  * The search tables catch up here, off the write path (a write's own commit only notes the rows
- * it changed: SqliteReadCore.syncSearch), every SEARCH_SYNC_MS whether or not writes go on, so
- * each batch stays small and quick. Busy or failing, it is tried again at the next turn;
- * searches are exact meanwhile.
+ * it changed: SqliteReadCore.syncSearch), every 100 ms whether or not writes go on, so each batch
+ * stays small and quick. Searches are exact meanwhile.
  */
-function syncSearchWhenDue(): void {
-  const now = Date.now();
-  if (now - searchSyncedAt < SEARCH_SYNC_MS) return;
-  searchSyncedAt = now;
-  try {
-    core.syncSearch();
-  } catch {
-    // The lock was held past the busy timeout, or the file failed: the next turn retries.
-  }
-}
-
-/** How often this thread checkpoints the read database's WAL for the inline projection's commits. */
-const CHECKPOINT_MS = 250;
-let checkpointedAt = 0;
+const syncSearchWhenDue = every(100, () => void core.syncSearch());
 
 /**
- * The WAL checkpoint of the read database, passive (it waits for no one, and copies what no
- * reader still needs). The log's writer thread commits the inline projection's transactions
- * without checkpointing after them (inline-projection.ts), so the WAL would grow without bound
- * but for this; this thread's own commits still checkpoint as SQLite does by default.
+ * The WAL checkpoint of the read database, every 250 ms, passive (it waits for no one, and copies
+ * what no reader still needs). The log's writer thread commits the inline projection's
+ * transactions without checkpointing after them (inline-projection.ts), so the WAL would grow
+ * without bound but for this; this thread's own commits still checkpoint as SQLite does by default.
  */
-function checkpointWhenDue(): void {
-  const now = Date.now();
-  if (now - checkpointedAt < CHECKPOINT_MS) return;
-  checkpointedAt = now;
-  try {
-    core.checkpointWal();
-  } catch {
-    // The file failed: the next turn tries again, and the WAL only grows meanwhile.
-  }
-}
+const checkpointWhenDue = every(250, () => void core.checkpointWal());
 
 async function run(): Promise<void> {
   let delay = settings.retryInitialMs;
