@@ -397,14 +397,30 @@ export class SqliteReadCore {
   }
 
   /**
-   * Copies what the WAL holds into the database file as far as no reader still needs it, without
-   * waiting for readers or writers (PASSIVE). For the connection that checkpoints in the stead of
-   * one that does not (the inline projection's: runtime/inline-projection.ts). Answers the WAL's
-   * frames and how many of them are now in the file.
+   * The WAL checkpoint for a connection that checkpoints in the stead of one that does not (the
+   * inline projection's: runtime/inline-projection.ts). First PASSIVE: it copies what the WAL
+   * holds into the database file as far as no reader still needs it, waiting for no one.
+   *
+   * That alone does not bound the WAL under steady writes. A writer starts the WAL over only when
+   * its transaction begins with every frame copied, and the other thread's commits keep adding
+   * frames while the copy runs, so the file would grow for as long as they go on. Once it holds
+   * `restartAt` frames, a RESTART follows: it takes the write lock, copies the few frames added
+   * since the PASSIVE one, and waits for the readers still on the WAL, so the next write starts
+   * it over. It waits at most `waitMs` for the lock and for those readers (the connection's busy
+   * timeout is set back after), and goes on as a PASSIVE one if that runs out.
    */
-  checkpointWal(): { frames: number; copied: number } {
-    const [row] = this.db.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number; checkpointed: number }>;
-    return { frames: row?.log ?? 0, copied: row?.checkpointed ?? 0 };
+  checkpointWal(restartAt = 4_000, waitMs = 50): { frames: number; restarted: boolean } {
+    const [passive] = this.db.pragma('wal_checkpoint(PASSIVE)') as Array<{ busy: number; log: number }>;
+    const frames = passive?.log ?? 0;
+    if (frames < restartAt) return { frames, restarted: false };
+    const busyTimeout = Number(this.db.pragma('busy_timeout', { simple: true }));
+    this.db.pragma(`busy_timeout = ${waitMs}`);
+    try {
+      const [restart] = this.db.pragma('wal_checkpoint(RESTART)') as Array<{ busy: number }>;
+      return { frames, restarted: restart?.busy === 0 };
+    } finally {
+      this.db.pragma(`busy_timeout = ${busyTimeout}`);
+    }
   }
 
   close(): void {
