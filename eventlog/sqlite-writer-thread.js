@@ -47,6 +47,9 @@ async function commitTogether(batches, answers) {
   if (batches.length === 0) return;
   try {
     const outcomes = commit(batches.flatMap((b) => b.batch));
+    // Committed: the log's write lock is free while the after-commit work runs (it writes another
+    // file), so whoever waits for it (webhook bookkeeping on this file) is told now, not after.
+    if (afterCommit) port.postMessage([{ id: 0, logged: batches[batches.length - 1].id }]);
     let last = 0n;
     for (const o of outcomes) if ('position' in o && o.position > last) last = o.position;
     // The work's own failures are its to report (it leaves the events to another); the commit stands.

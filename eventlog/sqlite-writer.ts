@@ -33,6 +33,8 @@ export class WriterThread {
   private readonly exited: Promise<void>;
   /** Told the position the after-commit work applied up to, before the batches it covers are answered. */
   private onApplied: ((position: bigint) => void) | null = null;
+  /** Per batch in flight, told once it is committed (before the after-commit work), or answered. */
+  private readonly loggedWaiters = new Map<number, () => void>();
 
   constructor(file: string, marks: BigInt64Array) {
     this.worker = new Worker(THREAD_PROGRAM, { workerData: { file, marks: marks.buffer }, name: 'turnout-log-writer', execArgv: THREAD_EXEC_ARGV });
@@ -44,9 +46,23 @@ export class WriterThread {
           this.onApplied?.(a.applied);
           continue;
         }
+        if (a.logged !== undefined) {
+          for (const [id, told] of this.loggedWaiters) {
+            if (id > a.logged) break;
+            this.loggedWaiters.delete(id);
+            told();
+          }
+          continue;
+        }
         const w = this.inflight.get(a.id);
         if (!w) continue;
         this.inflight.delete(a.id);
+        // Answered without a word before (no after-commit work, or the commit failed): logged now.
+        const told = this.loggedWaiters.get(a.id);
+        if (told) {
+          this.loggedWaiters.delete(a.id);
+          told();
+        }
         if (a.failed !== undefined) w.reject(new Error(a.failed));
         else w.resolve((a.outcomes ? decodeOutcomes(a.outcomes) : (a.settings ?? a.attached ?? a.checkpointed)) as never);
       }
@@ -57,6 +73,8 @@ export class WriterThread {
       this.broken ??= err;
       for (const w of this.inflight.values()) w.reject(err);
       this.inflight.clear();
+      for (const told of this.loggedWaiters.values()) told();
+      this.loggedWaiters.clear();
     };
     this.worker.on('error', fail);
     this.worker.on('exit', (code) => fail(new Error(`the event log's writer thread exited (code ${code})`)));
@@ -67,8 +85,16 @@ export class WriterThread {
     return this.closing ? null : this.broken;
   }
 
-  commit(batch: WireAppend[]): Promise<Outcome[]> {
-    return this.ask<Outcome[]>({ batch: encodeBatch(batch) });
+  /**
+   * Commits a batch; resolves with its outcomes once the after-commit work has run on it.
+   * `logged` is told sooner, as soon as the batch is committed: from then the thread holds no
+   * write lock on the log until the next batch reaches it (or when the batch is answered, at the latest).
+   */
+  commit(batch: WireAppend[], logged?: () => void): Promise<Outcome[]> {
+    const answer = this.ask<Outcome[]>({ batch: encodeBatch(batch) });
+    // Ids grow, and the map keeps them in that order: a `logged` answer covers a prefix of it.
+    if (logged && !this.broken) this.loggedWaiters.set(this.nextId - 1, logged);
+    return answer;
   }
 
   /** How the thread's connection is set up: what makes its commits durable. */

@@ -74,9 +74,10 @@ export class SqliteEventLog implements EventLog {
   }
 
   /**
-   * Resolves once no batch is on the writer thread (at once when none is), so the thread holds no
-   * write lock: another writer on `database` in this process then does not wait for it. The log
-   * sends its next batch on a later turn of the event loop, never in between.
+   * Resolves once every batch on the writer thread is committed (at once when none is), so the
+   * thread holds no write lock (its after-commit work, on another file, may still run): another
+   * writer on `database` in this process then does not wait for it. The log sends its next batch
+   * on a later turn of the event loop, never in between.
    */
   writerIdle(): Promise<void> {
     return this.commits.idle();
@@ -128,6 +129,11 @@ export class SqliteEventLog implements EventLog {
   /** Batches on the writer thread, not answered yet. */
   get commitsInFlight(): number {
     return this.commits.inFlight;
+  }
+
+  /** Of those, the ones not committed yet: while there are none the writer thread holds no write lock on the file. */
+  get commitsNotCommitted(): number {
+    return this.commits.notCommitted;
   }
 
   /** Transactions committed (each one fsync), and the appends they carried. */

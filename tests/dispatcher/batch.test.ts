@@ -38,15 +38,15 @@ describe('webhook bookkeeping on the event log’s connection', () => {
       expect(await log.writerSettings()).toEqual({ journalMode: 'wal', synchronous: 2 });
     }));
 
-  it('waits until the log’s writer thread holds no batch, so it never waits for the write lock', () =>
+  it('waits until the log’s writer thread has committed every batch, so it never waits for the write lock', () =>
     withLog(async (log) => {
       log.database.exec('CREATE TABLE t (x INTEGER)');
       shareFileWith(log.database, () => log.writerIdle());
-      // What the writer thread had in flight each time a bookkeeping transaction began.
+      // What the writer thread had not committed yet each time a bookkeeping transaction began.
       const inFlight: number[] = [];
       const transaction = log.database.transaction.bind(log.database);
       log.database.transaction = ((fn: () => void) => {
-        inFlight.push(log.commitsInFlight);
+        inFlight.push(log.commitsNotCommitted);
         return transaction(fn);
       }) as typeof log.database.transaction;
       const insert = log.database.prepare('INSERT INTO t VALUES (?)');
@@ -69,11 +69,33 @@ describe('webhook bookkeeping on the event log’s connection', () => {
       expect(log.commitsInFlight).toBe(1);
       let bDone = false;
       const b = append(log, 'b-1').then(() => void (bDone = true));
-      const atIdle = await log.writerIdle().then(() => ({ inFlight: log.commitsInFlight, bDone }));
+      const atIdle = await log.writerIdle().then(() => ({ inFlight: log.commitsNotCommitted, bDone }));
       // Under steady appends a new batch would otherwise always be on its way.
       expect(atIdle).toEqual({ inFlight: 0, bDone: false });
       await Promise.all([a, b]);
       expect(bDone).toBe(true);
+    }));
+
+  it('commits while the writer thread still runs its after-commit work on another file, not after it', () =>
+    withLog(async (log) => {
+      log.database.exec('CREATE TABLE t (x INTEGER)');
+      shareFileWith(log.database, () => log.writerIdle());
+      const slow = { module: new URL('../support/slow-after-commit.js', import.meta.url).href, options: { ms: 300 } };
+      expect(await log.runAfterEachCommit(slow, () => undefined)).toBe(true);
+      const appended = append(log, 'a-1');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(log.commitsInFlight).toBe(1);
+      const t0 = performance.now();
+      await batcherFor(log.database).run(() => void log.database.prepare('INSERT INTO t VALUES (1)').run());
+      // Committed once the append was, while its after-commit work (300 ms) still held it unanswered.
+      expect({ waitedMs: Math.round(performance.now() - t0) < 200, inFlight: log.commitsInFlight, notCommitted: log.commitsNotCommitted }).toEqual({
+        waitedMs: true,
+        inFlight: 1,
+        notCommitted: 0,
+      });
+      await appended;
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(log.commitsInFlight).toBe(0);
     }));
 
   it('finishes a write queued after another in the same transaction, and not at all when the first fails', () =>
