@@ -91,10 +91,7 @@ export class WriterThread {
    * write lock on the log until the next batch reaches it (or when the batch is answered, at the latest).
    */
   commit(batch: WireAppend[], logged?: () => void): Promise<Outcome[]> {
-    const answer = this.ask<Outcome[]>({ batch: encodeBatch(batch) });
-    // Ids grow, and the map keeps them in that order: a `logged` answer covers a prefix of it.
-    if (logged && !this.broken) this.loggedWaiters.set(this.nextId - 1, logged);
-    return answer;
+    return this.ask<Outcome[]>({ batch: encodeBatch(batch) }, logged);
   }
 
   /** How the thread's connection is set up: what makes its commits durable. */
@@ -116,9 +113,11 @@ export class WriterThread {
     await this.ask<true>({ checkpoint: true });
   }
 
-  private ask<T>(message: { batch: string } | { settings: true } | { afterCommit: AfterCommitModule } | { checkpoint: true }): Promise<T> {
+  private ask<T>(message: { batch: string } | { settings: true } | { afterCommit: AfterCommitModule } | { checkpoint: true }, logged?: () => void): Promise<T> {
     if (this.broken) return Promise.reject(this.broken);
     const id = this.nextId++;
+    // Ids grow, and the map keeps them in that order: a `logged` answer covers a prefix of it.
+    if (logged) this.loggedWaiters.set(id, logged);
     if (this.inflight.size === 0) this.worker.ref();
     return new Promise<T>((resolve, reject) => {
       this.inflight.set(id, { resolve: resolve as (answer: never) => void, reject });

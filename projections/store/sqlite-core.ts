@@ -409,15 +409,13 @@ export class SqliteReadCore {
    * it over. It waits at most `waitMs` for the lock and for those readers (the connection's busy
    * timeout is set back after), and goes on as a PASSIVE one if that runs out.
    */
-  checkpointWal(restartAt = 4_000, waitMs = 50): { frames: number; restarted: boolean } {
-    const [passive] = this.db.pragma('wal_checkpoint(PASSIVE)') as Array<{ busy: number; log: number }>;
-    const frames = passive?.log ?? 0;
-    if (frames < restartAt) return { frames, restarted: false };
+  checkpointWal(restartAt = 4_000, waitMs = 50): void {
+    const [passive] = this.db.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>;
+    if ((passive?.log ?? 0) < restartAt) return;
     const busyTimeout = Number(this.db.pragma('busy_timeout', { simple: true }));
     this.db.pragma(`busy_timeout = ${waitMs}`);
     try {
-      const [restart] = this.db.pragma('wal_checkpoint(RESTART)') as Array<{ busy: number }>;
-      return { frames, restarted: restart?.busy === 0 };
+      this.db.pragma('wal_checkpoint(RESTART)');
     } finally {
       this.db.pragma(`busy_timeout = ${busyTimeout}`);
     }

@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteReadCore } from '../../projections/store/sqlite-core.js';
+import { walIndex } from '../support/wal-index.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -57,8 +58,7 @@ describe("the read database's WAL, checkpointed by another connection than the o
     const file = join(dir, 'readmodels.sqlite');
     const core = new SqliteReadCore(file);
     core.db.exec('CREATE TABLE t (x BLOB)');
-    // The wal-index header (SQLite's wal.c, native byte order): mxFrame, the WAL's last frame, at byte 16.
-    const frames = () => readFileSync(`${file}-shm`).readUInt32LE(16);
+    const frames = () => walIndex(file).frames;
     const writer = startWriter(file);
     let most = 0;
     let restarts = 0;

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -11,6 +11,7 @@ import { inlineProjection } from '../../runtime/inline-projection.js';
 import { LOG_FILE, ProjectorThread, READ_MODELS_FILE, rebuildReadModels } from '../../runtime/read-models.js';
 import { client, startTestApp } from '../support/app.js';
 import type { CounterDoc } from '../support/counting-projectors.js';
+import { walIndex } from '../support/wal-index.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -152,12 +153,9 @@ describe("the log's writer thread, applying its own commits inline", () => {
 
   it('leaves the WAL checkpoints of its commits to the projector thread, which keeps the WAL from growing', async () => {
     const d = dataDir();
-    const shm = path.join(d.dir, `${READ_MODELS_FILE}-shm`);
-    // The wal-index header (SQLite's wal.c, native byte order): mxFrame, the WAL's last valid
-    // frame, at byte 16; nBackfill, the frames copied into the database file, at byte 96.
     const uncopied = () => {
-      const h = readFileSync(shm).subarray(0, 100);
-      return h.readUInt32LE(16) - h.readUInt32LE(96);
+      const { frames, copied } = walIndex(path.join(d.dir, READ_MODELS_FILE));
+      return frames - copied;
     };
     // Asleep (it never polls): only the inline projection commits, and nothing checkpoints them.
     const asleep = await inlineOn(d);
