@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { rebuildReadModels } from '../runtime/read-models.js';
+import { rebuildReadModels } from '../runtime/rebuild.js';
 import { type BenchRequest, load, type Measure } from './lib.js';
 import { nameTerms, person, random } from './names.js';
 import { memory, type ServerProcess, startServer, until200 } from './scale-server.js';

@@ -37,6 +37,8 @@ export function feedTableProjector(db: Database.Database, streams: StreamReader)
     name: 'change-feed',
     version: 1,
     collections: [],
+    tables: [TABLE],
+    independent: true,
     reset: () => db.exec(`DELETE FROM ${TABLE}`),
     async apply(event) {
       if (!mayFire(event)) return;

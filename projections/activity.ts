@@ -55,6 +55,7 @@ export const activityProjection: Projector = {
   version: 1,
   collections: [{ name: ACTIVITY, idField: 'id', indexes: [['FkTeam']] }],
   categories: RECORD_CATEGORY_LIST,
+  independent: true,
   async apply(event, store) {
     const change = describeChange(event);
     if (!change || !event.metadata.team) return;

@@ -24,6 +24,19 @@ export interface Projector<C extends Category = Category> {
    * apply), when the embedded store rebuilds it (sqlite-projection.ts prepare).
    */
   reset?(): void;
+  /**
+   * The tables it keeps outside its collections (those `reset` empties), by name: a rebuild that
+   * builds this projector apart (`independent`) copies them across with its collections.
+   */
+  tables?: readonly string[];
+  /**
+   * Reads nothing from the store and writes nothing another projector reads (an activity log, the
+   * change feed: a row per event from the event alone). An offline rebuild of the embedded read
+   * models (runtime/rebuild.ts) builds such projectors on a second thread, in a file of their own,
+   * and copies what they wrote in at the end. One that reads a collection of another projector
+   * fails that rebuild (the collection is unknown in its file), never silently.
+   */
+  independent?: boolean;
   /** Applies one event of its categories. Must be idempotent: a redelivered event changes nothing. */
   apply(event: LoggedEvent<C>, store: ReadStore): Promise<void>;
 }

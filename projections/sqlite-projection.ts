@@ -64,10 +64,12 @@ export class SqliteProjection {
   /** The projectors that read each stream category. */
   private readonly route: (stream: string) => Projector[];
 
+  /** `bulk`: every step in bulk mode, however little is behind (a build from nothing: runtime/rebuild.ts). */
   constructor(
     private readonly core: SqliteReadCore,
     private readonly projectors: Projector[],
     private readonly log: LogReader,
+    private readonly options: { bulk?: boolean } = {},
   ) {
     this.store = new SqliteReadStore(core);
     this.route = categoryRouter(projectors);
@@ -181,7 +183,7 @@ export class SqliteProjection {
    * caught up. Answers whether any is that far behind (its steps then take bigger chunks).
    */
   private enterBulk(head: bigint): boolean {
-    const behind = this.projectors.filter((p) => head - this.positions.get(p)! > BULK_BEHIND);
+    const behind = this.options.bulk ? this.projectors : this.projectors.filter((p) => head - this.positions.get(p)! > BULK_BEHIND);
     const names = behind.flatMap((p) => p.collections.map((c) => c.name)).filter((n) => !this.core.inBulk(n));
     if (names.length) this.core.beginBulk(names);
     return behind.length > 0;

@@ -1,14 +1,7 @@
-import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type { Position } from '../domain/shared/events.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
-import { openLogReader } from '../eventlog/sqlite-file.js';
-import { type CatchUpProgress, ProgressMeter } from '../projections/progress.js';
-import type { Projector } from '../projections/runner.js';
-import { loadProjectors } from './thread-projectors.js';
-import { SqliteProjection } from '../projections/sqlite-projection.js';
-import { SqliteReadCore } from '../projections/store/sqlite-core.js';
-import { lockDataDir } from './datadir-lock.js';
+import type { CatchUpProgress } from '../projections/progress.js';
 import { type InlineSettings } from './inline-projection.js';
 import type { FromThread, ThreadSettings, ToThread } from './projector-wire.js';
 import { startModuleThread } from './thread-projectors.js';
@@ -160,45 +153,5 @@ export class ProjectorThread {
     this.worker.ref();
     this.worker.postMessage({ type: 'stop' } satisfies ToThread);
     await this.exited;
-  }
-}
-
-export interface RebuildOptions {
-  onProgress?: (progress: CatchUpProgress) => void;
-  progressEveryMs?: number;
-  /** The projectors to rebuild (tests); the product's by default. */
-  projectors?: Projector[];
-}
-
-/**
- * Drops every read model of an embedded data dir (and the change feed's table) and builds it again from the log, in this
- * thread (the `turnout rebuild` command, the scale benchmark). Refuses a data dir a running
- * server holds. Answers the events read and the time taken.
- */
-export async function rebuildReadModels(dataDir: string, options: RebuildOptions = {}): Promise<{ events: number; ms: number }> {
-  const lock = lockDataDir(dataDir);
-  const log = openLogReader(path.join(dataDir, LOG_FILE));
-  const core = new SqliteReadCore(path.join(dataDir, READ_MODELS_FILE));
-  const started = performance.now();
-  try {
-    core.reset();
-    const projection = new SqliteProjection(core, options.projectors ?? (await loadProjectors(undefined, { db: core.db, log })), log);
-    projection.prepare();
-    const meter = new ProgressMeter(Number(log.head()), options.progressEveryMs ?? 5_000);
-    let events = 0;
-    for (;;) {
-      const step = await projection.step();
-      events += step.read;
-      const behind = Number(log.head() - step.position);
-      const told = meter.add(step.read, behind > 0 ? behind : 0);
-      if (told) options.onProgress?.(told);
-      if (step.caughtUp) break;
-    }
-    options.onProgress?.(meter.now(0));
-    return { events, ms: performance.now() - started };
-  } finally {
-    core.close();
-    log.close();
-    lock.release();
   }
 }

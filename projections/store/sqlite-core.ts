@@ -1,3 +1,4 @@
+import { closeSync, fsyncSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
 import type { CollectionDef, Doc, Filter, Page, Query } from './port.js';
@@ -29,6 +30,8 @@ export class SqliteReadCore {
   private readonly statements = new Map<string, Database.Statement>();
 
   /**
+   * `fresh`: a new file being built whole (see below), WAL-journalled once done (`finishFresh`).
+   *
    * `laidOutElsewhere`: a connection to a database another connection (the projector thread)
    * lays out: define() then plans the collection without touching the file. The main thread's
    * reading connection is one; the log's writer thread, which applies its own commits inline
@@ -36,13 +39,21 @@ export class SqliteReadCore {
    */
   constructor(
     path: string,
-    private readonly options: { laidOutElsewhere?: boolean } = {},
+    private readonly options: { laidOutElsewhere?: boolean; fresh?: boolean } = {},
   ) {
     this.db = new Database(path);
     // Writers of another thread or process hold the lock for one transaction at a time.
     this.db.pragma('busy_timeout = 10000');
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
+    if (options.fresh) {
+      // A file built from nothing that no one reads until it is done (an offline rebuild,
+      // runtime/rebuild.ts): the rollback journal in memory (a transaction can still roll back)
+      // and no syncs, as a crash leaves only a file the next rebuild deletes.
+      this.db.pragma('journal_mode = MEMORY');
+      this.db.pragma('synchronous = OFF');
+    } else {
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+    }
     // A bounded page cache (64 MiB): the working set of a million rows stays on disk, not in the heap.
     this.db.pragma('cache_size = -65536');
     this.db.function(FOLD_FUNCTION, { deterministic: true }, fold);
@@ -418,6 +429,24 @@ export class SqliteReadCore {
       this.db.pragma('wal_checkpoint(RESTART)');
     } finally {
       this.db.pragma(`busy_timeout = ${busyTimeout}`);
+    }
+  }
+
+  /**
+   * Ends a `fresh` file's build: WAL from here on, as every other connection expects, and the
+   * whole file on disk (it was written without syncs) before the caller moves it into place.
+   */
+  finishFresh(): void {
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    const file = this.db.name;
+    this.close();
+    const fd = openSync(file, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
     }
   }
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChangeFeed } from '../../dispatcher/feed.js';
 import { START, typeMatcher } from '../../dispatcher/feed-cursor.js';
-import { rebuildReadModels } from '../../runtime/read-models.js';
+import { rebuildReadModels } from '../../runtime/rebuild.js';
 import { type Client, client as makeClient, startTestApp, type TestApp } from '../support/app.js';
 import { taskTeam, writeMixedChanges } from './volunteer-support.js';
 

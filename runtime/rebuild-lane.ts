@@ -1,0 +1,29 @@
+/*
+ * The second thread of an offline rebuild (rebuild.ts): it builds the `independent` projectors it
+ * is named into a file of its own, reading the log itself, and says how far it has read.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { openLogReader } from '../eventlog/sqlite-file.js';
+import { SqliteReadCore } from '../projections/store/sqlite-core.js';
+import { buildLane, type FromLane, type LaneSettings } from './rebuild.js';
+import { loadProjectors } from './thread-projectors.js';
+
+if (!parentPort) throw new Error('rebuild-lane runs as a worker thread (rebuild.ts)');
+const port = parentPort;
+const settings = workerData as LaneSettings;
+const post = (m: FromLane) => port.postMessage(m);
+
+const log = openLogReader(settings.logFile);
+const core = new SqliteReadCore(settings.file, { fresh: true });
+try {
+  const projectors = (await loadProjectors(settings.projectorsModule, { db: core.db, log })).filter((p) => settings.names.includes(p.name));
+  const missing = settings.names.filter((n) => !projectors.some((p) => p.name === n));
+  if (missing.length) throw new Error(`no projector named ${missing.join(', ')}`);
+  const { events, position } = await buildLane(core, projectors, log, (read) => post({ type: 'read', events: read }));
+  post({ type: 'done', events, position: String(position) });
+} catch (err) {
+  post({ type: 'failed', message: err instanceof Error ? err.message : String(err) });
+} finally {
+  core.close();
+  log.close();
+}

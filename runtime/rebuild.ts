@@ -1,0 +1,238 @@
+import { closeSync, fsync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import { openLogReader } from '../eventlog/sqlite-file.js';
+import { type CatchUpProgress, ProgressMeter } from '../projections/progress.js';
+import type { Projector } from '../projections/runner.js';
+import { checkpointName, type LogReader, SqliteProjection } from '../projections/sqlite-projection.js';
+import { SqliteReadCore } from '../projections/store/sqlite-core.js';
+import { quoteId } from '../projections/store/sqlite-schema.js';
+import { lockDataDir } from './datadir-lock.js';
+import { privateFile } from './private-files.js';
+import { LOG_FILE, READ_MODELS_FILE } from './read-models.js';
+import { loadProjectors, startModuleThread } from './thread-projectors.js';
+
+export interface RebuildOptions {
+  onProgress?: (progress: CatchUpProgress) => void;
+  progressEveryMs?: number;
+  /** A module exporting the projectors to rebuild (tests); the product's by default. */
+  projectorsModule?: string;
+  /** Build the `independent` projectors on a second thread (the default), or everything on this one. */
+  threads?: 1 | 2;
+}
+
+/** What the second thread is given (rebuild-lane.ts). */
+export interface LaneSettings {
+  logFile: string;
+  file: string;
+  projectorsModule?: string;
+  /** The projectors it builds, by name. */
+  names: string[];
+}
+
+/** What the second thread says: the events it has read, then that it is done (or why not). */
+export type FromLane = { type: 'read'; events: number } | { type: 'done'; events: number; position: string } | { type: 'failed'; message: string };
+
+/**
+ * Builds every read model of an embedded data dir (and the change feed's table) again from the log,
+ * offline (the `turnout rebuild` command, the scale benchmark): refuses a data dir a running
+ * server holds. Answers the events read and the time taken.
+ *
+ * It builds a new file beside the live one and moves it into place only once it is whole, so a
+ * rebuild that fails or is killed leaves the read models as they were. The new file is written
+ * without a WAL or syncs (nobody reads it meanwhile) and synced once at the end.
+ *
+ * The projectors marked `independent` (the activity log, the change feed: a row per event, read by
+ * no other projector) are built meanwhile by a second thread into a file of their own, read from
+ * the log by that thread too, and copied in at the end: SQLite's copy of a whole table into an
+ * empty one moves its pages as they are, far faster than projecting them again.
+ */
+export async function rebuildReadModels(dataDir: string, options: RebuildOptions = {}): Promise<{ events: number; ms: number }> {
+  const lock = lockDataDir(dataDir);
+  const started = performance.now();
+  const live = path.join(dataDir, READ_MODELS_FILE);
+  const building = `${live}.rebuild`;
+  const apartFile = `${live}.rebuild-apart`;
+  const logFile = path.join(dataDir, LOG_FILE);
+  const log = openLogReader(logFile);
+  let core: SqliteReadCore | null = null;
+  let lane: Lane | null = null;
+  try {
+    removeDatabase(building);
+    removeDatabase(apartFile);
+    privateFile(building, { sqlite: true });
+    core = new SqliteReadCore(building, { fresh: true });
+    const all = await loadProjectors(options.projectorsModule, { db: core.db, log });
+    const apart = (options.threads ?? 2) > 1 ? all.filter((p) => p.independent) : [];
+    const here = all.filter((p) => !apart.includes(p));
+    // Every read model laid out at its version: those built apart get their rows copied in.
+    new SqliteProjection(core, all, log).prepare();
+
+    const head = Number(log.head());
+    const meter = new ProgressMeter(head, options.progressEveryMs ?? 5_000);
+    let told = 0;
+    const readHere = { events: 0 };
+    const tell = () => {
+      // Each thread reads the whole log: the rebuild is as far as the slower of the two.
+      const done = Math.min(readHere.events, lane?.events ?? Infinity);
+      if (done <= told) return;
+      const progress = meter.add(done - told, head - done);
+      told = done;
+      if (progress) options.onProgress?.(progress);
+    };
+    if (apart.length) {
+      privateFile(apartFile, { sqlite: true });
+      lane = startLane({ logFile, file: apartFile, projectorsModule: options.projectorsModule, names: apart.map((p) => p.name) }, tell);
+    }
+    // A failure of the other thread is told once this one is done (its share takes the longer).
+    const flusher = new Flusher(building);
+    let events: number;
+    try {
+      ({ events } = await buildLane(core, here, log, (read) => {
+        readHere.events = read;
+        tell();
+        flusher.kick();
+      }));
+      if (lane) copyIn(core, apartFile, apart, await lane.done);
+      options.onProgress?.(meter.now(0));
+    } finally {
+      await flusher.close();
+    }
+    core.finishFresh();
+    core = null;
+    replaceDatabase(building, live);
+    return { events, ms: performance.now() - started };
+  } finally {
+    if (lane) await lane.stop();
+    core?.close();
+    log.close();
+    removeDatabase(building);
+    removeDatabase(apartFile);
+    lock.release();
+  }
+}
+
+/**
+ * Applies every event of the log to `projectors` into `core`'s file, chunk by chunk, in bulk mode
+ * however short the log (search and list indexes built once at the end, nothing left waiting for a
+ * search table's sync). Tells the events read after each chunk.
+ */
+export async function buildLane(core: SqliteReadCore, projectors: Projector[], log: LogReader, onRead: (events: number) => void): Promise<{ events: number; position: bigint }> {
+  const projection = new SqliteProjection(core, projectors, log, { bulk: true });
+  projection.prepare();
+  let events = 0;
+  for (;;) {
+    const step = await projection.step();
+    events += step.read;
+    onRead(events);
+    if (step.caughtUp) return { events, position: step.position };
+    // A chunk's awaits are microtasks only: this lets the other thread's messages in between.
+    await new Promise(setImmediate);
+  }
+}
+
+interface Lane {
+  /** Events the thread has read so far. */
+  events: number;
+  /** The position its projectors reached: the end of the log. */
+  done: Promise<bigint>;
+  stop(): Promise<void>;
+}
+
+function startLane(settings: LaneSettings, onRead: () => void): Lane {
+  const worker: Worker = startModuleThread(import.meta.url, 'rebuild-lane', { workerData: settings, name: 'turnout-rebuild' });
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  const lane: Lane = {
+    events: 0,
+    done: new Promise<bigint>((resolve, reject) => {
+      worker.on('message', (m: FromLane) => {
+        if (m.type === 'failed') reject(new Error(`rebuild of ${settings.names.join(', ')}: ${m.message}`));
+        else {
+          lane.events = m.events;
+          onRead();
+          if (m.type === 'done') resolve(BigInt(m.position));
+        }
+      });
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the rebuild thread of ${settings.names.join(', ')} exited (code ${code}) before it was done`)));
+    }),
+    stop: async () => {
+      await worker.terminate();
+      await exited;
+    },
+  };
+  lane.done.catch(() => {});
+  return lane;
+}
+
+/**
+ * Copies what the second thread built into the new file: each collection's rows (its list and
+ * search indexes then built once, as after a bulk load) and each table of its own, whole, with the
+ * projectors' checkpoints at the position that thread reached.
+ */
+function copyIn(core: SqliteReadCore, file: string, projectors: Projector[], position: bigint): void {
+  core.db.prepare('ATTACH DATABASE ? AS apart').run(file);
+  try {
+    const collections = projectors.flatMap((p) => p.collections.map((c) => c.name));
+    core.transaction(() => {
+      if (collections.length) core.beginBulk(collections);
+      for (const name of collections) copyTable(core, core.plan(name).table);
+      for (const p of projectors) for (const t of p.tables ?? []) copyTable(core, quoteId(t));
+      for (const p of projectors) core.setCheckpoint(checkpointName(p), { commit: position, prepare: position });
+      if (collections.length) core.endBulk(collections);
+    });
+  } finally {
+    core.db.exec('DETACH DATABASE apart');
+  }
+}
+
+/** Same layout on both sides, so SQLite moves the pages as they are (its transfer of a whole table into an empty one). */
+function copyTable(core: SqliteReadCore, table: string): void {
+  core.db.exec(`INSERT INTO main.${table} SELECT * FROM apart.${table}`);
+}
+
+/**
+ * Syncs a file written without syncs while it is still being written, on libuv's pool: what is
+ * on disk by the end need not be written then, so the disk works beside the CPU instead of after it.
+ */
+class Flusher {
+  private readonly fd: number;
+  private running: Promise<void> | null = null;
+
+  constructor(file: string) {
+    this.fd = openSync(file, 'r');
+  }
+
+  /** Starts a sync unless one runs. A failing one is not told: the last sync (finishFresh) fails the same way. */
+  kick(): void {
+    this.running ??= new Promise<void>((resolve) => fsync(this.fd, () => resolve())).then(() => {
+      this.running = null;
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.running;
+    closeSync(this.fd);
+  }
+}
+
+/** A database file and whatever SQLite keeps beside it. */
+function removeDatabase(file: string): void {
+  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(file + suffix, { force: true });
+}
+
+/**
+ * Moves the finished file over the live one. The live one's WAL goes first: left beside the new
+ * file it would be read as the new file's. A crash in between leaves the old file without its
+ * last transactions, still consistent: its checkpoints are as old as its rows, and those events are projected again.
+ */
+function replaceDatabase(from: string, to: string): void {
+  for (const suffix of ['-wal', '-shm', '-journal']) rmSync(to + suffix, { force: true });
+  renameSync(from, to);
+  const dir = openSync(path.dirname(to), 'r');
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
+}

@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { SqliteEventLog } from '../../eventlog/sqlite.js';
+import { projectors as productProjectors } from '../../projections/index.js';
+import { SqliteReadCore } from '../../projections/store/sqlite-core.js';
+import { LOG_FILE, READ_MODELS_FILE } from '../../runtime/read-models.js';
+import { rebuildReadModels } from '../../runtime/rebuild.js';
+import { taskTeam, writeMixedChanges } from '../api/volunteer-support.js';
+import { client, startTestApp } from '../support/app.js';
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(path.join(os.tmpdir(), 'turnout-rebuild-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterEach(() => {
+  delete process.env.TURNOUT_TEST_REBUILD_FAIL;
+});
+
+const FIXTURE = pathToFileURL(path.resolve(import.meta.dirname, '../support/rebuild-projectors.ts')).href;
+
+/**
+ * Every table of a read database, row by row with its rowid (the order among ties), except the
+ * FTS5 tables: how their segments are split depends on how the index was built, so they are
+ * checked against their rows instead (FTS5's integrity-check throws on any difference).
+ */
+function dump(file: string): Record<string, string[]> {
+  // Not read-only: an integrity-check is run as a write (it writes nothing).
+  const db = new Database(file);
+  try {
+    const tables = db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'`).all() as Array<{ name: string; sql: string }>;
+    const out: Record<string, string[]> = {};
+    for (const { name, sql } of tables) {
+      if (/VIRTUAL TABLE/i.test(sql)) {
+        db.prepare(`INSERT INTO "${name}" ("${name}") VALUES ('integrity-check')`).run();
+        continue;
+      }
+      if (name.includes('__fts')) continue;
+      const rowid = /WITHOUT ROWID/i.test(sql) ? '' : 'rowid AS _rowid_, ';
+      out[name] = (db.prepare(`SELECT ${rowid}* FROM "${name}"`).raw().all() as unknown[][]).map((r) => JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? String(v) : v))).sort();
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+const fileHash = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+const leftovers = (dir: string) => readdirSync(dir).filter((f) => f.includes('.rebuild'));
+
+describe('the offline rebuild of the embedded read models', () => {
+  it('builds exactly what the live projection built, on two threads or one, and moves it into place whole', async () => {
+    const dir = tempDir();
+    const t = await startTestApp({ dataDir: dir });
+    const team = await taskTeam(t);
+    await writeMixedChanges(team);
+    for (let i = 0; i < 40; i++) {
+      const c = await team.api.post('/constituents', { FirstName: `Rebuilt${i}`, LastName: 'Person', Email1: `rebuilt${i}@example.org` });
+      expect(c.status).toBe(201);
+      if (i % 3 === 0) expect((await team.api.patch(`/constituents/${c.body.constituent.PkConstituent}`, { Nickname: `R${i}` })).status).toBe(200);
+    }
+    await t.close();
+    const readFile = path.join(dir, READ_MODELS_FILE);
+    // The live search tables take in their waiting rows now, as a rebuild leaves none waiting.
+    const core = new SqliteReadCore(readFile);
+    for (const p of productProjectors) for (const c of p.collections) core.define(c);
+    core.syncSearch();
+    core.close();
+    const live = dump(readFile);
+    expect(Object.entries(live).filter(([name, rows]) => name.includes('__pending') && rows.length)).toEqual([]);
+    expect(live.feed_envelopes.length).toBeGreaterThan(40);
+    expect(live.activity.length).toBeGreaterThan(50);
+
+    for (const threads of [2, 1] as const) {
+      const progress: Array<{ done: number; total: number }> = [];
+      const { events } = await rebuildReadModels(dir, { threads, progressEveryMs: 0, onProgress: (p) => progress.push(p) });
+      expect(dump(readFile)).toEqual(live);
+      expect(progress.at(-1)).toMatchObject({ done: events, total: events });
+      expect(progress.map((p) => p.done)).toEqual([...progress.map((p) => p.done)].sort((a, b) => a - b));
+      expect(leftovers(dir)).toEqual([]);
+      expect(statSync(readFile).mode & 0o777).toBe(0o600);
+    }
+
+    // What it built serves reads as the live one did.
+    const again = await startTestApp({ dataDir: dir });
+    const api = client(again.app, '/api/v1', team.keys.Integration.key);
+    expect((await api.get('/constituents?search=rebuilt1')).body.total).toBe(11);
+    expect((await api.get('/changes?limit=1000')).body.changes.length).toBe(live.feed_envelopes.filter((r) => r.startsWith(`[${team.id},`)).length);
+    await again.close();
+  });
+
+  for (const failing of ['journal', 'ledger']) {
+    it(`leaves the read models as they were when a projector fails (${failing}, built ${failing === 'journal' ? 'apart' : 'on its own thread'})`, async () => {
+      const dir = tempDir();
+      const log = new SqliteEventLog(path.join(dir, LOG_FILE));
+      const metadata = { team: 1, source: 'Public API' as const, keyName: 'Test', correlationId: 'c', at: new Date().toISOString() };
+      for (let i = 0; i < 30; i++) await log.append(`thing-${i % 4}`, [{ type: i === 17 ? 'Boom' : 'Thing', data: {}, metadata }], 'any');
+      await log.close();
+      const readFile = path.join(dir, READ_MODELS_FILE);
+
+      const { events } = await rebuildReadModels(dir, { projectorsModule: FIXTURE });
+      expect(events).toBe(30);
+      const built = dump(readFile);
+      expect(built.ledger).toHaveLength(1);
+      expect(JSON.parse(built.ledger[0])).toContain('{"id":"n","n":30}');
+      expect(built.journal).toHaveLength(30);
+      const before = fileHash(readFile);
+
+      process.env.TURNOUT_TEST_REBUILD_FAIL = failing;
+      await expect(rebuildReadModels(dir, { projectorsModule: FIXTURE })).rejects.toThrow(`${failing} refuses Boom`);
+      expect(fileHash(readFile)).toBe(before);
+      expect(leftovers(dir)).toEqual([]);
+    });
+  }
+
+  it('builds a collection with lists and searches apart as it builds it in place', async () => {
+    const dir = tempDir();
+    const log = new SqliteEventLog(path.join(dir, LOG_FILE));
+    const types = ['Alpha', 'Beta', 'Gamma', 'Delta'];
+    for (let i = 0; i < 60; i++) {
+      const metadata = { team: 1 + (i % 3), source: 'Public API' as const, keyName: 'Test', correlationId: 'c', at: new Date().toISOString() };
+      await log.append(`thing-${i % 5}`, [{ type: types[i % 4] as 'Thing', data: {}, metadata }], 'any');
+    }
+    await log.close();
+    const readFile = path.join(dir, READ_MODELS_FILE);
+    await rebuildReadModels(dir, { projectorsModule: FIXTURE, threads: 1 });
+    const inPlace = dump(readFile);
+    await rebuildReadModels(dir, { projectorsModule: FIXTURE, threads: 2 });
+    expect(dump(readFile)).toEqual(inPlace);
+    const db = new Database(readFile, { readonly: true });
+    const indexes = db.prepare(`SELECT name FROM sqlite_master WHERE type IN ('index', 'trigger') AND tbl_name = 'journal' ORDER BY name`).pluck().all();
+    expect(indexes.length).toBeGreaterThanOrEqual(7); // the key, id, team, the sort's, the scan index and three triggers
+    expect(db.prepare(`SELECT count(*) FROM journal__fts0 WHERE journal__fts0 MATCH '"amm"'`).pluck().get()).toBe(15);
+    db.close();
+  });
+});
