@@ -54,10 +54,11 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
   const building = `${live}.rebuild`;
   const apartFile = `${live}.rebuild-apart`;
   const logFile = path.join(dataDir, LOG_FILE);
-  const log = openLogReader(logFile);
+  let log: ReturnType<typeof openLogReader> | null = null;
   let core: SqliteReadCore | null = null;
   let lane: Lane | null = null;
   try {
+    log = openLogReader(logFile);
     removeDatabase(building);
     removeDatabase(apartFile);
     privateFile(building, { sqlite: true });
@@ -105,7 +106,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
   } finally {
     if (lane) await lane.stop();
     core?.close();
-    log.close();
+    log?.close();
     removeDatabase(building);
     removeDatabase(apartFile);
     lock.release();

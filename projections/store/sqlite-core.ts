@@ -10,6 +10,9 @@ import { jsonPath, keyOf, markerLength, META_PREFIX, orderTerms, planOf, quoteId
 const COLLECTIONS = `${META_PREFIX}collections`;
 const CHECKPOINTS = `${META_PREFIX}checkpoints`;
 const VERSIONS = `${META_PREFIX}versions`;
+/** FTS5's in-memory hash of pending terms: its default, and while a search table is built whole. */
+const FTS5_HASH = 1024 * 1024;
+const FTS5_BULK_HASH = 64 * 1024 * 1024;
 /** Rows read per step where a whole collection is walked, so memory stays bounded. */
 const CHUNK = 2_000;
 
@@ -474,7 +477,13 @@ export class SqliteReadCore {
     // Rebuilt as one segment, then optimised: later row-by-row changes otherwise merge into
     // that segment again and again (measured: three times the cost per update).
     // The rebuild reads every row as it is now: nothing is left waiting for a sync.
-    for (const s of plan.searches) this.db.exec(`INSERT INTO ${s.fts}(${s.fts}) VALUES ('rebuild'); INSERT INTO ${s.fts}(${s.fts}) VALUES ('optimize'); DELETE FROM ${s.pending};`);
+    // Its terms gather in a hash of FTS5_BULK_HASH bytes meanwhile (1 MiB by default, which
+    // flushes a segment for every MiB and merges them again and again), set back after.
+    for (const s of plan.searches)
+      this.db.exec(
+        `INSERT INTO ${s.fts}(${s.fts}, rank) VALUES ('hashsize', ${FTS5_BULK_HASH}); INSERT INTO ${s.fts}(${s.fts}) VALUES ('rebuild'); ` +
+          `INSERT INTO ${s.fts}(${s.fts}) VALUES ('optimize'); INSERT INTO ${s.fts}(${s.fts}, rank) VALUES ('hashsize', ${FTS5_HASH}); DELETE FROM ${s.pending};`,
+      );
     for (const sql of plan.listIndexes) this.db.exec(sql.replace(/^CREATE INDEX /, 'CREATE INDEX IF NOT EXISTS '));
     // After the scan indexes: the gram count reads the rows through them, a team at a time.
     for (const s of plan.searches) this.rebuildGrams(plan, s);
