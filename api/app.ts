@@ -14,7 +14,7 @@ import { installJsonBodyParser } from './json-body.js';
 import { Envelope } from './schemas/changes.js';
 import { ErrorSchema } from './schemas/common.js';
 import { frameworkErrors, hardenServer, serverOptions } from './transport.js';
-import { buildSerializer, buildValidator, refuseUnknownQuery } from './validation.js';
+import { buildValidator, refuseUnknownQuery } from './validation.js';
 import type { Services } from '../runtime/services.js';
 
 export const BODY_LIMIT = 64 * 1024;
@@ -36,7 +36,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     logger: options.logger ? loggerOptions(options.logger) : false,
     bodyLimit: BODY_LIMIT,
     genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
-    schemaController: { compilersFactory: { buildValidator: buildValidator as never, buildSerializer: buildSerializer as never } },
+    schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
     ...serverOptions(services.config.connections),
     frameworkErrors,

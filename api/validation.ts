@@ -1,4 +1,3 @@
-import { type Options as SerializerOptions, type RouteDefinition, SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import Ajv from 'ajv';
 import { Type } from '@sinclair/typebox';
 import type { RouteOptions } from 'fastify';
@@ -26,8 +25,8 @@ const built: Array<{ schemas: object[]; compile: ReturnType<typeof buildFor> }> 
 
 function buildFor(schemas: object[]) {
   // validateSchema off: the schemas are TypeBox's, valid by construction, and checking each
-  // against the JSON Schema meta-schema first compiled that meta-schema in both instances, about
-  // half a second of a start's CPU before /readyz could answer (a start profile).
+  // against the JSON Schema meta-schema first compiled that meta-schema in both instances, 0.5 s
+  // of a start's CPU before /readyz could answer (a start profile).
   const common = { allErrors: false, removeAdditional: false, useDefaults: true, allowUnionTypes: true, strict: false, validateSchema: false } as const;
   const body = new Ajv.default({ ...common, coerceTypes: false });
   const text = new Ajv.default({ ...common, coerceTypes: true });
@@ -35,31 +34,7 @@ function buildFor(schemas: object[]) {
     body.addSchema(schema);
     text.addSchema(schema);
   }
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
-    onFirstUse<Validate>(() => (httpPart === 'body' ? body.compile(schema) : strictNumbers(schema, text.compile(schema)))) as never;
-}
-
-/**
- * Fastify compiles every route's validators and response serializers while the app is built,
- * before /readyz can answer: 0.8 s of a start's CPU on this machine (a start profile), for
- * routes most processes never see. Each is compiled at its first use instead (a few
- * milliseconds, once); a compiled validator's `errors` are handed on as Fastify reads them.
- */
-function onFirstUse<F extends (data: unknown) => unknown>(compile: () => F & { errors?: unknown }): F & { errors?: unknown } {
-  let compiled: (F & { errors?: unknown }) | null = null;
-  const run = ((data: unknown) => {
-    compiled ??= compile();
-    const out = compiled(data);
-    run.errors = compiled.errors;
-    return out;
-  }) as F & { errors?: unknown };
-  return run;
-}
-
-/** Fastify's own serializer compiler (fast-json-stringify), each route's compiled at its first answer: see onFirstUse. */
-export function buildSerializer(externalSchemas: unknown, serializerOptions: SerializerOptions | undefined) {
-  const compiler = SerializerSelector()(externalSchemas, serializerOptions);
-  return (route: RouteDefinition) => onFirstUse<(data: unknown) => string>(() => compiler(route));
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? body.compile(schema) : strictNumbers(schema, text.compile(schema))) as never;
 }
 
 type Validate = ((data: unknown) => boolean) & { errors?: unknown };
