@@ -47,22 +47,14 @@ export class WriterThread {
           continue;
         }
         if (a.logged !== undefined) {
-          for (const [id, told] of this.loggedWaiters) {
-            if (id > a.logged) break;
-            this.loggedWaiters.delete(id);
-            told();
-          }
+          this.tellLogged(a.logged);
           continue;
         }
         const w = this.inflight.get(a.id);
         if (!w) continue;
         this.inflight.delete(a.id);
         // Answered without a word before (no after-commit work, or the commit failed): logged now.
-        const told = this.loggedWaiters.get(a.id);
-        if (told) {
-          this.loggedWaiters.delete(a.id);
-          told();
-        }
+        this.tellLogged(a.id);
         if (a.failed !== undefined) w.reject(new Error(a.failed));
         else w.resolve((a.outcomes ? decodeOutcomes(a.outcomes) : (a.settings ?? a.attached ?? a.checkpointed)) as never);
       }
@@ -92,6 +84,15 @@ export class WriterThread {
    */
   commit(batch: WireAppend[], logged?: () => void): Promise<Outcome[]> {
     return this.ask<Outcome[]>({ batch: encodeBatch(batch) }, logged);
+  }
+
+  /** Tells the batches up to `id` committed. Answers come in order, so those before it are too. */
+  private tellLogged(id: number): void {
+    for (const [waiting, told] of this.loggedWaiters) {
+      if (waiting > id) break;
+      this.loggedWaiters.delete(waiting);
+      told();
+    }
   }
 
   /** How the thread's connection is set up: what makes its commits durable. */

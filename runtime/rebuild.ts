@@ -101,6 +101,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
     }
     core.finishFresh();
     core = null;
+    syncPath(building);
     replaceDatabase(building, live);
     return { events, ms: performance.now() - started };
   } finally {
@@ -204,7 +205,7 @@ class Flusher {
     this.fd = openSync(file, 'r');
   }
 
-  /** Starts a sync unless one runs. A failing one is not told: the last sync (finishFresh) fails the same way. */
+  /** Starts a sync unless one runs. A failing one is not told: the last sync (syncPath) fails the same way. */
   kick(): void {
     this.running ??= new Promise<void>((resolve) => fsync(this.fd, () => resolve())).then(() => {
       this.running = null;
@@ -230,10 +231,15 @@ function removeDatabase(file: string): void {
 function replaceDatabase(from: string, to: string): void {
   for (const suffix of ['-wal', '-shm', '-journal']) rmSync(to + suffix, { force: true });
   renameSync(from, to);
-  const dir = openSync(path.dirname(to), 'r');
+  syncPath(path.dirname(to));
+}
+
+/** Everything written to a file (or a directory's entries) on disk before this returns. */
+function syncPath(file: string): void {
+  const fd = openSync(file, 'r');
   try {
-    fsyncSync(dir);
+    fsyncSync(fd);
   } finally {
-    closeSync(dir);
+    closeSync(fd);
   }
 }

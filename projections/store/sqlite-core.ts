@@ -1,4 +1,3 @@
-import { closeSync, fsyncSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
 import type { CollectionDef, Doc, Filter, Page, Query } from './port.js';
@@ -437,20 +436,11 @@ export class SqliteReadCore {
 
   /**
    * Ends a `fresh` file's build: WAL from here on, as every other connection expects, and the
-   * whole file on disk (it was written without syncs) before the caller moves it into place.
+   * connection closed. It was written without syncs: the caller syncs it before moving it into place.
    */
   finishFresh(): void {
     this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('wal_checkpoint(TRUNCATE)');
-    const file = this.db.name;
     this.close();
-    const fd = openSync(file, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
   }
 
   close(): void {

@@ -24,6 +24,8 @@ afterEach(() => {
   delete process.env.TURNOUT_TEST_REBUILD_FAIL;
 });
 
+const metadata = (team = 1) => ({ team, source: 'Public API' as const, keyName: 'Test', correlationId: 'c', at: new Date().toISOString() });
+
 const FIXTURE = pathToFileURL(path.resolve(import.meta.dirname, '../support/rebuild-projectors.ts')).href;
 
 /**
@@ -100,8 +102,7 @@ describe('the offline rebuild of the embedded read models', () => {
     it(`leaves the read models as they were when a projector fails (${failing}, built ${failing === 'journal' ? 'apart' : 'on its own thread'})`, async () => {
       const dir = tempDir();
       const log = new SqliteEventLog(path.join(dir, LOG_FILE));
-      const metadata = { team: 1, source: 'Public API' as const, keyName: 'Test', correlationId: 'c', at: new Date().toISOString() };
-      for (let i = 0; i < 30; i++) await log.append(`thing-${i % 4}`, [{ type: i === 17 ? 'Boom' : 'Thing', data: {}, metadata }], 'any');
+      for (let i = 0; i < 30; i++) await log.append(`thing-${i % 4}`, [{ type: i === 17 ? 'Boom' : 'Thing', data: {}, metadata: metadata() }], 'any');
       await log.close();
       const readFile = path.join(dir, READ_MODELS_FILE);
 
@@ -125,8 +126,7 @@ describe('the offline rebuild of the embedded read models', () => {
     const log = new SqliteEventLog(path.join(dir, LOG_FILE));
     const types = ['Alpha', 'Beta', 'Gamma', 'Delta'];
     for (let i = 0; i < 60; i++) {
-      const metadata = { team: 1 + (i % 3), source: 'Public API' as const, keyName: 'Test', correlationId: 'c', at: new Date().toISOString() };
-      await log.append(`thing-${i % 5}`, [{ type: types[i % 4] as 'Thing', data: {}, metadata }], 'any');
+      await log.append(`thing-${i % 5}`, [{ type: types[i % 4] as 'Thing', data: {}, metadata: metadata(1 + (i % 3)) }], 'any');
     }
     await log.close();
     const readFile = path.join(dir, READ_MODELS_FILE);
