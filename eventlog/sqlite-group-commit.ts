@@ -29,13 +29,6 @@ export class GroupCommit {
   private readonly commitHere: Committer | null;
   /** The batches sent to the writer thread and not answered yet. */
   private readonly committing = new Set<Promise<void>>();
-  /**
-   * Of those, the ones not yet committed: while there are none, the thread holds no write lock on
-   * the log, even as its after-commit work (the inline projection, on another file) runs on.
-   */
-  private notLogged = 0;
-  private idleWaiters: Array<() => void> = [];
-  private closed = false;
   private answered = 0;
 
   constructor(
@@ -57,21 +50,6 @@ export class GroupCommit {
     return this.committing.size;
   }
 
-  /** Batches on the writer thread not committed yet (their after-commit work aside). */
-  get notCommitted(): number {
-    return this.notLogged;
-  }
-
-  /**
-   * Resolves once every batch sent to the writer thread is committed (at once when none is), so
-   * the thread holds no write lock on the log: its after-commit work may still be running, on
-   * another file. The next batch is sent on a later turn of the event loop, never in between.
-   */
-  idle(): Promise<void> {
-    if (this.notLogged === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
-  }
-
   add(append: WireAppend): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
       this.pending.push({ append, resolve, reject });
@@ -84,32 +62,20 @@ export class GroupCommit {
 
   /** Sends whatever was accepted, at once, and resolves once all of it is answered. */
   async close(): Promise<void> {
-    this.closed = true;
     this.flush();
     await Promise.all(this.committing);
   }
 
   private flush(): void {
     this.flushScheduled = false;
-    // Someone waits for the writer thread to be idle (webhook bookkeeping on this file): hold the
-    // next batch until it has had its turn, or under steady load it might never come.
-    if (this.writer && this.idleWaiters.length > 0 && this.notLogged > 0 && !this.closed) return;
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
     const appends = batch.map((p) => p.append);
     if (this.writer) {
-      // Told once, when the thread reports the commit or, at the latest, when the batch is answered.
-      let logged = false;
-      const onLogged = () => {
-        if (logged) return;
-        logged = true;
-        if (--this.notLogged === 0) this.releaseIdle();
-      };
-      this.notLogged++;
       // Sent at once: the thread puts whatever reaches it while it commits into its next commit.
       const done: Promise<void> = this.writer
-        .commit(appends, onLogged)
+        .commit(appends)
         .then(
           (outcomes) => this.committed(batch, outcomes),
           (err) => this.failed(batch, err),
@@ -117,10 +83,7 @@ export class GroupCommit {
         // Whatever went wrong after the commit, no append is left waiting (settled ones stay so).
         .catch((err) => this.failed(batch, err));
       this.committing.add(done);
-      void done.then(() => {
-        this.committing.delete(done);
-        onLogged();
-      });
+      void done.then(() => this.committing.delete(done));
       return;
     }
     let outcomes: Outcome[];
@@ -131,16 +94,6 @@ export class GroupCommit {
       return;
     }
     this.committed(batch, outcomes);
-  }
-
-  /** Tells whoever waits for the writer thread to hold no lock, then sends what was held meanwhile. */
-  private releaseIdle(): void {
-    for (const w of this.idleWaiters.splice(0)) w();
-    // After the waiters, which run in the microtasks before this turn ends.
-    if (this.pending.length && !this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
-    }
   }
 
   /** The commit itself failed (disk full, I/O error): nothing of the batch is durable. */

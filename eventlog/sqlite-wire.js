@@ -42,17 +42,15 @@
 
 /**
  * To the thread: a batch (encodeBatch), a question about its settings, work to run after each
- * commit, a passive WAL checkpoint to run, or the order to close.
- * @typedef {{ id: number; batch: string } | { id: number; settings: true } | { id: number; afterCommit: AfterCommitModule } | { id: number; checkpoint: true } | { close: true }} WriterRequest
+ * commit, or the order to close.
+ * @typedef {{ id: number; batch: string } | { id: number; settings: true } | { id: number; afterCommit: AfterCommitModule } | { close: true }} WriterRequest
  */
 
 /**
  * From the thread, in the order asked: a batch's outcomes (encodeOutcomes), the settings, that the
- * after-commit work is in place, that a checkpoint ran, or why it failed. `applied` (id 0) comes before the outcomes of
- * the batches whose commit the after-commit work applied, up to that position. `logged` (id 0)
- * comes as soon as the batches up to that id are committed, before the after-commit work runs on
- * them: from then until the next batch reaches the thread, it holds no write lock on the log.
- * @typedef {{ id: number; outcomes?: BigInt64Array; settings?: WriterSettings; attached?: true; checkpointed?: true; applied?: bigint; logged?: number; failed?: string }} WriterAnswer
+ * after-commit work is in place, or why it failed. `applied` (id 0) comes before the outcomes of
+ * the batches whose commit the after-commit work applied, up to that position.
+ * @typedef {{ id: number; outcomes?: BigInt64Array; settings?: WriterSettings; attached?: true; applied?: bigint; failed?: string }} WriterAnswer
  */
 
 /**

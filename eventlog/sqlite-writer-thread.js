@@ -47,9 +47,6 @@ async function commitTogether(batches, answers) {
   if (batches.length === 0) return;
   try {
     const outcomes = commit(batches.flatMap((b) => b.batch));
-    // Committed: the log's write lock is free while the after-commit work runs (it writes another
-    // file), so whoever waits for it (webhook bookkeeping on this file) is told now, not after.
-    if (afterCommit) port.postMessage([{ id: 0, logged: batches[batches.length - 1].id }]);
     let last = 0n;
     for (const o of outcomes) if ('position' in o && o.position > last) last = o.position;
     // The work's own failures are its to report (it leaves the events to another); the commit stands.
@@ -87,14 +84,6 @@ async function handle(requests) {
         /** @param {string} name */
         const pragma = (name) => String(db.pragma(name, { simple: true }));
         answers.push({ id: r.id, settings: { journalMode: pragma('journal_mode'), synchronous: Number(pragma('synchronous')) } });
-      } catch (err) {
-        answers.push({ id: r.id, failed: failure(err) });
-      }
-    } else if ('checkpoint' in r) {
-      try {
-        // PASSIVE: copies what no reader still needs, without waiting for readers or writers.
-        db.pragma('wal_checkpoint(PASSIVE)');
-        answers.push({ id: r.id, checkpointed: true });
       } catch (err) {
         answers.push({ id: r.id, failed: failure(err) });
       }

@@ -33,8 +33,6 @@ export class WriterThread {
   private readonly exited: Promise<void>;
   /** Told the position the after-commit work applied up to, before the batches it covers are answered. */
   private onApplied: ((position: bigint) => void) | null = null;
-  /** Per batch in flight, told once it is committed (before the after-commit work), or answered. */
-  private readonly loggedWaiters = new Map<number, () => void>();
 
   constructor(file: string, marks: BigInt64Array) {
     this.worker = new Worker(THREAD_PROGRAM, { workerData: { file, marks: marks.buffer }, name: 'turnout-log-writer', execArgv: THREAD_EXEC_ARGV });
@@ -46,17 +44,11 @@ export class WriterThread {
           this.onApplied?.(a.applied);
           continue;
         }
-        if (a.logged !== undefined) {
-          this.tellLogged(a.logged);
-          continue;
-        }
         const w = this.inflight.get(a.id);
         if (!w) continue;
         this.inflight.delete(a.id);
-        // Answered without a word before (no after-commit work, or the commit failed): logged now.
-        this.tellLogged(a.id);
         if (a.failed !== undefined) w.reject(new Error(a.failed));
-        else w.resolve((a.outcomes ? decodeOutcomes(a.outcomes) : (a.settings ?? a.attached ?? a.checkpointed)) as never);
+        else w.resolve((a.outcomes ? decodeOutcomes(a.outcomes) : (a.settings ?? a.attached)) as never);
       }
       if (this.inflight.size === 0 && !this.closing) this.worker.unref();
     });
@@ -65,8 +57,6 @@ export class WriterThread {
       this.broken ??= err;
       for (const w of this.inflight.values()) w.reject(err);
       this.inflight.clear();
-      for (const told of this.loggedWaiters.values()) told();
-      this.loggedWaiters.clear();
     };
     this.worker.on('error', fail);
     this.worker.on('exit', (code) => fail(new Error(`the event log's writer thread exited (code ${code})`)));
@@ -77,22 +67,9 @@ export class WriterThread {
     return this.closing ? null : this.broken;
   }
 
-  /**
-   * Commits a batch; resolves with its outcomes once the after-commit work has run on it.
-   * `logged` is told sooner, as soon as the batch is committed: from then the thread holds no
-   * write lock on the log until the next batch reaches it (or when the batch is answered, at the latest).
-   */
-  commit(batch: WireAppend[], logged?: () => void): Promise<Outcome[]> {
-    return this.ask<Outcome[]>({ batch: encodeBatch(batch) }, logged);
-  }
-
-  /** Tells the batches up to `id` committed. Answers come in order, so those before it are too. */
-  private tellLogged(id: number): void {
-    for (const [waiting, told] of this.loggedWaiters) {
-      if (waiting > id) break;
-      this.loggedWaiters.delete(waiting);
-      told();
-    }
+  /** Commits a batch; resolves with its outcomes once the after-commit work has run on it. */
+  commit(batch: WireAppend[]): Promise<Outcome[]> {
+    return this.ask<Outcome[]>({ batch: encodeBatch(batch) });
   }
 
   /** How the thread's connection is set up: what makes its commits durable. */
@@ -109,16 +86,9 @@ export class WriterThread {
     await this.ask<true>({ afterCommit: work });
   }
 
-  /** Checkpoints the WAL on the thread's connection (passive: it waits for no reader or writer). */
-  async checkpoint(): Promise<void> {
-    await this.ask<true>({ checkpoint: true });
-  }
-
-  private ask<T>(message: { batch: string } | { settings: true } | { afterCommit: AfterCommitModule } | { checkpoint: true }, logged?: () => void): Promise<T> {
+  private ask<T>(message: { batch: string } | { settings: true } | { afterCommit: AfterCommitModule }): Promise<T> {
     if (this.broken) return Promise.reject(this.broken);
     const id = this.nextId++;
-    // Ids grow, and the map keeps them in that order: a `logged` answer covers a prefix of it.
-    if (logged) this.loggedWaiters.set(id, logged);
     if (this.inflight.size === 0) this.worker.ref();
     return new Promise<T>((resolve, reject) => {
       this.inflight.set(id, { resolve: resolve as (answer: never) => void, reject });

@@ -22,9 +22,6 @@ export interface SqliteEventLogOptions {
   writerThread?: boolean;
 }
 
-/** How often the writer thread checkpoints for the bookkeeping on `database` (checkpointOnWriter). */
-const CHECKPOINT_EVERY_MS = 1000;
-
 /**
  * The embedded event log: one SQLite file in WAL mode with synchronous=FULL, so an append is
  * acknowledged only once it is durable on disk. Appends are group-committed (GroupCommit), by
@@ -73,43 +70,6 @@ export class SqliteEventLog implements EventLog {
     this.commits = new GroupCommit(this.writer ?? makeCommitter(this.db, this.marks), recent, this.followers);
   }
 
-  /**
-   * Resolves once every batch on the writer thread is committed (at once when none is), so the
-   * thread holds no write lock (its after-commit work, on another file, may still run): another
-   * writer on `database` in this process then does not wait for it. The log sends its next batch
-   * on a later turn of the event loop, never in between.
-   */
-  writerIdle(): Promise<void> {
-    return this.commits.idle();
-  }
-
-  /**
-   * Moves WAL checkpoints off `database`, this thread's connection, where the webhook bookkeeping
-   * commits: it no longer checkpoints after its own commits (that blocked this thread for about
-   * half of each commit). Call the answer after such a commit: the writer thread then checkpoints
-   * in its stead, passively, at most once a second, so the WAL stays bounded even while no event
-   * is appended. The answer's answer is the checkpoint asked for, if one was. Null where the log
-   * commits on this thread (no writer thread): nothing changes then.
-   */
-  checkpointOnWriter(): (() => Promise<void> | undefined) | null {
-    const writer = this.writer;
-    if (!writer) return null;
-    this.db.pragma('wal_autocheckpoint = 0');
-    let askedAt = -Infinity;
-    let running = false;
-    return () => {
-      const now = Date.now();
-      if (running || now - askedAt < CHECKPOINT_EVERY_MS) return;
-      askedAt = now;
-      running = true;
-      // A checkpoint that fails leaves the frames for the next one; appends report a broken thread.
-      return writer
-        .checkpoint()
-        .catch(() => {})
-        .finally(() => void (running = false));
-    };
-  }
-
   /** Why appends can no longer succeed (the writer thread stopped), or null. */
   failure(): Error | null {
     return this.writer?.failure ?? null;
@@ -131,11 +91,6 @@ export class SqliteEventLog implements EventLog {
     return this.commits.inFlight;
   }
 
-  /** Of those, the ones not committed yet: while there are none the writer thread holds no write lock on the file. */
-  get commitsNotCommitted(): number {
-    return this.commits.notCommitted;
-  }
-
   /** Transactions committed (each one fsync), and the appends they carried. */
   get stats(): { commits: number; appends: number } {
     return { commits: Number(Atomics.load(this.marks, COMMITS)), appends: this.commits.appends };
@@ -147,7 +102,7 @@ export class SqliteEventLog implements EventLog {
     return { journalMode: String(this.db.pragma('journal_mode', { simple: true })), synchronous: Number(this.db.pragma('synchronous', { simple: true })) };
   }
 
-  /** The underlying database, for other embedded stores that keep their tables in the same file. */
+  /** The underlying database: where a data directory from before webhooks.sqlite keeps its webhook tables (runtime/webhooks.ts moves them). */
   get database(): Database.Database {
     return this.db;
   }

@@ -9,6 +9,7 @@ import { Dispatcher } from '../dispatcher/dispatcher.js';
 import type { DeliveryQueue } from '../dispatcher/queue/port.js';
 import { SqliteDeliveryQueue } from '../dispatcher/queue/sqlite.js';
 import { shareFileWith } from '../dispatcher/queue/sqlite-batch.js';
+import { WalCheckpointer } from './wal-checkpointer.js';
 import { Sender, type WebhookSender } from '../dispatcher/send.js';
 import { ThreadSender } from './sender-thread.js';
 import type { Lookup } from '../dispatcher/ssrf.js';
@@ -22,20 +23,22 @@ import { MemoryThrottle } from '../dispatcher/throttle.js';
 import { disableEndpoint } from '../commands/webhook-endpoints.js';
 import { type LeasedWork, LeaseKeeper } from '../projections/lease.js';
 
+/** The webhook tables an older data directory keeps in the event log's file (moveWebhookTables). */
+const WEBHOOK_TABLES = ['webhook_tasks', 'webhook_checkpoints', 'webhook_deliveries', 'webhook_replays'];
+
 /**
- * The embedded SQLite database for webhook state: the event log's own file when the log is
- * embedded, else `webhooks.sqlite` in the data directory. The log's file keeps the delivery queue,
- * its checkpoint and the delivery log where existing data directories have them, in the one file
- * to back up; the dispatcher's bookkeeping there waits (without blocking the event loop) for the
- * log's writer thread to hold no batch, so neither waits for the other's write lock. Only this
- * composition root knows the log is SQLite: the dispatcher is given the file and a wait.
+ * The embedded SQLite database for webhook state: `webhooks.sqlite` in the data directory (the
+ * delivery queue and its checkpoint, the delivery log, the replays), whatever the event log is.
+ * Its commits never wait for the log's: they used to share the log's file, so the dispatcher's
+ * bookkeeping waited for the log's writer thread to let go of the lock, and the log held its next
+ * batch for it (the webhook latency's tail, docs/bench.md session 11). A data directory from
+ * before keeps those tables in the log's file: they are moved here at the first start.
+ *
+ * Opened at synchronous=NORMAL (SqliteBatcher: delivery is at least once, so a power cut's last
+ * commits are replayed, never lost) and checkpointed on a thread of its own (WalCheckpointer),
+ * closed through `onClose` after everything that uses it.
  */
-export function openWebhookDb(config: Config, log: EventLog): Database.Database {
-  if (log instanceof SqliteEventLog) {
-    const db = log.database;
-    shareFileWith(db, () => log.writerIdle(), log.checkpointOnWriter() ?? undefined);
-    return db;
-  }
+export function openWebhookDb(config: Config, log: EventLog, onClose: (fn: () => Promise<void> | void) => void): Database.Database {
   const dir = config.dataDir;
   const file = dir === ':memory:' ? ':memory:' : path.join(dir, 'webhooks.sqlite');
   if (dir !== ':memory:') {
@@ -45,7 +48,61 @@ export function openWebhookDb(config: Config, log: EventLog): Database.Database 
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
+  if (log instanceof SqliteEventLog) moveWebhookTables(log.database, db);
+  db.pragma('synchronous = NORMAL');
+  if (file === ':memory:') {
+    onClose(() => void db.close());
+    return db;
+  }
+  const checkpointer = new WalCheckpointer(db);
+  shareFileWith(db, () => checkpointer.idle(), () => checkpointer.committed());
+  onClose(async () => {
+    await checkpointer.close();
+    db.close();
+  });
   return db;
+}
+
+/**
+ * Moves the webhook tables of a data directory from before webhooks.sqlite out of the log's file
+ * (`from`) into `to`: copied whole (schema, rows, AUTOINCREMENT counter) in one durable
+ * transaction, then dropped from the log's file. Once `to` has them it is the one that counts: a
+ * start stopped between the two steps drops the leftovers next time, and copies nothing twice.
+ */
+export function moveWebhookTables(from: Database.Database, to: Database.Database): void {
+  const tablesIn = (db: Database.Database, schema = 'main') =>
+    new Set(db.prepare<[], { name: string }>(`SELECT name FROM ${schema}.sqlite_master WHERE type = 'table'`).pluck().all() as unknown as string[]);
+  const old = WEBHOOK_TABLES.filter((t) => tablesIn(from).has(t));
+  if (!old.length) return;
+  const present = tablesIn(to);
+  if (!WEBHOOK_TABLES.some((t) => present.has(t))) {
+    to.prepare('ATTACH DATABASE ? AS old').run(from.name);
+    try {
+      to.pragma('synchronous = FULL');
+      to.transaction(() => {
+        for (const table of old) {
+          const ddl = to
+            .prepare<[string], { type: string; sql: string }>("SELECT type, sql FROM old.sqlite_master WHERE tbl_name = ? AND sql IS NOT NULL ORDER BY type = 'index'")
+            .all(table);
+          for (const { sql } of ddl) to.exec(sql);
+          to.exec(`INSERT INTO main.${table} SELECT * FROM old.${table}`);
+        }
+        // webhook_deliveries' AUTOINCREMENT goes on from where it was, pruned rows included.
+        if (tablesIn(to, 'old').has('sqlite_sequence')) {
+          for (const { name, seq } of to.prepare<[], { name: string; seq: number }>('SELECT name, seq FROM old.sqlite_sequence').all()) {
+            if (!old.includes(name)) continue;
+            to.prepare('DELETE FROM main.sqlite_sequence WHERE name = ?').run(name);
+            to.prepare('INSERT INTO main.sqlite_sequence (name, seq) VALUES (?, ?)').run(name, seq);
+          }
+        }
+      })();
+    } finally {
+      to.exec('DETACH DATABASE old');
+    }
+  }
+  from.transaction(() => {
+    for (const table of old) from.exec(`DROP TABLE ${table}`);
+  })();
 }
 
 async function openQueue(config: Config, webhookDb: Database.Database | null): Promise<DeliveryQueue> {

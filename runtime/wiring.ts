@@ -155,7 +155,7 @@ export async function openRuntime(
   const limiter = await openLimiter(config, nats);
   // Delivery attempts are logged in the shared read store (MongoDB) when there is one, so every
   // API process sees them; else in an embedded SQLite file, which survives restarts.
-  const webhookDb = config.mongoUrl ? null : openWebhookDb(config, log);
+  const webhookDb = config.mongoUrl ? null : openWebhookDb(config, log, (fn) => closers.push(fn));
   const webhookState = openWebhookState(config, rawStore, webhookDb, log, (fn) => closers.push(fn));
 
   const idempotency = config.mongoUrl

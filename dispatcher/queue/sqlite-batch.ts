@@ -8,13 +8,14 @@ import type Database from 'better-sqlite3';
  * These commits skip the fsync (synchronous=NORMAL: in WAL mode they survive a process crash, and
  * a power cut can only lose the last few). Delivery is at least once, so that loses nothing: a
  * lost completion is an attempt made again, a lost enqueue (and its checkpoint, in the same
- * transaction) is replayed from the log. Only these transactions run without the fsync: the
- * connection's own setting is restored right after, before anything else can commit on it
- * (whatever else keeps its tables in the same database keeps its own durability).
+ * transaction) is replayed from the log. The webhook database is opened at NORMAL; on a connection
+ * set to more (a file shared with other tables), only these transactions run at NORMAL, the
+ * connection's own setting restored right after, before anything else can commit on it.
  *
- * When another writer in this process commits to the same file from a thread of its own, a batch
- * waits until that writer holds no write lock (see shareFileWith): SQLite would otherwise wait for
- * the lock in its busy handler, which sleeps whole milliseconds with the event loop blocked.
+ * When another writer in this process takes the same file's write lock from a thread of its own
+ * (the WAL checkpointer's RESTART), a batch waits until it is done (see shareFileWith): SQLite
+ * would otherwise wait for the lock in its busy handler, which sleeps whole milliseconds with the
+ * event loop blocked.
  */
 export class SqliteBatcher {
   private pending: Entry[] = [];
@@ -22,7 +23,12 @@ export class SqliteBatcher {
   /** Every write this batcher was given, by the promise it answered, until that is collected. */
   private readonly entries = new WeakMap<Promise<void>, Entry>();
 
-  constructor(private readonly db: Database.Database) {}
+  /** The connection's own synchronous setting, read once: only the batcher's transactions change it. */
+  private readonly durability: number;
+
+  constructor(private readonly db: Database.Database) {
+    this.durability = Number(db.pragma('synchronous', { simple: true }));
+  }
 
   /**
    * Queues `fn` for the next group commit. With `after` (a promise this batcher returned), `fn`
@@ -66,9 +72,10 @@ export class SqliteBatcher {
       for (const b of batch) fail(b, new Error('database is closed'));
       return false;
     }
-    const durability = this.db.pragma('synchronous', { simple: true });
+    // NORMAL (1) or less already: nothing to change, nor to restore.
+    const lower = this.durability > 1;
     try {
-      this.db.pragma('synchronous = NORMAL');
+      if (lower) this.db.pragma('synchronous = NORMAL');
       this.db.transaction(() => {
         for (const b of batch) {
           // Entries run in order, so a write's `after` has already run (or failed) by now.
@@ -89,7 +96,7 @@ export class SqliteBatcher {
       for (const b of batch) fail(b, err);
       return false;
     } finally {
-      this.db.pragma(`synchronous = ${Number(durability)}`);
+      if (lower) this.db.pragma(`synchronous = ${this.durability}`);
     }
     for (const b of batch) {
       if (b.state === 'failed') b.reject(b.error);
@@ -122,11 +129,11 @@ const batchers = new WeakMap<Database.Database, SqliteBatcher>();
 const writers = new WeakMap<Database.Database, { idle: () => Promise<void>; committed?: () => unknown }>();
 
 /**
- * Another writer in this process commits to the same file as `db` on a thread of its own (the
- * composition root passes the embedded event log's). `idle` resolves, in a microtask, once that
- * writer holds no write lock, and it takes the lock again no sooner than the next turn of the event
- * loop. Batches on `db` wait for that, then commit at once. `committed`, where given, is told after
- * each of their commits (the log checkpoints the WAL for them on its own thread).
+ * Another writer in this process takes the write lock on the same file as `db` from a thread of
+ * its own (the composition root passes the WAL checkpointer's). `idle` resolves, in a microtask,
+ * once that writer holds no write lock, and it takes the lock again no sooner than the next turn of
+ * the event loop. Batches on `db` wait for that, then commit at once. `committed`, where given, is
+ * told after each of their commits (the checkpointer checkpoints the WAL for them on its thread).
  */
 export function shareFileWith(db: Database.Database, idle: () => Promise<void>, committed?: () => unknown): void {
   writers.set(db, { idle, committed });

@@ -61,16 +61,18 @@ describe('the data dir under umask 022', () => {
     await runtime.close();
   });
 
-  it('keeps webhooks.sqlite (beside a non-SQLite log) and its -wal and -shm at 0600', () => {
+  it('keeps webhooks.sqlite and its -wal and -shm at 0600', async () => {
     const dataDir = path.join(tempDir(), 'data');
-    const db = openWebhookDb(testConfig({ dataDir }), {} as EventLog);
+    const closers: Array<() => Promise<void> | void> = [];
+    const db = openWebhookDb(testConfig({ dataDir }), {} as EventLog, (fn) => closers.push(fn));
     db.exec('CREATE TABLE t (x); INSERT INTO t VALUES (1)');
     expect(mode(dataDir)).toBe('700');
     for (const f of ['webhooks.sqlite', 'webhooks.sqlite-wal', 'webhooks.sqlite-shm']) {
       expect(existsSync(path.join(dataDir, f))).toBe(true);
       expect([f, mode(path.join(dataDir, f))]).toEqual([f, '600']);
     }
-    db.close();
+    for (const close of closers.reverse()) await close();
+    expect(db.open).toBe(false);
   });
 
   it('writes the outbox 0700 and its .eml files 0600', async () => {
