@@ -5,13 +5,20 @@ import { fileURLToPath } from 'node:url';
 import { metadataOf } from '../commands/context.js';
 import { NO_STREAM } from '../eventlog/port.js';
 import { constituentStream } from '../domain/constituent/events.js';
-import { median, post, WARM_UP_MS } from './lib.js';
+import { median, post } from './lib.js';
 import type { LatencyResult, PeerRequest } from './webhook-peer.js';
 import { startProduct, type Product } from './product.js';
 
 const gc = () => (globalThis as { gc?: () => void }).gc?.();
 const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 500); // writes per second (issue 5's target load)
 const LATENCY_MS = Number(process.env.BENCH_DURATION_MS ?? 4_000);
+/**
+ * Writes at the same rate before the measured latency run, reported apart. One second (the other
+ * benches' warm-up) left a fresh process still compiling its hot paths: at 500 writes/s its main
+ * thread was 0.90 busy in the first seconds and 0.77-0.80 from the fifth on, with the event loop's
+ * delay p99 33-38 ms against 8-9 ms after 5 s (docs/bench.md, session 11).
+ */
+const WARM_UP_MS = Number(process.env.BENCH_WARM_UP_MS ?? 5_000);
 // Rounds of 2,000 lasted a fraction of a second and their ratio swung 0.3-0.6x from run to run:
 // longer rounds, a warm-up round of each side first, and the median and worst of five.
 const BATCH = Number(process.env.BENCH_WEBHOOK_BATCH ?? 6_000); // deliveries per throughput round
