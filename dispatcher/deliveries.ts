@@ -72,7 +72,7 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 const PRUNE_BATCH = 5_000;
 
 /**
- * Embedded: a table in the event log's SQLite file, so the log survives restarts. Expired rows
+ * Embedded: a table in the webhook database (webhooks.sqlite), so the log survives restarts. Expired rows
  * are pruned by the writes themselves (at most every ten minutes, a bounded batch each time), so
  * no timer has to be stopped, and a log nobody writes to does not grow.
  */

@@ -21,8 +21,8 @@ const LANE_REPLAY = 1;
 const REPLAY_SHARE = 0.75;
 
 /**
- * The embedded queue: a table in the webhook database it is given (the composition root gives
- * it the embedded event log's file). Enqueueing and moving the
+ * The embedded queue: a table in the webhook database it is given (webhooks.sqlite, opened by
+ * the composition root). Enqueueing and moving the
  * dispatcher's checkpoint are one transaction, so after a crash an event is either fully
  * enqueued with the checkpoint past it, or not at all and replayed; `INSERT OR IGNORE` on the
  * deterministic task id covers the rest.
