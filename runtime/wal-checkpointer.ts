@@ -26,7 +26,9 @@ const SQLITE_AUTOCHECKPOINT = 1000;
  * checkpoint finds the WAL at `restartAt` frames or more, the next one is a RESTART, and
  * `idle()` answers only once it is done: the writer (SqliteBatcher, through shareFileWith) holds
  * its batches until then, without blocking its event loop, so the RESTART neither waits for it
- * nor makes it wait in SQLite's busy handler. The next commit then starts the WAL over.
+ * nor makes it wait in SQLite's busy handler. The next commit then starts the WAL over. A RESTART
+ * holds the batches for 25-35 ms (the last frames copied, two syncs), so it waits for a long WAL
+ * (16,000 frames, 64 MB by default): at 4,000, a replay of 20,000 envelopes had nine of them.
  *
  * The thread never keeps the process alive. Lost (it failed or exited), checkpoints go back to
  * the writer's connection, as SQLite does by default.
@@ -50,7 +52,7 @@ export class WalCheckpointer {
     options: { everyMs?: number; restartAt?: number; busyTimeoutMs?: number } = {},
   ) {
     this.everyMs = options.everyMs ?? 250;
-    this.restartAt = options.restartAt ?? 4000;
+    this.restartAt = options.restartAt ?? 16_000;
     const settings: CheckpointerSettings = { file: db.name, busyTimeoutMs: options.busyTimeoutMs ?? 100 };
     db.pragma('wal_autocheckpoint = 0');
     const worker = startModuleThread(import.meta.url, 'wal-checkpointer-thread', { workerData: settings, name: 'turnout-wal-checkpointer' });
@@ -90,8 +92,10 @@ export class WalCheckpointer {
     try {
       const a = await answer;
       this.last = a;
-      // A WAL this long was not started over since: make sure the next checkpoint does it.
-      this.restartNext = 'log' in a && a.log >= this.restartAt;
+      // A WAL this long was not started over since: make sure the next checkpoint does it. A
+      // RESTART that copied every frame did (its count is the WAL's length before it).
+      const restarted = restart && 'log' in a && !a.busy && a.checkpointed === a.log;
+      this.restartNext = 'log' in a && a.log >= this.restartAt && !restarted;
       return a;
     } finally {
       this.running = false;

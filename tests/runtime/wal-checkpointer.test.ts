@@ -85,9 +85,11 @@ describe('WalCheckpointer', () => {
       expect(order).toEqual(['restart', 'batch']);
       const after = cp.last!;
       expect('log' in after && after.busy === false && after.checkpointed === after.log).toBe(true);
-      // Started over: the next commit writes from the WAL's first frame.
+      // Started over: the next commit writes from the WAL's first frame, and the next checkpoint
+      // is a passive one again (the RESTART's own count was the WAL's length before it).
       const [state] = db.pragma('wal_checkpoint(PASSIVE)', { simple: false }) as Array<{ log: number }>;
       expect(state.log).toBeLessThan(10);
+      expect((cp as unknown as { restartNext: boolean }).restartNext).toBe(false);
     }));
 
   it('gives the checkpoints back to the writer’s connection when its thread is lost', () =>
