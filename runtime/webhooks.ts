@@ -65,44 +65,45 @@ export function openWebhookDb(config: Config, log: EventLog, onClose: (fn: () =>
 
 /**
  * Moves the webhook tables of a data directory from before webhooks.sqlite out of the log's file
- * (`from`) into `to`: copied whole (schema, rows, AUTOINCREMENT counter) in one durable
- * transaction, then dropped from the log's file. Once `to` has them it is the one that counts: a
- * start stopped between the two steps drops the leftovers next time, and copies nothing twice.
+ * (`from`) into `to`: copied whole in one durable transaction (copyTables), then dropped from the
+ * log's file. Once `to` has them it is the one that counts: a start stopped between the two steps
+ * drops the leftovers next time, and copies nothing twice.
  */
 export function moveWebhookTables(from: Database.Database, to: Database.Database): void {
-  const tablesIn = (db: Database.Database, schema = 'main') =>
-    new Set(db.prepare<[], { name: string }>(`SELECT name FROM ${schema}.sqlite_master WHERE type = 'table'`).pluck().all() as unknown as string[]);
-  const old = WEBHOOK_TABLES.filter((t) => tablesIn(from).has(t));
+  const inLog = tableNames(from);
+  const old = WEBHOOK_TABLES.filter((t) => inLog.has(t));
   if (!old.length) return;
-  const present = tablesIn(to);
-  if (!WEBHOOK_TABLES.some((t) => present.has(t))) {
-    to.prepare('ATTACH DATABASE ? AS old').run(from.name);
-    try {
-      to.pragma('synchronous = FULL');
-      to.transaction(() => {
-        for (const table of old) {
-          const ddl = to
-            .prepare<[string], { type: string; sql: string }>("SELECT type, sql FROM old.sqlite_master WHERE tbl_name = ? AND sql IS NOT NULL ORDER BY type = 'index'")
-            .all(table);
-          for (const { sql } of ddl) to.exec(sql);
-          to.exec(`INSERT INTO main.${table} SELECT * FROM old.${table}`);
-        }
-        // webhook_deliveries' AUTOINCREMENT goes on from where it was, pruned rows included.
-        if (tablesIn(to, 'old').has('sqlite_sequence')) {
-          for (const { name, seq } of to.prepare<[], { name: string; seq: number }>('SELECT name, seq FROM old.sqlite_sequence').all()) {
-            if (!old.includes(name)) continue;
-            to.prepare('DELETE FROM main.sqlite_sequence WHERE name = ?').run(name);
-            to.prepare('INSERT INTO main.sqlite_sequence (name, seq) VALUES (?, ?)').run(name, seq);
-          }
-        }
-      })();
-    } finally {
-      to.exec('DETACH DATABASE old');
-    }
-  }
+  const present = tableNames(to);
+  if (!WEBHOOK_TABLES.some((t) => present.has(t))) copyTables(from.name, to, old);
   from.transaction(() => {
     for (const table of old) from.exec(`DROP TABLE ${table}`);
   })();
+}
+
+const tableNames = (db: Database.Database, schema = 'main') =>
+  new Set(db.prepare(`SELECT name FROM ${schema}.sqlite_master WHERE type = 'table'`).pluck().all() as string[]);
+
+/** `tables` of the database file `file` into `to` (empty of them): schema, rows and AUTOINCREMENT counters, at synchronous=FULL. */
+function copyTables(file: string, to: Database.Database, tables: string[]): void {
+  to.prepare('ATTACH DATABASE ? AS old').run(file);
+  try {
+    to.pragma('synchronous = FULL');
+    to.transaction(() => {
+      const ddl = to.prepare<[string]>("SELECT sql FROM old.sqlite_master WHERE tbl_name = ? AND sql IS NOT NULL ORDER BY type = 'index'").pluck();
+      for (const table of tables) {
+        for (const sql of ddl.all(table) as string[]) to.exec(sql);
+        to.exec(`INSERT INTO main.${table} SELECT * FROM old.${table}`);
+      }
+      // webhook_deliveries' AUTOINCREMENT goes on from where it was, pruned rows included (the
+      // rows inserted above set it only as far as the highest one kept).
+      if (!tableNames(to, 'old').has('sqlite_sequence') || !tableNames(to).has('sqlite_sequence')) return;
+      const names = JSON.stringify(tables);
+      to.prepare('DELETE FROM main.sqlite_sequence WHERE name IN (SELECT value FROM json_each(?))').run(names);
+      to.prepare('INSERT INTO main.sqlite_sequence (name, seq) SELECT name, seq FROM old.sqlite_sequence WHERE name IN (SELECT value FROM json_each(?))').run(names);
+    })();
+  } finally {
+    to.exec('DETACH DATABASE old');
+  }
 }
 
 async function openQueue(config: Config, webhookDb: Database.Database | null): Promise<DeliveryQueue> {

@@ -9,7 +9,7 @@ import { type Delivery, SqliteDeliveryLog } from '../../dispatcher/deliveries.js
 import { SqliteDeliveryQueue } from '../../dispatcher/queue/sqlite.js';
 import { type Replay, SqliteReplayStore } from '../../dispatcher/replays.js';
 import { testConfig } from '../../runtime/config.js';
-import { openWebhookDb } from '../../runtime/webhooks.js';
+import { moveWebhookTables, openWebhookDb } from '../../runtime/webhooks.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -86,16 +86,17 @@ describe('webhooks.sqlite', () => {
 
   it('drops the leftovers of a start stopped between the copy and the drop, and copies nothing twice', async () => {
     const { dataDir, log, before } = await olderDataDir();
-    // The copy committed, the drop not: both files hold the tables.
+    // The copy committed, the drop not: both files hold the tables. (The move, run from a copy of
+    // the log's file, drops them from the copy only.)
+    const logCopy = path.join(dataDir, 'turnout-copy.sqlite');
+    await log.database.backup(logCopy);
+    const from = new Database(logCopy);
     const copy = new Database(path.join(dataDir, 'webhooks.sqlite'));
     copy.pragma('journal_mode = WAL');
-    copy.prepare('ATTACH DATABASE ? AS old').run(log.database.name);
-    for (const t of WEBHOOK_TABLES) {
-      for (const { sql } of copy.prepare("SELECT sql FROM old.sqlite_master WHERE tbl_name = ? AND sql IS NOT NULL ORDER BY type = 'index'").all(t) as Array<{ sql: string }>) copy.exec(sql);
-      copy.exec(`INSERT INTO main.${t} SELECT * FROM old.${t}`);
-    }
-    copy.exec('DETACH DATABASE old');
+    moveWebhookTables(from, copy);
+    from.close();
     copy.close();
+    expect(tables(log.database)).toEqual(WEBHOOK_TABLES);
     const closers: Array<() => Promise<void> | void> = [];
     const db = openWebhookDb(testConfig({ dataDir }), log, (fn) => closers.push(fn));
     try {
