@@ -35,6 +35,9 @@ async function startBaseline() {
     const r = insert.run(JSON.stringify(request.body));
     return reply.code(201).send({ id: Number(r.lastInsertRowid) });
   });
+  // For scale: the same route storing nothing, the ceiling of any write path on this machine.
+  let bare = 0;
+  app.post('/bare', async (_request, reply) => reply.code(201).send({ id: ++bare }));
   const origin = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     origin,
@@ -64,6 +67,7 @@ async function writes(): Promise<string[]> {
     // For scale: what the same 64 connections see from an authenticated read that does almost
     // nothing (an email lookup through the index, empty answer) on the same server.
     const floor = await load({ ...spec, origin: product.origin, requests: [{ method: 'GET', path: '/api/v1/constituents?email=nobody%40example.org', headers: { authorization: product.auth } }] });
+    const ceiling = await load({ ...spec, origin: baseline.origin, requests: baselineReqs.map((r) => ({ ...r, path: '/bare' })) });
     return [
       ...formatComparison(
         `POST /constituents, ${WRITE_CONNECTIONS} connections, rate limits off, SQLite log in WAL with synchronous=FULL`,
@@ -76,6 +80,7 @@ async function writes(): Promise<string[]> {
       ),
       '  for scale, same server, same 64 connections, one round:',
       '  ' + formatMeasure('GET ?email= (authenticated, empty)', floor),
+      '  ' + formatMeasure('bare Fastify POST, stores nothing', ceiling) + `  (the baseline's ${(ceiling.rps / c.baseline.rps).toFixed(2)}x)`,
     ];
   } finally {
     await baseline.close();
