@@ -123,4 +123,9 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that closed early (`turnout import --help | head -2`) took what it wanted: what is left
+// to print goes nowhere, and is no crash (Node reports a closed pipe as an 'error' on stdout).
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+});
 process.exitCode = await main(process.argv);

@@ -47,11 +47,16 @@ export function typedCell(rule: FieldRule | undefined, cell: string): unknown {
   }
 }
 
-/** A header row of public field names, then one row a line; an empty cell omits its field. */
+/**
+ * A header row of public field names, then one row a line; an empty cell omits its field. A quote
+ * inside a cell that does not begin with one (`5'10" tall`, `"C"x`) is the cell's own text, as a
+ * spreadsheet would read it, rather than an error that stops the whole file; a quoted cell still
+ * holds commas, quotes ("") and line breaks, and a quote left open to the end is still refused.
+ */
 function csvRows(file: string, bytes: Buffer, fields: FieldSpec): Row[] {
   let records: string[][];
   try {
-    records = parse(bytes, { bom: true, relax_column_count: true });
+    records = parse(bytes, { bom: true, relax_column_count: true, relax_quotes: true });
   } catch (err) {
     throw new CommandFailed(`${file}: not readable as CSV: ${(err as Error).message}`);
   }
@@ -73,7 +78,9 @@ function csvRows(file: string, bytes: Buffer, fields: FieldSpec): Row[] {
     }
     const body: Record<string, unknown> = {};
     cells.forEach((cell, c) => {
-      if (cell !== '') body[names[c]] = typedCell(rules[c], cell);
+      // Defined, not assigned: a column headed `__proto__` is then a field the schema refuses
+      // by name, as in an NDJSON body, instead of vanishing into the object's prototype.
+      if (cell !== '') Object.defineProperty(body, names[c], { value: typedCell(rules[c], cell), enumerable: true, writable: true, configurable: true });
     });
     rows.push({ n, body });
   });

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runCli, startCli } from '../support/cli.js';
 import { http, type TurnoutProcess, useBuiltService } from '../support/process.js';
 
 /**
@@ -43,6 +43,13 @@ describe('turnout --help and bad usage', () => {
       expect(r.stdout).toMatch(/^Usage: turnout/);
       expect(r.stdout).toContain('Exit status: 0 done, 1 failed, 2 bad usage.');
     }
+  });
+
+  it('stops quietly when the reader of its stdout goes away (`| head`), with no stack trace', async () => {
+    const run = startCli(service.built('cli/main.js'), ['import', '--help']);
+    run.child.stdout!.destroy(); // the reader is gone before the first line
+    expect(await run.exited).toBe(0);
+    expect(run.stderr()).toBe('');
   });
 
   it('exits 2 with the reason on stderr for an unknown command, a missing or malformed option, or no server named', async () => {
@@ -125,6 +132,30 @@ describe('turnout import', () => {
     expect(ada).toMatchObject({ MailingZipCode: '02134', Phone1: '5558675309', IsEmailOk: true, FkConstituentType: 1 });
     const grace = (await api.get('/constituents?email=grace@example.org')).body.constituents[0];
     expect(grace).toMatchObject({ MailingZipCode: '00501', Phone1: '5558675310', IsEmailOk: false });
+  });
+
+  it("reads a quote inside a cell that does not begin with one as the cell's text, not as an error that stops the file", async () => {
+    const { id, api } = await team();
+    const f = file('quotes.csv', ['FirstName,LastName,ConstituentDescription', 'A,B,ok', `C,D,is 5'10" tall`, '"E"x,F,"says ""hi"", then, leaves"', ''].join('\n'));
+    const r = await cli(['import', f, '--team', String(id)]);
+    expect([r.code, r.stdout]).toEqual([0, '3 valid, 0 invalid\n3 written, 0 failed\n']);
+    const people = (await api.get('/constituents')).body.constituents as Array<Record<string, unknown>>;
+    expect(people.map((c) => [c.FirstName, c.ConstituentDescription])).toEqual([
+      ['A', 'ok'],
+      ['C', `is 5'10" tall`],
+      ['"E"x', 'says "hi", then, leaves'],
+    ]);
+    const open = await cli(['import', file('open.csv', 'FirstName,LastName\n"A,B\n'), '--team', String(id), '--dry-run']);
+    expect(open.code).toBe(1);
+    expect(open.stderr).toMatch(/open\.csv: not readable as CSV: Quote Not Closed/);
+  });
+
+  it('refuses a column headed __proto__ by name, as any unknown field, rather than dropping it', async () => {
+    const { id, api } = await team();
+    const r = await cli(['import', file('proto.csv', 'FirstName,__proto__,LastName\nA,x,B\n'), '--team', String(id)]);
+    expect(r.stdout).toBe('row 1: __proto__: unknown_field: "__proto__" is not a recognised body field here; remove it.\n0 valid, 1 invalid\n');
+    expect(r.code).toBe(1);
+    expect((await api.get('/constituents')).body.total).toBe(0);
   });
 
   it('exits 0 when every row is valid and written, and a re-run of the same file writes nothing twice', async () => {
