@@ -13,7 +13,7 @@ import { readGate } from './read-gate.js';
 import { installJsonBodyParser } from './json-body.js';
 import { Envelope } from './schemas/changes.js';
 import { ErrorSchema } from './schemas/common.js';
-import { frameworkErrors, hardenServer, serverOptions } from './transport.js';
+import { frameworkErrors, hardenServer, refuseNoHost, serverOptions } from './transport.js';
 import { buildValidator, refuseUnknownQuery } from './validation.js';
 import type { Services } from '../runtime/services.js';
 
@@ -47,6 +47,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.addSchema(ErrorSchema);
   app.addSchema(Envelope);
   installErrorHandling(app);
+  app.addHook('onRequest', refuseNoHost);
   installJsonBodyParser(app);
   app.addHook('onRoute', refuseUnknownQuery);
   await app.register(swagger, {

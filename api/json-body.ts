@@ -102,6 +102,25 @@ function reason(err: unknown): string {
 }
 
 /**
+ * How deep a body may nest: far beyond any body of the API (a flat object of fields, some holding
+ * a list), and shallow enough that code walking a body by recursion (the Idempotency-Key's
+ * fingerprint, api/idempotency.ts) never runs out of stack.
+ */
+export const MAX_DEPTH = 64;
+
+/** Whether `value` nests objects or arrays deeper than `limit` levels; walked without recursion. */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
  * The only body this API reads is JSON. JSON bodies go through Fastify's own parser (it refuses prototype-poisoning keys), but a syntax
  * error says where it is: line, column and character offset (issue 14).
  */
@@ -112,6 +131,8 @@ export function installJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     secure(request, body as string, (err: (Error & { code?: string }) | null, value?: unknown) => {
+      if (!err && nestedDeeperThan(value, MAX_DEPTH))
+        return done(new DomainError('invalid_json', `The body nests objects or arrays more than ${MAX_DEPTH} levels deep; no body of this API needs more.`), undefined);
       if (err?.code !== 'FST_ERR_CTP_INVALID_JSON_BODY') return done(err, value);
       const text = body as string;
       try {

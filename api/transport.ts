@@ -25,6 +25,12 @@ export function sendTransportError(reply: FastifyReply, code: TransportCode, mes
   return reply.code(TRANSPORT_STATUS[code]).send(transportError(code, message));
 }
 
+/** HTTP/1.1 requires a Host header (RFC 9112 §3.2): a request without one is 400 invalid_request, in the contract's shape. */
+export async function refuseNoHost(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (request.headers.host === undefined && request.raw.httpVersion === '1.1')
+    return void sendTransportError(reply, 'invalid_request', 'The request has no Host header, which HTTP/1.1 requires; send one (such as Host: api.example.org).');
+}
+
 /** Failures found by Fastify's router before any route, hook or error handler runs. */
 export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
@@ -87,6 +93,9 @@ export function serverOptions(c: ConnectionLimits) {
       requestTimeout: c.requestTimeoutMs,
       keepAliveTimeout: c.keepAliveTimeoutMs,
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(c.headersTimeoutMs / 4))),
+      // Node would answer an HTTP/1.1 request without a Host header 400 with no body; refuseNoHost
+      // answers it in the contract's shape instead.
+      requireHostHeader: false,
     },
     clientErrorHandler,
   };
@@ -95,7 +104,7 @@ export function serverOptions(c: ConnectionLimits) {
 /** A plain Node server with the limits Fastify would give its own (for a server made before the app). */
 export function createLimitedServer(c: ConnectionLimits, handler: http.RequestListener): http.Server {
   const o = serverOptions(c);
-  const server = http.createServer({ headersTimeout: o.http.headersTimeout, requestTimeout: o.http.requestTimeout, keepAliveTimeout: o.http.keepAliveTimeout, connectionsCheckingInterval: o.http.connectionsCheckingInterval }, handler);
+  const server = http.createServer({ ...o.http }, handler);
   server.setTimeout(o.connectionTimeout);
   server.on('clientError', clientErrorHandler);
   hardenServer(server, c);

@@ -68,17 +68,23 @@ export function plainDecimalProblem(kind: 'integer' | 'number', v: string): stri
  * in text are plain decimals, integers within the safe range, everything else invalid_field.
  */
 function strictNumbers(schema: object, validate: Validate): Validate {
-  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const props = (schema as { properties?: Record<string, { type?: unknown; minimum?: number; maximum?: number }> }).properties ?? {};
   const numbers = Object.entries(props).flatMap(([name, p]) => {
     const kind = numberKind(p.type);
-    return kind ? [{ name, kind }] : [];
+    return kind ? [{ name, kind, minimum: p.minimum, maximum: p.maximum }] : [];
   });
   if (!numbers.length) return validate;
   const checked: Validate = (data) => {
-    for (const { name, kind } of numbers) {
+    for (const { name, kind, minimum, maximum } of numbers) {
       const v = (data as Record<string, unknown> | null)?.[name];
       if (typeof v !== 'string') continue;
-      const bad = plainDecimalProblem(kind, v);
+      let bad = plainDecimalProblem(kind, v);
+      // Past the safe range: name the parameter's own bound where it has one (limit 1..1000).
+      if (bad && WHOLE.test(v)) {
+        const negative = v.startsWith('-');
+        if (negative && minimum !== undefined) bad = `must be at least ${minimum}`;
+        else if (!negative && maximum !== undefined) bad = `must be at most ${maximum}`;
+      }
       if (bad) {
         checked.errors = [{ keyword: 'plainDecimal', instancePath: `/${name}`, params: {}, message: bad }];
         return false;

@@ -38,6 +38,8 @@ export interface FeedQuery {
 }
 
 const FORMAT = /^c1\.(\d{1,20})\.(\d{1,20})\.(\d{1,2})$/;
+/** The highest position a cursor may name: the feed numbers envelopes position * 10 + index in a signed 64-bit integer. */
+const MAX_POSITION = (2n ** 63n - 1n) / 10n - 1n;
 
 export function encodeCursor(c: Cursor): string {
   const p = c.position ?? { commit: 0n, prepare: 0n };
@@ -51,7 +53,9 @@ export function decodeCursor(text: string, field: string): Cursor {
   const m = FORMAT.exec(Buffer.from(text, 'base64url').toString('latin1'));
   if (!m) throw bad();
   const [commit, prepare, seen] = [BigInt(m[1]), BigInt(m[2]), Number(m[3])];
-  if (seen > ALL) throw bad();
+  // No log gives such a position: a prepare after its commit, or past what a change's envelope
+  // number (position * 10 + its index, feed-table.ts) can hold in SQLite's 64-bit integer.
+  if (seen > ALL || prepare > commit || commit > MAX_POSITION) throw bad();
   return { position: commit === 0n && prepare === 0n ? null : { commit, prepare }, seen };
 }
 

@@ -35,6 +35,8 @@ async function busyTeam(path: string) {
 /** The `<number>` of `evt_<number>_<seconds>` (decisions.md §7): log position times 10 plus the type's index. */
 const envelopeNumber = (id: string) => BigInt(id.split('_')[1]);
 
+const cursor = (text: string) => Buffer.from(text).toString('base64url');
+
 describe('the change feed', () => {
   it('holds exactly the envelopes a ["*"] endpoint received, in log order, and only the team\u2019s own', async () => {
     const other = await taskTeam(t);
@@ -86,6 +88,11 @@ describe('the change feed', () => {
     ['after=nope', 'after'],
     ['after=Yzk5', 'after'],
     ['after=now!', 'after'],
+    // Well formed, but no log gives them: a prepare after its commit, positions past 64 bits' room.
+    [`after=${cursor('c1.1.99999.1')}`, 'after'],
+    [`after=${cursor('c1.1.9223372036854775808.1')}`, 'after'],
+    [`after=${cursor('c1.9223372036854775807.9223372036854775807.1')}`, 'after'],
+    [`after=${cursor('c1.99999999999999999999.99999999999999999999.1')}`, 'after'],
     ['types=constituent.create', 'types'],
     ['types=nothing.*', 'types'],
     ['limit=0', 'limit'],
@@ -99,6 +106,18 @@ describe('the change feed', () => {
     const r = await team.api.Integration.get(`/changes?${query}`);
     expect(r.status, r.raw).toBe(400);
     expect(r.body.error).toMatchObject({ code: 'invalid_field', field });
+  });
+
+  it('names the bounds of limit and wait when a number is past them, however far', async () => {
+    const team = await t.team();
+    for (const [query, message] of [
+      ['limit=99999999999999999999', 'limit must be at most 1000.'],
+      ['limit=-99999999999999999999', 'limit must be at least 1.'],
+      ['wait=99999999999999999999', 'wait must be at most 30.'],
+    ]) {
+      const r = await team.api.Integration.get(`/changes?${query}`);
+      expect([r.status, r.body.error], query).toEqual([400, { code: 'invalid_field', field: query.split('=')[0], message }]);
+    }
   });
 
   it('starts at the current end with after=now, answering a concrete cursor', async () => {

@@ -106,6 +106,22 @@ describe('service documents', () => {
   });
 });
 
+describe('deeply nested bodies', () => {
+  it('are refused as invalid_json, with an Idempotency-Key too (its fingerprint walks the body), and write nothing', async () => {
+    const before = await count();
+    const deep = (levels: number) => `{"LastName":"X","Theme":${'['.repeat(levels)}${']'.repeat(levels)}}`;
+    for (const headers of [{}, { 'idempotency-key': 'deep-body' }] as Array<Record<string, string>>) {
+      const r = await api.post('/constituents', undefined, { raw: deep(5000), headers });
+      expect(r.status, JSON.stringify(headers)).toBe(400);
+      expect(r.body.error).toEqual({ code: 'invalid_json', message: 'The body nests objects or arrays more than 64 levels deep; no body of this API needs more.' });
+    }
+    // 64 levels are read, and the field is then refused by name as any other unknown one.
+    const r = await api.post('/constituents', undefined, { raw: deep(63), headers: { 'idempotency-key': 'deep-enough' } });
+    expect(r.body.error).toMatchObject({ code: 'unknown_field', field: 'Theme' });
+    expect(await count()).toBe(before);
+  });
+});
+
 describe('prototype-poisoning keys', () => {
   it('are refused with a message that says why', async () => {
     const r = await api.post('/constituents', undefined, { raw: '{"LastName":"X","__proto__":{"admin":true}}' });

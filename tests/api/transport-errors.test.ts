@@ -52,6 +52,19 @@ describe("Fastify's and Node's own refusals, in the contract's shape (decisions.
     }
   });
 
+  it('answers an HTTP/1.1 request without a Host header with 400 invalid_request, and writes nothing', async () => {
+    const before = (await t.admin.get('/teams')).body.teams.length;
+    const body = '{"name":"No host"}';
+    const r = await rawRequest(port, head(['POST /admin/v1/teams HTTP/1.1', `Authorization: Bearer ${t.runtime.services.config.adminToken}`, 'Content-Type: application/json', `Content-Length: ${body.length}`, 'Connection: close']) + body);
+    expect(r.status).toBe(400);
+    expectShape(r.body, 'invalid_request');
+    expect(r.body.error.message).toMatch(/no Host header/);
+    expect((await t.admin.get('/teams')).body.teams.length).toBe(before);
+    // HTTP/1.0 has no such rule.
+    const old = await rawRequest(port, head(['GET /healthz HTTP/1.0']));
+    expect(old.status).toBe(200);
+  });
+
   it('answers headers over 16 KB with 431 headers_too_large', async () => {
     const r = await rawRequest(port, get('/api/v1/constituents', [`X-Big: ${'b'.repeat(20_000)}`]));
     expect(r.status).toBe(431);
