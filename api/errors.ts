@@ -76,9 +76,12 @@ export function fromValidation(errors: AjvError[], context: string): DomainError
     case 'enum':
       what = `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
       break;
-    case 'const':
-      what = `must be ${JSON.stringify(e.params.allowedValue)}`;
+    case 'const': {
+      // A union of literals fails each branch in turn: name every value it allows, not the first.
+      const allowed = errors.filter((x) => x.keyword === 'const' && x.instancePath === e.instancePath).map((x) => JSON.stringify(x.params.allowedValue));
+      what = allowed.length > 1 ? `must be one of ${allowed.join(', ')}` : `must be ${allowed[0]}`;
       break;
+    }
     default:
       what = e.message ?? 'is not valid';
   }

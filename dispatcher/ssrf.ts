@@ -76,6 +76,9 @@ export interface UrlPolicy {
  * covers them all.
  */
 export function parseEndpointUrl(raw: string, policy: UrlPolicy): URL {
+  // The WHATWG parser drops surrounding spaces and any tab or line break, so the address kept
+  // would not be the one sent: refuse spaces and control characters outright instead.
+  if (/[\x00-\x20\x7f]/.test(raw)) throw new UnsafeUrlError('url must not hold spaces or control characters (percent-encode them, as %20).');
   let url: URL;
   try {
     url = new URL(raw);
@@ -85,6 +88,7 @@ export function parseEndpointUrl(raw: string, policy: UrlPolicy): URL {
   if (url.protocol !== 'https:' && !(policy.allowInsecure && url.protocol === 'http:'))
     throw new UnsafeUrlError('url must use https://.');
   if (url.username || url.password) throw new UnsafeUrlError('url must not carry a user name or password.');
+  if (url.port === '0') throw new UnsafeUrlError('url must not name port 0.');
   if (raw.length > 2000) throw new UnsafeUrlError('url must be at most 2000 characters.');
   if (policy.allowInsecure) return url;
   // A fully qualified name may end in a dot (`localhost.`, `intranet.`): judge it without it.

@@ -58,3 +58,8 @@ export function One<K extends string>(key: K, item: TSchema) {
 
 /** A body for admin meta-resources: camelCase keys, nothing unknown. */
 export const Body = <P extends TProperties>(props: P) => Type.Object(props, { additionalProperties: false });
+/**
+ * The body of an operation that takes none (a test send, a resend, a lock): absent, null or {},
+ * so a field sent anyway is 400 unknown_field naming it rather than silently ignored.
+ */
+export const NoBody = Type.Union([Body({}), Type.Null()]);

@@ -53,6 +53,7 @@ describe('exporting a team\u2019s changes', () => {
     ['from=nope', 'from'],
     ['to=2026-13-01T00:00:00Z', 'to'],
     ['types=volunteer.nope', 'types'],
+    ['from=2026-12-01T00:00:00Z&to=2026-01-01T00:00:00Z', 'to'],
   ])('refuses %s as invalid_field naming %s', async (q, field) => {
     const tm = await t.team();
     const r = await tm.admin.get(`/export?${q}`);

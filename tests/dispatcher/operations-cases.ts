@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app.js';
 import { type Receiver, until } from './support.js';
 
+const cursorOf = (text: string) => Buffer.from(text).toString('base64url');
+
 type Team = Awaited<ReturnType<TestApp['team']>>;
 
 /**
@@ -56,6 +58,20 @@ export function operationCases(get: () => { t: TestApp; rx: Receiver }) {
       const other = await get().t.team();
       const ep = await endpoint(other, '/ping-other');
       expect((await team.admin.post(`/webhook-endpoints/${ep}/test`)).body.error.code).toBe('not_found');
+    });
+
+    it('refuses a body with a field, and sends nothing (the test and a resend take none)', async () => {
+      const { rx } = get();
+      const team = await get().t.team();
+      const ep = await endpoint(team, '/ping-body');
+      const r = await team.admin.post(`/webhook-endpoints/${ep}/test`, { url: 'https://elsewhere.example/' });
+      expect([r.status, r.body.error.code, r.body.error.field]).toEqual([400, 'unknown_field', 'url']);
+      const sent = await team.admin.post(`/webhook-endpoints/${ep}/test`, {});
+      expect(sent.status, sent.raw).toBe(200);
+      const resend = await team.admin.post(`/webhook-endpoints/${ep}/deliveries/${sent.body.delivery.id}/resend`, { attempt: 9 });
+      expect([resend.status, resend.body.error.code, resend.body.error.field]).toEqual([400, 'unknown_field', 'attempt']);
+      expect(rx.on('/ping-body')).toHaveLength(1);
+      expect((await team.admin.get(`/webhook-endpoints/${ep}/deliveries`)).body.total).toBe(1);
     });
   });
 
@@ -165,11 +181,19 @@ export function operationCases(get: () => { t: TestApp; rx: Receiver }) {
         [{ from: '2026-01-01T00:00:00Z', types: 'constituent.created' }, 'types'],
         [{ from: '2026-01-01T00:00:00Z', types: [] }, 'types'],
         [{ from: '2026-01-01T00:00:00Z', types: ['constituent.exploded'] }, 'types'],
+        // A range that ends before it starts, as date-times or as cursors.
+        [{ from: '2026-12-01T00:00:00Z', to: '2026-01-01T00:00:00Z' }, 'to'],
+        [{ from: cursorOf('c1.9.9.10'), to: cursorOf('c1.7.7.1') }, 'to'],
+        // A cursor no log gives (a prepare after its commit): the feed and the replay would read it differently.
+        [{ from: cursorOf('c1.1.99999.1') }, 'from'],
       ];
       for (const [body, field] of bad) {
         const r = await team.admin.post(`/webhook-endpoints/${ep}/replay`, body);
         expect([r.status, r.body.error.code, r.body.error.field], JSON.stringify(body)).toEqual([400, 'invalid_field', field]);
       }
+      expect((await team.admin.post(`/webhook-endpoints/${ep}/replay`, { from: 'nope' })).body.error.message).toBe(
+        'from must be a date-time such as 2026-03-01T00:00:00Z, or a cursor from a previous answer\'s "next".',
+      );
       expect((await team.admin.post(`/webhook-endpoints/${ep}/replay`, { from: '2026-01-01T00:00:00Z', since: 1 })).body.error.code).toBe('unknown_field');
       const none = await team.admin.get(`/webhook-endpoints/${ep}/replays/rpl_nope`);
       expect([none.status, none.body.error.code]).toEqual([404, 'not_found']);

@@ -19,7 +19,14 @@ describe('judging webhook addresses', () => {
     'http://example.org/hook', 'ftp://example.org/', 'not a url', 'https://user:pw@example.org/',
     // Fully qualified spellings: a trailing dot names the same host.
     'https://localhost./hook', 'https://LOCALHOST../hook', 'https://api.localhost./hook', 'https://intranet./hook', 'https://./hook',
-  ])('refuses the URL %s', (url) => expect(() => parseEndpointUrl(url, strict)).toThrow(UnsafeUrlError));
+    // What the parser would silently drop or keep (surrounding spaces, tabs, line breaks, control
+    // characters), and port 0.
+    ' https://example.org/hook ', 'https://exa\tmple.org/hook', 'https://example.org/hook\n\u0007', 'https://example.org/hook\u0000', 'https://example.org:0/hook',
+  ])('refuses the URL %j', (url) => expect(() => parseEndpointUrl(url, strict)).toThrow(UnsafeUrlError));
+
+  it('refuses spaces and control characters in insecure mode too', () => {
+    expect(() => parseEndpointUrl('http://127.0.0.1:9/x\t', { allowInsecure: true })).toThrow('url must not hold spaces or control characters');
+  });
 
   it('refuses a name that resolves to a private address, and accepts one that resolves to a public one', async () => {
     const lookup = async (h: string) => [{ address: h === 'evil.example' ? '10.0.0.5' : '93.184.216.34', family: 4 }];

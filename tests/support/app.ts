@@ -14,7 +14,7 @@ export interface Client {
   get(url: string): Promise<Reply>;
   post(url: string, body?: unknown, opts?: { raw?: string; headers?: Record<string, string> }): Promise<Reply>;
   patch(url: string, body?: unknown, opts?: { raw?: string; headers?: Record<string, string> }): Promise<Reply>;
-  del(url: string): Promise<Reply>;
+  del(url: string, body?: unknown): Promise<Reply>;
 }
 
 export interface TestApp {
@@ -47,7 +47,7 @@ function client(app: App, base: string, token?: string): Client {
     get: (u) => call('GET', u),
     post: (u, b, o) => call('POST', u, b, o),
     patch: (u, b, o) => call('PATCH', u, b, o),
-    del: (u) => call('DELETE', u),
+    del: (u, b) => call('DELETE', u, b),
   };
 }
 

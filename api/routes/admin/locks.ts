@@ -4,7 +4,7 @@ import { deleteRecord, lockRecord, recordKind } from '../../../commands/records.
 import { notFound } from '../../../domain/shared/errors.js';
 import { guardedContext, setEtag } from '../../etag.js';
 import { adminContext } from '../../auth.js';
-import { errors } from '../../schemas/common.js';
+import { errors, NoBody } from '../../schemas/common.js';
 import type { Services } from '../../../runtime/services.js';
 
 const Params = Type.Object(
@@ -20,7 +20,7 @@ export const lockRoutes =
     for (const action of ['lock', 'unlock'] as const) {
       app.post(
         `/teams/:teamId/:resource/:id/${action}`,
-        { schema: { hide: true, params: Params, response: { 200: Ok, ...errors(401, 404) } } },
+        { schema: { hide: true, params: Params, body: NoBody, response: { 200: Ok, ...errors(400, 401, 404) } } },
         async (request) => {
           const { teamId, resource, id } = request.params;
           const kind = recordKind(resource);
@@ -32,7 +32,7 @@ export const lockRoutes =
     }
     app.delete(
       '/teams/:teamId/:resource/:id',
-      { schema: { hide: true, params: Params, response: { 200: Ok, ...errors(401, 404) } } },
+      { schema: { hide: true, params: Params, body: NoBody, response: { 200: Ok, ...errors(400, 401, 404) } } },
       async (request, reply) => {
         const { teamId, resource, id } = request.params;
         const kind = recordKind(resource);

@@ -7,7 +7,7 @@ import { eq, publicView } from '../../../projections/store/port.js';
 import { API_KEYS, type ApiKeyDoc, TEAMS, type TeamDoc } from '../../../projections/teams.js';
 import { adminContext } from '../../auth.js';
 import * as A from '../../schemas/admin.js';
-import { Body, errors, pageOf } from '../../schemas/common.js';
+import { Body, errors, NoBody, pageOf } from '../../schemas/common.js';
 import type { Services } from '../../../runtime/services.js';
 
 const hide = true;
@@ -73,7 +73,8 @@ export const teamRoutes =
         schema: {
           hide,
           params: Type.Object({ teamId: Type.Integer({ minimum: 1 }), keyId: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
-          response: { 200: Type.Object({ apiKey: A.ApiKey }), ...errors(401, 404) },
+          body: NoBody,
+          response: { 200: Type.Object({ apiKey: A.ApiKey }), ...errors(400, 401, 404) },
         },
       },
       async (request) => {

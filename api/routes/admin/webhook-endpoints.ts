@@ -7,7 +7,7 @@ import { endpointsOfTeam, WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../
 import { publicView } from '../../../projections/store/port.js';
 import { adminContext } from '../../auth.js';
 import { TeamParams } from '../../schemas/admin.js';
-import { errors, pageOf } from '../../schemas/common.js';
+import { errors, NoBody, pageOf } from '../../schemas/common.js';
 import * as S from '../../schemas/webhook.js';
 import type { Services } from '../../../runtime/services.js';
 
@@ -67,7 +67,7 @@ export const webhookEndpointRoutes =
 
     app.delete(
       '/teams/:teamId/webhook-endpoints/:id',
-      { schema: { hide, params: S.EndpointParams, response: { 200: Type.Object({ webhookEndpoint: S.WebhookEndpoint }), ...errors(401, 404) } } },
+      { schema: { hide, params: S.EndpointParams, body: NoBody, response: { 200: Type.Object({ webhookEndpoint: S.WebhookEndpoint }), ...errors(400, 401, 404) } } },
       async (request) => {
         const ctx = adminContext(request, request.params.teamId);
         const before = await read(ctx.team, request.params.id);

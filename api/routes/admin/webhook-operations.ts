@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { notFound } from '../../../domain/shared/errors.js';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints.js';
 import * as S from '../../schemas/webhook.js';
-import { errors } from '../../schemas/common.js';
+import { errors, NoBody } from '../../schemas/common.js';
 import type { Services } from '../../../runtime/services.js';
 
 const hide = true;
@@ -20,7 +20,7 @@ export const webhookOperationRoutes =
 
     app.post(
       '/teams/:teamId/webhook-endpoints/:id/test',
-      { schema: { hide, params: S.EndpointParams, response: { 200: Type.Object({ delivery: S.Delivery }), ...errors(401, 404) } } },
+      { schema: { hide, params: S.EndpointParams, body: NoBody, response: { 200: Type.Object({ delivery: S.Delivery }), ...errors(400, 401, 404) } } },
       async (request) => {
         const { teamId, id } = request.params;
         await endpointOf(teamId, id);
@@ -30,7 +30,7 @@ export const webhookOperationRoutes =
 
     app.post(
       '/teams/:teamId/webhook-endpoints/:id/deliveries/:deliveryId/resend',
-      { schema: { hide, params: S.DeliveryParams, response: { 202: Type.Object({ delivery: S.Delivery }), ...errors(401, 404) } } },
+      { schema: { hide, params: S.DeliveryParams, body: NoBody, response: { 202: Type.Object({ delivery: S.Delivery }), ...errors(400, 401, 404) } } },
       async (request, reply) => {
         const { teamId, id, deliveryId } = request.params;
         await endpointOf(teamId, id);
