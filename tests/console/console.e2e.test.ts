@@ -227,6 +227,20 @@ describe('activity, history and changes', () => {
   });
 });
 
+describe('the live tail, paused', () => {
+  it('shows on resuming the changes written while it was paused', async () => {
+    const team = await server().team();
+    const { page, open } = browser();
+    await open(`/teams/${team.id}/changes`);
+    await page.getByText('Following the change feed').waitFor();
+    await page.getByRole('button', { name: 'Pause live changes' }).click();
+    await page.getByText('Paused.').waitFor();
+    await team.api.post('/constituents', { LastName: 'WhilePaused' });
+    await page.getByRole('button', { name: 'Resume live changes' }).click();
+    await page.getByText('WhilePaused').waitFor({ timeout: 5000 });
+  });
+});
+
 describe('accessibility', () => {
   it('gives every control of every view an accessible name', async () => {
     const team = await server().team();

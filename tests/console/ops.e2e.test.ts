@@ -64,6 +64,40 @@ describe('webhook operations', () => {
     expect((await team.admin.get(`/webhook-endpoints/${ep.id}`)).body.webhookEndpoint.maxPerSecond).toBeNull();
   });
 
+  it('refuses a throttle or an overlap that is not a whole number, in words, and changes nothing', async () => {
+    const team = await server().team();
+    const ep = (await team.admin.post('/webhook-endpoints', { url: receiver.url('/ok'), events: ['*'], maxPerSecond: 5 })).body.webhookEndpoint;
+    const before = (await team.admin.get(`/webhook-endpoints/${ep.id}`)).body.secret;
+    const { page, open } = browser();
+    await open(`/teams/${team.id}/endpoints/${ep.id}`);
+    await page.getByLabel('Maximum requests per second').fill('ten');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('alert').getByText('Maximum requests per second must be a whole number from 1; got "ten".').waitFor();
+    expect((await team.admin.get(`/webhook-endpoints/${ep.id}`)).body.webhookEndpoint.maxPerSecond).toBe(5);
+    await page.getByLabel('Old secret keeps signing for (seconds)').fill('one hour');
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByRole('alert').getByText(/signing time \(seconds\) must be a whole number of 0 or more; got "one hour"\./).waitFor();
+    expect((await team.admin.get(`/webhook-endpoints/${ep.id}`)).body.secret).toBe(before);
+  });
+
+  it("starts another endpoint's page with that endpoint's settings, so saving never overwrites it with the last one's", async () => {
+    const team = await server().team();
+    const a = (await team.admin.post('/webhook-endpoints', { url: receiver.url('/ok'), events: ['*'] })).body.webhookEndpoint;
+    const b = (await team.admin.post('/webhook-endpoints', { url: receiver.url('/fail'), events: ['constituent.created'] })).body.webhookEndpoint;
+    const { page, open } = browser();
+    await open(`/teams/${team.id}/endpoints/${a.id}`);
+    await expect.poll(() => page.getByLabel('Endpoint URL').inputValue()).toBe(receiver.url('/ok'));
+    await page.evaluate(`location.hash = '#/teams/${team.id}/endpoints/${b.id}'`); // a bookmark, or back and forth
+    await page.getByRole('heading', { name: `Endpoint ${receiver.url('/fail')}` }).waitFor();
+    await expect.poll(() => page.getByLabel('Endpoint URL').inputValue()).toBe(receiver.url('/fail'));
+    expect(await page.getByLabel('Event types').inputValue()).toBe('constituent.created');
+    await page.getByLabel('Description').fill('B only');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Saved.').waitFor();
+    expect((await team.admin.get(`/webhook-endpoints/${b.id}`)).body.webhookEndpoint).toMatchObject({ url: receiver.url('/fail'), events: ['constituent.created'], description: 'B only' });
+    expect((await team.admin.get(`/webhook-endpoints/${a.id}`)).body.webhookEndpoint).toMatchObject({ url: receiver.url('/ok'), events: ['*'], description: null });
+  });
+
   it('resends a delivery, replays a range with its progress, and charts the last 24 hours', async () => {
     const team = await server().team();
     const ep = (await team.admin.post('/webhook-endpoints', { url: receiver.url('/fail'), events: ['constituent.created'] })).body.webhookEndpoint;

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { call } from '../api';
 import { ErrorText, when } from '../ui';
 
@@ -14,19 +14,26 @@ const KEEP = 200;
 /** Long-poll (decisions.md §10 `wait`): the server answers as soon as a change arrives. */
 const WAIT_SECONDS = 20;
 
-/** A live tail of the team's change feed, from the end of the log when the page opened. */
+/** A live tail of the team's change feed, from the end of the log when the page opened; a pause holds its place. */
 export function ChangeTail({ teamId }: { teamId: number }) {
   const [changes, setChanges] = useState<Envelope[]>([]);
   const [error, setError] = useState<unknown>(null);
   const [paused, setPaused] = useState(false);
   // Set once `now` has become a concrete cursor: from then on no change is missed.
   const [following, setFollowing] = useState(false);
+  // Where the tail stands, kept across a pause: resuming shows what was written meanwhile.
+  const cursor = useRef('now');
+
+  useEffect(() => {
+    cursor.current = 'now';
+    setChanges([]);
+  }, [teamId]);
 
   useEffect(() => {
     if (paused) return;
     const ctl = new AbortController();
-    setFollowing(false);
-    let after = 'now';
+    setFollowing(cursor.current !== 'now');
+    let after = cursor.current;
     (async () => {
       while (!ctl.signal.aborted) {
         try {
@@ -34,7 +41,7 @@ export function ChangeTail({ teamId }: { teamId: number }) {
           const wait = after === 'now' ? 0 : WAIT_SECONDS;
           const r = await call<{ changes: Envelope[]; next: string }>('GET', `/teams/${teamId}/changes`, { query: { after, wait }, signal: ctl.signal });
           setError(null);
-          after = r.next;
+          after = cursor.current = r.next;
           setFollowing(true);
           if (r.changes.length) setChanges((old) => [...r.changes.reverse(), ...old].slice(0, KEEP));
         } catch (err) {

@@ -40,7 +40,8 @@ export function EndpointDetail({ teamId, endpointId }: { teamId: number; endpoin
         ))}
       </div>
       <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
-        {tab === 'settings' && ep && <EndpointSettings path={path} endpoint={ep} secret={loaded.data!.secret} onChanged={loaded.reload} />}
+        {/* Keyed by endpoint: another endpoint's page (a link, a bookmark, back) starts its form afresh, never with the last one's values. */}
+        {tab === 'settings' && ep && ep.id === endpointId && <EndpointSettings key={endpointId} path={path} endpoint={ep} secret={loaded.data!.secret} onChanged={loaded.reload} />}
         {tab === 'deliveries' && <Deliveries path={path} />}
         {tab === 'chart' && <StatsChart path={path} />}
       </div>

@@ -10,6 +10,18 @@ interface Delivery {
   error: string | null;
 }
 
+/**
+ * A whole number typed into a field, or why not in words: `Number()` would read "ten" as NaN,
+ * which JSON sends as null, and null means "no limit" to the throttle and "no overlap" to a
+ * rotation: the opposite of what was asked.
+ */
+export function wholeNumber(text: string, label: string, least: number): number {
+  const t = text.trim();
+  if (!/^\d+$/.test(t) || !Number.isSafeInteger(Number(t)) || Number(t) < least)
+    throw new Error(`${label} must be a whole number${least > 0 ? ` from ${least}` : ' of 0 or more'}; got "${text}".`);
+  return Number(t);
+}
+
 /** Edit (only the fields changed are sent), disable/enable, throttle, rotate, test. */
 export function EndpointSettings({ path, endpoint, secret, onChanged }: { path: string; endpoint: Endpoint; secret: string; onChanged: () => void }) {
   const [url, setUrl] = useState(endpoint.url);
@@ -27,7 +39,7 @@ export function EndpointSettings({ path, endpoint, secret, onChanged }: { path: 
       if (url !== endpoint.url) body.url = url;
       if (eventList(events).join(',') !== endpoint.events.join(',')) body.events = eventList(events);
       if (description !== (endpoint.description ?? '')) body.description = description === '' ? null : description;
-      const throttle = maxPerSecond.trim() === '' ? null : Number(maxPerSecond);
+      const throttle = maxPerSecond.trim() === '' ? null : wholeNumber(maxPerSecond, 'Maximum requests per second', 1);
       if (throttle !== (endpoint.maxPerSecond ?? null)) body.maxPerSecond = throttle;
       if (Object.keys(body).length === 0) return setOutcome('Nothing changed.');
       await call('PATCH', path, { body });
@@ -42,8 +54,9 @@ export function EndpointSettings({ path, endpoint, secret, onChanged }: { path: 
     });
   const rotate = () =>
     act.run(async () => {
-      await call('POST', `${path}/rotate-secret`, { body: { expiresInSeconds: Number(overlap) } });
-      setOutcome(`Secret rotated; the old one signs for ${Number(overlap)} more seconds.`);
+      const seconds = wholeNumber(overlap, 'The old secret\'s signing time (seconds)', 0);
+      await call('POST', `${path}/rotate-secret`, { body: { expiresInSeconds: seconds } });
+      setOutcome(seconds ? `Secret rotated; the old one signs for ${seconds} more seconds.` : 'Secret rotated; the old one no longer signs.');
       setShowSecret(true);
       onChanged();
     });
