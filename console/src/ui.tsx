@@ -37,13 +37,48 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
   return { ...state, reload: useCallback(() => setTick((t) => t + 1), []) };
 }
 
-/** A button's or form's work: busy while it runs, its failure kept to be shown. */
+/**
+ * Where focus goes back to after an action (WCAG 2.4.3): the control that started it, which was
+ * disabled (and so blurred) while the action ran, once it is enabled again; if the action removed
+ * it (a revoked key's button), the heading of its section, so a keyboard or screen-reader user
+ * keeps their place instead of starting again from the top of the page.
+ */
+function refocus(control: HTMLElement | null, section: Element | null): void {
+  const lost = () => {
+    const active = document.activeElement;
+    return !active || active === document.body;
+  };
+  const toHeading = () => {
+    const heading = section?.isConnected ? section.querySelector<HTMLElement>('h2, h3') : null;
+    if (!heading) return;
+    heading.tabIndex = -1;
+    heading.focus();
+  };
+  setTimeout(() => {
+    if (!lost()) return; // the action put focus somewhere on purpose
+    if (!control?.isConnected || (control as HTMLButtonElement).disabled) return toHeading();
+    control.focus();
+    // The action may remove its control a moment later (a list reloaded after a revoke).
+    if (!section) return;
+    const watch = new MutationObserver(() => {
+      if (control.isConnected) return;
+      watch.disconnect();
+      if (lost()) toHeading();
+    });
+    watch.observe(section, { childList: true, subtree: true });
+    setTimeout(() => watch.disconnect(), 5000);
+  }, 0);
+}
+
+/** A button's or form's work: busy while it runs, its failure kept to be shown, focus kept. */
 export function useAction() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const alive = useRef(true);
   useEffect(() => () => void (alive.current = false), []);
   const run = useCallback(async (work: () => Promise<unknown>) => {
+    const control = document.activeElement instanceof HTMLElement && document.activeElement !== document.body ? document.activeElement : null;
+    const section = control?.closest('section') ?? null;
     setBusy(true);
     setError(null);
     try {
@@ -52,6 +87,7 @@ export function useAction() {
       if (alive.current) setError(err);
     } finally {
       if (alive.current) setBusy(false);
+      refocus(control, section);
     }
   }, []);
   return { busy, error, run, clear: () => setError(null) };

@@ -277,4 +277,38 @@ describe('accessibility', () => {
     await page.getByRole('textbox', { name: 'Signing secret' }).waitFor();
     expect((await team.admin.get('/webhook-endpoints')).body.webhookEndpoints).toHaveLength(1);
   });
+
+  it('keeps focus where the user is: on a button after its action, on a new key, back on the form, on the section after a revoke', async () => {
+    const team = await server().team();
+    const { page, open } = browser();
+    const focused = () => page.evaluate('document.activeElement?.getAttribute("aria-label") || document.activeElement?.textContent?.trim() || document.activeElement?.tagName');
+    await open(`/teams/${team.id}/keys`);
+    await page.getByLabel('Key name').fill('Sync');
+    await page.getByRole('button', { name: 'Create key' }).focus();
+    await page.keyboard.press('Enter');
+    // The one-time key takes focus as it appears, so it is read out; putting it away returns to the form.
+    await expect.poll(() => page.evaluate('document.activeElement?.closest("[aria-label=\'New API key\']") !== null')).toBe(true);
+    await page.getByRole('button', { name: 'I have saved it' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate('document.activeElement === document.querySelector("input[maxlength]")')).toBe(true);
+    // Revoking removes its button: focus goes to the section's heading, not the top of the page.
+    await page.getByRole('button', { name: 'Revoke key Sync' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(focused).toBe('API keys');
+
+    const ep = (await team.admin.post('/webhook-endpoints', { url: receiver.url('/ok'), events: ['*'] })).body.webhookEndpoint;
+    await open(`/teams/${team.id}/endpoints/${ep.id}`);
+    await page.getByRole('button', { name: 'Send test event' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByText(/Test delivery succeeded/).waitFor();
+    await expect.poll(focused).toBe('Send test event');
+    // The endpoint's views are one tab stop; the arrows move between them.
+    await page.getByRole('tab', { name: 'Settings' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.getByRole('tab', { name: 'Deliveries', selected: true }).waitFor();
+    expect(await focused()).toBe('Deliveries');
+    await page.keyboard.press('ArrowLeft');
+    await page.getByRole('tab', { name: 'Settings', selected: true }).waitFor();
+    expect(await page.getByRole('tab', { name: 'Deliveries' }).getAttribute('tabindex')).toBe('-1');
+  });
 });

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { call } from '../api';
 import { ErrorText, Notice, onSubmit, useAction, useLoad, when } from '../ui';
 
@@ -11,9 +11,15 @@ interface ApiKey {
   revokedAt: string | null;
 }
 
-/** The new key, shown once: it lives only in this component's state, never in storage. */
+/**
+ * The new key, shown once: it lives only in this component's state, never in storage. Focus moves
+ * to the key as it appears (selected, and read out by a screen reader), and back to the key form
+ * once it is put away.
+ */
 function NewKey({ apiKey, secret, onDone }: { apiKey: ApiKey; secret: string; onDone: () => void }) {
   const [copied, setCopied] = useState<string | null>(null);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => input.current?.focus(), []);
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(secret);
@@ -29,7 +35,7 @@ function NewKey({ apiKey, secret, onDone }: { apiKey: ApiKey; secret: string; on
       </p>
       <label>
         New API key
-        <input readOnly value={secret} class="mono" onFocus={(e) => e.currentTarget.select()} />
+        <input ref={input} readOnly value={secret} class="mono" onFocus={(e) => e.currentTarget.select()} />
       </label>
       <button type="button" onClick={copy}>
         Copy key
@@ -47,6 +53,7 @@ export function ApiKeys({ teamId }: { teamId: number }) {
   const [name, setName] = useState('');
   const [scope, setScope] = useState<ApiKey['scope']>('read_write');
   const [shown, setShown] = useState<{ apiKey: ApiKey; key: string } | null>(null);
+  const nameInput = useRef<HTMLInputElement>(null);
   const act = useAction();
   return (
     <section aria-labelledby="keys-title">
@@ -63,7 +70,7 @@ export function ApiKeys({ teamId }: { teamId: number }) {
       >
         <label>
           Key name
-          <input required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          <input ref={nameInput} required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </label>
         <label>
           Scope
@@ -77,7 +84,16 @@ export function ApiKeys({ teamId }: { teamId: number }) {
         </button>
       </form>
       <ErrorText error={act.error} />
-      {shown && <NewKey apiKey={shown.apiKey} secret={shown.key} onDone={() => setShown(null)} />}
+      {shown && (
+        <NewKey
+          apiKey={shown.apiKey}
+          secret={shown.key}
+          onDone={() => {
+            setShown(null);
+            nameInput.current?.focus();
+          }}
+        />
+      )}
       <ErrorText error={keys.error} />
       <table>
         <caption>Keys of this team</caption>

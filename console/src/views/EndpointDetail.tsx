@@ -19,6 +19,15 @@ export function EndpointDetail({ teamId, endpointId }: { teamId: number; endpoin
   const loaded = useLoad(() => call<{ webhookEndpoint: Endpoint; secret: string }>('GET', path), [path]);
   const [tab, setTab] = useState<Tab>('settings');
   const ep = loaded.data?.webhookEndpoint;
+  const onTabKey = (e: KeyboardEvent) => {
+    const at = TABS.findIndex(([key]) => key === tab);
+    const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: TABS.length - 1 }[e.key];
+    if (to === undefined) return;
+    e.preventDefault();
+    const next = TABS[(to + TABS.length) % TABS.length][0];
+    setTab(next);
+    document.getElementById(`tab-${next}`)?.focus();
+  };
   return (
     <section aria-labelledby="endpoint-title">
       <p>
@@ -32,9 +41,18 @@ export function EndpointDetail({ teamId, endpointId }: { teamId: number; endpoin
           {ep.maxPerSecond ? ` · at most ${ep.maxPerSecond} requests per second` : ''}
         </p>
       )}
-      <div role="tablist" aria-label="Endpoint views">
+      {/* The ARIA tabs pattern: one tab stop, arrows (and Home, End) move between tabs. */}
+      <div role="tablist" aria-label="Endpoint views" onKeyDown={onTabKey}>
         {TABS.map(([key, label]) => (
-          <button type="button" role="tab" id={`tab-${key}`} aria-selected={tab === key} aria-controls={`panel-${key}`} onClick={() => setTab(key)}>
+          <button
+            type="button"
+            role="tab"
+            id={`tab-${key}`}
+            aria-selected={tab === key}
+            aria-controls={tab === key ? `panel-${key}` : undefined}
+            tabIndex={tab === key ? 0 : -1}
+            onClick={() => setTab(key)}
+          >
             {label}
           </button>
         ))}
