@@ -9,7 +9,7 @@ import { EndpointDetail } from './views/EndpointDetail';
 import { Endpoints } from './views/Endpoints';
 import { History } from './views/History';
 import { SignIn } from './views/SignIn';
-import { teamName, Teams } from './views/Teams';
+import { Teams, useTeamName } from './views/Teams';
 
 /** The address holds only where you are (#/teams/3/keys), never the token. */
 function useHash(): string {
@@ -31,6 +31,7 @@ const SECTIONS = [
 ] as const;
 
 function TeamPage({ teamId, section, rest }: { teamId: number; section: string; rest: string[] }) {
+  const name = useTeamName(teamId);
   let body;
   if (section === 'endpoints' && rest[0]) body = <EndpointDetail teamId={teamId} endpointId={Number(rest[0])} />;
   else if (section === 'endpoints') body = <Endpoints teamId={teamId} />;
@@ -41,7 +42,7 @@ function TeamPage({ teamId, section, rest }: { teamId: number; section: string; 
   return (
     <>
       <nav class="sections" aria-label="Team sections">
-        <span class="team-name">{teamName(teamId)}</span>
+        <span class="team-name">{name}</span>
         {SECTIONS.map(([key, label]) => (
           <a href={`#/teams/${teamId}/${key}`} aria-current={key === section || (section === '' && key === 'keys') ? 'page' : undefined}>
             {label}

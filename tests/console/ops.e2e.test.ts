@@ -38,6 +38,15 @@ describe('teams', () => {
   });
 });
 
+describe('a team page opened directly', () => {
+  it("names the team, though the picker was never shown (a bookmark, a reload)", async () => {
+    const team = await server().team('Riverside canvassers');
+    const { page, open } = browser();
+    await open(`/teams/${team.id}/activity`);
+    await expect.poll(() => page.getByRole('navigation', { name: 'Team sections' }).innerText()).toContain('Riverside canvassers');
+  });
+});
+
 describe('webhook operations', () => {
   it('sends a test event and shows its outcome', async () => {
     const team = await server().team();

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { call } from '../api';
 import { ErrorText, onSubmit, useAction, useLoad } from '../ui';
 
@@ -11,7 +11,29 @@ interface Team {
 
 /** Names of the teams seen this session, for the team pages' heading. */
 const names = new Map<number, string>();
-export const teamName = (id: number) => names.get(id) ?? `Team ${id}`;
+const teamName = (id: number) => names.get(id) ?? `Team ${id}`;
+
+/**
+ * The team's name for its pages: known if the picker was shown this session, else asked for once
+ * (a page opened from a bookmark or reloaded). Until then, and if the call fails (the page's own
+ * calls then say why), "Team <id>".
+ */
+export function useTeamName(id: number): string {
+  const [, setLearned] = useState(0);
+  useEffect(() => {
+    if (names.has(id)) return;
+    let live = true;
+    call<{ teams: Team[] }>('GET', '/teams').then(
+      (r) => {
+        for (const t of r.teams) names.set(t.id, t.name);
+        if (live) setLearned((n) => n + 1);
+      },
+      () => undefined,
+    );
+    return () => void (live = false);
+  }, [id]);
+  return teamName(id);
+}
 
 const open = (id: number) => (location.hash = `#/teams/${id}/keys`);
 
