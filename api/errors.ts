@@ -73,6 +73,9 @@ export function fromValidation(errors: AjvError[], context: string): DomainError
     case 'maximum':
       what = `must be ${e.keyword === 'minimum' ? 'at least' : 'at most'} ${e.params.limit}`;
       break;
+    case 'exclusiveMinimum':
+      what = `must be greater than ${e.params.limit}`;
+      break;
     case 'enum':
       what = `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
       break;

@@ -20,7 +20,7 @@ export function schemaOf(rule: FieldRule & { description?: string }): TSchema {
     case 'ref':
       return Type.Integer({ minimum: 1, description });
     case 'number':
-      return Type.Number({ minimum: rule.min, maximum: NUMBER_MAX, description });
+      return Type.Number({ ...(rule.exclusiveMin ? { exclusiveMinimum: rule.min } : { minimum: rule.min }), maximum: NUMBER_MAX, description });
     case 'boolean':
       return Type.Boolean({ description });
     case 'string':

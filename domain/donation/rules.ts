@@ -4,7 +4,7 @@ import type { FieldSpec, Values } from '../shared/fields.js';
 /** Writable donation fields (decisions.md 6). Receipt and thank-you flags move only through their actions. */
 export const DONATION_FIELDS: FieldSpec = {
   FkConstituent: { kind: 'ref', nullable: false, description: 'The donor: a constituent of this team' },
-  Amount: { kind: 'number', min: 0, nullable: false, description: 'Dollars, more than 0, at most 2 decimals' },
+  Amount: { kind: 'number', min: 0, exclusiveMin: true, nullable: false, description: 'Dollars, more than 0, at most 2 decimals' },
   GiftDate: { kind: 'date', nullable: false, description: 'Defaults to today (UTC)' },
   Purpose: { kind: 'string', max: 150, description: 'Designated purpose (fund, campaign)' },
   Source: { kind: 'string', max: 100, description: 'Online form, payment processor, import, hand entry, ...' },

@@ -9,7 +9,7 @@ export const FREQUENCIES = ['weekly', 'monthly', 'quarterly', 'annually'] as con
 
 export const RECURRING_GIFT_FIELDS: FieldSpec = {
   FkConstituent: { kind: 'ref', nullable: false, description: 'The donor: a constituent of this team' },
-  Amount: { kind: 'number', min: 0, nullable: false, description: 'Dollars per installment, more than 0' },
+  Amount: { kind: 'number', min: 0, exclusiveMin: true, nullable: false, description: 'Dollars per installment, more than 0' },
   Frequency: { kind: 'string', nullable: false, description: FREQUENCIES.join(', ') },
   StartDate: { kind: 'date', nullable: false, description: 'Defaults to today (UTC)' },
 };

@@ -15,7 +15,7 @@ export type FieldRule =
   | { kind: 'datetime' }
   | { kind: 'time' }
   | { kind: 'int'; min?: number; max?: number }
-  | { kind: 'number'; min?: number }
+  | { kind: 'number'; min?: number; /** `min` itself is refused: "greater than", not "at least". */ exclusiveMin?: boolean }
   | { kind: 'boolean' }
   /** An integer id of another record or lookup; its existence is checked by the command. */
   | { kind: 'ref' };
@@ -64,6 +64,7 @@ export function normaliseValue(field: string, rule: FieldRule, value: unknown): 
     }
     case 'number':
       if (typeof value !== 'number' || !Number.isFinite(value)) throw wrongType();
+      if (rule.min !== undefined && rule.exclusiveMin && value <= rule.min) throw invalidField(field, `${field} must be greater than ${rule.min}.`);
       if (rule.min !== undefined && value < rule.min) throw invalidField(field, `${field} must be at least ${rule.min}.`);
       if (Math.abs(value) > NUMBER_MAX) throw invalidField(field, `${field} must be at most ${NUMBER_MAX}.`);
       return value;

@@ -1,4 +1,4 @@
-import { notFound } from '../../domain/shared/errors.js';
+import { DomainError, notFound } from '../../domain/shared/errors.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import type { Values } from '../../domain/shared/fields.js';
 import type { RecordState } from '../../domain/shared/record.js';
@@ -68,7 +68,10 @@ export type Point = { at: number } | { revision: number };
  */
 export async function recordAsOf(log: EventLog, store: ReadStore, kind: HistoryKind, team: number, id: number, point: Point): Promise<{ doc: Values; revision: number }> {
   const all = await writes(log, kind, team, id);
-  const upTo = 'revision' in point ? (point.revision <= all.length ? point.revision : 0) : countUntil(all, point.at);
+  // A revision past the record's last: say so, rather than that there is no such record.
+  if ('revision' in point && all.length && point.revision > all.length)
+    throw new DomainError('not_found', `The ${kind.what} ${id} has no revision ${point.revision}; its latest is ${all.length}.`);
+  const upTo = 'revision' in point ? point.revision : countUntil(all, point.at);
   let state = kind.evolver.initial();
   for (const write of all.slice(0, upTo)) for (const e of write) state = kind.evolver.evolve(state, e);
   if (!upTo || !state.exists || state.deleted) throw notFound(kind.what, id);

@@ -48,6 +48,15 @@ describe('donations in the application', () => {
     expect(r.body.error).toMatchObject({ code, field });
   });
 
+  it('says the same of a zero and a negative Amount: more than 0', async () => {
+    const team = await t.team();
+    const c = await donor(team);
+    for (const Amount of [0, -5]) {
+      const r = await team.admin.post('/donations', { FkConstituent: c, Amount });
+      expect(r.body.error, String(Amount)).toEqual({ code: 'invalid_field', field: 'Amount', message: 'Amount must be greater than 0.' });
+    }
+  });
+
   it('does not let a gift shrink below what was already refunded', async () => {
     const team = await t.team();
     const id = (await team.admin.post('/donations', { FkConstituent: await donor(team), Amount: 100 })).body.donation.PkDonation;
