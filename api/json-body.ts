@@ -106,10 +106,10 @@ function reason(err: unknown): string {
  * a list), and shallow enough that code walking a body by recursion (the Idempotency-Key's
  * fingerprint, api/idempotency.ts) never runs out of stack.
  */
-export const MAX_DEPTH = 64;
+const MAX_DEPTH = 64;
 
 /** Whether `value` nests objects or arrays deeper than `limit` levels; walked without recursion. */
-export function nestedDeeperThan(value: unknown, limit: number): boolean {
+function nestedDeeperThan(value: unknown, limit: number): boolean {
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length) {
     const [v, depth] = stack.pop()!;

@@ -46,9 +46,13 @@ export function encodeCursor(c: Cursor): string {
   return Buffer.from(`c1.${p.commit}.${p.prepare}.${c.seen}`).toString('base64url');
 }
 
-/** A cursor from a previous `next` (or a replay's `from`/`to`); anything else is invalid_field naming `field`. */
-export function decodeCursor(text: string, field: string): Cursor {
-  const bad = () => invalidField(field, `${field} must be a cursor from a previous answer's "next"${field === 'after' ? ', or "now"' : ''}.`);
+/**
+ * A cursor from a previous `next` (or a replay's `from`/`to`); anything else is invalid_field
+ * naming `field`, saying what it accepts: `what` when the parameter also takes something else
+ * (a date-time).
+ */
+export function decodeCursor(text: string, field: string, what = `a cursor from a previous answer's "next"${field === 'after' ? ', or "now"' : ''}`): Cursor {
+  const bad = () => invalidField(field, `${field} must be ${what}.`);
   if (!/^[A-Za-z0-9_-]{1,80}$/.test(text)) throw bad();
   const m = FORMAT.exec(Buffer.from(text, 'base64url').toString('latin1'));
   if (!m) throw bad();

@@ -5,17 +5,15 @@ import { type Cursor, decodeCursor, type FeedQuery, START, typeMatcher } from '.
 /** A range bound of an export or a replay (decisions.md §12): a date-time, or a cursor. */
 export type Bound = { at: number } | { cursor: Cursor };
 
+const BOUND = 'a date-time such as 2026-03-01T00:00:00Z, or a cursor from a previous answer\'s "next"';
+
 export function parseBound(text: string, field: string): Bound {
   if (/^\d{4}-/.test(text)) {
     const at = parseInstant(text);
-    if (at === null) throw invalidField(field, `${field} must be a date-time such as 2026-03-01T00:00:00Z, or a cursor.`);
+    if (at === null) throw invalidField(field, `${field} must be ${BOUND}.`);
     return { at };
   }
-  try {
-    return { cursor: decodeCursor(text, field) };
-  } catch {
-    throw invalidField(field, `${field} must be a date-time such as 2026-03-01T00:00:00Z, or a cursor from a previous answer's "next".`);
-  }
+  return { cursor: decodeCursor(text, field, BOUND) };
 }
 
 /** Whether `to` comes before `from`, where the two can be compared (both date-times, or both cursors). */

@@ -48,13 +48,14 @@ describe('donations in the application', () => {
     expect(r.body.error).toMatchObject({ code, field });
   });
 
-  it('says the same of a zero and a negative Amount: more than 0', async () => {
+  it('says the same of a zero and a negative Amount, of a gift or a recurring one: more than 0', async () => {
     const team = await t.team();
     const c = await donor(team);
-    for (const Amount of [0, -5]) {
-      const r = await team.admin.post('/donations', { FkConstituent: c, Amount });
-      expect(r.body.error, String(Amount)).toEqual({ code: 'invalid_field', field: 'Amount', message: 'Amount must be greater than 0.' });
-    }
+    for (const Amount of [0, -5])
+      for (const [path, extra] of [['/donations', {}], ['/recurring-gifts', { Frequency: 'monthly', StartDate: '2030-01-01' }]] as const) {
+        const r = await team.admin.post(path, { FkConstituent: c, Amount, ...extra });
+        expect(r.body.error, `${path} ${Amount}`).toEqual({ code: 'invalid_field', field: 'Amount', message: 'Amount must be greater than 0.' });
+      }
   });
 
   it('does not let a gift shrink below what was already refunded', async () => {

@@ -54,6 +54,9 @@ describe('exporting a team\u2019s changes', () => {
     ['to=2026-13-01T00:00:00Z', 'to'],
     ['types=volunteer.nope', 'types'],
     ['from=2026-12-01T00:00:00Z&to=2026-01-01T00:00:00Z', 'to'],
+    // A cursor past what the feed's envelope numbers hold (was a 500), as from and as to.
+    [`from=${Buffer.from('c1.9223372036854775807.9223372036854775807.1').toString('base64url')}`, 'from'],
+    [`to=${Buffer.from('c1.1.9223372036854775808.1').toString('base64url')}`, 'to'],
   ])('refuses %s as invalid_field naming %s', async (q, field) => {
     const tm = await t.team();
     const r = await tm.admin.get(`/export?${q}`);

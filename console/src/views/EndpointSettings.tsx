@@ -15,7 +15,7 @@ interface Delivery {
  * which JSON sends as null, and null means "no limit" to the throttle and "no overlap" to a
  * rotation: the opposite of what was asked.
  */
-export function wholeNumber(text: string, label: string, least: number): number {
+function wholeNumber(text: string, label: string, least: number): number {
   const t = text.trim();
   if (!/^\d+$/.test(t) || !Number.isSafeInteger(Number(t)) || Number(t) < least)
     throw new Error(`${label} must be a whole number${least > 0 ? ` from ${least}` : ' of 0 or more'}; got "${text}".`);
