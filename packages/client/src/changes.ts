@@ -21,7 +21,10 @@ export interface ChangesListOptions extends ChangesQuery {
 
 /** The feed as an async iterable of envelopes; `cursor` resumes after the last one read. */
 export interface ChangeStream extends AsyncIterable<ChangeEnvelope> {
-  /** The cursor after the last envelope yielded (or the `after` given, until the first answer). */
+  /**
+   * Where to resume: the `next` of the last answer read through (the `after` given, until then).
+   * Envelopes of an answer read only part-way come again from it: at least once, as webhooks.
+   */
   readonly cursor: string | undefined;
 }
 

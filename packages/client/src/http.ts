@@ -151,7 +151,12 @@ export class Requester {
         });
       }
       if (status >= 200 && status < 300) {
-        const body = (text ? JSON.parse(text) : null) as T;
+        let body: T;
+        try {
+          body = (text ? JSON.parse(text) : null) as T;
+        } catch (cause) {
+          throw new TurnoutError({ status, code: 'invalid_response', message: `${init.method} ${init.path}: the answer is not JSON (${text.slice(0, 100)})`, headers: answerHeaders, cause });
+        }
         const meta: ResponseMeta = {
           status,
           headers: answerHeaders,
