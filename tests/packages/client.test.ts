@@ -103,6 +103,17 @@ describe('createBatch', () => {
     expect(lastNames.filter((n, i) => n !== `Batch ${i}`)).toEqual([null]);
     expect((await turnout.constituents.list.page({ search: 'Batch ', pageSize: 1 })).total).toBe(2499);
   }, 120_000);
+
+  it('runs again with the same key as a replay of each batch, writing nothing twice', async () => {
+    const rec = recordingFetch();
+    const { turnout } = await sdk({ fetch: rec.fetch });
+    const items = Array.from({ length: 3 }, (_, i) => ({ LastName: `Again ${i}` }));
+    const first = await turnout.constituents.createBatch(items, { idempotencyKey: 'import-again' });
+    const second = await turnout.constituents.createBatch(items, { idempotencyKey: 'import-again' });
+    expect(second).toEqual(first);
+    expect(rec.sent.map((s) => s.key)).toEqual(['import-again.0', 'import-again.0']);
+    expect((await turnout.constituents.list.page({ search: 'Again' })).total).toBe(3);
+  });
 });
 
 describe('safe retries against a real server', () => {

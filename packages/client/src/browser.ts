@@ -5,6 +5,6 @@ export { Turnout } from './client.js';
 export { TurnoutError } from './errors.js';
 export type { ResponseMeta, TurnoutOptions, WithResponse } from './http.js';
 export type { Lister } from './paging.js';
-export type { BatchOptions, BatchResult, CreateOptions, GetOptions, ReadOnlyResource, UpdateOptions, WritableResource, WriteOptions } from './resources.js';
+export type { BatchItem, BatchOptions, BatchResult, CreateOptions, GetOptions, ReadOnlyResource, UpdateOptions, WritableResource, WriteOptions } from './resources.js';
 export type { ChangesListOptions, ChangesQuery, ChangeStream } from './changes.js';
 export type * from './types.js';

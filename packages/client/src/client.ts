@@ -19,12 +19,12 @@ export class Turnout {
 
   constructor(options: TurnoutOptions) {
     const http = new Requester(options);
-    this.constituents = writable<{ create: 'createConstituent'; get: 'getConstituent'; update: 'updateConstituent'; list: 'listConstituents'; history: 'getConstituentHistory'; plural: 'constituents' }>(
+    this.constituents = writable<{ create: 'createConstituent'; get: 'getConstituent'; update: 'updateConstituent'; list: 'listConstituents'; history: 'getConstituentHistory'; batch: 'createConstituentBatch'; plural: 'constituents' }>(
       http,
       '/constituents',
       'constituents',
     );
-    this.volunteers = writable<{ create: 'createVolunteer'; get: 'getVolunteer'; update: 'updateVolunteer'; list: 'listVolunteers'; history: 'getVolunteerHistory'; plural: 'volunteers' }>(
+    this.volunteers = writable<{ create: 'createVolunteer'; get: 'getVolunteer'; update: 'updateVolunteer'; list: 'listVolunteers'; history: 'getVolunteerHistory'; batch: 'createVolunteerBatch'; plural: 'volunteers' }>(
       http,
       '/volunteers',
       'volunteers',
@@ -35,9 +35,10 @@ export class Turnout {
       update: 'updateVolunteerTask';
       list: 'listVolunteerTasks';
       history: 'getVolunteerTaskHistory';
+      batch: 'createVolunteerTaskBatch';
       plural: 'volunteerTasks';
     }>(http, '/volunteer-tasks', 'volunteerTasks');
-    this.events = writable<{ create: 'createEvent'; get: 'getEvent'; update: 'updateEvent'; list: 'listEvents'; history: 'getEventHistory'; plural: 'events' }>(http, '/events', 'events');
+    this.events = writable<{ create: 'createEvent'; get: 'getEvent'; update: 'updateEvent'; list: 'listEvents'; history: 'getEventHistory'; batch: 'createEventBatch'; plural: 'events' }>(http, '/events', 'events');
     this.eventTickets = readOnly<'getEventTicket', 'listEventTickets', 'eventTickets'>(http, '/event-tickets', 'eventTickets');
     this.volunteerTaskGroups = readOnly<'getVolunteerTaskGroup', 'listVolunteerTaskGroups', 'volunteerTaskGroups'>(http, '/volunteer-task-groups', 'volunteerTaskGroups');
     this.lookups = {

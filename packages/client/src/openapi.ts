@@ -352,6 +352,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/constituents/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create up to 1000 constituents in one call; a result per item, in order */
+        post: operations["createConstituentBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/volunteers/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create up to 1000 volunteers in one call; a result per item, in order */
+        post: operations["createVolunteerBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/volunteer-tasks/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create up to 1000 volunteer tasks in one call; a result per item, in order */
+        post: operations["createVolunteerTaskBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create up to 1000 events in one call; a result per item, in order */
+        post: operations["createEventBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "constituent.created": {
@@ -4545,6 +4613,803 @@ export interface operations {
             /** @description Rate limited: `{error: {code, message, field}}` with code `rate_limited`. */
             429: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createConstituentBatch: {
+        parameters: {
+            query?: {
+                /** @description With matchOn=email: update the one active constituent with this Email1, or create */
+                mode?: "upsert";
+                matchOn?: "email";
+            };
+            header?: {
+                /** @description Makes a retry safe: 1 to 255 printable ASCII characters, scoped to the API key and kept 24 hours. A repeat with the same method, path and body answers the first answer again (with `Idempotent-Replayed: true`) and writes nothing; another request with the key is 422 `idempotency_key_reused`; a repeat while the first runs is 409 `idempotency_key_in_progress`. Answers a retry may change (5xx, 429, 412, 409 `task_busy`) are not kept. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 1000 create bodies, written in this order. */
+                    items: {
+                        FirstName?: string | null;
+                        MiddleInitial?: string | null;
+                        LastName?: string | null;
+                        Nickname?: string | null;
+                        Salutation?: string | null;
+                        /** @description Display name; required for households and organizations, kept in sync from first + last for individuals. */
+                        ConstituentName?: string | null;
+                        /** @description 1 = Individual (default), 2 = Household, 3 = Organization */
+                        FkConstituentType?: number;
+                        /** @description email address */
+                        Email1?: string | null;
+                        /** @description email address */
+                        Email2?: string | null;
+                        /** @description cell; 10-digit US number; punctuation is stripped */
+                        Phone1?: string | null;
+                        /** @description home; 10-digit US number; punctuation is stripped */
+                        Phone2?: string | null;
+                        /** @description work; 10-digit US number; punctuation is stripped */
+                        Phone3?: string | null;
+                        Website1?: string | null;
+                        MailingAddressLine1?: string | null;
+                        MailingAddressLine2?: string | null;
+                        MailingCity?: string | null;
+                        /** @description US state name or 2-letter code; stored as the code */
+                        MailingState?: string | null;
+                        MailingZipCode?: string | null;
+                        /** @description YYYY-MM-DD */
+                        DateOfBirth?: string | null;
+                        IsEmailOk?: boolean | null;
+                        IsPhoneOk?: boolean | null;
+                        IsTextOk?: boolean | null;
+                        IsSolicitOk?: boolean | null;
+                        IsActiveConstituent?: boolean;
+                        ConstituentDescription?: string | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The batch ran: `{results: [...]}`, one per item in order, each the single create's answer with its `status` beside it (201, 200) or the item's own error (`{status: 4xx, error}`). Items are independent: a failed one writes nothing and does not stop the others. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One result per item, in the items' order. */
+                        results: ({
+                            /**
+                             * @description 201 created; 200 an existing record matched (an upsert, an existing registration)
+                             * @enum {integer}
+                             */
+                            status: 200 | 201;
+                            created: boolean;
+                            constituent: components["schemas"]["Constituent"];
+                        } | {
+                            /** @description The status the single create would have answered */
+                            status: number;
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                message: string;
+                                field?: string;
+                            };
+                        })[];
+                    };
+                };
+            };
+            /** @description Bad request: `{error: {code, message, field}}` with code `invalid_field`, `missing_field`, `unknown_field`, `invalid_json`. */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid API key: `{error: {code, message, field}}` with code `unauthorized`. */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: `{error: {code, message, field}}` with code `insufficient_scope`, `record_protected`. */
+            403: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `{error: {code, message, field}}` with code `not_found`. */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `{error: {code, message, field}}` with code `ambiguous_match`, `not_open`, `task_busy`, `idempotency_key_in_progress`. */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large: `{error: {code, message, field}}` with code `payload_too_large`. */
+            413: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused: `{error: {code, message, field}}` with code `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: `{error: {code, message, field}}` with code `rate_limited`. */
+            429: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createVolunteerBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: 1 to 255 printable ASCII characters, scoped to the API key and kept 24 hours. A repeat with the same method, path and body answers the first answer again (with `Idempotent-Replayed: true`) and writes nothing; another request with the key is 422 `idempotency_key_reused`; a repeat while the first runs is 409 `idempotency_key_in_progress`. Answers a retry may change (5xx, 429, 412, 409 `task_busy`) are not kept. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 1000 create bodies, written in this order. */
+                    items: {
+                        /** @description The constituent this volunteer is; required on create, immutable afterwards */
+                        FkConstituent: number;
+                        /** @description Deactivating logs a status entry; InactiveDate defaults to today */
+                        IsActive?: boolean;
+                        /** @description YYYY-MM-DD */
+                        ActiveDate?: string | null;
+                        /** @description YYYY-MM-DD */
+                        InactiveDate?: string | null;
+                        /** @description Suspending logs a suspension entry; SuspensionStartDate defaults to today */
+                        IsSuspended?: boolean;
+                        /** @description YYYY-MM-DD */
+                        SuspensionStartDate?: string | null;
+                        /** @description YYYY-MM-DD */
+                        SuspensionEndDate?: string | null;
+                        IsTeamMember?: boolean | null;
+                        IsStudent?: boolean | null;
+                        IsEligibleForRehire?: boolean | null;
+                        NumTeeShirtsNeeded?: number | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The batch ran: `{results: [...]}`, one per item in order, each the single create's answer with its `status` beside it (201, 200) or the item's own error (`{status: 4xx, error}`). Items are independent: a failed one writes nothing and does not stop the others. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One result per item, in the items' order. */
+                        results: ({
+                            /**
+                             * @description 201 created; 200 an existing record matched (an upsert, an existing registration)
+                             * @enum {integer}
+                             */
+                            status: 200 | 201;
+                            created: boolean;
+                            volunteer: components["schemas"]["Volunteer"];
+                        } | {
+                            /** @description The status the single create would have answered */
+                            status: number;
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                message: string;
+                                field?: string;
+                            };
+                        })[];
+                    };
+                };
+            };
+            /** @description Bad request: `{error: {code, message, field}}` with code `invalid_field`, `missing_field`, `unknown_field`, `invalid_json`. */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid API key: `{error: {code, message, field}}` with code `unauthorized`. */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: `{error: {code, message, field}}` with code `insufficient_scope`, `record_protected`. */
+            403: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `{error: {code, message, field}}` with code `not_found`. */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `{error: {code, message, field}}` with code `ambiguous_match`, `not_open`, `task_busy`, `idempotency_key_in_progress`. */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large: `{error: {code, message, field}}` with code `payload_too_large`. */
+            413: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused: `{error: {code, message, field}}` with code `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: `{error: {code, message, field}}` with code `rate_limited`. */
+            429: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createVolunteerTaskBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: 1 to 255 printable ASCII characters, scoped to the API key and kept 24 hours. A repeat with the same method, path and body answers the first answer again (with `Idempotent-Replayed: true`) and writes nothing; another request with the key is 422 `idempotency_key_reused`; a repeat while the first runs is 409 `idempotency_key_in_progress`. Answers a retry may change (5xx, 429, 412, 409 `task_busy`) are not kept. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 1000 create bodies, written in this order. */
+                    items: {
+                        /** @description Required on create */
+                        VolunteerTaskTitle: string;
+                        VolunteerTaskDescription?: string | null;
+                        /** @description ISO date-time; UTC unless an offset is given; read back as YYYY-MM-DDTHH:MM:SS UTC */
+                        TaskStartDateTime?: string | null;
+                        /** @description May not be before TaskStartDateTime; ISO date-time; UTC unless an offset is given; read back as YYYY-MM-DDTHH:MM:SS UTC */
+                        TaskEndDateTime?: string | null;
+                        /** @description Stamped with today on a new assignment when not sent; YYYY-MM-DD */
+                        DateAssigned?: string | null;
+                        /** @description The assigned volunteer, or null = unassigned */
+                        FkVolunteer?: number | null;
+                        /** @description A task group id, or null */
+                        FkTaskGroup?: number | null;
+                        /** @description An id of GET /lookups categories, or null */
+                        FkCategory?: number | null;
+                        /** @description An id of GET /lookups outcomes, or null */
+                        FkOutcome?: number | null;
+                        /** @description Whether the task shows on the public sign-up calendar */
+                        IsPublic?: boolean | null;
+                        IsComplete?: boolean | null;
+                        IsUnfulfilled?: boolean | null;
+                        ContactName?: string | null;
+                        /** @description email address */
+                        ContactEmail?: string | null;
+                        /** @description 10-digit US number; punctuation is stripped */
+                        ContactPhone?: string | null;
+                        ContactPhoneExtension?: string | null;
+                        DeliveryLocationName?: string | null;
+                        DeliveryLocationAddress?: string | null;
+                        DeliveryLocationCity?: string | null;
+                        /** @description US state name or 2-letter code; stored as the code */
+                        DeliveryLocationState?: string | null;
+                        DeliveryLocationZipCode?: string | null;
+                        DeliveryLocationParkingInstructions?: string | null;
+                        Mileage?: number | null;
+                        /** @description Dollars */
+                        MileageAmount?: number | null;
+                        IsAccomodations?: boolean | null;
+                        Accomodations?: string | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The batch ran: `{results: [...]}`, one per item in order, each the single create's answer with its `status` beside it (201, 200) or the item's own error (`{status: 4xx, error}`). Items are independent: a failed one writes nothing and does not stop the others. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One result per item, in the items' order. */
+                        results: ({
+                            /**
+                             * @description 201 created; 200 an existing record matched (an upsert, an existing registration)
+                             * @enum {integer}
+                             */
+                            status: 200 | 201;
+                            created: boolean;
+                            volunteerTask: components["schemas"]["VolunteerTask"];
+                        } | {
+                            /** @description The status the single create would have answered */
+                            status: number;
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                message: string;
+                                field?: string;
+                            };
+                        })[];
+                    };
+                };
+            };
+            /** @description Bad request: `{error: {code, message, field}}` with code `invalid_field`, `missing_field`, `unknown_field`, `invalid_json`. */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid API key: `{error: {code, message, field}}` with code `unauthorized`. */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: `{error: {code, message, field}}` with code `insufficient_scope`, `record_protected`. */
+            403: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `{error: {code, message, field}}` with code `not_found`. */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `{error: {code, message, field}}` with code `ambiguous_match`, `not_open`, `task_busy`, `idempotency_key_in_progress`. */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large: `{error: {code, message, field}}` with code `payload_too_large`. */
+            413: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused: `{error: {code, message, field}}` with code `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: `{error: {code, message, field}}` with code `rate_limited`. */
+            429: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createEventBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: 1 to 255 printable ASCII characters, scoped to the API key and kept 24 hours. A repeat with the same method, path and body answers the first answer again (with `Idempotent-Replayed: true`) and writes nothing; another request with the key is 422 `idempotency_key_reused`; a repeat while the first runs is 409 `idempotency_key_in_progress`. Answers a retry may change (5xx, 429, 412, 409 `task_busy`) are not kept. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 1000 create bodies, written in this order. */
+                    items: {
+                        /** @description Required on create */
+                        EventTitle: string;
+                        /** @description YYYY-MM-DD */
+                        StartDate?: string | null;
+                        /** @description Not before StartDate; YYYY-MM-DD */
+                        EndDate?: string | null;
+                        /** @description 18:00 or 6:00 PM; stored as HH:MM */
+                        StartTime?: string | null;
+                        /** @description Not before StartTime when the event ends on its start day; 18:00 or 6:00 PM; stored as HH:MM */
+                        EndTime?: string | null;
+                        /** @description ISO date-time; UTC unless an offset is given; read back as YYYY-MM-DDTHH:MM:SS UTC */
+                        RegistrationOpenDateTime?: string | null;
+                        /** @description Not before RegistrationOpenDateTime; ISO date-time; UTC unless an offset is given; read back as YYYY-MM-DDTHH:MM:SS UTC */
+                        RegistrationCloseDateTime?: string | null;
+                        /** @description Capacity; 0 means no limit set */
+                        MaxGuests?: number | null;
+                        Theme?: string | null;
+                        /** @description For online events */
+                        WebinarLink?: string | null;
+                        /** @description Id from GET /lookups statuses */
+                        FkStatus?: number | null;
+                        /** @description Id from GET /lookups eventTypes */
+                        FkEventType?: number | null;
+                        /** @description Id from GET /lookups categories */
+                        FkCategory?: number | null;
+                        /** @description Id from GET /lookups seasons */
+                        FkSeason?: number | null;
+                        /** @description Id from GET /lookups/event-time-zones */
+                        FkTimeZone?: number | null;
+                        /** @description Whether the event shows in portals */
+                        IsPortal?: boolean | null;
+                        ContactName?: string | null;
+                        /** @description email address */
+                        ContactEmail?: string | null;
+                        /** @description 10-digit US number; punctuation is stripped */
+                        ContactPhone?: string | null;
+                        EventLocation?: string | null;
+                        EventLocationAddress?: string | null;
+                        EventLocationCity?: string | null;
+                        EventLocationZipCode?: string | null;
+                        /** @description US state name or 2-letter code; stored as the code */
+                        EventLocationState?: string | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The batch ran: `{results: [...]}`, one per item in order, each the single create's answer with its `status` beside it (201, 200) or the item's own error (`{status: 4xx, error}`). Items are independent: a failed one writes nothing and does not stop the others. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One result per item, in the items' order. */
+                        results: ({
+                            /**
+                             * @description 201 created; 200 an existing record matched (an upsert, an existing registration)
+                             * @enum {integer}
+                             */
+                            status: 200 | 201;
+                            created: boolean;
+                            event: components["schemas"]["Event"];
+                        } | {
+                            /** @description The status the single create would have answered */
+                            status: number;
+                            error: {
+                                /** @enum {string} */
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                message: string;
+                                field?: string;
+                            };
+                        })[];
+                    };
+                };
+            };
+            /** @description Bad request: `{error: {code, message, field}}` with code `invalid_field`, `missing_field`, `unknown_field`, `invalid_json`. */
+            400: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid API key: `{error: {code, message, field}}` with code `unauthorized`. */
+            401: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: `{error: {code, message, field}}` with code `insufficient_scope`, `record_protected`. */
+            403: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `{error: {code, message, field}}` with code `not_found`. */
+            404: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `{error: {code, message, field}}` with code `ambiguous_match`, `not_open`, `task_busy`, `idempotency_key_in_progress`. */
+            409: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large: `{error: {code, message, field}}` with code `payload_too_large`. */
+            413: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused: `{error: {code, message, field}}` with code `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: `{error: {code, message, field}}` with code `rate_limited`. */
+            429: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];

@@ -1,6 +1,6 @@
 import type { QueryValue, Requester, WithResponse } from './http.js';
 import { type Lister, lister } from './paging.js';
-import type { AnswerOf, CreateAnswer, ErrorBody, ItemOf, OperationId, QueryOf, RequestBody } from './types.js';
+import type { AnswerOf, CreateAnswer, ItemOf, OperationId, QueryOf, RequestBody } from './types.js';
 
 export interface WriteOptions {
   /** The Idempotency-Key to send (1..255 printable ASCII); a random UUID unless given. The same on every retry. */
@@ -29,10 +29,11 @@ export interface BatchOptions extends WriteOptions {
   upsert?: boolean;
 }
 
+/** One item of a batch: the single create's body. */
+export type BatchItem<Batch extends OperationId> = RequestBody<Batch> extends { items: Array<infer I> } ? I : never;
+
 /** One item's result in a batch (decisions §14): the single create's answer with its status, or its error. */
-export type BatchResult<Create extends OperationId> =
-  | ({ status: 200 | 201 } & CreateAnswer<Create>)
-  | ({ status: number } & ErrorBody);
+export type BatchResult<Batch extends OperationId> = AnswerOf<Batch, 200> extends { results: Array<infer R> } ? R : never;
 
 /** The API accepts at most this many items in one batch request (decisions §14). */
 export const MAX_BATCH = 1000;
@@ -44,6 +45,7 @@ interface Ops {
   update: OperationId;
   list: OperationId;
   history: OperationId;
+  batch: OperationId;
   plural: string;
 }
 
@@ -58,7 +60,7 @@ export interface WritableResource<O extends Ops> {
     (id: number): AsyncIterable<HistoryEntry<O>>;
     page(id: number, query?: QueryOf<O['history']>): Promise<WithResponse<AnswerOf<O['history'], 200>>>;
   };
-  createBatch(items: ReadonlyArray<RequestBody<O['create']>>, options?: BatchOptions): Promise<BatchResult<O['create']>[]>;
+  createBatch(items: ReadonlyArray<BatchItem<O['batch']>>, options?: BatchOptions): Promise<BatchResult<O['batch']>[]>;
 }
 
 export interface ReadOnlyResource<Get extends OperationId, List extends OperationId, Plural extends string> {
@@ -91,12 +93,12 @@ export function writable<O extends Ops>(http: Requester, path: string, plural: O
     list: lister(http, path, plural),
     history,
     async createBatch(items, options = {}) {
-      const results: BatchResult<O['create']>[] = [];
+      const results: BatchResult<O['batch']>[] = [];
       // In order, one batch at a time: results stay in input order, and a batch is one request
       // against the key's rate limit. A key given for the whole call makes one per batch, so
       // running the same call again replays what already committed.
       for (let start = 0, n = 0; start < items.length; start += MAX_BATCH, n++) {
-        const answer = await http.send<{ results: BatchResult<O['create']>[] }>({
+        const answer = await http.send<{ results: BatchResult<O['batch']>[] }>({
           method: 'POST',
           path: `${path}/batch`,
           body: { items: items.slice(start, start + MAX_BATCH) },
