@@ -36,17 +36,19 @@ describe('retrying a write', () => {
   });
 
   it('sends the key it is given, and a new random one for each call otherwise', async () => {
-    const s = scripted({ status: 201, body: created }, { status: 201, body: created }, { status: 200, body: { constituent: created.constituent } });
+    const s = scripted({ status: 201, body: created }, { status: 201, body: created }, { status: 200, body: { constituent: created.constituent } }, { status: 200, body: { constituent: created.constituent } });
     const t = client(s.fetch);
     await t.constituents.create({ LastName: 'X' }, { idempotencyKey: 'import-row-17', upsert: true });
     await t.constituents.create({ LastName: 'X' });
     await t.constituents.update(7, { LastName: 'Y' }, { ifMatch: 3 });
+    await t.constituents.update(7, { LastName: 'Y' }, { ifMatch: 'W/"4"' });
     expect(s.calls[0].headers.get('idempotency-key')).toBe('import-row-17');
     expect(s.calls[0].url).toBe('https://turnout.example.org/api/v1/constituents?mode=upsert&matchOn=email');
     expect(s.calls[1].headers.get('idempotency-key')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(s.calls[2].headers.get('idempotency-key')).not.toBe(s.calls[1].headers.get('idempotency-key'));
     expect(s.calls[2]).toMatchObject({ method: 'PATCH', url: 'https://turnout.example.org/api/v1/constituents/7' });
     expect(s.calls[2].headers.get('if-match')).toBe('"3"');
+    expect(s.calls[3].headers.get('if-match')).toBe('W/"4"');
   });
 
   it('never retries another 4xx, 409 task_busy included', async () => {
@@ -103,7 +105,8 @@ describe('reading', () => {
     const t = client(s.fetch);
     await t.events.get(5, { asOf: new Date('2026-01-02T03:04:05Z') });
     expect(s.calls[0].url).toBe('https://turnout.example.org/api/v1/events/5?asOf=2026-01-02T03%3A04%3A05.000Z');
-    expect(() => t.events.get(Number('x'))).toThrow(/positive integer/);
+    await expect(t.events.get(Number('x'))).rejects.toThrow(/positive integer/);
+    await expect(t.eventTickets.get(0)).rejects.toThrow(/positive integer/);
     expect(s.calls).toHaveLength(1);
   });
 

@@ -77,17 +77,21 @@ function checkId(id: number): number {
 
 export function writable<O extends Ops>(http: Requester, path: string, plural: O['plural']): WritableResource<O> {
   const one = (id: number) => `${path}/${checkId(id)}`;
-  const historyPage = (id: number, query?: object) => http.send<any>({ method: 'GET', path: `${one(id)}/history`, query: query as Record<string, string> });
-  const history = Object.assign((id: number) => lister<object, any, any>(http, `${one(id)}/history`, 'history')(), { page: historyPage });
+  const historyPage = async (id: number, query?: object) => http.send<any>({ method: 'GET', path: `${one(id)}/history`, query: query as Record<string, string> });
+  async function* historyOf(id: number) {
+    yield* lister<object, any, any>(http, `${one(id)}/history`, 'history')();
+  }
+  const history = Object.assign(historyOf, { page: historyPage });
   return {
-    create: (body, options = {}) => http.send({ method: 'POST', path, body, query: upsertQuery(options.upsert), idempotencyKey: options.idempotencyKey }),
-    get: (id, options = {}) => {
+    create: async (body, options = {}) => http.send({ method: 'POST', path, body, query: upsertQuery(options.upsert), idempotencyKey: options.idempotencyKey }),
+    // async, so a bad id rejects the promise like any other failure instead of throwing.
+    get: async (id, options = {}) => {
       const asOf = options.asOf instanceof Date ? options.asOf.toISOString() : options.asOf;
       return http.send({ method: 'GET', path: one(id), query: { asOf, revision: options.revision } });
     },
-    update: (id, patch, options) => {
+    update: async (id, patch, options) => {
       const { ifMatch, idempotencyKey, ...query } = (options ?? {}) as UpdateOptions & Record<string, QueryValue>;
-      const headers: Record<string, string> = ifMatch === undefined ? {} : { 'if-match': /^(\*|W?".*)$/.test(String(ifMatch)) ? String(ifMatch) : `"${ifMatch}"` };
+      const headers: Record<string, string> = ifMatch === undefined ? {} : { 'if-match': /^(\*|(W\/)?".*)$/.test(String(ifMatch)) ? String(ifMatch) : `"${ifMatch}"` };
       return http.send({ method: 'PATCH', path: one(id), body: patch, query, headers, idempotencyKey });
     },
     list: lister(http, path, plural),
@@ -114,7 +118,7 @@ export function writable<O extends Ops>(http: Requester, path: string, plural: O
 
 export function readOnly<Get extends OperationId, List extends OperationId, Plural extends string>(http: Requester, path: string, plural: Plural): ReadOnlyResource<Get, List, Plural> {
   return {
-    get: (id) => http.send({ method: 'GET', path: `${path}/${checkId(id)}` }),
+    get: async (id) => http.send({ method: 'GET', path: `${path}/${checkId(id)}` }),
     list: lister(http, path, plural),
   };
 }
