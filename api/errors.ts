@@ -73,6 +73,10 @@ export function fromValidation(errors: AjvError[], context: string): DomainError
     case 'maximum':
       what = `must be ${e.keyword === 'minimum' ? 'at least' : 'at most'} ${e.params.limit}`;
       break;
+    case 'minItems':
+    case 'maxItems':
+      what = `must hold ${e.keyword === 'minItems' ? 'at least' : 'at most'} ${e.params.limit} item${e.params.limit === 1 ? '' : 's'}`;
+      break;
     case 'exclusiveMinimum':
       what = `must be greater than ${e.params.limit}`;
       break;
@@ -91,6 +95,9 @@ export function fromValidation(errors: AjvError[], context: string): DomainError
   return new DomainError('invalid_field', `${field} ${what}.`, field);
 }
 
+/** A body limit as people write it: 64 KB, 16 MiB. */
+const limitText = (bytes: number | undefined) => (bytes && bytes >= 1 << 20 ? `${bytes / (1 << 20)} MiB` : `${Math.round((bytes ?? 65536) / 1024)} KB`);
+
 /** An unknown path. /api/v1 and /admin/v1 set it again inside their plugins, so their own auth hooks run first. */
 export const notFoundHandler = (request: FastifyRequest, reply: FastifyReply) =>
   sendError(reply, new DomainError('not_found', `No such resource: ${request.method} ${request.url.split('?')[0]}.`));
@@ -105,7 +112,7 @@ export function installErrorHandling(app: FastifyInstance): void {
         return sendError(reply, new DomainError('invalid_json', 'The body is empty; send a JSON object.'));
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         // integration-api.md §7 names it payload_too_large; it wins over decisions.md's body_too_large.
-        return sendError(reply, new DomainError('payload_too_large', 'The body is over 64 KB; send less.'));
+        return sendError(reply, new DomainError('payload_too_large', `The body is over ${limitText(request.routeOptions.bodyLimit)}; send less.`));
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return sendTransportError(reply, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':

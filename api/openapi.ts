@@ -94,6 +94,8 @@ const RATE_LIMIT_HEADERS = { 'RateLimit-Limit': ref('RateLimit-Limit'), 'RateLim
 /** `GET /api/v1/volunteer-tasks/{id}` -> getVolunteerTask; the list -> listVolunteerTasks. */
 export function operationIdOf(method: string, url: string): string {
   const segments = url.split('/').filter((s) => s && s !== 'api' && s !== 'v1');
+  // POST /constituents/batch -> createConstituentBatch (decisions.md §14).
+  if (segments.at(-1) === 'batch' && segments.length > 1) return `${operationIdOf(method, `/${segments.slice(0, -1).join('/')}`)}Batch`;
   const one = segments.at(-1)?.startsWith('{') ?? false;
   const name = [...segments].reverse().find((s) => !s.startsWith('{')) ?? 'root';
   const words = name.split('-');
@@ -104,7 +106,9 @@ export function operationIdOf(method: string, url: string): string {
   return verb + noun;
 }
 
-function successDescription(method: string, status: number, one: boolean): string {
+function successDescription(method: string, status: number, one: boolean, url = ''): string {
+  if (url.endsWith('/batch'))
+    return 'The batch ran: `{results: [...]}`, one per item in order, each the single create\'s answer with its `status` beside it (201, 200) or the item\'s own error (`{status: 4xx, error}`). Items are independent: a failed one writes nothing and does not stop the others.';
   if (status === 304) return 'Not modified: the record is still at the revision If-None-Match names.';
   if (status === 201) return 'Created: `{created: true, <record>}`.';
   if (method === 'post') return 'Not created: the existing record it matched (an upsert, an existing registration), `{created: false, <record>}`.';
@@ -145,12 +149,25 @@ function idempotent(op: Operation): void {
     if (Number(code) < 500) response.headers = { ...response.headers, 'Idempotent-Replayed': ref('Idempotent-Replayed') };
 }
 
+type Body = { requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, { items?: object }> } }> } };
+
+/**
+ * A batch's items are validated one by one (a bad one is its own result, not the batch's), so its
+ * route schema takes any item; the document shows each item as the single create's body.
+ */
+function describeItems(batch: Operation, single: Operation | undefined) {
+  const items = (batch as Body).requestBody?.content?.['application/json']?.schema?.properties?.items;
+  const body = (single as Body | undefined)?.requestBody?.content?.['application/json']?.schema;
+  if (items && body) items.items = { ...body, description: (items.items as { description?: string } | undefined)?.description };
+}
+
 /** Completes every operation of the generated document (see the note at the top). */
 export function completeDocument({ openapiObject }: { openapiObject: Record<string, unknown> }) {
   const paths = (openapiObject.paths ?? {}) as Record<string, Record<string, Operation>>;
   for (const [url, operations] of Object.entries(paths))
     for (const [method, op] of Object.entries(operations)) {
       op.operationId ??= operationIdOf(method, url);
+      if (url.endsWith('/batch')) describeItems(op, paths[url.slice(0, -'/batch'.length)]?.post);
       op.summary ??= op.operationId;
       const one = url.endsWith('}');
       if (method === 'post' || method === 'patch') idempotent(op);
@@ -158,7 +175,7 @@ export function completeDocument({ openapiObject }: { openapiObject: Record<stri
       for (const [code, response] of Object.entries(op.responses ?? {})) {
         const status = Number(code);
         // A route whose answer says what it is (the change feed, a history) keeps its own words.
-        if (status < 400) response.description = response.description && response.description !== 'Default Response' ? response.description : successDescription(method, status, one);
+        if (status < 400) response.description = response.description && response.description !== 'Default Response' ? response.description : successDescription(method, status, one, url);
         else {
           const codes = codesOf(status);
           response.description = `${REASON[status] ?? 'Error'}: \`{error: {code, message, field}}\`${codes.length ? ` with code ${codes.map((c) => `\`${c}\``).join(', ')}` : ''}.`;

@@ -14,6 +14,8 @@ export interface WriteContext {
   ifMatch?: { stream: string; matches: (revision: number) => boolean };
   /** Filled by handle(): each written stream's record revision after the write, for `ETag`. */
   revisions?: Map<string, number>;
+  /** The batch item this write is (decisions.md §14), stamped on its events: commands/batch.ts. */
+  batchItem?: string;
 }
 
 export const metadataOf = (ctx: WriteContext): EventMetadata => ({
@@ -22,4 +24,5 @@ export const metadataOf = (ctx: WriteContext): EventMetadata => ({
   keyName: ctx.keyName,
   correlationId: ctx.correlationId,
   at: ctx.now.toISOString(),
+  ...(ctx.batchItem === undefined ? {} : { batchItem: ctx.batchItem }),
 });

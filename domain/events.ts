@@ -16,6 +16,13 @@ import type { EndpointEvent } from './webhook-endpoint/events.js';
 export type IdBlockReserved = DomainEvent<'IdBlockReserved', { kind: string; from: number; to: number }>;
 
 /**
+ * A batch write with an Idempotency-Key began (decisions.md §14), on `batch-<ref>`
+ * (commands/batch.ts): its position is where a retry looks for the items that committed.
+ * Bookkeeping, not a change.
+ */
+export type BatchStarted = DomainEvent<'BatchStarted', { items: number }>;
+
+/**
  * The events of each stream category (`constituent` of `constituent-12`). A stream holds only
  * its own category's events; that is what lets a reader of a category switch over its union.
  */
@@ -35,6 +42,7 @@ export interface EventsByCategory {
   webhook_endpoint: EndpointEvent;
   notification: NotificationEvent;
   ids: IdBlockReserved;
+  batch: BatchStarted;
 }
 
 export type Category = keyof EventsByCategory;

@@ -3,6 +3,8 @@ import { apiKeyHook, failedAuthGuard } from '../auth.js';
 import { notFoundHandler } from '../errors.js';
 import { idempotencyHooks } from '../idempotency.js';
 import type { Services } from '../../runtime/services.js';
+import { apiContext } from '../auth.js';
+import { batchRoutes } from './batch.js';
 import { changeRoutes } from './changes.js';
 import { constituentRoutes } from './constituents.js';
 import { eventTicketRoutes } from './event-tickets.js';
@@ -36,4 +38,5 @@ export const publicRoutes =
     await app.register(changeRoutes(services));
     await app.register(historyRoutes(services));
     await app.register(webhookEventTypeRoutes);
+    await app.register(batchRoutes(services, { prefix: '', contextOf: apiContext, tags: true }));
   };

@@ -44,6 +44,12 @@ export interface EventMetadata {
    * (ids, claims, notifications) and on those written before it was stamped (domain/shared/revision.ts).
    */
   revision?: number;
+  /**
+   * `<batch ref>#<item index>` on every event an item of a batch write with an Idempotency-Key
+   * stored (decisions.md §14), so a retry finds the items that committed and writes them no
+   * second time (commands/batch.ts); absent on every other write.
+   */
+  batchItem?: string;
 }
 
 /** A place in the whole log. */

@@ -9,6 +9,18 @@ interface Row {
   status: number | null;
   body: string | null;
   headers: string | null;
+  owner: number | null;
+}
+
+/** Whether the process `pid` is gone: the file is local, so the pid names a process of this machine. */
+function gone(pid: number | null): boolean {
+  if (pid === null || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
 }
 
 /**
@@ -23,6 +35,10 @@ interface Row {
  * which leaves what a crash mid-request leaves, a key a retry may run again), and answers commit
  * at synchronous=FULL, whose fsync also covers every take before it. An answer is sent only once
  * its commit has returned.
+ *
+ * A running entry names the process running it: one whose process has died (killed mid-request)
+ * is taken over at once, so a client's retry after a crash and restart runs instead of waiting
+ * out the stale time (a batch write resumes where it stopped, decisions.md §14).
  */
 export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly stmts;
@@ -36,14 +52,19 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     db.exec(`CREATE TABLE IF NOT EXISTS idempotency_keys (
       scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, started_at INTEGER NOT NULL,
       status INTEGER, body TEXT, headers TEXT, PRIMARY KEY (scope, key)) WITHOUT ROWID`);
+    const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('idempotency_keys')").all();
+    if (!columns.some((c) => c.name === 'owner')) db.exec('ALTER TABLE idempotency_keys ADD COLUMN owner INTEGER');
     this.stmts = {
       // Takes the key unless a live entry holds it: done and under the TTL, or running and fresh.
       take: db.prepare<[string, string, string, number, number, number]>(
-        `INSERT INTO idempotency_keys (scope, key, fingerprint, started_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, started_at = excluded.started_at, status = NULL, body = NULL, headers = NULL
+        `INSERT INTO idempotency_keys (scope, key, fingerprint, started_at, owner) VALUES (?, ?, ?, ?, ${process.pid})
+         ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, started_at = excluded.started_at, status = NULL, body = NULL, headers = NULL, owner = excluded.owner
          WHERE (status IS NOT NULL AND started_at <= ?) OR (status IS NULL AND started_at <= ?)`,
       ),
-      get: db.prepare<[string, string], Row>('SELECT fingerprint, started_at, status, body, headers FROM idempotency_keys WHERE scope = ? AND key = ?'),
+      get: db.prepare<[string, string], Row>('SELECT fingerprint, started_at, status, body, headers, owner FROM idempotency_keys WHERE scope = ? AND key = ?'),
+      takeOver: db.prepare<[string, number, string, string, number]>(
+        `UPDATE idempotency_keys SET fingerprint = ?, started_at = ?, owner = ${process.pid} WHERE scope = ? AND key = ? AND status IS NULL AND owner = ?`,
+      ),
       complete: db.prepare<[number, string, string, string, string]>('UPDATE idempotency_keys SET status = ?, body = ?, headers = ? WHERE scope = ? AND key = ?'),
       release: db.prepare<[string, string]>('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status IS NULL'),
       purge: db.prepare<[number]>('DELETE FROM idempotency_keys WHERE started_at <= ?'),
@@ -71,7 +92,11 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     if (this.stmts.take.run(scope, key, fingerprint, now, now - TTL_MS, now - STALE_MS).changes) return { state: 'started' };
     // Inside the batch's transaction the live entry that refused the take is still there.
     const row = this.stmts.get.get(scope, key)!;
-    if (row.status === null) return { state: 'running', fingerprint: row.fingerprint };
+    if (row.status === null) {
+      // Its process died mid-request: nothing runs it any more.
+      if (gone(row.owner) && this.stmts.takeOver.run(fingerprint, now, scope, key, row.owner!).changes) return { state: 'started' };
+      return { state: 'running', fingerprint: row.fingerprint };
+    }
     return { state: 'done', fingerprint: row.fingerprint, answer: { status: row.status, body: row.body ?? '', headers: JSON.parse(row.headers ?? '{}') } };
   }
 

@@ -52,7 +52,8 @@ function bodyFields() {
       const url = p.replace('/api/v1', '').replace('{id}', String(ids[resource]));
       for (const [field, s] of Object.entries(schema.properties)) {
         const required = Object.fromEntries((schema.required ?? []).map((r) => [r, filler(r, schema.properties![r])]));
-        const { [field]: _, ...base } = { ...BASES[resource], ...required };
+        // A batch's body is {items}: the resource's own fields belong to its items.
+        const { [field]: _, ...base } = { ...(p.endsWith('/batch') ? {} : BASES[resource]), ...required };
         out.push({ method, url, field, nullable: [s.type].flat().includes('null'), base });
       }
     }

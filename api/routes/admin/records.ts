@@ -20,6 +20,7 @@ import * as C from '../../schemas/constituent.js';
 import * as E from '../../schemas/event.js';
 import * as T from '../../schemas/volunteer-task.js';
 import * as V from '../../schemas/volunteer.js';
+import { batchRoutes } from '../batch.js';
 import { readConstituent } from '../constituents.js';
 import { readEvent } from '../events.js';
 import { readTask } from '../volunteer-tasks.js';
@@ -45,6 +46,8 @@ export const adminRecordRoutes =
     app.addHook('onSend', idempotency.onSend);
     app.addHook('onResponse', idempotency.onResponse);
     for (const schema of [C.Constituent, V.Volunteer, T.VolunteerTask, E.Event]) app.addSchema(schema);
+    // decisions.md §14: `turnout import` sends its rows through these.
+    await app.register(batchRoutes(services, { prefix: '/teams/:teamId', contextOf: (request) => adminContext(request, (request.params as { teamId: number }).teamId), hide }));
 
     app.post(
       '/teams/:teamId/constituents',

@@ -1,0 +1,152 @@
+import { type TSchema, Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { type BatchResource, type ItemOutcome, MAX_BATCH_ITEMS, writeBatch } from '../../commands/batch.js';
+import { createConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
+import type { WriteContext } from '../../commands/context.js';
+import { createEvent } from '../../commands/events.js';
+import { createTask } from '../../commands/volunteer-tasks.js';
+import { registerVolunteer } from '../../commands/volunteers.js';
+import { DomainError } from '../../domain/shared/errors.js';
+import type { Values } from '../../domain/shared/fields.js';
+import type { CommandDeps } from '../../commands/deps.js';
+import type { Services } from '../../runtime/services.js';
+import { fromValidation, STATUS } from '../errors.js';
+import { buildValidator } from '../validation.js';
+import { TeamParams } from '../schemas/admin.js';
+import { API_WRITE_ERRORS, ErrorSchema, errors, Query } from '../schemas/common.js';
+import * as C from '../schemas/constituent.js';
+import * as E from '../schemas/event.js';
+import * as T from '../schemas/volunteer-task.js';
+import * as V from '../schemas/volunteer.js';
+import { readConstituent } from './constituents.js';
+import { readEvent } from './events.js';
+import { readTask } from './volunteer-tasks.js';
+import { readVolunteer } from './volunteers.js';
+
+/** decisions.md §14: a batch may be far bigger than one body (64 KB), on these routes only. */
+export const BATCH_BODY_LIMIT = 16 * 1024 * 1024;
+
+type Created = { id: number; created: boolean };
+type Write = (deps: CommandDeps, ctx: WriteContext, body: Values) => Promise<Created>;
+
+interface Kind {
+  path: 'constituents' | 'volunteers' | 'volunteer-tasks' | 'events';
+  /** The answer's key for one record, as the single create's. */
+  key: 'constituent' | 'volunteer' | 'volunteerTask' | 'event';
+  category: string;
+  /** The single create's body schema: each item is checked against it on its own. */
+  body: TSchema;
+  record: TSchema;
+  query?: TSchema;
+  /** The single create's command for the query sent. */
+  write(query: Record<string, string | undefined>): Write;
+  read(services: Services, team: number, id: number): Promise<Values>;
+}
+
+const created = (create: (deps: CommandDeps, ctx: WriteContext, body: Values) => Promise<number>): Write => async (deps, ctx, body) => ({ id: await create(deps, ctx, body), created: true });
+
+const KINDS: Kind[] = [
+  {
+    path: 'constituents',
+    key: 'constituent',
+    category: 'constituent',
+    body: C.ConstituentBody,
+    record: C.ConstituentRef,
+    query: C.CreateQuery,
+    write: ({ mode, matchOn }) => {
+      if ((mode === 'upsert') !== (matchOn === 'email')) throw new DomainError('invalid_field', 'Upsert needs both mode=upsert and matchOn=email.', mode ? 'matchOn' : 'mode');
+      return mode === 'upsert' ? upsertConstituentByEmail : created(createConstituent);
+    },
+    read: readConstituent,
+  },
+  { path: 'volunteers', key: 'volunteer', category: 'volunteer', body: V.CreateVolunteerBody, record: V.VolunteerRef, write: () => registerVolunteer, read: readVolunteer },
+  { path: 'volunteer-tasks', key: 'volunteerTask', category: 'volunteer_task', body: T.CreateTaskBody, record: T.VolunteerTaskRef, write: () => created(createTask), read: readTask },
+  { path: 'events', key: 'event', category: 'event', body: E.EventCreateBody, record: E.EventRef, write: () => created(createEvent), read: (s, team, id) => readEvent(s.store, team, id) },
+];
+
+const BatchBody = (kind: Kind) =>
+  Type.Object(
+    {
+      items: Type.Array(
+        Type.Unknown({
+          description: `One body of the single create (POST /${kind.path}), each checked on its own: a bad one is that item's 400 result, not the batch's.`,
+        }),
+        { minItems: 1, maxItems: MAX_BATCH_ITEMS, description: `1 to ${MAX_BATCH_ITEMS} create bodies, written in this order.` },
+      ),
+    },
+    { additionalProperties: false },
+  );
+
+/** The result union (decisions.md §14): the single create's answer with its status, or the item's error with its status. */
+const BatchResults = (kind: Kind) =>
+  Type.Object({
+    results: Type.Array(
+      Type.Union([
+        Type.Object({ status: Type.Integer({ enum: [200, 201], description: '201 created; 200 an existing record matched (an upsert, an existing registration)' }), created: Type.Boolean(), [kind.key]: kind.record }),
+        Type.Object({ status: Type.Integer({ minimum: 400, maximum: 499, description: 'The status the single create would have answered' }), error: ErrorSchema.properties.error }),
+      ]),
+      { description: 'One result per item, in the items\' order.' },
+    ),
+  });
+
+/** Each item checked as the single route's schema checks its body, in the API's own words. */
+function itemChecker(schema: TSchema): (body: unknown) => Values {
+  const check = buildValidator({})({ schema, httpPart: 'body' }) as unknown as ((data: unknown) => boolean) & { errors?: unknown[] };
+  return (body) => {
+    if (!check(body)) throw fromValidation(check.errors as never, 'body');
+    return body as Values;
+  };
+}
+
+const resultOf = async (kind: Kind, services: Services, team: number, outcome: ItemOutcome) => {
+  if (outcome instanceof DomainError) {
+    const error: { code: string; message: string; field?: string } = { code: outcome.code, message: outcome.message };
+    if (outcome.field !== undefined) error.field = outcome.field;
+    return { status: STATUS[outcome.code], error };
+  }
+  return { status: outcome.created ? 201 : 200, created: outcome.created, [kind.key]: await kind.read(services, team, outcome.id) };
+};
+
+/**
+ * `POST .../{constituents,volunteers,volunteer-tasks,events}/batch` (decisions.md §14), on /api/v1
+ * (`contextOf` the API key's) and on /admin/v1/teams/:teamId (the admin's, for `turnout import`).
+ * The surrounding plugin's hooks apply as to any write: the key, one rate-limit count for the
+ * whole batch, and the Idempotency-Key, whose scope and key mark the items (commands/batch.ts).
+ */
+export const batchRoutes =
+  (services: Services, surface: { prefix: string; contextOf: (request: FastifyRequest) => WriteContext; hide?: boolean; tags?: boolean }): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    for (const kind of KINDS) {
+      const check = itemChecker(kind.body);
+      app.post(
+        `${surface.prefix}/${kind.path}/batch`,
+        {
+          bodyLimit: BATCH_BODY_LIMIT,
+          // The answer is built from records as the read models hold them (as the single create's
+          // is) and is large: plain JSON, not a schema serializer testing each result's union.
+          serializerCompiler: () => (data) => JSON.stringify(data),
+          schema: {
+            ...(surface.hide ? { hide: true } : {}),
+            ...(surface.tags ? { tags: [kind.path === 'volunteer-tasks' ? 'Volunteer tasks' : kind.path[0].toUpperCase() + kind.path.slice(1)] } : {}),
+            summary: `Create up to ${MAX_BATCH_ITEMS} ${kind.path.replace('-', ' ')} in one call; a result per item, in order`,
+            ...(surface.prefix ? { params: TeamParams } : {}),
+            querystring: kind.query ?? Query({}),
+            body: BatchBody(kind),
+            response: { 200: BatchResults(kind), ...errors(...API_WRITE_ERRORS, 422) },
+          },
+        },
+        async (request) => {
+          const ctx = surface.contextOf(request);
+          const write = kind.write(request.query as Record<string, string | undefined>);
+          const resource: BatchResource = {
+            category: kind.category,
+            write: (deps, itemCtx, body) => write(deps, { ...itemCtx, now: new Date() }, check(body)),
+          };
+          const { items } = request.body as { items: unknown[] };
+          const outcomes = await writeBatch(services, ctx, resource, items, request.idempotent);
+          return { results: await Promise.all(outcomes.map((o) => resultOf(kind, services, ctx.team, o))) };
+        },
+      );
+    }
+  };

@@ -1,0 +1,146 @@
+import { createHash } from 'node:crypto';
+import type { BatchStarted } from '../domain/events.js';
+import { DomainError } from '../domain/shared/errors.js';
+import type { Position } from '../domain/shared/events.js';
+import { lastEvent } from '../eventlog/load.js';
+import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
+import { metadataOf, type WriteContext } from './context.js';
+import type { CommandDeps } from './deps.js';
+
+/** decisions.md §14: 1..1000 items a batch. */
+export const MAX_BATCH_ITEMS = 1000;
+/** A batch's journal lives as long as its Idempotency-Key is kept (decisions.md §11). */
+const KEY_LIFE_MS = 24 * 60 * 60 * 1000;
+const SCAN_PAGE = 1000;
+
+/** What one item came to: the record it created or matched, or the domain error it answers. */
+export type ItemOutcome = { id: number; created: boolean } | DomainError;
+
+export interface BatchResource {
+  /** Stream category of the records the items write (`constituent` of `constituent-12`). */
+  category: string;
+  /** One item, written exactly as the single create writes it (the same command function). */
+  write(deps: CommandDeps, ctx: WriteContext, body: unknown): Promise<{ id: number; created: boolean }>;
+}
+
+/** The request's Idempotency-Key and its scope (api/idempotency.ts); absent without the header. */
+export interface BatchKey {
+  scope: string;
+  key: string;
+}
+
+/**
+ * A batch write (decisions.md §14): each item is written by the single create's own command, so
+ * ids, events, webhooks, activity and read-your-writes are the single create's; items are
+ * independent, and one item's domain error is its own answer.
+ *
+ * Order: item i+1 starts only once item i has handed its record's append to the log (or has
+ * ended without one), so ids and appends follow item order, while the commits of many items
+ * share the log's group commits instead of waiting for each other's.
+ *
+ * Retries (the Idempotency-Key): every event of item i carries `batchItem: <ref>#<i>` in its
+ * metadata, written in the same append as the item's record, and the batch first appends a
+ * `BatchStarted` to `batch-<ref>`. A retry of a batch that failed or whose process died finds that
+ * journal, reads the team's events written since it, and answers each item found there from its
+ * record instead of writing it again: exactly the items that did not commit are run again.
+ */
+export async function writeBatch(deps: CommandDeps, ctx: WriteContext, resource: BatchResource, items: unknown[], idem?: BatchKey): Promise<ItemOutcome[]> {
+  const ref = idem ? batchRef(idem, resource.category) : undefined;
+  const committed = ref ? await resume(deps.log, ctx, ref, items.length, resource.category) : new Map<number, { id: number; created: boolean }>();
+  // Items committed by an earlier try are answered from the read models: bring them up to date.
+  if (committed.size) await deps.settle(await deps.log.head());
+
+  const outcomes: Array<Promise<ItemOutcome>> = [];
+  let failure: { error: unknown } | null = null;
+  for (let i = 0; i < items.length && !failure; i++) {
+    const done = committed.get(i);
+    if (done) {
+      outcomes.push(Promise.resolve(done));
+      continue;
+    }
+    let handedOver!: () => void;
+    const appended = new Promise<void>((resolve) => (handedOver = resolve));
+    const itemCtx: WriteContext = { ...ctx, ifMatch: undefined, revisions: undefined, batchItem: ref === undefined ? undefined : `${ref}#${i}` };
+    // Called in an async function so a check that throws at once is the item's answer too.
+    const run = (async () => resource.write(watchAppends(deps, resource.category, handedOver), itemCtx, items[i]))().then(
+      (r): ItemOutcome => r,
+      (err: unknown): ItemOutcome => {
+        if (err instanceof DomainError) return err;
+        failure ??= { error: err };
+        return err as DomainError; // not used: the batch fails below
+      },
+    );
+    outcomes.push(run);
+    await Promise.race([appended, run]);
+  }
+  const results = await Promise.all(outcomes);
+  // A failure that is not the item's own (the log, the store): the whole batch answers 5xx once
+  // every item started has ended, and its retry runs what did not commit.
+  if (failure) throw (failure as { error: unknown }).error;
+  return results;
+}
+
+/** The marker prefix of one batch: its key and scope, and the resource (a key is per route). */
+export const batchRef = (idem: BatchKey, category: string) =>
+  createHash('sha256').update(`${idem.scope}\n${idem.key}\n${category}`).digest('hex').slice(0, 32);
+
+/**
+ * The deps of one item, whose log tells when the item hands its record's append over (claims and
+ * id blocks are other streams: the item has not reached its record yet).
+ */
+function watchAppends(deps: CommandDeps, category: string, handedOver: () => void): CommandDeps {
+  const prefix = `${category}-`;
+  const log = new Proxy(deps.log, {
+    get(target, prop, receiver) {
+      if (prop === 'append')
+        return (stream: string, ...rest: Parameters<EventLog['append']> extends [string, ...infer R] ? R : never) => {
+          const p = target.append(stream, ...rest);
+          if (stream.startsWith(prefix)) handedOver();
+          return p;
+        };
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { ...deps, log };
+}
+
+/**
+ * Starts the batch's journal, or finds the earlier try's: the items it committed, by index. A
+ * journal older than the key's life belongs to a forgotten use of the same key: start afresh.
+ */
+async function resume(log: EventLog, ctx: WriteContext, ref: string, items: number, category: string) {
+  const stream = `batch-${ref}`;
+  const started: BatchStarted = { type: 'BatchStarted', data: { items } };
+  const event = { ...started, metadata: metadataOf({ ...ctx, batchItem: undefined }) };
+  for (;;) {
+    const last = await lastEvent(log, stream);
+    try {
+      if (last && Date.parse(last.metadata.at) > ctx.now.getTime() - KEY_LIFE_MS) return committedSince(log, ctx.team, last.position, ref, category);
+      await log.append(stream, [event], last ? last.revision : NO_STREAM);
+      return new Map<number, { id: number; created: boolean }>();
+    } catch (err) {
+      if (!(err instanceof WrongExpectedRevision)) throw err;
+    }
+  }
+}
+
+/** The items of batch `ref` whose record's append committed after `from`: the record's id, and whether the item created it. */
+async function committedSince(log: EventLog, team: number, from: Position, ref: string, category: string) {
+  if (!log.readTeam) throw new Error('this event log cannot read a team\'s events, so a batch cannot be resumed');
+  const mark = `${ref}#`;
+  const prefix = `${category}-`;
+  const found = new Map<number, { id: number; created: boolean }>();
+  for (let after = from; ; ) {
+    const page = await log.readTeam(team, after, SCAN_PAGE);
+    for (const e of page) {
+      const item = e.metadata.batchItem;
+      if (!item?.startsWith(mark) || !e.stream.startsWith(prefix)) continue;
+      const index = Number(item.slice(mark.length));
+      const created = e.revision === 0n || (found.get(index)?.created ?? false);
+      found.set(index, { id: Number(e.stream.slice(prefix.length)), created });
+    }
+    if (page.length < SCAN_PAGE) return found;
+    after = page[page.length - 1].position;
+  }
+}
