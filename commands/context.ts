@@ -14,6 +14,16 @@ export interface WriteContext {
   ifMatch?: { stream: string; matches: (revision: number) => boolean };
   /** Filled by handle(): each written stream's record revision after the write, for `ETag`. */
   revisions?: Map<string, number>;
+  /** Present only while tracing is on (decisions.md §15): the command becomes a span of the request. */
+  trace?: TraceHooks;
+}
+
+/** The part of tracing a command uses (runtime/tracing.ts implements it). */
+export interface TraceHooks {
+  /** Runs `fn` in a child span of the current one. */
+  span<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /** The W3C traceparent of the current span, kept in the events a write appends. */
+  traceparent(): string | undefined;
 }
 
 export const metadataOf = (ctx: WriteContext): EventMetadata => ({
@@ -22,4 +32,6 @@ export const metadataOf = (ctx: WriteContext): EventMetadata => ({
   keyName: ctx.keyName,
   correlationId: ctx.correlationId,
   at: ctx.now.toISOString(),
+  // The write's trace, so the webhook attempts it causes can link to it (decisions.md §15).
+  ...(ctx.trace ? { traceparent: ctx.trace.traceparent() } : {}),
 });
