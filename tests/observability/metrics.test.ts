@@ -64,7 +64,10 @@ describe('GET /metrics', () => {
     rx.behave('/down', () => ({ status: 500 }));
     const c = await team.api.Integration.post('/constituents', { LastName: 'Counted' });
     expect(c.status).toBe(201);
-    await rx.waitFor((r) => r.path === '/ok');
+    const [ok] = await rx.waitFor((r) => r.path === '/ok');
+    // Tracing is off here (OTEL_EXPORTER_OTLP_ENDPOINT unset): no runtime tracing, no header.
+    expect(t.runtime.services.tracing).toBeNull();
+    expect(ok.headers.traceparent).toBeUndefined();
     // The failing endpoint: attempt 1 failed, attempt 2 (the last) abandoned.
     await rx.waitFor((r) => r.path === '/down', 2);
     await until(async () => sampleValue(parseMetrics((await scrape()).body), 'turnout_webhook_deliveries_total', { outcome: 'abandoned' }) === 1, 8000, 'the abandoned delivery counted');
