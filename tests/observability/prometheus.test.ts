@@ -3,7 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, FLAGS } from '../console/support.js';
 import { parse } from 'yaml';
 import { freePort, waitUntil } from '../support/nats.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -139,4 +141,31 @@ describe('the Grafana dashboard of deploy/', () => {
       expect(r.status, `${expr}: ${r.error}`).toBe('success');
     }
   });
+});
+
+/**
+ * The README's screenshot of Prometheus's own graph page (`TURNOUT_SCREENSHOT=1 npm test --
+ * tests/observability/prometheus.test.ts` writes docs/prometheus-graph.png). Off by default: it
+ * is a picture for the docs, and Chromium takes seconds to start.
+ */
+describe.skipIf(!process.env.TURNOUT_SCREENSHOT)('the README screenshot', () => {
+  it('shows the rate of Turnout requests by route in Prometheus graph page', async () => {
+    // Twenty seconds of writes and reads, so the graph has a line to draw.
+    const until = Date.now() + 20_000;
+    while (Date.now() < until) {
+      await traffic(3);
+      await api.get('/constituents?pageSize=5');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const expr = 'sum by (route) (rate(turnout_http_requests_total[10s]))';
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+      await page.goto(`${prom}/graph?g0.expr=${encodeURIComponent(expr)}&g0.tab=0&g0.range_input=1m`);
+      await page.getByText('/api/v1/constituents', { exact: false }).first().waitFor({ timeout: 20_000 });
+      await page.screenshot({ path: path.resolve(import.meta.dirname, '../../docs/prometheus-graph.png') });
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
 });
