@@ -29,6 +29,8 @@ export interface Tracing extends TraceHooks {
    * traceparent kept in the event's metadata); `fn` is given the attempt's own traceparent to send.
    */
   attempt<R extends AttemptResult>(cause: string | undefined, attributes: Record<string, string | number>, fn: (traceparent: string) => Promise<R>): Promise<R>;
+  /** Sends the spans buffered so far (the cost bench counts their export). */
+  flush(): Promise<void>;
   /** Sends what is still buffered, then stops. */
   close(): Promise<void>;
 }

@@ -101,6 +101,8 @@ export function openTracing(version: string): Tracing {
       }
     },
 
+    flush: () => provider.forceFlush(),
+
     async close() {
       contexts.disable();
       await provider.shutdown();
