@@ -160,7 +160,8 @@ describe.skipIf(!process.env.TURNOUT_SCREENSHOT)('the README screenshot', () => 
     const expr = 'sum by (route) (rate(turnout_http_requests_total[10s]))';
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+      // Tall enough for the legend, which names the routes.
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
       await page.goto(`${prom}/graph?g0.expr=${encodeURIComponent(expr)}&g0.tab=0&g0.range_input=1m`);
       await page.getByText('/api/v1/constituents', { exact: false }).first().waitFor({ timeout: 20_000 });
       await page.screenshot({ path: path.resolve(import.meta.dirname, '../../docs/prometheus-graph.png') });
