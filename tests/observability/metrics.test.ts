@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { categoryLabel, methodLabel } from '../../runtime/metrics.js';
 import { startDispatcher } from '../../runtime/webhooks.js';
 import { fastWebhooks, type Receiver, startReceiver, until } from '../dispatcher/support.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -134,5 +135,21 @@ describe('GET /metrics', () => {
     expect(routes).toContain('/api/v1/constituents/:id');
     expect(routes).toContain('unmatched');
     expect(routes.size).toBeLessThanOrEqual(10);
+  });
+});
+
+describe('the label sets', () => {
+  it('name a stream by its category only, whatever its key holds, and anything unknown `other`', () => {
+    expect(categoryLabel('constituent-12')).toBe('constituent');
+    expect(categoryLabel('constituent_email-ada-lovelace@example.org')).toBe('constituent_email');
+    expect(categoryLabel('volunteer_task_group-3')).toBe('volunteer_task_group');
+    expect(categoryLabel('ids-constituent')).toBe('ids');
+    expect(categoryLabel('ada@example.org')).toBe('other');
+    expect(categoryLabel('made_up-1')).toBe('other');
+  });
+
+  it('keep the methods Turnout routes and call the rest `other`', () => {
+    expect(['GET', 'POST', 'PATCH', 'DELETE'].map(methodLabel)).toEqual(['GET', 'POST', 'PATCH', 'DELETE']);
+    expect(methodLabel('PROPFIND')).toBe('other');
   });
 });
