@@ -10,7 +10,7 @@ import { adminRoutes } from './routes/admin/index.js';
 import { publicRoutes } from './routes/index.js';
 import { healthRoutes } from './routes/health.js';
 import { readGate } from './read-gate.js';
-import { countRequests, metricsRoute, traceRequests } from './observability.js';
+import { countRequests, metricsRoute, tracedChildLogger, traceRequests } from './observability.js';
 import { installJsonBodyParser } from './json-body.js';
 import { Envelope } from './schemas/changes.js';
 import { ErrorSchema } from './schemas/common.js';
@@ -41,6 +41,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
     ...serverOptions(services.config.connections),
     frameworkErrors,
+    ...(services.tracing ? { childLoggerFactory: tracedChildLogger(services.tracing) } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
   // A server made before the app (api/early-port.ts) was hardened when it was made.
   if (!options.serverFactory) hardenServer(app.server, services.config.connections);

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyPluginAsync, RouteOptions } from 'fastify';
+import type { FastifyChildLoggerFactory } from 'fastify/types/logger.js';
 import type { TraceHooks } from '../commands/context.js';
 import type { Services } from '../runtime/services.js';
-import type { RequestSpan } from '../runtime/tracing-port.js';
+import type { RequestSpan, Tracing } from '../runtime/tracing-port.js';
 import { adminTokenHook, failedAuthGuard } from './auth.js';
 
 declare module 'fastify' {
@@ -30,21 +31,32 @@ export function countRequests(app: FastifyInstance, services: Services): void {
   });
 }
 
+const SPAN = Symbol('turnout.requestSpan');
+type Spanned = { [SPAN]?: RequestSpan };
+
+/**
+ * With tracing on, the request's span starts as Fastify makes its logger, before it logs the
+ * request's arrival: both of its log lines then carry `trace_id` and `span_id` (issue 33 point 3).
+ */
+export function tracedChildLogger(tracing: Tracing): FastifyChildLoggerFactory {
+  return function (logger, bindings, options, raw) {
+    const span = tracing.request(raw.method ?? 'GET', raw.headers);
+    (raw as Spanned)[SPAN] = span;
+    return logger.child({ ...bindings, trace_id: span.traceId, span_id: span.spanId }, options);
+  };
+}
+
 /**
  * A server span per request (continuing an incoming `traceparent`), with the handler run inside
- * it so the command, the append and the wait for the read models are its children; the request's
- * log lines carry its trace and span ids. Installed only while tracing is on.
+ * it so the command, the append and the wait for the read models are its children. Installed
+ * only while tracing is on.
  */
 export function traceRequests(app: FastifyInstance, services: Services): void {
   const tracing = services.tracing;
   if (!tracing) return;
-  app.addHook('onRequest', async (request, reply) => {
-    const span = tracing.request(request.method, request.headers);
-    request.span = span;
+  app.addHook('onRequest', async (request) => {
+    request.span = (request.raw as Spanned)[SPAN] ?? tracing.request(request.method, request.headers);
     request.traced = tracing;
-    const log = request.log.child({ trace_id: span.traceId, span_id: span.spanId });
-    request.log = log;
-    reply.log = log;
   });
   // The body is read between the hooks and the handler, outside any context the hooks could
   // set: the handler itself is what is run inside the span.
@@ -55,7 +67,7 @@ export function traceRequests(app: FastifyInstance, services: Services): void {
     };
   });
   app.addHook('onResponse', async (request, reply) => {
-    request.span?.end(request.routeOptions.url ?? UNMATCHED, reply.statusCode);
+    request.span?.end(request.routeOptions.url ?? null, reply.statusCode);
   });
 }
 

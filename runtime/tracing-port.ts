@@ -6,7 +6,8 @@ export interface RequestSpan {
   readonly spanId: string;
   /** Runs `fn` inside the span, so the spans started within it (command, append, wait) are its children. */
   run<T>(fn: () => T): T;
-  end(route: string, status: number): void;
+  /** `route` is the route pattern; null when no route matched (the span is then named by the method alone). */
+  end(route: string | null, status: number): void;
 }
 
 /** What a webhook attempt's span records of the attempt. */

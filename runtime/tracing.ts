@@ -59,9 +59,10 @@ export function openTracing(version: string): Tracing {
         spanId,
         run: (fn) => contexts.with(ctx, fn),
         end(route, status) {
-          // OpenTelemetry's HTTP conventions: the span is named by method and route pattern.
-          span.updateName(`${method} ${route}`);
-          span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
+          // OpenTelemetry's HTTP conventions: named by method and route pattern (the method alone
+          // without a route: the path is not bounded).
+          if (route) span.updateName(`${method} ${route}`).setAttribute('http.route', route);
+          span.setAttribute('http.response.status_code', status);
           if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
           span.end();
         },

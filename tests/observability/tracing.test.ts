@@ -112,15 +112,28 @@ describe('tracing with OTEL_EXPORTER_OTLP_ENDPOINT set (decisions.md §15)', () 
     expect(collector.paths.every((p) => p.startsWith('POST /v1/traces application/json'))).toBe(true);
   });
 
-  it('starts a trace of its own for a request without traceparent, and its log lines carry the trace and span ids', async () => {
+  it('starts a trace of its own for a request without traceparent, and both its log lines carry the trace and span ids', async () => {
     const r = await app.inject({ method: 'GET', url: '/api/v1/constituents', headers: { authorization: 'Bearer tko_not_a_key' } });
     expect(r.statusCode).toBe(401);
     const line = await until(() => logLines.find((l) => l.msg === 'request completed' && l.res?.statusCode === 401), 5000, 'the log line');
+    const arrived = logLines.find((l) => l.msg === 'incoming request' && l.reqId === line.reqId);
+    expect(arrived).toMatchObject({ trace_id: line.trace_id, span_id: line.span_id });
     expect(line.trace_id).toMatch(/^[0-9a-f]{32}$/);
     expect(line.trace_id).not.toBe(TRACE);
     const span = await until(() => collector.spans.find((s) => s.traceId === line.trace_id && s.spanId === line.span_id), 10_000, 'the span of the log line');
     expect(span.name).toBe('GET /api/v1/constituents');
     expect(span.parentSpanId ?? '').toBe('');
+  });
+});
+
+describe('a request no route matches, traced', () => {
+  it('is a span named by its method alone, without http.route: a path from outside names nothing', async () => {
+    const r = await app.inject({ method: 'GET', url: '/nowhere/ada@example.org', headers: { traceparent: `00-${TRACE.replace(/^4/, '5')}-${CALLER_SPAN}-01` } });
+    expect(r.statusCode).toBe(404);
+    const span = await until(() => collector.spans.find((s) => s.traceId === TRACE.replace(/^4/, '5')), 10_000, 'the 404 span');
+    expect(span.name).toBe('GET');
+    expect(attr(span, 'http.route')).toBeUndefined();
+    expect(attr(span, 'http.response.status_code')).toEqual({ intValue: 404 });
   });
 });
 
