@@ -137,9 +137,21 @@ describe('a request no route matches, traced', () => {
   });
 });
 
-describe('tracing with OTEL_EXPORTER_OTLP_ENDPOINT unset', () => {
+describe('tracing with OTEL_EXPORTER_OTLP_ENDPOINT unset, or turned off', () => {
   it('is not started at all', async () => {
     expect(await startTracing({})).toBeNull();
+    expect(runtime.services.tracing).not.toBeNull();
     expect(await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1', OTEL_SDK_DISABLED: 'true' })).toBeNull();
+    expect(await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1', OTEL_TRACES_EXPORTER: 'none' })).toBeNull();
+  });
+});
+
+describe('an OTLP protocol other than http/json', () => {
+  it('is said, and traces go as http/json', async () => {
+    const said: string[] = [];
+    const t = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, (m) => said.push(m));
+    expect(t).not.toBeNull();
+    await t!.close();
+    expect(said).toEqual(['tracing: OTLP protocol "grpc" is not supported; traces are sent as http/json']);
   });
 });
