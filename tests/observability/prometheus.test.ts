@@ -65,6 +65,10 @@ beforeAll(async () => {
   const port = await freePort();
   prom = `http://127.0.0.1:${port}`;
   prometheus = spawn('prometheus', [`--config.file=${configFile}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], { stdio: 'ignore' });
+  // Should this process end without afterAll (a crash, a killed run), Prometheus goes with it.
+  const orphanGuard = () => prometheus?.kill('SIGKILL');
+  process.once('exit', orphanGuard);
+  prometheus.once('exit', () => process.removeListener('exit', orphanGuard));
   await waitUntil('Prometheus ready', async () => (await fetch(`${prom}/-/ready`)).ok, 30_000);
 }, 60_000);
 
