@@ -10,6 +10,7 @@ import { adminRoutes } from './routes/admin/index.js';
 import { publicRoutes } from './routes/index.js';
 import { healthRoutes } from './routes/health.js';
 import { readGate } from './read-gate.js';
+import { countRequests, metricsRoute, tracedChildLogger, traceRequests } from './observability.js';
 import { installJsonBodyParser } from './json-body.js';
 import { Envelope } from './schemas/changes.js';
 import { ErrorSchema } from './schemas/common.js';
@@ -40,6 +41,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
     ...serverOptions(services.config.connections),
     frameworkErrors,
+    ...(services.tracing ? { childLoggerFactory: tracedChildLogger(services.tracing) } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
   // A server made before the app (api/early-port.ts) was hardened when it was made.
   if (!options.serverFactory) hardenServer(app.server, services.config.connections);
@@ -50,6 +52,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.addHook('onRequest', refuseNoHost);
   installJsonBodyParser(app);
   app.addHook('onRoute', refuseUnknownQuery);
+  // Before any route is added: the tracing hook wraps each route's handler as it is added.
+  countRequests(app, services);
+  traceRequests(app, services);
   await app.register(swagger, {
     openapi: OPENAPI_FRAME,
     transformObject: completeDocument as never,
@@ -59,6 +64,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   // The change feed's long-poll subscription ends with the app, before the runtime closes the log.
   app.addHook('onClose', () => closeChangeFeed(services));
   await app.register(healthRoutes(services));
+  await app.register(metricsRoute(services));
   // Everything that reads the read models waits, before anything reads (the API key first), for
   // them to catch up after a start and to settle to the log's head; the probes above do not.
   await app.register(async (gated) => {

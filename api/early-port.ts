@@ -1,10 +1,17 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ConnectionLimits } from '../runtime/config.js';
 import { createLimitedServer } from './transport.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 export type Readiness = () => Promise<{ code: number; body: unknown }>;
+/** GET /metrics of a process without the app (a background role): its exposition, behind the admin token. */
+export interface Scrape {
+  token: string;
+  contentType: string;
+  text: () => Promise<string>;
+}
 
 /**
  * The HTTP port, opened before the server has loaded its modules and built its routes (which
@@ -16,6 +23,7 @@ export class EarlyPort {
   private handler: Handler | null = null;
   private readiness: Readiness = async () => ({ code: 503, body: { status: 'not_ready', followers: [] } });
   private held: Array<[IncomingMessage, ServerResponse]> = [];
+  private scrape: Scrape | null = null;
   readonly server: Server;
 
   private constructor(limits: ConnectionLimits) {
@@ -38,8 +46,9 @@ export class EarlyPort {
   }
 
   /** What /readyz answers until the handler takes over (a background role's, for good). */
-  probes(readiness: Readiness): void {
+  probes(readiness: Readiness, scrape?: Scrape | null): void {
     this.readiness = readiness;
+    this.scrape = scrape ?? null;
   }
 
   /** Hands every request, the held ones first, to `handler` (the built app). */
@@ -63,6 +72,8 @@ export class EarlyPort {
       );
       return;
     }
+    // A projector or dispatcher process serves its own metrics (decisions.md §15) from here.
+    if (req.method === 'GET' && path === '/metrics' && this.scrape) return void scrapeMetrics(this.scrape, req, res);
     this.held.push([req, res]);
   }
 }
@@ -71,4 +82,19 @@ function send(res: ServerResponse, code: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(code, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+async function scrapeMetrics(scrape: Scrape, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  if (!m || !timingSafeEqual(digest(m[1]), digest(scrape.token)))
+    return send(res, 401, { error: { code: 'unauthorized', message: 'Send the admin token as "Authorization: Bearer <token>".' } });
+  try {
+    const text = await scrape.text();
+    res.writeHead(200, { 'content-type': scrape.contentType, 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  } catch {
+    send(res, 500, { error: { code: 'internal_error', message: 'Something went wrong on our side; it has been logged. Retry later.' } });
+  }
 }

@@ -14,6 +14,11 @@ const HEADERS = [
   header('webhook-id', 'Standard Webhooks: the envelope `id`, the same on every attempt'),
   header('webhook-timestamp', 'Standard Webhooks: unix seconds of the signing'),
   header('webhook-signature', 'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret'),
+  // Only when the operator traces (decisions.md §15): so not required.
+  {
+    ...header('traceparent', 'W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed'),
+    required: false,
+  },
 ];
 
 /** `volunteer_task.signed_up` -> `volunteerTaskSignedUpWebhook`. */

@@ -40,7 +40,8 @@ export async function serve(config: Config, port: EarlyPort): Promise<void> {
     // Progress lines come from watchProgress below, in one format for every follower.
     onReadModelProgress: () => {},
   });
-  port.probes(() => readiness(runtime.services));
+  const metrics = runtime.services.metrics;
+  port.probes(() => readiness(runtime.services), metrics && { token, contentType: metrics.contentType, text: () => metrics.text() });
 
   let app: App | null = null;
   if (config.role === 'all' || config.role === 'api') {
@@ -54,8 +55,8 @@ export async function serve(config: Config, port: EarlyPort): Promise<void> {
     console.log(`Turnout (${config.role}) listening on ${port.address}  public API ${port.address}/api/v1  admin ${port.address}/admin/v1  console ${port.address}/console`);
     console.log(note);
   } else {
-    // Background roles answer only the probes (/healthz, /readyz), for the orchestrator.
-    console.log(`Turnout (${config.role}) running; health checks on ${port.address}/healthz and ${port.address}/readyz`);
+    // Background roles answer only the probes (/healthz, /readyz), for the orchestrator, and /metrics.
+    console.log(`Turnout (${config.role}) running; health checks on ${port.address}/healthz and ${port.address}/readyz, metrics on ${port.address}/metrics`);
   }
   let progress: ReturnType<typeof watchProgress> | null = null;
   let stopping = false;

@@ -6,7 +6,7 @@ import { testConfig } from '../runtime/config.js';
 import { startRoles } from '../runtime/roles.js';
 import { openRuntime, type Runtime } from '../runtime/wiring.js';
 
-const ADMIN = 'bench-admin-token';
+export const ADMIN = 'bench-admin-token';
 
 export interface Product {
   app: App;
@@ -23,10 +23,11 @@ export interface Product {
  * with the event log in a real file (durability is what the write benchmark is about) and rate
  * limits off, listening on loopback. One team with a read_write key, made through /admin/v1.
  */
-export async function startProduct(): Promise<Product> {
+export async function startProduct(options: { metrics?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<Product> {
   const dir = mkdtempSync(path.join(tmpdir(), 'turnout-bench-'));
   const config = testConfig({ dataDir: dir, adminToken: ADMIN, rateLimitPerSecond: 0, rateLimitPerMinute: 0 });
-  const runtime = await openRuntime(config, { onProjectionError: (err) => console.error('projection failed', err) });
+  // `metrics` and `env` (tracing's OTEL_* variables) for the observability bench's variants.
+  const runtime = await openRuntime(config, { onProjectionError: (err) => console.error('projection failed', err), metrics: options.metrics, env: options.env });
   await startRoles(config, runtime);
   const app = await buildApp(runtime.services);
   const origin = await app.listen({ host: '127.0.0.1', port: 0 });

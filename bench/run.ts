@@ -7,9 +7,10 @@ import { cpus } from 'node:os';
  * the runner works while benchmarks are still being written. `npm run bench -- constituents`
  * (or `BENCH_ONLY=constituents`) picks one. `scale` writes a million records and takes many
  * minutes, and `import` sends 100,000 rows through the CLI, so they run only when named; so does
- * `log` (issue 15's targets, a million changes by default).
+ * `log` (issue 15's targets, a million changes by default), and `observability` (issue 33's costs
+ * of metrics and tracing, about two minutes).
  */
-const MODULES = ['constituents', 'webhooks', 'replay', 'import', 'scale', 'log'];
+const MODULES = ['constituents', 'webhooks', 'replay', 'import', 'scale', 'log', 'observability'];
 const BY_DEFAULT = ['constituents', 'webhooks', 'replay'];
 
 interface BenchModule {

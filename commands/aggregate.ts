@@ -35,13 +35,26 @@ export interface HandleOptions<S> {
  * our append is a conflict: by default the command is decided again on fresh state; onConflict
  * may turn it into an answer instead.
  */
-export async function handle<S>(
+export function handle<S>(
   log: EventLog,
   stream: string,
   evolver: Evolver<S>,
   ctx: WriteContext,
   decide: (state: S, loaded: Loaded<S>) => DomainEvent[],
   options: HandleOptions<S> = {},
+): Promise<Decided<S>> {
+  // Traced, the command is a span of the request: its load, decide and append (a child) within.
+  if (ctx.trace) return ctx.trace.span(`command ${stream.slice(0, Math.max(0, stream.indexOf('-')))}`, () => handleOnce(log, stream, evolver, ctx, decide, options));
+  return handleOnce(log, stream, evolver, ctx, decide, options);
+}
+
+async function handleOnce<S>(
+  log: EventLog,
+  stream: string,
+  evolver: Evolver<S>,
+  ctx: WriteContext,
+  decide: (state: S, loaded: Loaded<S>) => DomainEvent[],
+  options: HandleOptions<S>,
 ): Promise<Decided<S>> {
   const maxAttempts = options.maxAttempts ?? 20;
   for (let attempt = 1; ; attempt++) {

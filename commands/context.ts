@@ -16,6 +16,16 @@ export interface WriteContext {
   revisions?: Map<string, number>;
   /** The batch item this write is (decisions.md §14), stamped on its events: commands/batch.ts. */
   batchItem?: string;
+  /** Present only while tracing is on (decisions.md §15): the command becomes a span of the request. */
+  trace?: TraceHooks;
+}
+
+/** The part of tracing a command uses (runtime/tracing.ts implements it). */
+export interface TraceHooks {
+  /** Runs `fn` in a child span of the current one. */
+  span<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /** The W3C traceparent of the current span, kept in the events a write appends. */
+  traceparent(): string | undefined;
 }
 
 export const metadataOf = (ctx: WriteContext): EventMetadata => ({
@@ -25,4 +35,6 @@ export const metadataOf = (ctx: WriteContext): EventMetadata => ({
   correlationId: ctx.correlationId,
   at: ctx.now.toISOString(),
   ...(ctx.batchItem === undefined ? {} : { batchItem: ctx.batchItem }),
+  // The write's trace, so the webhook attempts it causes can link to it (decisions.md §15).
+  ...(ctx.trace ? { traceparent: ctx.trace.traceparent() } : {}),
 });

@@ -114,6 +114,7 @@ export class Dispatcher {
           const body = JSON.stringify(envelope);
           for (const ep of targets) {
             const task: DeliveryTask = { id: `${e.position.prepare}.${envelope.type}.${ep.id}`, endpointId: ep.id, team: ep.team, eventId: envelope.id, eventType: envelope.type, body };
+            if (e.metadata.traceparent) task.traceparent = e.metadata.traceparent;
             this.tasks.push(task);
             this.pending.push(pendingDelivery(task, 1, new Date().toISOString()));
           }

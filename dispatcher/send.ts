@@ -62,7 +62,9 @@ export class Sender implements WebhookSender {
   }
 
   deliver(url: string, body: string, signing: Signing): Promise<SendResult> {
-    return this.send(url, body, deliveryHeaders(body, signing));
+    const headers = deliveryHeaders(body, signing);
+    if (signing.traceparent) headers.traceparent = signing.traceparent;
+    return this.send(url, body, headers);
   }
 
   async send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> {

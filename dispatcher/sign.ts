@@ -18,6 +18,8 @@ export interface Signing {
   secrets: string[];
   /** Unix seconds. */
   t: number;
+  /** The attempt span's W3C traceparent, sent as a header of its own when tracing is on (decisions.md §15). */
+  traceparent?: string;
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Delivery, DeliveryLog } from './deliveries.js';
 import { EndpointCache } from './endpoint-cache.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease, Outcome } from './queue/port.js';
 import { hasNextAttempt, retryDelayMs, type RetryPolicy } from './retry.js';
-import type { WebhookSender } from './send.js';
+import type { SendResult, WebhookSender } from './send.js';
 import type { Throttle } from './throttle.js';
 
 /** An attempt not yet made, as the delivery log shows it until it is. */
@@ -46,6 +46,12 @@ export interface WorkerDeps {
   disable?: { endpoint: (target: { id: number; team: number }, reason: DisabledReason) => Promise<void>; afterMs: number };
   /** The endpoints as they are now, kept between attempts (startWorker makes one). */
   endpoints?: EndpointCache;
+  /** Told each attempt's outcome and time (the metrics, decisions.md §15). */
+  observe?: (outcome: 'succeeded' | 'failed' | 'abandoned', seconds: number | null) => void;
+  /** Present only while tracing is on: each attempt a span linked to the write that caused it (runtime/tracing.ts). */
+  trace?: {
+    attempt<R extends SendResult>(cause: string | undefined, attributes: Record<string, string | number>, fn: (traceparent: string) => Promise<R>): Promise<R>;
+  };
 }
 
 /**
@@ -55,8 +61,8 @@ export interface WorkerDeps {
 type Attempted = ({ kind: 'done'; delivered: boolean } | Exclude<Outcome, { kind: 'done' }>) & { written?: Promise<void> };
 
 /** Signs and sends one attempt of a task to the endpoint as it is now (the queue's attempts and a test alike). */
-export function sendAttempt(sender: WebhookSender, ep: EndpointState, task: Pick<DeliveryTask, 'eventId' | 'eventType' | 'body'>, delivery: string, now: Date) {
-  const signing = { eventId: task.eventId, eventType: task.eventType, delivery, secrets: signingSecrets(ep, now), t: Math.floor(now.getTime() / 1000) };
+export function sendAttempt(sender: WebhookSender, ep: EndpointState, task: Pick<DeliveryTask, 'eventId' | 'eventType' | 'body'>, delivery: string, now: Date, traceparent?: string) {
+  const signing = { eventId: task.eventId, eventType: task.eventType, delivery, secrets: signingSecrets(ep, now), t: Math.floor(now.getTime() / 1000), ...(traceparent ? { traceparent } : {}) };
   return sender.deliver(ep.url, task.body, signing);
 }
 
@@ -73,6 +79,7 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
   const clock = () => deps.now?.() ?? new Date();
   if (!ep.active) {
     const row = { ...pendingDelivery(task, attempt, null), attemptedAt: clock().toISOString() };
+    deps.observe?.('abandoned', null);
     return { kind: 'done', delivered: false, written: deps.deliveries.record([{ ...row, status: 'abandoned', error: 'endpoint is inactive; delivery stopped' }]) };
   }
   if (ep.maxPerSecond && deps.throttle) {
@@ -81,11 +88,19 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
   }
   const now = clock();
   const row: Delivery = { ...pendingDelivery(task, attempt, null), attemptedAt: now.toISOString() };
-  const r = await sendAttempt(deps.sender, ep, task, row.id, now);
+  // The traceparent is made here, on the main thread, and handed to the sender (maybe on its own thread).
+  const r = deps.trace
+    ? await deps.trace.attempt(task.traceparent, { 'turnout.webhook.event_type': task.eventType, 'turnout.webhook.attempt': attempt }, (tp) => sendAttempt(deps.sender, ep, task, row.id, now, tp))
+    : await sendAttempt(deps.sender, ep, task, row.id, now);
   const attempted = { ...row, responseStatus: r.responseStatus, durationMs: r.durationMs, error: r.error };
-  if (r.ok) return { kind: 'done', delivered: true, written: deps.deliveries.record([{ ...attempted, status: 'succeeded' }]) };
+  const seconds = r.durationMs / 1000;
+  if (r.ok) {
+    deps.observe?.('succeeded', seconds);
+    return { kind: 'done', delivered: true, written: deps.deliveries.record([{ ...attempted, status: 'succeeded' }]) };
+  }
   const disabled = deps.disable && (await disableReason(deps, task, ep.activeSince, r.responseStatus, now, deps.disable.afterMs));
   if (disabled) {
+    deps.observe?.('abandoned', seconds);
     await deps.deliveries.record([{ ...attempted, status: 'abandoned', error: `${r.error}; endpoint disabled (${disabled})` }]);
     // The attempt is recorded and final either way; a failed write is reported, and the next
     // failure of this endpoint tries again.
@@ -97,8 +112,10 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
   }
   if (!hasNextAttempt(deps.policy, attempt)) {
     deps.report?.(`webhook ${task.eventType} ${task.eventId} to endpoint ${task.endpointId} abandoned after ${attempt} attempts: ${r.error}`);
+    deps.observe?.('abandoned', seconds);
     return { kind: 'done', delivered: false, written: deps.deliveries.record([{ ...attempted, status: 'abandoned' }]) };
   }
+  deps.observe?.('failed', seconds);
   const delayMs = retryAfterMs(r.responseStatus, r.retryAfter, now.getTime() + r.durationMs, deps.policy.retryMaxMs) ?? retryDelayMs(deps.policy, attempt);
   const nextAt = new Date(now.getTime() + r.durationMs + delayMs).toISOString();
   const written = deps.deliveries.record([

@@ -12,6 +12,8 @@ import type { ProjectorThread } from './read-models.js';
 import type { Config } from './config.js';
 import type { IdempotencyStore } from './idempotency/port.js';
 import type { RateLimiter } from './ratelimit.js';
+import type { Metrics } from './metrics.js';
+import type { Tracing } from './tracing-port.js';
 
 /** Everything a route can reach: the command dependencies, the limiter, configuration and health. */
 export interface Services extends CommandDeps {
@@ -46,6 +48,12 @@ export interface Services extends CommandDeps {
   feedTable?: FeedTable;
   /** Idempotency-Key answers (decisions.md §11): embedded SQLite, or MongoDB shared by every API process. */
   idempotency: IdempotencyStore;
+  /** Tasks in this process's delivery queue, once it has opened one; null before. */
+  queueDepth: () => Promise<number | null>;
+  /** This process's Prometheus families (GET /metrics, decisions.md §15); null when turned off (the cost bench). */
+  metrics: Metrics | null;
+  /** Tracing, only while OTEL_EXPORTER_OTLP_ENDPOINT is set; null otherwise, and then no tracing code runs. */
+  tracing: Tracing | null;
 }
 
 /** One process's stores and parts, opened by openRuntime for its role. */

@@ -140,7 +140,9 @@ export function openWebhookState(config: Config, store: ReadStore, webhookDb: Da
     queue: webhookQueue,
     sender: () => (sender ??= new Sender({ timeoutMs: config.webhook.timeoutMs, allowInsecure: config.webhook.allowInsecure })),
   });
-  return { deliveries, replays, webhookQueue, webhooks };
+  // Read at scrape time (decisions.md §15): a process that never opened the queue reports no depth.
+  const queueDepth = async () => (queue ? (await queue).depth() : null);
+  return { deliveries, replays, webhookQueue, webhooks, queueDepth };
 }
 
 export interface DispatcherHandle {
@@ -243,6 +245,8 @@ export async function startDispatcher(
       settled,
       throttle,
       disable: { endpoint: (target, reason) => disableEndpoint(services, target, reason), afterMs: config.webhookDisableAfterHours * 3_600_000 },
+      ...(services.metrics ? { observe: services.metrics.delivered.bind(services.metrics) } : {}),
+      ...(services.tracing ? { trace: services.tracing } : {}),
     },
     options.concurrency ?? 64,
   );

@@ -21,6 +21,9 @@ import { inlineProjection } from './inline-projection.js';
 import { type CatchUpProgress, LOG_FILE, ProjectorThread, READ_MODELS_FILE } from './read-models.js';
 import { FeedTable } from '../dispatcher/feed-table.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
+import { instrumentAppend, traceSettle } from './instrument.js';
+import { Metrics } from './metrics.js';
+import { startTracing } from './tracing-start.js';
 
 export type { Runtime };
 
@@ -88,6 +91,10 @@ export async function openRuntime(
     onReadModelProgress?: (progress: CatchUpProgress) => void;
     /** False: the read models start following the log only when startFollowing() is called (the server opens its port first). */
     follow?: boolean;
+    /** False: no Prometheus families (the cost bench's baseline); on by default. */
+    metrics?: boolean;
+    /** The environment tracing is configured from (the standard OTEL_* variables); process.env by default. */
+    env?: NodeJS.ProcessEnv;
   } = {},
 ): Promise<Runtime> {
   const report = hooks.report ?? ((m: string) => console.warn(m));
@@ -97,6 +104,9 @@ export async function openRuntime(
     const lock = lockDataDir(config.dataDir);
     closers.push(() => lock.release());
   }
+  // Spans still buffered are sent after everything else has closed.
+  const tracing = await startTracing(hooks.env);
+  if (tracing) closers.push(() => tracing.close());
   const log = await openLog(config);
   closers.push(() => log.close());
   // The projector thread stops before the reading connection closes, and before the log.
@@ -143,13 +153,14 @@ export async function openRuntime(
   let starting = hooks.follow === false;
 
   // A shared store is written by whichever process holds the lease: wait on its checkpoint.
-  const settle = async (position: Position | null) => {
+  const settleHere = async (position: Position | null) => {
     if (!position) return;
     if (inFile) return inFile.thread.waitFor(position);
     if (runner && !shared) return runner.waitFor(position);
     const { waitForCheckpoint } = await import('../projections/checkpoint-wait.js');
     return waitForCheckpoint(rawStore, position);
   };
+  const settle = traceSettle(settleHere, tracing);
   const settleReads = runner && readsSettleToHead(config) ? readSettler(log, (p) => runner.waitFor(p)) : undefined;
 
   const limiter = await openLimiter(config, nats);
@@ -167,6 +178,13 @@ export async function openRuntime(
   const followers: Array<() => Promise<FollowerStatus | null>> = [];
   if (runner) followers.push(async () => (leased && !leased.keeper.held ? null : runner.status()));
   if (inFile) followers.push(() => inFile.thread.status());
+
+  const followerStatus = async () => (await Promise.all(followers.map((status) => status()))).filter((f): f is FollowerStatus => f !== null);
+  const metrics =
+    hooks.metrics === false
+      ? null
+      : new Metrics({ followers: followerStatus, queueDepth: webhookState.queueDepth, dataDir: config.dataDir === ':memory:' ? null : config.dataDir });
+  instrumentAppend(log, metrics, tracing);
 
   const services: Services = {
     log,
@@ -188,7 +206,9 @@ export async function openRuntime(
       await log.head();
       await rawStore.getCheckpoint('read-models');
     },
-    followers: async () => (await Promise.all(followers.map((status) => status()))).filter((f): f is FollowerStatus => f !== null),
+    followers: followerStatus,
+    metrics,
+    tracing,
   };
   return {
     services,

@@ -87,6 +87,13 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     return new NatsDeliveryQueue(nc, js, kv, stream, subject, durable, delays, onError, ownsConnection);
   }
 
+  /** The work stream's messages and those waiting in the delay tiers (retries, throttled tasks). */
+  async depth(): Promise<number> {
+    const jsm = await this.js.jetstreamManager();
+    const [work, delayed] = await Promise.all([jsm.streams.info(this.stream), jsm.streams.info(this.delays.stream)]);
+    return work.state.messages + delayed.state.messages;
+  }
+
   async checkpoint(): Promise<Position | null> {
     const e = await this.kv.get('checkpoint');
     return e && e.value.length ? positionFromString(codec.decode(e.value)) : null;

@@ -17,6 +17,8 @@ export interface DeliveryTask {
   body: string;
   /** The replay job that queued it (decisions.md §12); absent for live deliveries and resends. */
   replay?: string;
+  /** The W3C traceparent of the write that caused it, when that write was traced (decisions.md §15). */
+  traceparent?: string;
 }
 
 export interface Lease {
@@ -59,5 +61,7 @@ export interface DeliveryQueue {
   add(tasks: DeliveryTask[]): Promise<void>;
   /** Hands due tasks to the handler, at most `concurrency` at once, until stopped. */
   consume(handler: (lease: Lease) => Promise<Handled>, options: { concurrency: number }): Consumer;
+  /** Tasks in the queue, due now or waiting for a retry (turnout_webhook_queue_depth, decisions.md §15). */
+  depth(): Promise<number>;
   close(): Promise<void>;
 }

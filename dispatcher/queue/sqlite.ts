@@ -13,6 +13,7 @@ interface TaskRow {
   attempts: number | bigint;
   due_at: number | bigint;
   replay: string | null;
+  traceparent: string | null;
 }
 
 const LANE_LIVE = 0;
@@ -52,9 +53,11 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
     const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('webhook_tasks')").all();
     if (!columns.some((c) => c.name === 'replay')) db.exec('ALTER TABLE webhook_tasks ADD COLUMN replay TEXT; ALTER TABLE webhook_tasks ADD COLUMN lane INTEGER NOT NULL DEFAULT 0;');
     db.exec('CREATE INDEX IF NOT EXISTS webhook_tasks_lane_due ON webhook_tasks (lane, due_at)');
+    // The trace of the write that caused a task (decisions.md §15), for its attempts' spans to link to.
+    if (!columns.some((c) => c.name === 'traceparent')) db.exec('ALTER TABLE webhook_tasks ADD COLUMN traceparent TEXT');
     this.stmt = {
       insert: db.prepare(
-        'INSERT OR IGNORE INTO webhook_tasks (id, endpoint_id, team, event_id, event_type, body, attempts, due_at, replay, lane) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)',
+        'INSERT OR IGNORE INTO webhook_tasks (id, endpoint_id, team, event_id, event_type, body, attempts, due_at, replay, lane, traceparent) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)',
       ),
       setCheckpoint: db.prepare('INSERT INTO webhook_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position'),
       getCheckpoint: db.prepare<[string], { position: string }>('SELECT position FROM webhook_checkpoints WHERE name = ?'),
@@ -63,7 +66,12 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
       nextAfter: db.prepare<[number], { at: number | bigint | null }>('SELECT MIN(due_at) AS at FROM webhook_tasks WHERE due_at > ?'),
       done: db.prepare('DELETE FROM webhook_tasks WHERE id = ?'),
       retry: db.prepare('UPDATE webhook_tasks SET attempts = ?, due_at = ? WHERE id = ?'),
+      depth: db.prepare<[], number>('SELECT COUNT(*) FROM webhook_tasks').pluck(),
     };
+  }
+
+  async depth(): Promise<number> {
+    return this.stmt.depth.get() ?? 0;
   }
 
   async checkpoint(): Promise<Position | null> {
@@ -88,7 +96,7 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
   }
 
   private insert(tasks: DeliveryTask[], due: number): void {
-    for (const t of tasks) this.stmt.insert.run(t.id, t.endpointId, t.team, t.eventId, t.eventType, t.body, due, t.replay ?? null, t.replay ? LANE_REPLAY : LANE_LIVE);
+    for (const t of tasks) this.stmt.insert.run(t.id, t.endpointId, t.team, t.eventId, t.eventType, t.body, due, t.replay ?? null, t.replay ? LANE_REPLAY : LANE_LIVE, t.traceparent ?? null);
   }
 
   consume(handler: (lease: Lease) => Promise<Handled>, options: { concurrency: number }): Consumer {
@@ -122,6 +130,7 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
         eventType: row.event_type,
         body: row.body,
         ...(row.replay ? { replay: row.replay } : {}),
+        ...(row.traceparent ? { traceparent: row.traceparent } : {}),
       };
       try {
         const outcome = await handler({ task, attempt });

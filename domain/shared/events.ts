@@ -38,6 +38,8 @@ export interface EventMetadata {
   correlationId: string;
   /** ISO date-time with Z, when the change was decided. */
   at: string;
+  /** The W3C traceparent of the write, when it was traced (decisions.md §15); absent otherwise. */
+  traceparent?: string;
   /**
    * The record's revision after the write that stored this event (decisions.md §7: writes from 1,
    * one per append), stamped by commands/aggregate.ts handle(); absent on events of other streams

@@ -14,7 +14,7 @@ import { client, type Client } from '../support/app.js';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CHROMIUM = process.env.TURNOUT_CHROMIUM ?? '/usr/bin/chromium';
 /** Launch flags that work in this sandbox and in CI (issue 17): no GPU, no network of Chromium's own. */
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 /** Failed tests leave a screenshot here (CI can keep the folder as an artifact). */
 export const ARTIFACTS = process.env.TURNOUT_TEST_ARTIFACTS ?? path.join(tmpdir(), 'turnout-console-artifacts');
 export const ADMIN_TOKEN = 'console-admin-token';

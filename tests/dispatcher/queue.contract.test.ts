@@ -102,6 +102,23 @@ function contract(name: string, make: () => Promise<Adapter>, skip = false) {
       expect(peak).toBeGreaterThan(1);
       await q.close();
     });
+
+    // Last: it leaves a task waiting for a retry an hour off.
+    it('counts its tasks, due or waiting for a retry, and keeps the trace of the write that caused each', async () => {
+      const q = await adapter.open();
+      const before = await q.depth();
+      const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      await q.enqueue([{ ...task('q1'), traceparent: tp }, task('q2')], pos(30));
+      expect(await q.depth()).toBe(before + 2);
+      const seen: Lease[] = [];
+      // q1 asks for a retry far off: it stays in the queue (waiting), q2 leaves it.
+      const c = q.consume(async (l) => (seen.push(l), l.task.id === 'q1' ? { kind: 'retry', delayMs: 60_000 } : { kind: 'done' }), { concurrency: 4 });
+      await until(() => seen.length >= 2, 8000, 'both tasks');
+      await until(async () => (await q.depth()) === before + 1, 8000, 'q2 gone, q1 waiting');
+      await c.stop();
+      expect(Object.fromEntries(seen.map((l) => [l.task.id, l.task.traceparent]))).toEqual({ q1: tp, q2: undefined });
+      await q.close();
+    });
   });
 }
 

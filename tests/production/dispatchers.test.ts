@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReceiver } from '../dispatcher/support.js';
 import { startNats, type NatsServer, waitUntil } from '../support/nats.js';
 import { type Build, buildService, http, spawnTurnout, type TurnoutProcess } from '../support/process.js';
+import { parseMetrics, sampleValue } from '../support/prometheus.js';
 
 /**
  * An API process and two dispatcher processes on one embedded log and one NATS server: the
@@ -93,5 +94,27 @@ describe('two dispatcher processes sharing the NATS delivery queue', () => {
     expect(rows.filter((d) => d.status === 'succeeded')).toHaveLength(30);
     expect(rows.filter((d) => d.status === 'failed')).toHaveLength(hits.length - 30);
     expect(new Set(rows.map((d) => d.id)).size).toBe(rows.length);
+  });
+});
+
+describe('each process of the NATS stack serves its own metrics (decisions.md §15)', () => {
+  const scrape = async (p: TurnoutProcess, token = 'test-admin-token') =>
+    fetch(`${p.url}/metrics`, { headers: { authorization: `Bearer ${token}` } }).then(async (r) => ({ status: r.status, text: await r.text() }));
+
+  it('the API its requests, the surviving dispatcher its deliveries and the JetStream queue depth', async () => {
+    expect((await scrape(dispatchers[1], 'wrong')).status).toBe(401);
+    const [a, d] = await Promise.all([scrape(api), scrape(dispatchers[1])]);
+    expect(a.status).toBe(200);
+    expect(d.status).toBe(200);
+    const fromApi = parseMetrics(a.text);
+    expect(sampleValue(fromApi, 'turnout_http_requests_total', { method: 'POST', route: '/api/v1/constituents', status: '201' })).toBe(30);
+    expect(sampleValue(fromApi, 'turnout_events_appended_total', { category: 'constituent' })).toBeGreaterThanOrEqual(30);
+    expect(sampleValue(fromApi, 'turnout_webhook_deliveries_total', { outcome: 'succeeded' })).toBeUndefined();
+    const fromDispatcher = parseMetrics(d.text);
+    // The survivor delivered at least the fifteen sent after the other stopped.
+    expect(sampleValue(fromDispatcher, 'turnout_webhook_deliveries_total', { outcome: 'succeeded' })).toBeGreaterThanOrEqual(15);
+    expect(sampleValue(fromDispatcher, 'turnout_webhook_queue_depth')).toBe(0);
+    expect(sampleValue(fromDispatcher, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(fromDispatcher.some((s) => s.name === 'turnout_http_requests_total')).toBe(false);
   });
 });

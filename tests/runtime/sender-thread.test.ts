@@ -43,6 +43,14 @@ describe('the webhook sender on its own thread', () => {
     }
   });
 
+  it('sends the traceparent made on the main thread (tracing on), and none when the attempt has none', async () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    await sender.deliver(rx.url('/traced'), body, { ...signing('dlv_t'), traceparent });
+    await sender.deliver(rx.url('/untraced'), body, signing('dlv_u'));
+    expect(rx.on('/traced')[0].headers.traceparent).toBe(traceparent);
+    expect(rx.on('/untraced')[0].headers.traceparent).toBeUndefined();
+  });
+
   it('answers many attempts of one turn, each with its own outcome', async () => {
     rx.behave('/odd', (n) => (n % 2 ? { status: 503, headers: { 'retry-after': '7' } } : { status: 204 }));
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => sender.deliver(rx.url('/odd'), body, signing(`dlv_${i}`))));

@@ -1,0 +1,82 @@
+import type { FastifyInstance, FastifyPluginAsync, RouteOptions } from 'fastify';
+import type { FastifyChildLoggerFactory } from 'fastify/types/logger.js';
+import type { TraceHooks } from '../commands/context.js';
+import type { Services } from '../runtime/services.js';
+import type { RequestSpan, Tracing } from '../runtime/tracing-port.js';
+import { adminTokenHook, failedAuthGuard } from './auth.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's server span, while tracing is on (decisions.md §15). */
+    span?: RequestSpan;
+    /** What a command of this request traces through; absent while tracing is off. */
+    traced?: TraceHooks;
+  }
+}
+
+/** The label of a request no route matched: a path from outside never becomes a label value. */
+export const UNMATCHED = 'unmatched';
+
+/**
+ * The request families of decisions.md §15, counted when the answer has gone: the route is its
+ * pattern (`/api/v1/constituents/:id`), never the URL, so ids stay out of the labels.
+ */
+export function countRequests(app: FastifyInstance, services: Services): void {
+  const metrics = services.metrics;
+  if (!metrics) return;
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? UNMATCHED;
+    metrics.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    if (reply.statusCode === 429) metrics.limited();
+  });
+}
+
+const SPAN = Symbol('turnout.requestSpan');
+type Spanned = { [SPAN]?: RequestSpan };
+
+/**
+ * With tracing on, the request's span starts as Fastify makes its logger, before it logs the
+ * request's arrival: both of its log lines then carry `trace_id` and `span_id` (issue 33 point 3).
+ */
+export function tracedChildLogger(tracing: Tracing): FastifyChildLoggerFactory {
+  return function (logger, bindings, options, raw) {
+    const span = tracing.request(raw.method ?? 'GET', raw.headers);
+    (raw as Spanned)[SPAN] = span;
+    return logger.child({ ...bindings, trace_id: span.traceId, span_id: span.spanId }, options);
+  };
+}
+
+/**
+ * A server span per request (continuing an incoming `traceparent`), with the handler run inside
+ * it so the command, the append and the wait for the read models are its children. Installed
+ * only while tracing is on.
+ */
+export function traceRequests(app: FastifyInstance, services: Services): void {
+  const tracing = services.tracing;
+  if (!tracing) return;
+  app.addHook('onRequest', async (request) => {
+    request.span = (request.raw as Spanned)[SPAN] ?? tracing.request(request.method, request.headers);
+    request.traced = tracing;
+  });
+  // The body is read between the hooks and the handler, outside any context the hooks could
+  // set: the handler itself is what is run inside the span.
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const handler = route.handler;
+    route.handler = function (request, reply) {
+      return request.span ? request.span.run(() => handler.call(this, request, reply)) : handler.call(this, request, reply);
+    };
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.span?.end(request.routeOptions.url ?? null, reply.statusCode);
+  });
+}
+
+/** GET /metrics (decisions.md §15): the Prometheus text format, behind the admin token. */
+export const metricsRoute =
+  (services: Services): FastifyPluginAsync =>
+  async (app) => {
+    const metrics = services.metrics;
+    if (!metrics) return;
+    app.addHook('onRequest', adminTokenHook(services.config.adminToken!, failedAuthGuard(services.config.authFailuresPerMinute)));
+    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.text()));
+  };
