@@ -5439,6 +5439,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -5533,6 +5535,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -5629,6 +5633,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -5725,6 +5731,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -5809,6 +5817,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -5895,6 +5905,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -5981,6 +5993,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -6091,6 +6105,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -6203,6 +6219,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -6315,6 +6333,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -6402,6 +6422,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -6489,6 +6511,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -6576,6 +6600,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -6652,6 +6678,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -6730,6 +6758,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -6808,6 +6838,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -6884,6 +6916,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -6962,6 +6996,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -7040,6 +7076,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -7109,6 +7147,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -7180,6 +7220,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -7306,6 +7348,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -7434,6 +7478,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -7562,6 +7608,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
                 "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
