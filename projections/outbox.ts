@@ -6,7 +6,7 @@ import type { Values } from '../domain/shared/fields.js';
 import type { TaskAssigned } from '../domain/volunteer-task/events.js';
 import { formatDateTime } from '../domain/shared/values.js';
 import { endpointDisabledAlert } from './outbox-alerts.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './engine/projector.js';
 import { and, type Doc, eq, type Filter, lte, type Query, type ReadStore, type SortKey } from './store/port.js';
 import { VOLUNTEER_TASKS } from './volunteer-tasks.js';
 import { VOLUNTEERS } from './volunteers.js';

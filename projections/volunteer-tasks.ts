@@ -3,7 +3,7 @@ import { unknownEvent } from '../domain/shared/events.js';
 import { TASK_DERIVED, TASK_FIELDS, numberOfHours } from '../domain/volunteer-task/rules.js';
 import { geographyNames } from './lookups.js';
 import { copiedChanges, recordProjection, REMOVED } from './records.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './engine/projector.js';
 import { and, type Doc, eq, type Query, searchFilter, type SortKey } from './store/port.js';
 import { TASK_GROUPS } from './task-groups.js';
 import { VOLUNTEERS } from './volunteers.js';

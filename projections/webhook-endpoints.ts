@@ -1,5 +1,5 @@
 import { endpointEvolver, type EndpointState } from '../domain/webhook-endpoint/events.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './engine/projector.js';
 import { and, eq, type Query } from './store/port.js';
 
 export const WEBHOOK_ENDPOINTS = 'webhookEndpoints';

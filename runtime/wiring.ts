@@ -4,21 +4,23 @@ import type { EventLog } from '../eventlog/port.js';
 import type { Position } from '../domain/shared/events.js';
 import { SqliteEventLog } from '../eventlog/sqlite.js';
 import { IdAllocator } from '../commands/ids.js';
+import { StartCatchUp } from '../projections/engine/catch-up.js';
+import { waitForCheckpoint } from '../projections/engine/checkpoint-wait.js';
+import { ProjectionRunner } from '../projections/engine/main-thread.js';
+import type { ProjectorThread } from '../projections/engine/thread.js';
 import { projectors } from '../projections/index.js';
-import { ProjectionRunner } from '../projections/runner.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { SqliteReadStore } from '../projections/store/sqlite.js';
 import type { ReadStore } from '../projections/store/port.js';
 import type { Config } from './config.js';
-import { StartCatchUp } from './catch-up.js';
 import { lockDataDir } from './datadir-lock.js';
 import { privateFile, secureDataDir } from './private-files.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb, openWebhookState } from './webhooks.js';
 import { SqliteIdempotencyStore } from './idempotency/sqlite.js';
-import { inlineProjection } from './inline-projection.js';
-import { type CatchUpProgress, LOG_FILE, ProjectorThread, READ_MODELS_FILE } from './read-models.js';
+import { type CatchUpProgress, LOG_FILE, READ_MODELS_FILE, startProjectorThread } from './read-models.js';
+import { readModelTopology } from './topology.js';
 import { FeedTable } from '../dispatcher/feed-table.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 
@@ -35,12 +37,6 @@ async function openLog(config: Config): Promise<EventLog> {
   privateFile(file, { sqlite: true });
   return new SqliteEventLog(file);
 }
-
-/**
- * The embedded default proper: the log in a file and no MongoDB. Its read models live in a
- * SQLite file beside the log, written by a projector thread (read-models.ts) and read here.
- */
-const readModelsInFile = (config: Config) => !config.eventStoreUrl && !config.mongoUrl && config.dataDir !== ':memory:';
 
 async function openStore(config: Config): Promise<ReadStore> {
   if (config.mongoUrl) {
@@ -64,10 +60,10 @@ async function openReadModelsThread(
   const countAfter = (p: Position) => log.countAfter?.(p) ?? Promise.resolve(0);
   const files = { logFile: path.join(config.dataDir, LOG_FILE), readFile: path.join(config.dataDir, READ_MODELS_FILE) };
   privateFile(files.readFile, { sqlite: true });
-  const thread = await ProjectorThread.start(files, countAfter, { report, onProgress });
+  const thread = await startProjectorThread(files, countAfter, { report, onProgress });
   // The log's writer thread applies its own commits while the read models are at its heels: a
-  // write then answers without waiting for the projector thread (issue 13 point 6).
-  if (log instanceof SqliteEventLog) await log.runAfterEachCommit(inlineProjection(thread.inline), (p) => thread.applied(p));
+  // write then answers without waiting for the projector thread.
+  await thread.attachInline(log);
   return { thread, store: new SqliteReadStore(new SqliteReadCore(files.readFile, { laidOutElsewhere: true })) };
 }
 
@@ -99,8 +95,9 @@ export async function openRuntime(
   }
   const log = await openLog(config);
   closers.push(() => log.close());
+  const topology = readModelTopology(config);
   // The projector thread stops before the reading connection closes, and before the log.
-  const inFile = readModelsInFile(config) ? await openReadModelsThread(config, log, report, hooks.onReadModelProgress) : null;
+  const inFile = topology === 'file-thread' ? await openReadModelsThread(config, log, report, hooks.onReadModelProgress) : null;
   // The change feed reads the table the projector thread keeps, settled to the log's head first.
   const feedTable = inFile ? new FeedTable(path.join(config.dataDir, READ_MODELS_FILE), async () => settle(await log.head())) : undefined;
   if (feedTable) closers.push(() => feedTable.close());
@@ -113,21 +110,19 @@ export async function openRuntime(
   // Read models rebuilt at start are per process, so every process that reads keeps its own
   // projector; with a shared store only the projector role writes, and only the lease holder.
   // In the embedded file, the projector thread writes (one per process, each applying what no
-  // other has: sqlite-projection.ts).
-  const shared = Boolean(config.mongoUrl);
-  const projectHere = !inFile && (!shared || config.role === 'all' || config.role === 'projector');
-  const runner = projectHere ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError, report }) : null;
+  // other has: projections/engine/step.ts).
+  const runner = topology === 'in-process' || topology === 'leased' ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError, report }) : null;
   for (const p of projectors) for (const c of p.collections) await rawStore.defineCollection(c);
   let leased: Awaited<ReturnType<typeof keepProjectionLease>> | null = null;
   // Reads wait for the catch-up after start only where this process's own projector writes the
   // read models it serves; a shared store is kept up by the lease holder, wherever it runs.
   const catchUp = new StartCatchUp();
   closers.push(() => catchUp.stop());
-  if (!inFile && (!runner || shared)) catchUp.skip();
+  if (topology === 'leased' || topology === 'reader') catchUp.skip();
   let following: Promise<void> | null = null;
   const startFollowing = () =>
     (following ??= (async () => {
-      if (runner && shared) {
+      if (runner && topology === 'leased') {
         leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err));
         closers.push(() => leased!.close());
       } else if (runner) {
@@ -146,8 +141,7 @@ export async function openRuntime(
   const settle = async (position: Position | null) => {
     if (!position) return;
     if (inFile) return inFile.thread.waitFor(position);
-    if (runner && !shared) return runner.waitFor(position);
-    const { waitForCheckpoint } = await import('../projections/checkpoint-wait.js');
+    if (runner && topology === 'in-process') return runner.waitFor(position);
     return waitForCheckpoint(rawStore, position);
   };
   const settleReads = runner && readsSettleToHead(config) ? readSettler(log, (p) => runner.waitFor(p)) : undefined;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromLog } from '../../domain/events.js';
-import type { Projector } from '../../projections/runner.js';
+import type { Projector } from '../../projections/engine/projector.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { constituentsProjection } from '../../projections/constituents.js';
 import { EVENT_TICKETS, eventTicketsProjection } from '../../projections/event-tickets.js';
