@@ -6,7 +6,7 @@ import { constituentsProjection } from '../../projections/constituents.js';
 import { EVENT_TICKETS, eventTicketsProjection } from '../../projections/event-tickets.js';
 import { EVENTS, eventsProjection } from '../../projections/events.js';
 import { lookupsProjection } from '../../projections/lookups.js';
-import { MemoryReadStore } from '../../projections/store/memory.js';
+import { MemoryReadStore } from '../support/memory-store/memory.js';
 import { eq } from '../../projections/store/port.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 

@@ -7,7 +7,7 @@ import { projectors } from '../../projections/index.js';
 import { ProjectionRunner } from '../../projections/engine/main-thread.js';
 import type { Projector } from '../../projections/engine/projector.js';
 import { constituentsProjection } from '../../projections/constituents.js';
-import { MemoryReadStore } from '../../projections/store/memory.js';
+import { MemoryReadStore } from '../support/memory-store/memory.js';
 import { until } from '../commands/eventlog.contract.js';
 
 const event = (type: string): NewEvent => ({
