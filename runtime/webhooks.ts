@@ -31,7 +31,7 @@ const WEBHOOK_TABLES = ['webhook_tasks', 'webhook_checkpoints', 'webhook_deliver
  * delivery queue and its checkpoint, the delivery log, the replays), whatever the event log is.
  * Its commits never wait for the log's: they used to share the log's file, so the dispatcher's
  * bookkeeping waited for the log's writer thread to let go of the lock, and the log held its next
- * batch for it (the webhook latency's tail, docs/bench.md session 11). A data directory from
+ * batch for it (the webhook latency's tail, docs/bench-history.md). A data directory from
  * before keeps those tables in the log's file: they are moved here at the first start.
  *
  * Opened at synchronous=NORMAL (SqliteBatcher: delivery is at least once, so a power cut's last
