@@ -1,4 +1,5 @@
 import { fromLog, inCategory } from '../domain/events.js';
+import { Backoff } from '../eventlog/backoff.js';
 import { type FollowerStatus, LogFollower } from '../eventlog/follower.js';
 import type { EventLog } from '../eventlog/port.js';
 import type { Position, RecordedEvent } from '../domain/shared/events.js';
@@ -28,8 +29,7 @@ export interface DispatcherDeps {
 }
 
 const ENDPOINT_STREAM = 'webhook_endpoint-';
-const RETRY_FIRST_MS = 250;
-const RETRY_MAX_MS = 10_000;
+const FLUSH_RETRY = { initialMs: 250, maxMs: 10_000 };
 
 /**
  * Follows the log from its own checkpoint (never called from a route) and turns each domain
@@ -49,7 +49,7 @@ export class Dispatcher {
   private flushScheduled = false;
   private lastCheckpointWrite = 0;
   /** A failed flush is tried again after this long (doubling, capped): its tasks wait here until the queue is back. */
-  private retryMs = RETRY_FIRST_MS;
+  private readonly flushRetry = new Backoff(FLUSH_RETRY);
   private retryTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly deps: DispatcherDeps) {}
@@ -155,7 +155,7 @@ export class Dispatcher {
     })();
     try {
       await this.flushing;
-      this.retryMs = RETRY_FIRST_MS;
+      this.flushRetry.reset();
     } catch (err) {
       // Nothing was enqueued: keep the tasks for the next flush (their ids make a partial write
       // harmless), and try again on a timer, since no further event may come to trigger one
@@ -174,8 +174,7 @@ export class Dispatcher {
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.flush().catch((err) => this.deps.onError?.(err));
-    }, this.retryMs);
-    this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+    }, this.flushRetry.next());
   }
 
   async stop(): Promise<void> {

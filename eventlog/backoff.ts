@@ -26,10 +26,23 @@ export class Backoff {
   next(): number {
     const nominal = this.nominal;
     this.nominal = Math.min(nominal * 2, this.policy.maxMs);
-    return Math.min(Math.round(nominal * (0.9 + 0.2 * this.random())), this.policy.maxMs);
+    return jittered(nominal, this.policy.maxMs, this.random);
   }
 
   reset(): void {
     this.nominal = this.policy.initialMs;
   }
+}
+
+/**
+ * The wait after the `failures`-th failure in a row, for a retry whose failures are counted
+ * elsewhere (a stored attempt count): the wait Backoff.next() would give at that point.
+ */
+export function backoffDelay(policy: RetryPolicy, failures: number, random: () => number = Math.random): number {
+  const nominal = Math.min(policy.initialMs * 2 ** Math.min(Math.max(failures - 1, 0), 40), policy.maxMs);
+  return jittered(nominal, policy.maxMs, random);
+}
+
+function jittered(nominal: number, maxMs: number, random: () => number): number {
+  return Math.min(Math.round(nominal * (0.9 + 0.2 * random())), maxMs);
 }
