@@ -3,6 +3,7 @@ import { donationEvolver } from './donation/events.js';
 import { eventTicketEvolver } from './event-ticket/events.js';
 import { eventEvolver } from './event/events.js';
 import { eventWebhookEvolver } from './event/webhooks.js';
+import { recurringGiftEvolver } from './recurring-gift/events.js';
 import type { Category } from './events.js';
 import type { Evolver } from './shared/events.js';
 import type { RecordState } from './shared/record.js';
@@ -38,20 +39,22 @@ export interface Resource {
   asOfEvolver?: Evolver<RecordState>;
   lockable: boolean;
   deletable: boolean;
+  /** The prefix of the webhook types its events fire (`donation.` for a recurring gift's too); none fire without it. */
+  fires?: string;
 }
 
 export const RESOURCES = {
   constituent: {
     path: 'constituents', category: 'constituent', prefix: 'Constituent', key: 'constituent', resource: 'constituent', what: 'constituent', idField: 'PkConstituent',
-    evolver: constituentEvolver, lockable: true, deletable: true,
+    evolver: constituentEvolver, lockable: true, deletable: true, fires: 'constituent.',
   },
   volunteer: {
     path: 'volunteers', category: 'volunteer', prefix: 'Volunteer', key: 'volunteer', resource: 'volunteer', what: 'volunteer', idField: 'PkVolunteer',
-    evolver: volunteerEvolver, lockable: true, deletable: true,
+    evolver: volunteerEvolver, lockable: true, deletable: true, fires: 'volunteer.',
   },
   volunteerTask: {
     path: 'volunteer-tasks', category: 'volunteer_task', prefix: 'VolunteerTask', key: 'volunteerTask', resource: 'volunteer_task', what: 'volunteer task', idField: 'PkTask',
-    evolver: taskEvolver, lockable: true, deletable: true,
+    evolver: taskEvolver, lockable: true, deletable: true, fires: 'volunteer_task.',
   },
   taskGroup: {
     path: 'volunteer-task-groups', category: 'volunteer_task_group', prefix: 'VolunteerTaskGroup', key: 'volunteerTaskGroup', resource: 'volunteer_task_group', what: 'volunteer task group', idField: 'PkTaskGroup',
@@ -59,11 +62,16 @@ export const RESOURCES = {
   },
   event: {
     path: 'events', category: 'event', prefix: 'Event', key: 'event', resource: 'event', what: 'event', idField: 'PkEvent',
-    evolver: eventEvolver, asOfEvolver: eventWebhookEvolver as Evolver<RecordState>, lockable: true, deletable: true,
+    evolver: eventEvolver, asOfEvolver: eventWebhookEvolver as Evolver<RecordState>, lockable: true, deletable: true, fires: 'event.',
   },
   donation: {
     path: 'donations', category: 'donation', prefix: 'Donation', key: 'donation', resource: 'donation', what: 'donation', idField: 'PkDonation',
-    evolver: donationEvolver as unknown as Evolver<RecordState>, lockable: true, deletable: true,
+    evolver: donationEvolver as unknown as Evolver<RecordState>, lockable: true, deletable: true, fires: 'donation.',
+  },
+  // Started and canceled through their own routes, never locked or deleted; they fire donation types.
+  recurringGift: {
+    path: 'recurring-gifts', category: 'recurring_gift', prefix: 'RecurringGift', key: 'recurringGift', resource: 'recurring_gift', what: 'recurring gift', idField: 'PkRecurringGift',
+    evolver: recurringGiftEvolver, lockable: false, deletable: false, fires: 'donation.',
   },
   // Ticket sales are recorded, never edited through /admin/v1: listed for their history only.
   eventTicket: {
