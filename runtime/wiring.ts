@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type Database from 'better-sqlite3';
 import type { FollowerStatus } from '../eventlog/follower.js';
 import type { EventLog } from '../eventlog/port.js';
 import type { Position } from '../domain/shared/events.js';
@@ -26,17 +27,23 @@ import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 
 export type { Runtime };
 
-async function openLog(config: Config): Promise<EventLog> {
+/**
+ * The log the configuration names, and, for the embedded one, its SQLite database: where a data
+ * directory from before webhooks.sqlite kept the webhook tables (openWebhookDb moves them).
+ */
+async function openLog(config: Config): Promise<{ log: EventLog; database: Database.Database | null }> {
   if (config.eventStoreUrl) {
     const { EsdbEventLog } = await import('../eventlog/esdb.js');
-    return EsdbEventLog.connect(config.eventStoreUrl);
+    return { log: await EsdbEventLog.connect(config.eventStoreUrl), database: null };
   }
-  if (config.dataDir === ':memory:') return new SqliteEventLog(':memory:');
+  if (config.dataDir === ':memory:') return embedded(new SqliteEventLog(':memory:'));
   secureDataDir(config.dataDir);
   const file = path.join(config.dataDir, LOG_FILE);
   privateFile(file, { sqlite: true });
-  return new SqliteEventLog(file);
+  return embedded(new SqliteEventLog(file));
 }
+
+const embedded = (log: SqliteEventLog) => ({ log, database: log.database });
 
 async function openStore(config: Config): Promise<ReadStore> {
   if (config.mongoUrl) {
@@ -93,7 +100,7 @@ export async function openRuntime(
     const lock = lockDataDir(config.dataDir);
     closers.push(() => lock.release());
   }
-  const log = await openLog(config);
+  const { log, database: logDatabase } = await openLog(config);
   closers.push(() => log.close());
   const topology = readModelTopology(config);
   // The projector thread stops before the reading connection closes, and before the log.
@@ -149,7 +156,7 @@ export async function openRuntime(
   const limiter = await openLimiter(config, nats);
   // Delivery attempts are logged in the shared read store (MongoDB) when there is one, so every
   // API process sees them; else in an embedded SQLite file, which survives restarts.
-  const webhookDb = config.mongoUrl ? null : openWebhookDb(config, log, (fn) => closers.push(fn));
+  const webhookDb = config.mongoUrl ? null : openWebhookDb(config, logDatabase, (fn) => closers.push(fn));
   const webhookState = openWebhookState(config, rawStore, webhookDb, log, (fn) => closers.push(fn));
 
   const idempotency = config.mongoUrl
