@@ -1,9 +1,9 @@
-import { fromLog, inCategory } from '../domain/events.js';
+import { fromLog, inCategory, streamIdOf } from '../domain/events.js';
 import { Backoff } from '../eventlog/backoff.js';
 import { type FollowerStatus, LogFollower } from '../eventlog/follower.js';
 import type { EventLog } from '../eventlog/port.js';
 import type { Position, RecordedEvent } from '../domain/shared/events.js';
-import { endpointEvolver, type EndpointState } from '../domain/webhook-endpoint/events.js';
+import { endpointEvolver, type EndpointState, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
 import { subscribes } from '../domain/webhook-endpoint/types.js';
 import { WEBHOOK_ENDPOINTS } from '../projections/webhook-endpoints.js';
 import type { ReadStore } from '../projections/store/port.js';
@@ -28,7 +28,6 @@ export interface DispatcherDeps {
   retryMaxMs?: number;
 }
 
-const ENDPOINT_STREAM = 'webhook_endpoint-';
 const FLUSH_RETRY = { initialMs: 250, maxMs: 10_000 };
 
 /**
@@ -85,7 +84,7 @@ export class Dispatcher {
     const all = await this.deps.store.find<{ id: number }>({ collection: WEBHOOK_ENDPOINTS });
     for (const { id } of all.items) {
       const h = new AsOf(this.deps.log, from);
-      const s = await h.state(`${ENDPOINT_STREAM}${id}`, endpointEvolver);
+      const s = await h.state(webhookEndpointStream(id), endpointEvolver);
       if (s.exists) this.endpoints.set(id, s);
     }
   }
@@ -99,7 +98,7 @@ export class Dispatcher {
   private async handle(recorded: RecordedEvent): Promise<void> {
     const e = fromLog(recorded);
     if (inCategory(e, 'webhook_endpoint')) {
-      const id = Number(e.stream.slice(ENDPOINT_STREAM.length));
+      const id = streamIdOf(e.stream);
       const state = endpointEvolver.evolve(this.endpoints.get(id) ?? endpointEvolver.initial(), e);
       if (state.deleted) this.endpoints.delete(id);
       else this.endpoints.set(id, state);

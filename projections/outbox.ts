@@ -1,4 +1,4 @@
-import { inCategory, type LoggedEvent } from '../domain/events.js';
+import { inCategory, type LoggedEvent, streamIdOf } from '../domain/events.js';
 import type { NotificationEvent } from '../domain/notification/delivery.js';
 import { type Planned, planNotifications, rescheduleReminder } from '../domain/notification/schedule.js';
 import { type RecordedEvent, unknownEvent } from '../domain/shared/events.js';
@@ -161,7 +161,7 @@ export const outboxProjection: Projector<'notification' | 'constituent' | 'volun
 
 /** What each task event does to the task's queued messages. */
 async function onTaskEvent(event: LoggedEvent<'volunteer_task'>, store: ReadStore): Promise<void> {
-  const taskId = Number(event.stream.slice('volunteer_task-'.length));
+  const taskId = streamIdOf(event.stream);
   switch (event.type) {
     case 'VolunteerTaskAssigned':
       return onAssigned(event, taskId, store);
