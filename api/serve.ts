@@ -7,7 +7,7 @@ import type { EarlyPort } from './early-port.js';
 import type { Config } from '../runtime/config.js';
 import { startRoles } from '../runtime/roles.js';
 import { readiness } from './routes/health.js';
-import { watchProgress } from '../runtime/progress.js';
+import { watchProgress } from '../projections/engine/progress.js';
 import { secureDataDir } from '../runtime/private-files.js';
 import { openRuntime } from '../runtime/wiring.js';
 

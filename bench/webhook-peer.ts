@@ -6,8 +6,8 @@ import { paced, percentile, post } from './lib.js';
  * The subscriber and the writing client of the webhook benchmark (webhooks.ts), a process of its
  * own as they are in life: the receiver's and the client's work then runs neither on the
  * server's event loop nor on its CPU clock, and a write's 2xx and its webhook's arrival are both
- * timed here, on one clock. Until session 8 both ran on the server's main thread, so every
- * arrival waited behind the server's own work there (and every 2xx behind the receiver's).
+ * timed here, on one clock. On the server's main thread, every arrival would wait behind the
+ * server's own work there (and every 2xx behind the receiver's).
  *
  * Forked by webhooks.ts; it answers `{ port }` once listening, then one answer per request:
  * - `latency`: writes at `rate` a second for `ms` and reports from each 2xx to its webhook;

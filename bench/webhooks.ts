@@ -13,10 +13,9 @@ const gc = () => (globalThis as { gc?: () => void }).gc?.();
 const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 500); // writes per second (issue 5's target load)
 const LATENCY_MS = Number(process.env.BENCH_DURATION_MS ?? 4_000);
 /**
- * Writes at the same rate before the measured latency run, reported apart. One second (the other
- * benches' warm-up) left a fresh process still compiling its hot paths: at 500 writes/s its main
- * thread was 0.90 busy in the first seconds and 0.77-0.80 from the fifth on, with the event loop's
- * delay p99 33-38 ms against 8-9 ms after 5 s (docs/bench.md, session 11).
+ * Writes at the same rate before the measured latency run, reported apart: a fresh process spends
+ * its first seconds compiling its hot paths, which one second of warm-up (the other benches')
+ * would measure instead of the latency (docs/bench-history.md).
  */
 const WARM_UP_MS = Number(process.env.BENCH_WARM_UP_MS ?? 5_000);
 // Rounds of 2,000 lasted a fraction of a second and their ratio swung 0.3-0.6x from run to run:
@@ -31,7 +30,7 @@ const SETTLE_MS = 300;
 
 /**
  * CPU time used so far, in µs: the main thread's own (where the server and the dispatcher run;
- * the receiver is another process since session 8) and the whole process's. Per delivery it is
+ * the receiver is another process) and the whole process's. Per delivery it is
  * steadier than a rate on a shared machine, where other processes take turns on the cores.
  */
 function cpuNow(): { main: number; all: number } {

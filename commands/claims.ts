@@ -2,7 +2,9 @@ import { type EventsByCategory, fromLog, inCategory, type LoggedEvent } from '..
 import { DomainError } from '../domain/shared/errors.js';
 import { metadataOf, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
-import { lastEvent } from '../eventlog/load.js';
+import { Backoff } from '../eventlog/backoff.js';
+import { lastEvent, load } from '../eventlog/load.js';
+import type { Evolver, Position } from '../domain/shared/events.js';
 import { NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 
 /** The stream categories that hold claims, one stream per unique key. */
@@ -49,4 +51,22 @@ export async function createOnce<T, C extends ClaimCategory>(deps: CommandDeps, 
     return o.create(id);
   }
   throw new DomainError('task_busy', o.busy);
+}
+
+/**
+ * The record a claim names, once its writer has created it: the one way a claim's loser awaits
+ * the winner. A claim is appended just before its record, so the winner is given up to 5 s to
+ * land it, looked for in the log (the record's stream), not in the read models, which may be
+ * behind. Answers the record's state and its last position, to which the caller settles before
+ * it reads the record; null when it never came (the winner died in between: the claim is stale).
+ */
+export async function claimedRecord<S extends { exists: boolean }>(deps: CommandDeps, stream: string, evolver: Evolver<S>): Promise<{ state: S; position: Position } | null> {
+  const deadline = Date.now() + 5_000;
+  const poll = new Backoff({ initialMs: 1, maxMs: 50 });
+  for (;;) {
+    const loaded = await load(deps.log, stream, evolver);
+    if (loaded.state.exists) return { state: loaded.state, position: loaded.events.at(-1)!.position };
+    if (Date.now() > deadline) return null;
+    await new Promise((r) => setTimeout(r, poll.next()));
+  }
 }

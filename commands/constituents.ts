@@ -7,7 +7,7 @@ import { decideUpsert, type UpsertMatches, upsertEmail } from '../domain/constit
 import { emailKey } from '../domain/shared/values.js';
 import { handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
-import { createOnce } from './claims.js';
+import { claimedRecord, createOnce } from './claims.js';
 import type { CommandDeps } from './deps.js';
 
 export async function createConstituent(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<number> {
@@ -72,14 +72,9 @@ async function activeMatches(deps: CommandDeps, team: number, email: string): Pr
   return { total: found.total, ids: found.items.map((c) => c.PkConstituent) };
 }
 
-/** A claim is written just before its constituent: give the winner a moment to land it. */
+/** The claim's constituent, readable once its winner has written it (claimedRecord). */
 async function waitUntilReadable(deps: CommandDeps, id: number): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (Date.now() < deadline) {
-    if (await deps.store.get(CONSTITUENTS, id)) return;
-    await deps.settle(await deps.log.head());
-    if (await deps.store.get(CONSTITUENTS, id)) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  // The winner died between its claim and its create: the claim is stale, carry on without it.
+  const claimed = await claimedRecord(deps, constituentStream(id), constituentEvolver);
+  // Null: the winner died between its claim and its create; the claim is stale, carry on without it.
+  if (claimed) await deps.settle(claimed.position);
 }

@@ -3,24 +3,16 @@ import { donationEvolver, donationStream } from '../domain/donation/events.js';
 import { decideFlag, decideRecordDonation, decideRefund, decideUpdateDonation, refundFields, validateDonation } from '../domain/donation/decide.js';
 import { checkAmount, DONATION_FIELDS, DONATION_READ_ONLY } from '../domain/donation/rules.js';
 import { normaliseFields, type Values } from '../domain/shared/fields.js';
-import { assertWritable, type RecordState } from '../domain/shared/record.js';
+import { assertWritable } from '../domain/shared/record.js';
 import { CONSTITUENTS } from '../projections/constituents.js';
-import { type Evolver } from '../domain/shared/events.js';
 import { handle } from './aggregate.js';
 import { load } from '../eventlog/load.js';
 import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 import { registerRecordKind } from './records.js';
+import { RESOURCES } from '../domain/resources.js';
 
-registerRecordKind({
-  path: 'donations',
-  category: 'donation',
-  prefix: 'Donation',
-  what: 'donation',
-  evolver: donationEvolver as unknown as Evolver<RecordState>,
-  lockable: true,
-  deletable: true,
-});
+registerRecordKind(RESOURCES.donation);
 
 /** The donor must be a constituent of the same team. */
 export const checkDonor = (deps: CommandDeps, team: number, id: unknown) =>

@@ -9,9 +9,8 @@ import { and, eq } from '../projections/store/port.js';
 import { VOLUNTEERS } from '../projections/volunteers.js';
 import { unassignDeletedVolunteer } from './volunteer-tasks.js';
 import { handle } from './aggregate.js';
-import { load } from '../eventlog/load.js';
 import type { WriteContext } from './context.js';
-import { createOnce } from './claims.js';
+import { claimedRecord, createOnce } from './claims.js';
 import type { CommandDeps } from './deps.js';
 
 /**
@@ -50,14 +49,8 @@ export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, bo
 
 /** The claimed volunteer once it exists and is not deleted; null when the claim is void. */
 async function claimedVolunteer(deps: CommandDeps, id: number) {
-  // A claim is written just before its volunteer: give the winner a moment to land it.
-  const deadline = Date.now() + 5_000;
-  for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
-    const loaded = await load(deps.log, volunteerStream(id), volunteerEvolver);
-    if (loaded.state.exists) return loaded.state.deleted ? null : { position: loaded.events.at(-1)!.position };
-    if (Date.now() > deadline) return null;
-    await new Promise((r) => setTimeout(r, delay));
-  }
+  const claimed = await claimedRecord(deps, volunteerStream(id), volunteerEvolver);
+  return claimed && !claimed.state.deleted ? { position: claimed.position } : null;
 }
 
 /** Status, suspension and flags; edits racing with other edits are decided again on fresh state. */

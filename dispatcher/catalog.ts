@@ -6,6 +6,7 @@ import { appendedWith, eventWebhookEvolver, eventWebhooks } from '../domain/even
 import { type EventsByCategory, inCategory, type LoggedEvent } from '../domain/events.js';
 import { recurringGiftEvolver } from '../domain/recurring-gift/events.js';
 import { recurringGiftWebhooks } from '../domain/recurring-gift/webhooks.js';
+import { RESOURCES } from '../domain/resources.js';
 import type { Evolver, RecordedEvent } from '../domain/shared/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { Fires } from '../domain/shared/webhooks.js';
@@ -76,15 +77,8 @@ export const categoryOf = (stream: string) => stream.slice(0, Math.max(0, stream
 
 const fires = (category: string): category is Firing => Object.hasOwn(MAPPERS, category);
 
-/** The webhook types of each category start with this (recurring gifts fire donation types). */
-const RESOURCE_OF: Record<Firing, string> = {
-  constituent: 'constituent.',
-  volunteer: 'volunteer.',
-  volunteer_task: 'volunteer_task.',
-  donation: 'donation.',
-  recurring_gift: 'donation.',
-  event: 'event.',
-};
+/** The webhook types of each category start with this (domain/resources.ts `fires`). */
+const RESOURCE_OF = Object.fromEntries(Object.values(RESOURCES).flatMap((r) => ('fires' in r ? [[r.category, r.fires]] : []))) as Record<Firing, string>;
 
 /** Whether an endpoint subscribed to `events` can receive anything a category's events fire. */
 export function canReceive(category: string, events: readonly string[]): boolean {

@@ -1,8 +1,9 @@
-import { fromLog, inCategory } from '../domain/events.js';
+import { fromLog, inCategory, streamIdOf } from '../domain/events.js';
+import { Backoff } from '../eventlog/backoff.js';
 import { type FollowerStatus, LogFollower } from '../eventlog/follower.js';
 import type { EventLog } from '../eventlog/port.js';
 import type { Position, RecordedEvent } from '../domain/shared/events.js';
-import { endpointEvolver, type EndpointState } from '../domain/webhook-endpoint/events.js';
+import { endpointEvolver, type EndpointState, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
 import { subscribes } from '../domain/webhook-endpoint/types.js';
 import { WEBHOOK_ENDPOINTS } from '../projections/webhook-endpoints.js';
 import type { ReadStore } from '../projections/store/port.js';
@@ -27,9 +28,7 @@ export interface DispatcherDeps {
   retryMaxMs?: number;
 }
 
-const ENDPOINT_STREAM = 'webhook_endpoint-';
-const RETRY_FIRST_MS = 250;
-const RETRY_MAX_MS = 10_000;
+const FLUSH_RETRY = { initialMs: 250, maxMs: 10_000 };
 
 /**
  * Follows the log from its own checkpoint (never called from a route) and turns each domain
@@ -49,7 +48,7 @@ export class Dispatcher {
   private flushScheduled = false;
   private lastCheckpointWrite = 0;
   /** A failed flush is tried again after this long (doubling, capped): its tasks wait here until the queue is back. */
-  private retryMs = RETRY_FIRST_MS;
+  private readonly flushRetry = new Backoff(FLUSH_RETRY);
   private retryTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly deps: DispatcherDeps) {}
@@ -85,7 +84,7 @@ export class Dispatcher {
     const all = await this.deps.store.find<{ id: number }>({ collection: WEBHOOK_ENDPOINTS });
     for (const { id } of all.items) {
       const h = new AsOf(this.deps.log, from);
-      const s = await h.state(`${ENDPOINT_STREAM}${id}`, endpointEvolver);
+      const s = await h.state(webhookEndpointStream(id), endpointEvolver);
       if (s.exists) this.endpoints.set(id, s);
     }
   }
@@ -99,7 +98,7 @@ export class Dispatcher {
   private async handle(recorded: RecordedEvent): Promise<void> {
     const e = fromLog(recorded);
     if (inCategory(e, 'webhook_endpoint')) {
-      const id = Number(e.stream.slice(ENDPOINT_STREAM.length));
+      const id = streamIdOf(e.stream);
       const state = endpointEvolver.evolve(this.endpoints.get(id) ?? endpointEvolver.initial(), e);
       if (state.deleted) this.endpoints.delete(id);
       else this.endpoints.set(id, state);
@@ -156,7 +155,7 @@ export class Dispatcher {
     })();
     try {
       await this.flushing;
-      this.retryMs = RETRY_FIRST_MS;
+      this.flushRetry.reset();
     } catch (err) {
       // Nothing was enqueued: keep the tasks for the next flush (their ids make a partial write
       // harmless), and try again on a timer, since no further event may come to trigger one
@@ -175,8 +174,7 @@ export class Dispatcher {
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.flush().catch((err) => this.deps.onError?.(err));
-    }, this.retryMs);
-    this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+    }, this.flushRetry.next());
   }
 
   async stop(): Promise<void> {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { Projector } from '../projections/runner.js';
+import type { Projector } from '../projections/engine/projector.js';
 import { mayFire } from './catalog.js';
 import { envelopesIn } from './envelope.js';
 import { ALL, type Cursor, type FeedQuery, type JsonPage } from './feed-cursor.js';

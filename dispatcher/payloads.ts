@@ -10,6 +10,7 @@ import type { Values } from '../domain/shared/fields.js';
 import type { RecordState } from '../domain/shared/record.js';
 import { formatDateTime } from '../domain/shared/values.js';
 import { taskGroupEvolver, taskGroupStream } from '../domain/task-group/events.js';
+import { taskVolunteerFields } from '../domain/volunteer-task/linked.js';
 import { numberOfHours, TASK_FIELDS } from '../domain/volunteer-task/rules.js';
 import { VOLUNTEER_FIELDS } from '../domain/volunteer/rules.js';
 import { volunteerEvolver, volunteerStream } from '../domain/volunteer/events.js';
@@ -96,9 +97,7 @@ export async function taskData(h: AsOf, s: RecordState, e: RecordedEvent, stamp:
     DistrictName: name('districts', s.fields.FkDistrict),
     FkPrecinct: s.fields.FkPrecinct ?? null,
     PrecinctName: name('precincts', s.fields.FkPrecinct),
-    VolunteerName: person?.fields.ConstituentName ?? null,
-    VolunteerEmail: person?.fields.Email1 ?? null,
-    VolunteerPhone: person?.fields.Phone1 ?? null,
+    ...taskVolunteerFields(person?.fields),
     TaskGroupTitle: group?.exists ? (group.fields.TaskGroupTitle ?? null) : null,
   });
 }

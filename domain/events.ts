@@ -63,3 +63,6 @@ export const fromLog = (e: RecordedEvent): LoggedEvent => e as LoggedEvent;
 /** Whether an event is on a stream of `category`, narrowing it to that category's events. */
 export const inCategory = <C extends Category>(e: LoggedEvent, category: C): e is LoggedEvent & LoggedEvent<C> =>
   e.stream.startsWith(category) && e.stream.charCodeAt(category.length) === 45; // '-'
+
+/** The record id of a record's stream, `<category>-<id>`: 12 of `constituent-12` (categories hold no dash). */
+export const streamIdOf = (stream: string): number => Number(stream.slice(stream.indexOf('-') + 1));

@@ -1,6 +1,7 @@
 import { ANY as ESDB_ANY, BACKWARDS, END, ErrorType, EventStoreDBClient, excludeSystemEvents, isCommandError, jsonEvent, NO_STREAM as ESDB_NO_STREAM, START } from '@eventstore/db-client';
 import type { AllStreamResolvedEvent, AllStreamSubscription, AppendExpectedRevision, ResolvedEvent, WrongExpectedVersionError } from '@eventstore/db-client';
 import { EsdbTeamReader } from './esdb-team.js';
+import { Backoff } from './backoff.js';
 import { Pause } from './pause.js';
 import { ANY, NO_STREAM, WrongExpectedRevision } from './port.js';
 import { comparePositions } from '../domain/shared/events.js';
@@ -205,14 +206,14 @@ class Follower implements Subscription {
   }
 
   private async run(): Promise<void> {
-    let delay = this.settings.retryInitialMs;
+    const retry = new Backoff({ initialMs: this.settings.retryInitialMs, maxMs: this.settings.retryMaxMs });
     while (!this.stopping) {
       const sub = this.open();
       let dropped: unknown = new Error('EventStoreDB ended the subscription');
       try {
         for await (const item of sub as AsyncIterable<AllStreamResolvedEvent | CheckpointMarker>) {
           this.resubscribed();
-          delay = this.settings.retryInitialMs;
+          retry.reset();
           try {
             await this.consume(item, sub);
           } catch (err) {
@@ -233,8 +234,7 @@ class Follower implements Subscription {
       if (isPermanent(dropped)) return this.options.onError?.(dropped);
       this.dropped = true;
       this.options.onDropped?.(dropped);
-      await this.backoff.for(delay * (0.5 + Math.random() / 2));
-      delay = Math.min(delay * 2, this.settings.retryMaxMs);
+      await this.backoff.for(retry.next());
     }
   }
 

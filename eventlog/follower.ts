@@ -1,4 +1,5 @@
 import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
+import { Backoff, DEFAULT_RETRY } from './backoff.js';
 import { Pause } from './pause.js';
 import type { EventLog, SubscribeOptions, Subscription } from './port.js';
 
@@ -22,7 +23,7 @@ export interface LogFollowerOptions {
   filter?: SubscribeOptions['filter'];
   /** Where each lost connection and resubscription attempt is told (a logger). */
   report?: (message: string) => void;
-  /** The wait before resubscribing, doubling per failed attempt up to the longest. */
+  /** The wait before resubscribing, doubling per failed attempt up to the longest (backoff.ts). */
   retryInitialMs?: number;
   retryMaxMs?: number;
 }
@@ -46,15 +47,11 @@ export class LogFollower {
   private generation = 0;
   private resubscribing = false;
   private healing: Promise<void> = Promise.resolve();
-  private delay: number;
+  private readonly retry: Backoff;
   private readonly backoff = new Pause();
 
   constructor(private readonly options: LogFollowerOptions) {
-    this.delay = this.initialDelay;
-  }
-
-  private get initialDelay(): number {
-    return this.options.retryInitialMs ?? 100;
+    this.retry = new Backoff({ initialMs: options.retryInitialMs ?? DEFAULT_RETRY.initialMs, maxMs: options.retryMaxMs ?? DEFAULT_RETRY.maxMs });
   }
 
   /** The first subscription; its errors are the caller's (a process that cannot start says so). */
@@ -129,7 +126,7 @@ export class LogFollower {
 
   private passed(position: Position): void {
     this.position = position;
-    this.delay = this.initialDelay;
+    this.retry.reset();
     this.reconnecting = false;
     if (!this.reachedHead && this.target && comparePositions(position, this.target) >= 0) this.reachedHead = true;
   }
@@ -143,8 +140,7 @@ export class LogFollower {
     await failed?.stop().catch(() => undefined);
     let cause = error;
     for (let attempt = 1; !this.stopped; attempt++) {
-      const wait = this.delay;
-      this.delay = Math.min(this.delay * 2, this.options.retryMaxMs ?? 30_000);
+      const wait = this.retry.next();
       this.report(`${this.options.name}: ${describe(cause)}; resubscribing from the last checkpoint in ${wait} ms (attempt ${attempt})`);
       await this.backoff.for(wait);
       if (this.stopped) return;

@@ -27,17 +27,10 @@
  */
 
 /**
- * Work the writer thread runs after each of its commits, before it answers them: the read models'
- * inline projection, which the runtime layer gives by module (the log imports no projection).
- * `open(options)` of `module` answers an AfterCommit. `register`, when set, names a module whose
- * `register()` is called first: a TypeScript loader, where the sources run untranspiled (tests).
- * @typedef {{ module: string; register?: string; options: unknown }} AfterCommitModule
- */
-
-/**
- * `afterCommit(last)` runs once the positions up to `last` are durable; it answers the position up
- * to which their effects are applied (the read models), or null when it left them to another.
- * @typedef {{ afterCommit(last: bigint): Promise<bigint | null>; close(): void }} AfterCommit
+ * The port's inline step (port.ts): the writer thread imports `module` and runs what its `open`
+ * answers after each commit.
+ * @typedef {import('./port.js').InlineStepModule} AfterCommitModule
+ * @typedef {import('./port.js').InlineStep} AfterCommit
  */
 
 /**

@@ -1,12 +1,12 @@
 import type Database from 'better-sqlite3';
-import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, type SubscribeOptions, type Subscription } from './port.js';
+import { type AppendResult, type EventLog, type ExpectedRevision, type InlineStepModule, type NewEvent, type SubscribeOptions, type Subscription } from './port.js';
 import { type Position, type RecordedEvent } from '../domain/shared/events.js';
 import { COMMITS, FOREIGN_UP_TO, makeCommitter, newMarks, OWN_LAST } from './sqlite-committer.js';
 import { openLogFile, ROW, type Row, toRecorded } from './sqlite-file.js';
 import { Followers } from './sqlite-follow.js';
 import { GroupCommit } from './sqlite-group-commit.js';
 import { RecentEvents } from './sqlite-recent.js';
-import type { AfterCommitModule, WireAppend } from './sqlite-wire.js';
+import type { WireAppend } from './sqlite-wire.js';
 import { WriterThread } from './sqlite-writer.js';
 
 export interface SqliteEventLogOptions {
@@ -75,14 +75,10 @@ export class SqliteEventLog implements EventLog {
     return this.writer?.failure ?? null;
   }
 
-  /**
-   * Runs `work` on the writer thread after each commit, before the appends it carried are answered
-   * (the read models' inline projection, given by the runtime layer). Answers false where the log
-   * commits on the calling thread (no writer thread): nothing runs then.
-   */
-  async runAfterEachCommit(work: AfterCommitModule, onApplied: (position: bigint) => void): Promise<boolean> {
+  /** The port's inline step (port.ts), on the writer thread; false where the log commits on the calling thread. */
+  async projectInline(step: InlineStepModule, onApplied: (position: bigint) => void): Promise<boolean> {
     if (!this.writer) return false;
-    await this.writer.runAfterEachCommit(work, onApplied);
+    await this.writer.runAfterEachCommit(step, onApplied);
     return true;
   }
 

@@ -1,6 +1,6 @@
 import type { Category } from '../domain/events.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './engine/projector.js';
 import { and, eq, type Query } from './store/port.js';
 
 export const ACTIVITY = 'activity';

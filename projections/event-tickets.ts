@@ -6,7 +6,7 @@ import type { Values } from '../domain/shared/fields.js';
 import { CONSTITUENTS } from './constituents.js';
 import { EVENTS } from './events.js';
 import { copiedChanges, recordProjection } from './records.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './engine/projector.js';
 import { and, eq, type Filter, gte, lte, type Query, type SortKey } from './store/port.js';
 
 export const EVENT_TICKETS = 'eventTickets';

@@ -9,7 +9,7 @@ import { constituentsProjection } from './constituents.js';
 import { donationsProjection, recurringGiftsProjection } from './donations.js';
 import { webhookEndpointsProjection } from './webhook-endpoints.js';
 import { lookupsProjection } from './lookups.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './engine/projector.js';
 import { teamsProjection } from './teams.js';
 
 /** Every read model, in the order they are applied to each event. */

@@ -1,7 +1,7 @@
 import { invalidField } from '../domain/shared/errors.js';
 import type { LookupList } from '../domain/lookup/events.js';
 import { unknownEvent } from '../domain/shared/events.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './engine/projector.js';
 import type { ReadStore } from './store/port.js';
 
 export const LOOKUPS = 'lookups';

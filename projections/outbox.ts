@@ -1,4 +1,4 @@
-import { inCategory, type LoggedEvent } from '../domain/events.js';
+import { inCategory, type LoggedEvent, streamIdOf } from '../domain/events.js';
 import type { NotificationEvent } from '../domain/notification/delivery.js';
 import { type Planned, planNotifications, rescheduleReminder } from '../domain/notification/schedule.js';
 import { type RecordedEvent, unknownEvent } from '../domain/shared/events.js';
@@ -6,7 +6,7 @@ import type { Values } from '../domain/shared/fields.js';
 import type { TaskAssigned } from '../domain/volunteer-task/events.js';
 import { formatDateTime } from '../domain/shared/values.js';
 import { endpointDisabledAlert } from './outbox-alerts.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './engine/projector.js';
 import { and, type Doc, eq, type Filter, lte, type Query, type ReadStore, type SortKey } from './store/port.js';
 import { VOLUNTEER_TASKS } from './volunteer-tasks.js';
 import { VOLUNTEERS } from './volunteers.js';
@@ -161,7 +161,7 @@ export const outboxProjection: Projector<'notification' | 'constituent' | 'volun
 
 /** What each task event does to the task's queued messages. */
 async function onTaskEvent(event: LoggedEvent<'volunteer_task'>, store: ReadStore): Promise<void> {
-  const taskId = Number(event.stream.slice('volunteer_task-'.length));
+  const taskId = streamIdOf(event.stream);
   switch (event.type) {
     case 'VolunteerTaskAssigned':
       return onAssigned(event, taskId, store);

@@ -1,7 +1,7 @@
 import type { Category, LoggedEvent } from '../domain/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import { formatDateTime } from '../domain/shared/values.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './engine/projector.js';
 import type { CollectionDef, Doc, ReadStore } from './store/port.js';
 
 export interface RecordProjectionOptions<C extends Category> {

@@ -1,5 +1,5 @@
 import { unknownEvent } from '../domain/shared/events.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './engine/projector.js';
 
 export const TEAMS = 'teams';
 export const API_KEYS = 'apiKeys';

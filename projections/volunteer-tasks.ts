@@ -1,9 +1,10 @@
 import { inCategory } from '../domain/events.js';
 import { unknownEvent } from '../domain/shared/events.js';
+import { TASK_VOLUNTEER_FIELDS, taskVolunteerFields } from '../domain/volunteer-task/linked.js';
 import { TASK_DERIVED, TASK_FIELDS, numberOfHours } from '../domain/volunteer-task/rules.js';
 import { geographyNames } from './lookups.js';
 import { copiedChanges, recordProjection, REMOVED } from './records.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './engine/projector.js';
 import { and, type Doc, eq, type Query, searchFilter, type SortKey } from './store/port.js';
 import { TASK_GROUPS } from './task-groups.js';
 import { VOLUNTEERS } from './volunteers.js';
@@ -31,9 +32,7 @@ const TASK_ORDER: SortKey[] = [
 /** The assigned volunteer as a task read shows them: all null together when unassigned (spec 2.3). */
 function volunteerFields(v: Doc | null): Doc {
   return {
-    VolunteerName: v?.ConstituentName ?? null,
-    VolunteerEmail: v?.Email1 ?? null,
-    VolunteerPhone: v?.Phone1 ?? null,
+    ...taskVolunteerFields(v),
     _volunteerConstituent: v?.FkConstituent ?? null,
   };
 }
@@ -87,7 +86,7 @@ export const volunteerTasksProjection: Projector<'volunteer_task' | 'constituent
   async apply(event, store) {
     if (inCategory(event, 'volunteer_task')) return base.apply(event, store);
     if (event.type !== 'ConstituentUpdated') return;
-    const set = copiedChanges(event.data.changes, { ConstituentName: 'VolunteerName', Email1: 'VolunteerEmail', Phone1: 'VolunteerPhone' });
+    const set = copiedChanges(event.data.changes, TASK_VOLUNTEER_FIELDS);
     if (set) await store.updateWhere(VOLUNTEER_TASKS, eq('_volunteerConstituent', event.data.id), set);
   },
 };

@@ -5,7 +5,7 @@ import { VOLUNTEER_FIELDS, VOLUNTEER_LINKED } from '../domain/volunteer/rules.js
 import { emailKey } from '../domain/shared/values.js';
 import { CONSTITUENTS } from './constituents.js';
 import { copiedChanges, recordProjection, REMOVED } from './records.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './engine/projector.js';
 import { and, type Doc, eq, type Query, searchFilter } from './store/port.js';
 
 export const VOLUNTEERS = 'volunteers';

@@ -1,5 +1,6 @@
+import { inCategory, streamIdOf } from '../domain/events.js';
 import { endpointEvolver, type EndpointState } from '../domain/webhook-endpoint/events.js';
-import type { Projector } from './runner.js';
+import type { Projector } from './engine/projector.js';
 import { and, eq, type Query } from './store/port.js';
 
 export const WEBHOOK_ENDPOINTS = 'webhookEndpoints';
@@ -29,8 +30,8 @@ export const webhookEndpointsProjection: Projector<'webhook_endpoint'> = {
   collections: [{ name: WEBHOOK_ENDPOINTS, idField: 'id', indexes: [['FkTeam']] }],
   categories: ['webhook_endpoint'],
   async apply(event, store) {
-    if (!event.stream.startsWith('webhook_endpoint-')) return;
-    const id = Number(event.stream.slice('webhook_endpoint-'.length));
+    if (!inCategory(event, 'webhook_endpoint')) return;
+    const id = streamIdOf(event.stream);
     const current = await store.get<WebhookEndpointDoc>(WEBHOOK_ENDPOINTS, id);
     const rev = Number(event.revision);
     if (current && current._rev >= rev) return;

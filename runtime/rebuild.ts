@@ -2,9 +2,9 @@ import { closeSync, fsync, fsyncSync, openSync, renameSync, rmSync } from 'node:
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { openLogReader } from '../eventlog/sqlite-file.js';
-import { type CatchUpProgress, ProgressMeter } from '../projections/progress.js';
-import type { Projector } from '../projections/runner.js';
-import { checkpointName, type LogReader, SqliteProjection } from '../projections/sqlite-projection.js';
+import { type CatchUpProgress, ProgressMeter } from '../projections/engine/progress.js';
+import type { Projector } from '../projections/engine/projector.js';
+import { checkpointName, type LogReader, SqliteProjection } from '../projections/engine/step.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { quoteId } from '../projections/store/sqlite-schema.js';
 import { lockDataDir } from './datadir-lock.js';

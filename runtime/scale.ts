@@ -3,7 +3,7 @@ import { comparePositions, type Position } from '../domain/shared/events.js';
 import { natsConnectOptions } from '../dispatcher/queue/nats-connect.js';
 import { type EventLog } from '../eventlog/port.js';
 import { type Lease, LeaseKeeper } from '../projections/lease.js';
-import type { ProjectionRunner } from '../projections/runner.js';
+import type { ProjectionRunner } from '../projections/engine/main-thread.js';
 import type { Config } from './config.js';
 import { MemoryRateLimiter, type RateLimiter } from './ratelimit.js';
 

@@ -6,7 +6,7 @@ import type Database from 'better-sqlite3';
 import { feedTableProjector } from '../dispatcher/feed-table.js';
 import type { StreamReader } from '../dispatcher/history.js';
 import { projectors as productProjectors } from '../projections/index.js';
-import type { Projector } from '../projections/runner.js';
+import type { Projector } from '../projections/engine/projector.js';
 
 /**
  * The projectors a thread applies: the product's read models and the change feed's table

@@ -4,6 +4,7 @@
  */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
+import { walCheckpoint } from '../projections/store/sqlite-wal.js';
 import type { CheckpointerSettings, FromCheckpointer, ToCheckpointer } from './wal-checkpointer.js';
 
 if (!parentPort) throw new Error('wal-checkpointer-thread runs as a worker thread (wal-checkpointer.ts)');
@@ -22,8 +23,7 @@ port.on('message', (m: ToCheckpointer) => {
   }
   let answer: FromCheckpointer;
   try {
-    const [r] = db.pragma(`wal_checkpoint(${m.mode === 'restart' ? 'RESTART' : 'PASSIVE'})`) as Array<{ busy: number; log: number; checkpointed: number }>;
-    answer = { id: m.id, busy: r.busy === 1, log: r.log, checkpointed: r.checkpointed };
+    answer = { id: m.id, ...walCheckpoint(db, m.mode) };
   } catch (err) {
     answer = { id: m.id, error: err instanceof Error ? err.message : String(err) };
   }

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Worker } from 'node:worker_threads';
+import { restartDue, WEBHOOKS_WAL, type WalCounts } from '../projections/store/sqlite-wal.js';
 import { startModuleThread } from './thread-projectors.js';
 
 export interface CheckpointerSettings {
@@ -7,28 +8,23 @@ export interface CheckpointerSettings {
   busyTimeoutMs: number;
 }
 export type ToCheckpointer = { type: 'checkpoint'; id: number; mode: 'passive' | 'restart' } | { type: 'close' };
-export type FromCheckpointer = { id: number; busy: boolean; log: number; checkpointed: number } | { id: number; error: string };
+export type FromCheckpointer = ({ id: number } & WalCounts) | { id: number; error: string };
 
 /** SQLite's own default, back in force on the writer's connection if the thread is lost. */
 const SQLITE_AUTOCHECKPOINT = 1000;
 
 /**
  * WAL checkpoints for a SQLite file that this thread writes (the webhook bookkeeping), run on a
- * thread of their own. SQLite checkpoints on the connection that commits, once the WAL passes
- * 1,000 pages: there, that was this thread's event loop blocked while pages were copied and the
- * file synced. Here the writer's connection checkpoints nothing (`wal_autocheckpoint = 0`);
- * `committed()`, called after each of its commits, asks the thread for a passive checkpoint at
- * most once every `everyMs` (it copies what no reader needs, waiting for no one).
+ * thread of their own, bounded as projections/store/sqlite-wal.ts says for every such file.
+ * SQLite checkpoints on the connection that commits, once the WAL passes 1,000 pages: there,
+ * that was this thread's event loop blocked while pages were copied and the file synced. Here the
+ * writer's connection checkpoints nothing (`wal_autocheckpoint = 0`); `committed()`, called after
+ * each of its commits, asks the thread for a passive checkpoint at most once every `everyMs`.
  *
- * A WAL starts over only when a writer begins a transaction with every frame copied, which a
- * passive checkpoint racing the writer's commits may never leave behind under steady load (the
- * read models' WAL once grew by 4 MB a second that way, docs/bench.md session 9). So when a
- * checkpoint finds the WAL at `restartAt` frames or more, the next one is a RESTART, and
- * `idle()` answers only once it is done: the writer (SqliteBatcher, through shareFileWith) holds
- * its batches until then, without blocking its event loop, so the RESTART neither waits for it
- * nor makes it wait in SQLite's busy handler. The next commit then starts the WAL over. A RESTART
- * holds the batches for 25-35 ms (the last frames copied, two syncs), so it waits for a long WAL
- * (16,000 frames, 64 MB by default): at 4,000, a replay of 20,000 envelopes had nine of them.
+ * When a checkpoint finds the WAL long, the next one is a RESTART, and `idle()` answers only once
+ * it is done: the writer (SqliteBatcher, through shareFileWith) holds its batches until then,
+ * without blocking its event loop, so the RESTART neither waits for it nor makes it wait in
+ * SQLite's busy handler. The next commit then starts the WAL over.
  *
  * The thread never keeps the process alive. Lost (it failed or exited), checkpoints go back to
  * the writer's connection, as SQLite does by default.
@@ -52,7 +48,7 @@ export class WalCheckpointer {
     options: { everyMs?: number; restartAt?: number; busyTimeoutMs?: number } = {},
   ) {
     this.everyMs = options.everyMs ?? 250;
-    this.restartAt = options.restartAt ?? 16_000;
+    this.restartAt = options.restartAt ?? WEBHOOKS_WAL.restartAt;
     const settings: CheckpointerSettings = { file: db.name, busyTimeoutMs: options.busyTimeoutMs ?? 100 };
     db.pragma('wal_autocheckpoint = 0');
     const worker = startModuleThread(import.meta.url, 'wal-checkpointer-thread', { workerData: settings, name: 'turnout-wal-checkpointer' });
@@ -92,10 +88,7 @@ export class WalCheckpointer {
     try {
       const a = await answer;
       this.last = a;
-      // A WAL this long was not started over since: make sure the next checkpoint does it. A
-      // RESTART that copied every frame did (its count is the WAL's length before it).
-      const restarted = restart && 'log' in a && !a.busy && a.checkpointed === a.log;
-      this.restartNext = 'log' in a && a.log >= this.restartAt && !restarted;
+      this.restartNext = 'log' in a && restartDue(a, restart, this.restartAt);
       return a;
     } finally {
       this.running = false;

@@ -4,7 +4,6 @@ import { privateFile, secureDataDir } from './private-files.js';
 import type { Config } from './config.js';
 import type { Runtime } from './services.js';
 import type { EventLog } from '../eventlog/port.js';
-import { SqliteEventLog } from '../eventlog/sqlite.js';
 import { Dispatcher } from '../dispatcher/dispatcher.js';
 import type { DeliveryQueue } from '../dispatcher/queue/port.js';
 import { SqliteDeliveryQueue } from '../dispatcher/queue/sqlite.js';
@@ -31,14 +30,15 @@ const WEBHOOK_TABLES = ['webhook_tasks', 'webhook_checkpoints', 'webhook_deliver
  * delivery queue and its checkpoint, the delivery log, the replays), whatever the event log is.
  * Its commits never wait for the log's: they used to share the log's file, so the dispatcher's
  * bookkeeping waited for the log's writer thread to let go of the lock, and the log held its next
- * batch for it (the webhook latency's tail, docs/bench.md session 11). A data directory from
+ * batch for it (the webhook latency's tail, docs/bench-history.md). A data directory from
  * before keeps those tables in the log's file: they are moved here at the first start.
  *
  * Opened at synchronous=NORMAL (SqliteBatcher: delivery is at least once, so a power cut's last
  * commits are replayed, never lost) and checkpointed on a thread of its own (WalCheckpointer),
  * closed through `onClose` after everything that uses it.
  */
-export function openWebhookDb(config: Config, log: EventLog, onClose: (fn: () => Promise<void> | void) => void): Database.Database {
+/** `logDatabase`: the embedded log's own database, where a data directory from before kept the webhook tables; null for another log. */
+export function openWebhookDb(config: Config, logDatabase: Database.Database | null, onClose: (fn: () => Promise<void> | void) => void): Database.Database {
   const dir = config.dataDir;
   const file = dir === ':memory:' ? ':memory:' : path.join(dir, 'webhooks.sqlite');
   if (dir !== ':memory:') {
@@ -48,7 +48,7 @@ export function openWebhookDb(config: Config, log: EventLog, onClose: (fn: () =>
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
-  if (log instanceof SqliteEventLog) moveWebhookTables(log.database, db);
+  if (logDatabase) moveWebhookTables(logDatabase, db);
   db.pragma('synchronous = NORMAL');
   if (file === ':memory:') {
     onClose(() => void db.close());

@@ -1,24 +1,27 @@
 import path from 'node:path';
+import type Database from 'better-sqlite3';
 import type { FollowerStatus } from '../eventlog/follower.js';
 import type { EventLog } from '../eventlog/port.js';
 import type { Position } from '../domain/shared/events.js';
 import { SqliteEventLog } from '../eventlog/sqlite.js';
 import { IdAllocator } from '../commands/ids.js';
+import { StartCatchUp } from '../projections/engine/catch-up.js';
+import { waitForCheckpoint } from '../projections/engine/checkpoint-wait.js';
+import { ProjectionRunner } from '../projections/engine/main-thread.js';
+import type { ProjectorThread } from '../projections/engine/thread.js';
 import { projectors } from '../projections/index.js';
-import { ProjectionRunner } from '../projections/runner.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { SqliteReadStore } from '../projections/store/sqlite.js';
 import type { ReadStore } from '../projections/store/port.js';
 import type { Config } from './config.js';
-import { StartCatchUp } from './catch-up.js';
 import { lockDataDir } from './datadir-lock.js';
 import { privateFile, secureDataDir } from './private-files.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb, openWebhookState } from './webhooks.js';
 import { SqliteIdempotencyStore } from './idempotency/sqlite.js';
-import { inlineProjection } from './inline-projection.js';
-import { type CatchUpProgress, LOG_FILE, ProjectorThread, READ_MODELS_FILE } from './read-models.js';
+import { type CatchUpProgress, LOG_FILE, READ_MODELS_FILE, startProjectorThread } from './read-models.js';
+import { readModelTopology } from './topology.js';
 import { FeedTable } from '../dispatcher/feed-table.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 import { instrumentAppend, traceSettle } from './instrument.js';
@@ -27,23 +30,23 @@ import { startTracing } from './tracing-start.js';
 
 export type { Runtime };
 
-async function openLog(config: Config): Promise<EventLog> {
+/**
+ * The log the configuration names, and, for the embedded one, its SQLite database: where a data
+ * directory from before webhooks.sqlite kept the webhook tables (openWebhookDb moves them).
+ */
+async function openLog(config: Config): Promise<{ log: EventLog; database: Database.Database | null }> {
   if (config.eventStoreUrl) {
     const { EsdbEventLog } = await import('../eventlog/esdb.js');
-    return EsdbEventLog.connect(config.eventStoreUrl);
+    return { log: await EsdbEventLog.connect(config.eventStoreUrl), database: null };
   }
-  if (config.dataDir === ':memory:') return new SqliteEventLog(':memory:');
+  if (config.dataDir === ':memory:') return embedded(new SqliteEventLog(':memory:'));
   secureDataDir(config.dataDir);
   const file = path.join(config.dataDir, LOG_FILE);
   privateFile(file, { sqlite: true });
-  return new SqliteEventLog(file);
+  return embedded(new SqliteEventLog(file));
 }
 
-/**
- * The embedded default proper: the log in a file and no MongoDB. Its read models live in a
- * SQLite file beside the log, written by a projector thread (read-models.ts) and read here.
- */
-const readModelsInFile = (config: Config) => !config.eventStoreUrl && !config.mongoUrl && config.dataDir !== ':memory:';
+const embedded = (log: SqliteEventLog) => ({ log, database: log.database });
 
 async function openStore(config: Config): Promise<ReadStore> {
   if (config.mongoUrl) {
@@ -67,10 +70,10 @@ async function openReadModelsThread(
   const countAfter = (p: Position) => log.countAfter?.(p) ?? Promise.resolve(0);
   const files = { logFile: path.join(config.dataDir, LOG_FILE), readFile: path.join(config.dataDir, READ_MODELS_FILE) };
   privateFile(files.readFile, { sqlite: true });
-  const thread = await ProjectorThread.start(files, countAfter, { report, onProgress });
+  const thread = await startProjectorThread(files, countAfter, { report, onProgress });
   // The log's writer thread applies its own commits while the read models are at its heels: a
-  // write then answers without waiting for the projector thread (issue 13 point 6).
-  if (log instanceof SqliteEventLog) await log.runAfterEachCommit(inlineProjection(thread.inline), (p) => thread.applied(p));
+  // write then answers without waiting for the projector thread.
+  await thread.attachInline(log);
   return { thread, store: new SqliteReadStore(new SqliteReadCore(files.readFile, { laidOutElsewhere: true })) };
 }
 
@@ -107,10 +110,11 @@ export async function openRuntime(
   // Spans still buffered are sent after everything else has closed.
   const tracing = await startTracing(hooks.env);
   if (tracing) closers.push(() => tracing.close());
-  const log = await openLog(config);
+  const { log, database: logDatabase } = await openLog(config);
   closers.push(() => log.close());
+  const topology = readModelTopology(config);
   // The projector thread stops before the reading connection closes, and before the log.
-  const inFile = readModelsInFile(config) ? await openReadModelsThread(config, log, report, hooks.onReadModelProgress) : null;
+  const inFile = topology === 'file-thread' ? await openReadModelsThread(config, log, report, hooks.onReadModelProgress) : null;
   // The change feed reads the table the projector thread keeps, settled to the log's head first.
   const feedTable = inFile ? new FeedTable(path.join(config.dataDir, READ_MODELS_FILE), async () => settle(await log.head())) : undefined;
   if (feedTable) closers.push(() => feedTable.close());
@@ -123,21 +127,19 @@ export async function openRuntime(
   // Read models rebuilt at start are per process, so every process that reads keeps its own
   // projector; with a shared store only the projector role writes, and only the lease holder.
   // In the embedded file, the projector thread writes (one per process, each applying what no
-  // other has: sqlite-projection.ts).
-  const shared = Boolean(config.mongoUrl);
-  const projectHere = !inFile && (!shared || config.role === 'all' || config.role === 'projector');
-  const runner = projectHere ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError, report }) : null;
+  // other has: projections/engine/step.ts).
+  const runner = topology === 'in-process' || topology === 'leased' ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError, report }) : null;
   for (const p of projectors) for (const c of p.collections) await rawStore.defineCollection(c);
   let leased: Awaited<ReturnType<typeof keepProjectionLease>> | null = null;
   // Reads wait for the catch-up after start only where this process's own projector writes the
   // read models it serves; a shared store is kept up by the lease holder, wherever it runs.
   const catchUp = new StartCatchUp();
   closers.push(() => catchUp.stop());
-  if (!inFile && (!runner || shared)) catchUp.skip();
+  if (topology === 'leased' || topology === 'reader') catchUp.skip();
   let following: Promise<void> | null = null;
   const startFollowing = () =>
     (following ??= (async () => {
-      if (runner && shared) {
+      if (runner && topology === 'leased') {
         leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err));
         closers.push(() => leased!.close());
       } else if (runner) {
@@ -156,8 +158,7 @@ export async function openRuntime(
   const settleHere = async (position: Position | null) => {
     if (!position) return;
     if (inFile) return inFile.thread.waitFor(position);
-    if (runner && !shared) return runner.waitFor(position);
-    const { waitForCheckpoint } = await import('../projections/checkpoint-wait.js');
+    if (runner && topology === 'in-process') return runner.waitFor(position);
     return waitForCheckpoint(rawStore, position);
   };
   const settle = traceSettle(settleHere, tracing);
@@ -166,7 +167,7 @@ export async function openRuntime(
   const limiter = await openLimiter(config, nats);
   // Delivery attempts are logged in the shared read store (MongoDB) when there is one, so every
   // API process sees them; else in an embedded SQLite file, which survives restarts.
-  const webhookDb = config.mongoUrl ? null : openWebhookDb(config, log, (fn) => closers.push(fn));
+  const webhookDb = config.mongoUrl ? null : openWebhookDb(config, logDatabase, (fn) => closers.push(fn));
   const webhookState = openWebhookState(config, rawStore, webhookDb, log, (fn) => closers.push(fn));
 
   const idempotency = config.mongoUrl

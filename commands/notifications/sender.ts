@@ -12,6 +12,7 @@ import { VOLUNTEER_TASKS } from '../../projections/volunteer-tasks.js';
 import { WEBHOOK_ENDPOINTS } from '../../projections/webhook-endpoints.js';
 import type { Doc, ReadStore } from '../../projections/store/port.js';
 import { type DomainEvent } from '../../domain/shared/events.js';
+import { backoffDelay } from '../../eventlog/backoff.js';
 import { load } from '../../eventlog/load.js';
 import type { WriteContext } from '../context.js';
 import { metadataOf } from '../context.js';
@@ -27,7 +28,9 @@ export interface SenderOptions {
   /** How long a claim is held before another sender may look at it again (longer than a send can take). */
   leaseMs?: number;
   maxAttempts?: number;
+  /** The wait after a refused attempt: doubling from the first, capped at the longest, with jitter (eventlog/backoff.ts). */
   retryBaseMs?: number;
+  retryMaxMs?: number;
   batchSize?: number;
   onError?: (err: unknown) => void;
 }
@@ -54,6 +57,9 @@ export function startNotificationSender(deps: { log: EventLog; store: ReadStore 
   const owner = randomUUID();
   const leaseMs = o.leaseMs ?? 120_000;
   const from = o.from ?? 'Turnout <no-reply@turnout.invalid>';
+  // An hour caps a long run of attempts; the default five end well before it.
+  const retry = { initialMs: o.retryBaseMs ?? 60_000, maxMs: o.retryMaxMs ?? 3_600_000 };
+  const retryIn = (attempt: number) => backoffDelay(retry, attempt);
   const ctx = (team: number): WriteContext => ({ team, source: 'Application', keyName: null, correlationId: `notifications-${owner}`, now: now() });
   const append = (n: NotificationDoc, events: DomainEvent[], expected: bigint | null) =>
     deps.log.append(notificationStream(n.id), events.map((e) => ({ ...e, metadata: metadataOf(ctx(n.FkTeam)) })), expected === null ? NO_STREAM : expected);
@@ -68,7 +74,7 @@ export function startNotificationSender(deps: { log: EventLog; store: ReadStore 
         delivered === true
           ? [{ type: 'NotificationSent', data: { id: n.id, recovered: true } }]
           : delivered === false
-            ? decideAttemptFailed(state, { id: n.id, error: 'The sender stopped before handing the message over.', now: now(), maxAttempts: o.maxAttempts ?? 5, retryBaseMs: 0 })
+            ? decideAttemptFailed(state, { id: n.id, error: 'The sender stopped before handing the message over.', now: now(), maxAttempts: o.maxAttempts ?? 5, retryInMs: () => 0 })
             : [{ type: 'NotificationFailed', data: { id: n.id, error: 'The sender stopped while sending; delivery is unknown, so it is not sent again (at most once).' } }];
       await append(n, events, revision).catch(ignoreConflict);
     }
@@ -94,7 +100,7 @@ export function startNotificationSender(deps: { log: EventLog; store: ReadStore 
       await o.transport.send(composeMessage(n, about, from));
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
-      const events = decideAttemptFailed(state, { id: n.id, error, now: now(), maxAttempts: o.maxAttempts ?? 5, retryBaseMs: o.retryBaseMs ?? 60_000 });
+      const events = decideAttemptFailed(state, { id: n.id, error, now: now(), maxAttempts: o.maxAttempts ?? 5, retryInMs: retryIn });
       await append(n, events, claimed.nextExpectedRevision);
       return false;
     }

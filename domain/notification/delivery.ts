@@ -49,10 +49,13 @@ export function decideClaim(s: DeliveryState, c: { id: string; owner: string; no
   return [{ type: 'NotificationClaimed', data: { id: c.id, owner: c.owner, leaseUntil: new Date(c.now.getTime() + c.leaseMs).toISOString() } }];
 }
 
-/** After a refused attempt: retry with doubling delays until the attempts are spent. */
-export function decideAttemptFailed(s: DeliveryState, c: { id: string; error: string; now: Date; maxAttempts: number; retryBaseMs: number }): NotificationEvent[] {
+/**
+ * After a refused attempt: retry after `retryInMs` (the caller's back-off for this attempt,
+ * `attempt` being the number of attempts made) until the attempts are spent.
+ */
+export function decideAttemptFailed(s: DeliveryState, c: { id: string; error: string; now: Date; maxAttempts: number; retryInMs: (attempt: number) => number }): NotificationEvent[] {
   const attempt = s.attempts + 1;
   if (attempt >= c.maxAttempts) return [{ type: 'NotificationFailed', data: { id: c.id, error: c.error } }];
-  const retryAt = new Date(c.now.getTime() + c.retryBaseMs * 2 ** (attempt - 1)).toISOString();
+  const retryAt = new Date(c.now.getTime() + c.retryInMs(attempt)).toISOString();
   return [{ type: 'NotificationAttemptFailed', data: { id: c.id, error: c.error, attempt, retryAt } }];
 }

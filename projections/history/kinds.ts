@@ -1,14 +1,13 @@
 import { CONSTITUENT_FIELDS } from '../../domain/constituent/rules.js';
-import { constituentEvolver } from '../../domain/constituent/events.js';
 import { EVENT_READ_FIELDS } from '../../domain/event/creation.js';
-import { eventWebhookEvolver } from '../../domain/event/webhooks.js';
+import { RESOURCES, type Resource } from '../../domain/resources.js';
 import type { Evolver, RecordedEvent } from '../../domain/shared/events.js';
 import type { Values } from '../../domain/shared/fields.js';
 import type { RecordState } from '../../domain/shared/record.js';
-import { ASSIGNED, taskEvolver, UNASSIGNED } from '../../domain/volunteer-task/events.js';
+import { ASSIGNED, UNASSIGNED } from '../../domain/volunteer-task/events.js';
+import { taskVolunteerFields } from '../../domain/volunteer-task/linked.js';
 import { numberOfHours, TASK_FIELDS, TASK_GEOGRAPHY_FIELDS } from '../../domain/volunteer-task/rules.js';
 import { VOLUNTEER_FIELDS } from '../../domain/volunteer/rules.js';
-import { volunteerEvolver } from '../../domain/volunteer/events.js';
 import { CONSTITUENTS } from '../constituents.js';
 import { geographyNames } from '../lookups.js';
 import type { Doc, ReadStore } from '../store/port.js';
@@ -20,14 +19,8 @@ import { linkedFields, VOLUNTEERS } from '../volunteers.js';
  * what each needs: its stream, its evolver, its own read fields (as the record's events set
  * them), and the names a read looks up from linked records (as they are now, §10).
  */
-export interface HistoryKind {
-  path: string;
-  category: string;
-  /** The single read's key and the catalog types' prefix. */
-  key: string;
-  resource: string;
-  what: string;
-  idField: string;
+export interface HistoryKind extends Pick<Resource, 'path' | 'category' | 'key' | 'resource' | 'what' | 'idField'> {
+  /** The record as its webhooks see it. */
   evolver: Evolver<RecordState>;
   /** The record's own read fields, from its state: what history diffs and an as-of read shows. */
   own: (s: RecordState) => Values;
@@ -51,9 +44,7 @@ async function taskLinked(own: Values, team: number, store: ReadStore): Promise<
   const v = typeof own.FkVolunteer === 'number' ? await store.get<Doc>(VOLUNTEERS, own.FkVolunteer) : null;
   const g = typeof own.FkTaskGroup === 'number' ? await store.get<Doc>(TASK_GROUPS, own.FkTaskGroup) : null;
   return {
-    VolunteerName: v?.ConstituentName ?? null,
-    VolunteerEmail: v?.Email1 ?? null,
-    VolunteerPhone: v?.Phone1 ?? null,
+    ...taskVolunteerFields(v),
     TaskGroupTitle: g?.TaskGroupTitle ?? null,
     ...(await geography(own, team, store)),
   };
@@ -65,27 +56,26 @@ function taskPersonType(e: RecordedEvent): string | null {
   return null;
 }
 
+/** A resource's facts as history reads them: its record as its webhooks see it (domain/resources.ts). */
+const facts = (r: Resource) => ({ path: r.path, category: r.category, key: r.key, resource: r.resource, what: r.what, idField: r.idField, evolver: r.asOfEvolver ?? r.evolver });
+
 const KINDS: HistoryKind[] = [
+  { ...facts(RESOURCES.constituent), own: (s) => pick(s, CONSTITUENT_OWN), linked: async () => ({}) },
   {
-    path: 'constituents', category: 'constituent', key: 'constituent', resource: 'constituent', what: 'constituent', idField: 'PkConstituent',
-    evolver: constituentEvolver, own: (s) => pick(s, CONSTITUENT_OWN), linked: async () => ({}),
-  },
-  {
-    path: 'volunteers', category: 'volunteer', key: 'volunteer', resource: 'volunteer', what: 'volunteer', idField: 'PkVolunteer',
-    evolver: volunteerEvolver, own: (s) => pick(s, VOLUNTEER_OWN),
+    ...facts(RESOURCES.volunteer),
+    own: (s) => pick(s, VOLUNTEER_OWN),
     linked: async (own, _team, store) => {
       const { _email1: _, ...names } = linkedFields(await store.get<Doc>(CONSTITUENTS, own.FkConstituent as number));
       return names;
     },
   },
   {
-    path: 'volunteer-tasks', category: 'volunteer_task', key: 'volunteerTask', resource: 'volunteer_task', what: 'volunteer task', idField: 'PkTask',
-    evolver: taskEvolver, own: (s) => ({ ...pick(s, TASK_OWN), NumberOfHours: numberOfHours(s.fields) }), linked: taskLinked, personType: taskPersonType,
+    ...facts(RESOURCES.volunteerTask),
+    own: (s) => ({ ...pick(s, TASK_OWN), NumberOfHours: numberOfHours(s.fields) }),
+    linked: taskLinked,
+    personType: taskPersonType,
   },
-  {
-    path: 'events', category: 'event', key: 'event', resource: 'event', what: 'event', idField: 'PkEvent',
-    evolver: eventWebhookEvolver as Evolver<RecordState>, own: (s) => pick(s, EVENT_OWN), linked: geography,
-  },
+  { ...facts(RESOURCES.event), own: (s) => pick(s, EVENT_OWN), linked: geography },
 ];
 
 export const historyKind = (path: string) => KINDS.find((k) => k.path === path);

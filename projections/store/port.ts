@@ -2,7 +2,7 @@ import type { Position } from '../../domain/shared/events.js';
 
 /**
  * The read-store port. A query is described once, as data (filters, a search, a sort, a page,
- * sums), and each adapter compiles it: to in-memory evaluation (memory.ts), to SQL (sqlite.ts)
+ * sums), and each adapter compiles it: to SQL (sqlite.ts), to in-memory evaluation (the tests' oracle, tests/support/memory-store/)
  * and to MongoDB filters (mongo.ts).
  */
 

@@ -1,4 +1,4 @@
-import { searchTextOf } from './memory-search.js';
+import { searchTextOf } from './search-text.js';
 import type { CollectionDef, Doc, SortKey } from './port.js';
 
 /**

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { conjunctsOf } from './memory-search.js';
+import { conjunctsOf } from './search-text.js';
 import { and, type Filter, type Query } from './port.js';
 import { isGrammable } from './sqlite-grams.js';
 import { compileWhere, phrase, searchOf, trigramable } from './sqlite-query.js';

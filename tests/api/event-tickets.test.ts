@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromLog } from '../../domain/events.js';
-import type { Projector } from '../../projections/runner.js';
+import type { Projector } from '../../projections/engine/projector.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { constituentsProjection } from '../../projections/constituents.js';
 import { EVENT_TICKETS, eventTicketsProjection } from '../../projections/event-tickets.js';
 import { EVENTS, eventsProjection } from '../../projections/events.js';
 import { lookupsProjection } from '../../projections/lookups.js';
-import { MemoryReadStore } from '../../projections/store/memory.js';
+import { MemoryReadStore } from '../support/memory-store/memory.js';
 import { eq } from '../../projections/store/port.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { type Delivery, type DeliveryLog, SqliteDeliveryLog, StoreDeliveryLog } from '../../dispatcher/deliveries.js';
-import { MemoryReadStore } from '../../projections/store/memory.js';
+import { MemoryReadStore } from '../support/memory-store/memory.js';
 import type { CollectionDef } from '../../projections/store/port.js';
 
 const row = (id: string, over: Partial<Delivery> = {}): Delivery => ({

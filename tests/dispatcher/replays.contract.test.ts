@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { type Replay, type ReplayStore, SqliteReplayStore, StoreReplayStore } from '../../dispatcher/replays.js';
-import { MemoryReadStore } from '../../projections/store/memory.js';
+import { MemoryReadStore } from '../support/memory-store/memory.js';
 
 const job = (id: string, over: Partial<Replay> = {}): Replay => ({
   id, team: 1, endpointId: 2, from: '2026-01-01T00:00:00Z', to: null, types: null, status: 'running',

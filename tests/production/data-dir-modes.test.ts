@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileTransport } from '../../commands/notifications/transport.js';
-import type { EventLog } from '../../eventlog/port.js';
 import { testConfig } from '../../runtime/config.js';
 import { openWebhookDb } from '../../runtime/webhooks.js';
 import { openRuntime } from '../../runtime/wiring.js';
@@ -64,7 +63,7 @@ describe('the data dir under umask 022', () => {
   it('keeps webhooks.sqlite and its -wal and -shm at 0600', async () => {
     const dataDir = path.join(tempDir(), 'data');
     const closers: Array<() => Promise<void> | void> = [];
-    const db = openWebhookDb(testConfig({ dataDir }), {} as EventLog, (fn) => closers.push(fn));
+    const db = openWebhookDb(testConfig({ dataDir }), null, (fn) => closers.push(fn));
     db.exec('CREATE TABLE t (x); INSERT INTO t VALUES (1)');
     expect(mode(dataDir)).toBe('700');
     for (const f of ['webhooks.sqlite', 'webhooks.sqlite-wal', 'webhooks.sqlite-shm']) {

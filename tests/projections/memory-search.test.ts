@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryReadStore } from '../../projections/store/memory.js';
-import { searchTextOf } from '../../projections/store/memory-search.js';
+import { MemoryReadStore } from '../support/memory-store/memory.js';
+import { searchTextOf } from '../../projections/store/search-text.js';
 import { and, type Doc, eq, type Filter, searchFilter } from '../../projections/store/port.js';
 
 const FIELDS = ['Name', 'Email'];

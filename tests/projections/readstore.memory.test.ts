@@ -1,4 +1,4 @@
-import { MemoryReadStore } from '../../projections/store/memory.js';
+import { MemoryReadStore } from '../support/memory-store/memory.js';
 import { readStoreContract } from './readstore.contract.js';
 
 readStoreContract('MemoryReadStore', async () => {

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it, vi } from 'vitest';
-import { MemoryReadStore } from '../../projections/store/memory.js';
+import { describe, expect, it } from 'vitest';
+import { MemoryReadStore } from '../support/memory-store/memory.js';
 import { and, type CollectionDef, type Doc, eq, type Query, searchFilter } from '../../projections/store/port.js';
 import { SqliteReadCore } from '../../projections/store/sqlite-core.js';
 import { GramCounter, isGrammable } from '../../projections/store/sqlite-grams.js';
-import { markerOf, planOf } from '../../projections/store/sqlite-schema.js';
+import { markerOf } from '../../projections/store/sqlite-schema.js';
 
 /**
  * Short searches (1-2 characters) take their totals from the gram table (issue 13): one row per
@@ -213,31 +213,5 @@ describe('a short search counted from the gram table', () => {
       expect(synced).toBe(true);
       reader.close();
       writer.close();
-    }));
-
-  it('is added to a database laid out before it without laying the rows out again, counted as the search tables hold them', () =>
-    withFile((file) => {
-      const core = tenAnns(file);
-      // Rows waiting for the sync when the new version starts.
-      core.put('people', { Pk: 3, Team: 1, Name: 'Bo', Email: null });
-      core.put('people', { Pk: 11, Team: 1, Name: 'Dan', Email: null });
-      // The database as the version before wrote it: no gram table, and a layout without it.
-      const plan = planOf(def);
-      const before = JSON.stringify([plan.ddl.filter((sql) => !sql.startsWith('CREATE TABLE "people__grams0"')), plan.triggers]);
-      core.db.exec(`DROP TABLE people__grams0`);
-      core.db.prepare(`UPDATE _meta_collections SET layout = ? WHERE name = 'people'`).run(before);
-      core.close();
-      const relayout = vi.spyOn(SqliteReadCore.prototype as unknown as { relayout: () => void }, 'relayout');
-      const again = new SqliteReadCore(file);
-      again.define(def);
-      expect(relayout).not.toHaveBeenCalled();
-      relayout.mockRestore();
-      expect(again.find(query(1, 'an')).total).toBe(10);
-      expect(grams(again)).toContainEqual([markerOf([1]), 'an', 10]);
-      again.syncSearch();
-      expect(grams(again)).toEqual(recounted(again));
-      // Laid out now: the next start finds nothing to do.
-      expect(again.db.prepare(`SELECT layout FROM _meta_collections WHERE name = 'people'`).pluck().get()).toBe(JSON.stringify([plan.ddl, plan.triggers]));
-      again.close();
     }));
 });

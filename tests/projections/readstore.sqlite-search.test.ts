@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryReadStore } from '../../projections/store/memory.js';
+import { MemoryReadStore } from '../support/memory-store/memory.js';
 import { and, type CollectionDef, type Doc, eq, type Query, searchFilter } from '../../projections/store/port.js';
 import { SqliteReadCore } from '../../projections/store/sqlite-core.js';
 

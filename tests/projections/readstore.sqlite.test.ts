@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryReadStore } from '../../projections/store/memory.js';
+import { MemoryReadStore } from '../support/memory-store/memory.js';
 import { and, type CollectionDef, type Doc, eq, type Query, type ReadStore, searchFilter } from '../../projections/store/port.js';
 import { SqliteReadCore } from '../../projections/store/sqlite-core.js';
 import { SqliteReadStore } from '../../projections/store/sqlite.js';

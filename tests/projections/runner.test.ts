@@ -4,9 +4,10 @@ import { ANY, type EventLog, type NewEvent, type SubscribeOptions, type Subscrip
 import { type Position, type RecordedEvent } from '../../domain/shared/events.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { projectors } from '../../projections/index.js';
-import { ProjectionRunner, type Projector } from '../../projections/runner.js';
+import { ProjectionRunner } from '../../projections/engine/main-thread.js';
+import type { Projector } from '../../projections/engine/projector.js';
 import { constituentsProjection } from '../../projections/constituents.js';
-import { MemoryReadStore } from '../../projections/store/memory.js';
+import { MemoryReadStore } from '../support/memory-store/memory.js';
 import { until } from '../commands/eventlog.contract.js';
 
 const event = (type: string): NewEvent => ({

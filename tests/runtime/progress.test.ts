@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FollowerStatus } from '../../eventlog/follower.js';
-import { watchProgress } from '../../runtime/progress.js';
+import { watchProgress } from '../../projections/engine/progress.js';
 
 /** A clock and a follower whose distance behind the test sets, sampled by hand (no waiting). */
 function harness() {

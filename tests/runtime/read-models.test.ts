@@ -7,8 +7,7 @@ import type { Position } from '../../domain/shared/events.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { SqliteReadCore } from '../../projections/store/sqlite-core.js';
 import { DataDirBusy } from '../../runtime/datadir-lock.js';
-import { inlineProjection } from '../../runtime/inline-projection.js';
-import { LOG_FILE, ProjectorThread, READ_MODELS_FILE } from '../../runtime/read-models.js';
+import { LOG_FILE, READ_MODELS_FILE, startProjectorThread } from '../../runtime/read-models.js';
 import { rebuildReadModels } from '../../runtime/rebuild.js';
 import { client, startTestApp } from '../support/app.js';
 import type { CounterDoc } from '../support/counting-projectors.js';
@@ -38,10 +37,10 @@ function dataDir() {
       const done = await Promise.all(Array.from({ length: count }, () => log.append(`thing-${++n % 7}`, [{ type, data: { n }, metadata }], 'any')));
       return done.reduce((a, b) => (b.position.commit > a.position.commit ? b : a)).position;
     },
-    start(env: Record<string, string> = {}, options: Parameters<typeof ProjectorThread.start>[2] = {}) {
+    start(env: Record<string, string> = {}, options: Parameters<typeof startProjectorThread>[2] = {}) {
       Object.assign(process.env, env);
       const files = { logFile: path.join(dir, LOG_FILE), readFile: path.join(dir, READ_MODELS_FILE) };
-      return ProjectorThread.start(files, (p) => log.countAfter(p), { ...options, settings: { projectorsModule: FIXTURE, pollMs: 20, retryInitialMs: 20, retryMaxMs: 100, ...options.settings } });
+      return startProjectorThread(files, (p) => log.countAfter(p), { ...options, settings: { projectorsModule: FIXTURE, pollMs: 20, retryInitialMs: 20, retryMaxMs: 100, ...options.settings } });
     },
     counter(name: string): CounterDoc {
       const core = new SqliteReadCore(path.join(dir, READ_MODELS_FILE), { laidOutElsewhere: true });
@@ -136,7 +135,7 @@ describe("the log's writer thread, applying its own commits inline", () => {
   /** A projector thread that never polls: only the writer thread's inline projection moves it. */
   async function inlineOn(d: ReturnType<typeof dataDir>, env: Record<string, string> = {}) {
     const thread = await d.start(env, { report: () => undefined, waitTimeoutMs: 60_000, settings: { pollMs: 60_000 } });
-    expect(await d.log.runAfterEachCommit(inlineProjection(thread.inline), (p) => thread.applied(p))).toBe(true);
+    expect(await thread.attachInline(d.log)).toBe(true);
     return thread;
   }
 
@@ -167,7 +166,7 @@ describe("the log's writer thread, applying its own commits inline", () => {
 
     // Awake, the projector thread copies them in passively on its own turns.
     const awake = await d.start({}, { report: () => undefined, waitTimeoutMs: 60_000 });
-    expect(await d.log.runAfterEachCommit(inlineProjection(awake.inline), (p) => awake.applied(p))).toBe(true);
+    expect(await awake.attachInline(d.log)).toBe(true);
     const head = await d.append(4);
     await awake.waitFor(head);
     await expect.poll(uncopied, { timeout: 5_000 }).toBe(0);

@@ -67,7 +67,7 @@ describe('webhooks.sqlite', () => {
   it('takes over the webhook tables of an older data directory: rows, indexes, the queue’s checkpoint and the delivery numbering', async () => {
     const { dataDir, log, before } = await olderDataDir();
     const closers: Array<() => Promise<void> | void> = [];
-    const db = openWebhookDb(testConfig({ dataDir }), log, (fn) => closers.push(fn));
+    const db = openWebhookDb(testConfig({ dataDir }), log.database, (fn) => closers.push(fn));
     try {
       expect(tables(log.database)).toEqual([]);
       expect(snapshot(db)).toEqual(before);
@@ -98,7 +98,7 @@ describe('webhooks.sqlite', () => {
     copy.close();
     expect(tables(log.database)).toEqual(WEBHOOK_TABLES);
     const closers: Array<() => Promise<void> | void> = [];
-    const db = openWebhookDb(testConfig({ dataDir }), log, (fn) => closers.push(fn));
+    const db = openWebhookDb(testConfig({ dataDir }), log.database, (fn) => closers.push(fn));
     try {
       expect(tables(log.database)).toEqual([]);
       expect(snapshot(db)).toEqual(before);
@@ -113,7 +113,7 @@ describe('webhooks.sqlite', () => {
     dirs.push(dataDir);
     const log = new SqliteEventLog(path.join(dataDir, 'turnout.sqlite'));
     const closers: Array<() => Promise<void> | void> = [];
-    const db = openWebhookDb(testConfig({ dataDir }), log, (fn) => closers.push(fn));
+    const db = openWebhookDb(testConfig({ dataDir }), log.database, (fn) => closers.push(fn));
     try {
       await new SqliteDeliveryQueue(db).enqueue([task(1)], positionFromString('1'));
       expect(tables(log.database)).toEqual([]);

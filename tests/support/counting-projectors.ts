@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import type { Projector } from '../../projections/runner.js';
+import type { Projector } from '../../projections/engine/projector.js';
 
 /**
  * Projectors for the projector thread's tests, loaded inside the thread (ThreadSettings

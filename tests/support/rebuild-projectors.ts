@@ -1,4 +1,4 @@
-import type { Projector } from '../../projections/runner.js';
+import type { Projector } from '../../projections/engine/projector.js';
 
 /**
  * Projectors for the offline rebuild's tests (runtime/rebuild.ts), loaded in each of its threads

@@ -1,8 +1,5 @@
-import type { Doc, Filter, Page, Query, Scalar, SortKey } from './port.js';
-
-/** Lower-cased search text of a document over some fields, as `contains` compares it. */
-export const searchTextOf = (doc: Doc, fields: string[]): string =>
-  fields.map((f) => (doc[f] == null ? '' : String(doc[f]).toLowerCase())).join('\u0001');
+import type { Doc, Filter, Page, Query, Scalar, SortKey } from '../../../projections/store/port.js';
+import { conjunctsOf, searchTextOf } from '../../../projections/store/search-text.js';
 
 /** A growable list of slot numbers, ascending because slots are only ever appended. */
 class Postings {
@@ -153,11 +150,6 @@ export class SearchIndex {
     this.dead = 0;
     for (const [id, slot] of live) if (old.texts[slot] !== null) this.add(id, old.docs[slot]!, old.texts[slot]!);
   }
-}
-
-/** The conjuncts of a filter, nested `and`s flattened (routes combine filters built elsewhere). */
-export function conjunctsOf(filter: Filter): Filter[] {
-  return filter.op === 'and' ? filter.filters.flatMap(conjunctsOf) : [filter];
 }
 
 /** The slots matching one conjunct of a filter, found through an index, and the conjuncts left. */

@@ -1,5 +1,5 @@
-import { comparePositions, type Position } from '../domain/shared/events.js';
-import type { ReadStore } from './store/port.js';
+import { comparePositions, type Position } from '../../domain/shared/events.js';
+import type { ReadStore } from '../store/port.js';
 
 /**
  * Read-your-writes for an API process that does not project: the shared read store's checkpoint

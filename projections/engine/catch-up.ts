@@ -1,5 +1,5 @@
-import type { Position } from '../domain/shared/events.js';
-import type { EventLog } from '../eventlog/port.js';
+import type { Position } from '../../domain/shared/events.js';
+import type { EventLog } from '../../eventlog/port.js';
 
 /**
  * Whether this process's read models have caught up with the log as it stood when they began

@@ -1,4 +1,4 @@
-/** What the main thread and the read-model projector thread (projector-thread.ts) tell each other. */
+/** What the main thread (thread.ts) and the read-model projector thread (thread-loop.ts) tell each other. */
 
 export interface ThreadSettings {
   /** The log's file, read on a connection of the thread's own. */

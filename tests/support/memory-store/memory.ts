@@ -1,6 +1,7 @@
-import type { Position } from '../../domain/shared/events.js';
-import { conjunctsOf, pageOfSearch, SearchIndex, searchConjunct, sortByKeys } from './memory-search.js';
-import type { CollectionDef, Doc, Filter, Page, Query, ReadStore, Scalar } from './port.js';
+import type { Position } from '../../../domain/shared/events.js';
+import { conjunctsOf } from '../../../projections/store/search-text.js';
+import { pageOfSearch, SearchIndex, searchConjunct, sortByKeys } from './memory-search.js';
+import type { CollectionDef, Doc, Filter, Page, Query, ReadStore, Scalar } from '../../../projections/store/port.js';
 
 interface Collection {
   def: CollectionDef;

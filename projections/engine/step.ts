@@ -1,9 +1,8 @@
-import { fromLog } from '../domain/events.js';
-import type { RecordedEvent } from '../domain/shared/events.js';
-import { categoryRouter } from './routing.js';
-import type { Projector } from './runner.js';
-import type { SqliteReadCore } from './store/sqlite-core.js';
-import { SqliteReadStore } from './store/sqlite.js';
+import { fromLog } from '../../domain/events.js';
+import type { RecordedEvent } from '../../domain/shared/events.js';
+import type { SqliteReadCore } from '../store/sqlite-core.js';
+import { SqliteReadStore } from '../store/sqlite.js';
+import { categoryRouter, type Projector } from './projector.js';
 
 /** The log as the projection reads it: events after a position, and the last position. */
 export interface LogReader {

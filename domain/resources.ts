@@ -1,0 +1,84 @@
+import { constituentEvolver } from './constituent/events.js';
+import { donationEvolver } from './donation/events.js';
+import { eventTicketEvolver } from './event-ticket/events.js';
+import { eventEvolver } from './event/events.js';
+import { eventWebhookEvolver } from './event/webhooks.js';
+import { recurringGiftEvolver } from './recurring-gift/events.js';
+import type { Category } from './events.js';
+import type { Evolver } from './shared/events.js';
+import type { RecordState } from './shared/record.js';
+import { taskGroupEvolver } from './task-group/events.js';
+import { taskEvolver } from './volunteer-task/events.js';
+import { volunteerEvolver } from './volunteer/events.js';
+
+/**
+ * A record resource's facts, in one place: the admin surface's path segment, its stream
+ * category (the stream of record 12 is `<category>-12`), its event type prefix, the key of its
+ * single read, the name of its webhook types and read-model id, the evolvers of its state, and
+ * whether an operator may lock or delete it. Commands (commands/records.ts), history
+ * (projections/history/kinds.ts) and the webhook catalog (dispatcher/catalog.ts) take them from
+ * here; what a delete entails beyond the record (cascades) is the commands' (records.ts), as it
+ * runs commands.
+ */
+export interface Resource {
+  /** Path segment under /admin/v1/teams/:teamId/ */
+  path: string;
+  category: Category;
+  /** Event type prefix: `Constituent` of `ConstituentCreated`. */
+  prefix: string;
+  /** The single read's key (`{constituent: ...}`). */
+  key: string;
+  /** The resource as webhook types and messages name it: `volunteer_task`. */
+  resource: string;
+  /** Its name in messages. */
+  what: string;
+  /** The read model's id field. */
+  idField: string;
+  evolver: Evolver<RecordState>;
+  /** The record as its webhooks and history see it, where that differs from `evolver` (an event's location names). */
+  asOfEvolver?: Evolver<RecordState>;
+  lockable: boolean;
+  deletable: boolean;
+  /** The prefix of the webhook types its events fire (`donation.` for a recurring gift's too); none fire without it. */
+  fires?: string;
+}
+
+export const RESOURCES = {
+  constituent: {
+    path: 'constituents', category: 'constituent', prefix: 'Constituent', key: 'constituent', resource: 'constituent', what: 'constituent', idField: 'PkConstituent',
+    evolver: constituentEvolver, lockable: true, deletable: true, fires: 'constituent.',
+  },
+  volunteer: {
+    path: 'volunteers', category: 'volunteer', prefix: 'Volunteer', key: 'volunteer', resource: 'volunteer', what: 'volunteer', idField: 'PkVolunteer',
+    evolver: volunteerEvolver, lockable: true, deletable: true, fires: 'volunteer.',
+  },
+  volunteerTask: {
+    path: 'volunteer-tasks', category: 'volunteer_task', prefix: 'VolunteerTask', key: 'volunteerTask', resource: 'volunteer_task', what: 'volunteer task', idField: 'PkTask',
+    evolver: taskEvolver, lockable: true, deletable: true, fires: 'volunteer_task.',
+  },
+  taskGroup: {
+    path: 'volunteer-task-groups', category: 'volunteer_task_group', prefix: 'VolunteerTaskGroup', key: 'volunteerTaskGroup', resource: 'volunteer_task_group', what: 'volunteer task group', idField: 'PkTaskGroup',
+    evolver: taskGroupEvolver, lockable: false, deletable: false,
+  },
+  event: {
+    path: 'events', category: 'event', prefix: 'Event', key: 'event', resource: 'event', what: 'event', idField: 'PkEvent',
+    evolver: eventEvolver, asOfEvolver: eventWebhookEvolver as Evolver<RecordState>, lockable: true, deletable: true, fires: 'event.',
+  },
+  donation: {
+    path: 'donations', category: 'donation', prefix: 'Donation', key: 'donation', resource: 'donation', what: 'donation', idField: 'PkDonation',
+    evolver: donationEvolver as unknown as Evolver<RecordState>, lockable: true, deletable: true, fires: 'donation.',
+  },
+  // Started and canceled through their own routes, never locked or deleted; they fire donation types.
+  recurringGift: {
+    path: 'recurring-gifts', category: 'recurring_gift', prefix: 'RecurringGift', key: 'recurringGift', resource: 'recurring_gift', what: 'recurring gift', idField: 'PkRecurringGift',
+    evolver: recurringGiftEvolver, lockable: false, deletable: false, fires: 'donation.',
+  },
+  // Ticket sales are recorded, never edited through /admin/v1: listed for their history only.
+  eventTicket: {
+    path: 'event-tickets', category: 'event_ticket', prefix: 'EventTicket', key: 'eventTicket', resource: 'event_ticket', what: 'event ticket sale', idField: 'PkEventTicket',
+    evolver: eventTicketEvolver, lockable: false, deletable: false,
+  },
+} as const satisfies Record<string, Resource>;
+
+/** A record's stream: `constituent-12`. */
+export const streamOf = (r: Pick<Resource, 'category'>, id: number): string => `${r.category}-${id}`;

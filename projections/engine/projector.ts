@@ -1,0 +1,52 @@
+import type { Category, LoggedEvent } from '../../domain/events.js';
+import type { CollectionDef, ReadStore } from '../store/port.js';
+
+export interface Projector<C extends Category = Category> {
+  name: string;
+  /**
+   * The read model's schema version: raise it when what the projector writes changes (a field
+   * added, a rule fixed); the embedded store then rebuilds this read model from the log at start.
+   */
+  version: number;
+  collections: CollectionDef[];
+  /**
+   * The stream categories (`constituent` of `constituent-12`) whose events this projector reads.
+   * Left out, it is given every event. The runner skips the others without calling `apply`.
+   */
+  categories?: readonly C[];
+  /**
+   * Empties what the projector keeps outside its collections (a table of its own, written in
+   * apply), when the embedded store rebuilds it (engine/step.ts prepare).
+   */
+  reset?(): void;
+  /**
+   * The tables it keeps outside its collections (those `reset` empties), by name: a rebuild that
+   * builds this projector apart (`independent`) copies them across with its collections.
+   */
+  tables?: readonly string[];
+  /**
+   * Reads nothing from the store and writes nothing another projector reads (an activity log, the
+   * change feed: a row per event from the event alone). An offline rebuild of the embedded read
+   * models (runtime/rebuild.ts) builds such projectors on a second thread, in a file of their own,
+   * and copies what they wrote in at the end. One that reads a collection of another projector
+   * fails that rebuild (the collection is unknown in its file), never silently.
+   */
+  independent?: boolean;
+  /** Applies one event of its categories. Must be idempotent: a redelivered event changes nothing. */
+  apply(event: LoggedEvent<C>, store: ReadStore): Promise<void>;
+}
+
+/**
+ * The projectors that read a stream's category (`constituent` of `constituent-12`), in the order
+ * given, worked out once per category: every event goes only to the projectors that read it.
+ */
+export function categoryRouter<P extends { categories?: readonly string[] }>(projectors: readonly P[]): (stream: string) => P[] {
+  const routes = new Map<string, P[]>();
+  return (stream) => {
+    const dash = stream.indexOf('-');
+    const category = dash < 0 ? stream : stream.slice(0, dash);
+    let ps = routes.get(category);
+    if (!ps) routes.set(category, (ps = projectors.filter((p) => !p.categories || p.categories.includes(category))));
+    return ps;
+  };
+}

@@ -1,0 +1,119 @@
+import { Backoff } from '../../eventlog/backoff.js';
+import type { SqliteReadCore } from '../store/sqlite-core.js';
+import { ProgressMeter } from './progress.js';
+import { ProjectionFailure, type SqliteProjection } from './step.js';
+import type { FromThread, ThreadSettings, ToThread } from './wire.js';
+
+/** The thread's side of its messages (node:worker_threads' parentPort, in the product). */
+export interface ThreadPort {
+  post(message: FromThread): void;
+  onMessage(listener: (message: ToThread) => void): void;
+}
+
+/**
+ * The engine's driver on a thread of its own (the embedded data dir's read models): lays the read
+ * database out, then steps the projection chunk by chunk until told to stop, telling the main
+ * thread (thread.ts) each position it reaches, its catch-up progress and its failures. The
+ * caller opens the log reader and the read database and closes them after.
+ */
+export async function driveProjectorThread(projection: SqliteProjection, core: SqliteReadCore, log: { head(): bigint }, settings: ThreadSettings, port: ThreadPort): Promise<void> {
+  const rebuilt = projection.prepare();
+  let position = projection.position();
+  port.post({ type: 'ready', position: String(position), head: String(log.head()), rebuilt });
+
+  let stopping = false;
+  let poked = false;
+  let wake: (() => void) | null = null;
+  /** While a failing event waits out its backoff, writes do not cut the wait short (only a stop does). */
+  let backingOff = false;
+  port.onMessage((m) => {
+    if (m.type === 'stop') stopping = true;
+    poked = true;
+    if (m.type === 'stop' || !backingOff) wake?.();
+  });
+
+  /** Waits `ms`, or less: until a message comes (a write to settle, a stop). */
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wake = null;
+        resolve();
+      }
+      wake = done;
+    });
+
+  /**
+   * The search tables catch up here, off the write path (a write's own commit only notes the rows
+   * it changed: SqliteReadCore.syncSearch), every 100 ms whether or not writes go on, so each batch
+   * stays small and quick. Searches are exact meanwhile.
+   */
+  const syncSearchWhenDue = every(100, () => void core.syncSearch());
+
+  /**
+   * The WAL checkpoint of the read database, every 250 ms, passive (it waits for no one, and copies
+   * what no reader still needs). The log's writer thread commits the inline step's transactions
+   * without checkpointing after them (inline.ts), so the WAL would grow without bound but for
+   * this; this thread's own commits still checkpoint as SQLite does by default.
+   */
+  const checkpointWhenDue = every(250, () => void core.checkpointWal());
+
+  const backoff = new Backoff({ initialMs: settings.retryInitialMs, maxMs: settings.retryMaxMs });
+  let limit: number | undefined;
+  let failing = false;
+  let progress: ProgressMeter | null = null;
+  while (!stopping) {
+    poked = false;
+    syncSearchWhenDue();
+    checkpointWhenDue();
+    const head = log.head();
+    if (head > position || limit !== undefined || failing) {
+      progress ??= head - position > 1_000 ? new ProgressMeter(Number(head - position), settings.progressEveryMs) : null;
+      try {
+        const step = await projection.step(limit);
+        limit = undefined;
+        backoff.reset();
+        if (failing) port.post({ type: 'recovered' });
+        failing = false;
+        position = step.position;
+        const told = progress?.add(step.read, Number(head > position ? head - position : 0n));
+        if (told) port.post({ type: 'progress', ...told });
+        port.post({ type: 'position', position: String(position), caughtUp: step.caughtUp });
+        if (step.caughtUp) progress = null;
+        continue;
+      } catch (err) {
+        // The events before a failing one apply on their own; the failing one is retried, never passed.
+        if (err instanceof ProjectionFailure && err.index > 0) {
+          limit = err.index;
+          continue;
+        }
+        failing = true;
+        const delay = backoff.next();
+        port.post({ type: 'failed', message: err instanceof Error ? err.message : String(err), retryInMs: delay });
+        backingOff = true;
+        await pause(delay);
+        backingOff = false;
+        continue;
+      }
+    }
+    // Caught up: this process's writes wake the thread at once (settle's message); another
+    // process's at the next poll.
+    if (!poked) await pause(settings.pollMs);
+  }
+}
+
+/** `work` at most once every `ms`. Busy (the lock held past the busy timeout) or failing, it is tried again at a later turn. */
+function every(ms: number, work: () => void): () => void {
+  let last = 0;
+  return () => {
+    const now = Date.now();
+    if (now - last < ms) return;
+    last = now;
+    try {
+      work();
+    } catch {
+      // A later turn tries again.
+    }
+  };
+}

@@ -1,0 +1,137 @@
+import type Database from 'better-sqlite3';
+import { CHECKPOINTS, COLLECTIONS, type Connection, VERSIONS } from './sqlite-connection.js';
+import { quoteId, rowColumns, rowOf, type TablePlan } from './sqlite-schema.js';
+import { rebuildGrams } from './sqlite-search-sync.js';
+
+/** FTS5's in-memory hash of pending terms: its default, and while a search table is built whole. */
+const FTS5_HASH = 1024 * 1024;
+const FTS5_BULK_HASH = 64 * 1024 * 1024;
+/** Rows read per step where a whole collection is walked, so memory stays bounded. */
+const CHUNK = 2_000;
+
+/** The store's own tables, created by the connection that lays the database out. */
+export function createMetaTables(db: Database.Database): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS ${COLLECTIONS} (name TEXT PRIMARY KEY, layout TEXT NOT NULL, bulk INTEGER NOT NULL DEFAULT 0);
+    CREATE TABLE IF NOT EXISTS ${CHECKPOINTS} (name TEXT PRIMARY KEY, position TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS ${VERSIONS} (name TEXT PRIMARY KEY, version INTEGER NOT NULL);`);
+}
+
+/**
+ * Creates the collection's table, indexes and search tables, or checks them: a table laid out
+ * for another definition (an index or search added) is laid out again from its own documents,
+ * and one left in bulk mode by a crash gets its search index rebuilt.
+ */
+export function layOut(conn: Connection, plan: TablePlan): void {
+  const layout = JSON.stringify([plan.ddl, plan.triggers]);
+  const row = conn.stmt(`SELECT layout, bulk FROM ${COLLECTIONS} WHERE name = ?`).get(plan.def.name) as { layout: string; bulk: number } | undefined;
+  conn.transaction(() => {
+    if (!row) {
+      for (const sql of [...plan.ddl, ...plan.triggers]) conn.db.exec(sql);
+      conn.stmt(`INSERT INTO ${COLLECTIONS} (name, layout) VALUES (?, ?)`).run(plan.def.name, layout);
+    } else if (row.layout !== layout) relayout(conn, plan, layout);
+    else if (row.bulk) finishBulk(conn, plan);
+  });
+}
+
+/**
+ * Bulk mode for a rebuild: the search tables of these collections stop following each row
+ * (their triggers are dropped) until endBulk() builds them once, which is several times faster
+ * than row by row. A crash in between is repaired by the next define().
+ */
+export function beginBulk(conn: Connection, plans: TablePlan[]): void {
+  conn.transaction(() => {
+    for (const plan of plans) {
+      for (const sql of plan.triggers) conn.db.exec(`DROP TRIGGER IF EXISTS ${/TRIGGER IF NOT EXISTS ("(?:[^"]|"")+")/.exec(sql)![1]}`);
+      for (const sql of plan.listIndexes) conn.db.exec(`DROP INDEX IF EXISTS ${/^CREATE INDEX ("(?:[^"]|"")+")/.exec(sql)![1]}`);
+      conn.stmt(`UPDATE ${COLLECTIONS} SET bulk = 1 WHERE name = ?`).run(plan.def.name);
+    }
+  });
+}
+
+/** Whether the collection is in bulk mode (its search tables wait for endBulk). */
+export function inBulk(conn: Connection, name: string): boolean {
+  return conn.stmt(`SELECT bulk FROM ${COLLECTIONS} WHERE name = ?`).pluck().get(name) === 1;
+}
+
+export function endBulk(conn: Connection, plans: TablePlan[]): void {
+  conn.transaction(() => {
+    for (const plan of plans) finishBulk(conn, plan);
+  });
+}
+
+/** The schema version recorded for a read model (or projector), null when none is. */
+export function schemaVersion(conn: Connection, name: string): number | null {
+  return (conn.stmt(`SELECT version FROM ${VERSIONS} WHERE name = ?`).pluck().get(name) as number | undefined) ?? null;
+}
+
+export function setSchemaVersion(conn: Connection, name: string, version: number): void {
+  conn.stmt(`INSERT INTO ${VERSIONS} (name, version) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET version = excluded.version`).run(name, version);
+}
+
+/** Drops a collection with its indexes and search tables; define() creates it afresh. */
+export function dropCollection(conn: Connection, name: string): void {
+  conn.transaction(() => {
+    dropObjects(conn.db, name);
+    conn.stmt(`DELETE FROM ${COLLECTIONS} WHERE name = ?`).run(name);
+  });
+  conn.plans.delete(name);
+  conn.forgetStatements();
+}
+
+/** Drops every collection, checkpoint and schema version. */
+export function dropAll(conn: Connection): void {
+  const names = conn.stmt(`SELECT name FROM ${COLLECTIONS}`).pluck().all() as string[];
+  for (const n of names) dropCollection(conn, n);
+  conn.db.exec(`DELETE FROM ${CHECKPOINTS}; DELETE FROM ${VERSIONS};`);
+}
+
+function finishBulk(conn: Connection, plan: TablePlan): void {
+  // Rebuilt as one segment, then optimised: later row-by-row changes otherwise merge into
+  // that segment again and again, at several times the cost per update.
+  // The rebuild reads every row as it is now: nothing is left waiting for a sync.
+  // Its terms gather in a hash of FTS5_BULK_HASH bytes meanwhile (1 MiB by default, which
+  // flushes a segment for every MiB and merges them again and again), set back after.
+  for (const s of plan.searches)
+    conn.db.exec(
+      `INSERT INTO ${s.fts}(${s.fts}, rank) VALUES ('hashsize', ${FTS5_BULK_HASH}); INSERT INTO ${s.fts}(${s.fts}) VALUES ('rebuild'); ` +
+        `INSERT INTO ${s.fts}(${s.fts}) VALUES ('optimize'); INSERT INTO ${s.fts}(${s.fts}, rank) VALUES ('hashsize', ${FTS5_HASH}); DELETE FROM ${s.pending};`,
+    );
+  for (const sql of plan.listIndexes) conn.db.exec(sql.replace(/^CREATE INDEX /, 'CREATE INDEX IF NOT EXISTS '));
+  // After the scan indexes: the gram count reads the rows through them, a team at a time.
+  for (const s of plan.searches) rebuildGrams(conn, plan, s);
+  for (const sql of plan.triggers) conn.db.exec(sql);
+  conn.stmt(`UPDATE ${COLLECTIONS} SET bulk = 0 WHERE name = ?`).run(plan.def.name);
+}
+
+/** The table and everything built on it: indexes and triggers go with it, search tables by name. */
+function dropObjects(db: Database.Database, name: string): void {
+  const tablesNamed = (prefix: string, sql: string) =>
+    db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE ? AND substr(name, 1, ?) = ?`).pluck().all(sql, prefix.length, prefix) as string[];
+  const search = [...tablesNamed(`${name}__fts`, 'CREATE VIRTUAL TABLE%'), ...tablesNamed(`${name}__pending`, 'CREATE TABLE%'), ...tablesNamed(`${name}__grams`, 'CREATE TABLE%')];
+  for (const t of search) db.exec(`DROP TABLE ${quoteId(t)}`);
+  db.exec(`DROP TABLE IF EXISTS ${quoteId(name)}`);
+}
+
+/** A table laid out for another definition, moved to the new layout from its own documents. */
+function relayout(conn: Connection, plan: TablePlan, layout: string): void {
+  const { db } = conn;
+  const name = plan.def.name;
+  const old = quoteId(`${name}__relayout`);
+  db.exec(`DROP TABLE IF EXISTS ${old}`);
+  db.exec(`CREATE TABLE ${old} AS SELECT rowid AS r, doc FROM ${plan.table}`);
+  dropObjects(db, name);
+  conn.forgetStatements();
+  for (const sql of plan.ddl) db.exec(sql);
+  const cols = rowColumns(plan);
+  const insert = db.prepare(`INSERT INTO ${plan.table} (rowid, ${cols.join(', ')}) VALUES (?, ${cols.map(() => '?').join(', ')})`);
+  const select = db.prepare(`SELECT r, doc FROM ${old} WHERE r > ? ORDER BY r LIMIT ${CHUNK}`);
+  for (let after = -Infinity; ; ) {
+    const rows = select.all(after) as Array<{ r: number; doc: string }>;
+    for (const row of rows) insert.run(row.r, ...rowOf(plan, JSON.parse(row.doc)));
+    if (rows.length < CHUNK) break;
+    after = rows[rows.length - 1].r;
+  }
+  db.exec(`DROP TABLE ${old}`);
+  finishBulk(conn, plan);
+  conn.stmt(`UPDATE ${COLLECTIONS} SET layout = ? WHERE name = ?`).run(layout, name);
+}
