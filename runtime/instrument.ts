@@ -4,8 +4,8 @@ import type { Tracing } from './tracing-port.js';
 
 /**
  * Times and counts every append this process makes (decisions.md §15), and makes it a span when
- * tracing is on. The log instance keeps its class (wiring checks `instanceof SqliteEventLog`),
- * so its own `append` is replaced rather than the log wrapped.
+ * tracing is on. Its own `append` is replaced rather than the log wrapped, so the one instance
+ * keeps every optional capability the port names (the inline step, team reads) as it is.
  */
 export function instrumentAppend(log: EventLog, metrics: Metrics | null, tracing: Tracing | null): void {
   if (!metrics && !tracing) return;
