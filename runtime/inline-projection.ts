@@ -11,7 +11,7 @@ import type { AfterCommit, AfterCommitModule } from '../eventlog/sqlite-wire.js'
 import { openLogReader } from '../eventlog/sqlite-file.js';
 import { SqliteProjection } from '../projections/sqlite-projection.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
-import { loadProjectors, typeScriptLoaderFor } from './thread-projectors.js';
+import { forThread, loadProjectors, threadModule } from './thread-projectors.js';
 
 export interface InlineSettings {
   logFile: string;
@@ -27,7 +27,8 @@ const LOCK_WAIT_MS = 50;
 
 /** This module as the writer thread's after-commit work. */
 export function inlineProjection(settings: InlineSettings): AfterCommitModule {
-  return { module: import.meta.url, register: typeScriptLoaderFor(import.meta.url), options: settings };
+  const { url, register } = threadModule(import.meta.url);
+  return { module: url, register, options: forThread(url, settings) };
 }
 
 /** Called on the writer thread once the projector thread has laid the read database out. */
