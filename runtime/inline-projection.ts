@@ -8,11 +8,12 @@ import type { InlineStepModule, OpenInlineStep } from '../eventlog/port.js';
 import { openLogReader } from '../eventlog/sqlite-file.js';
 import { type InlineSettings, inlineStep } from '../projections/engine/inline.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
-import { loadProjectors, typeScriptLoaderFor } from './thread-projectors.js';
+import { forThread, loadProjectors, threadModule } from './thread-projectors.js';
 
 /** This module as the log's inline step. */
 export function inlineProjection(settings: InlineSettings): InlineStepModule {
-  return { module: import.meta.url, register: typeScriptLoaderFor(import.meta.url), options: settings };
+  const { url, register } = threadModule(import.meta.url);
+  return { module: url, register, options: forThread(url, settings) };
 }
 
 /** Called on the writer thread once the projector thread has laid the read database out. */

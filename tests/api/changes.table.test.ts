@@ -78,13 +78,14 @@ describe('the change feed on the embedded stack', () => {
     const t = await startTestApp({ dataDir: dir });
     const team = await taskTeam(t);
     const now = await team.api.get('/changes?after=now');
-    const waiting = team.api.get(`/changes?after=${now.body.next}&wait=10`);
+    // The longest wait there is (30 s): answered long before it runs out, it was the write that woke it.
+    const waiting = team.api.get(`/changes?after=${now.body.next}&wait=30`);
     await new Promise((r) => setTimeout(r, 100));
     const started = Date.now();
     const c = await team.api.post('/constituents', { LastName: 'Late' });
     const page = await waiting;
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(20_000);
     expect(page.body.changes.map((e: any) => [e.type, e.data.PkConstituent])).toEqual([['constituent.created', c.body.constituent.PkConstituent]]);
     await t.close();
-  }, 30_000);
+  }, 60_000);
 });

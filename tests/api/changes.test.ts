@@ -148,7 +148,9 @@ describe('the change feed', () => {
     const latency = Date.now() - wrote;
     expect(answered.body.changes.map((e: any) => e.data.FirstName)).toEqual(['Polled']);
     console.log(`long-poll: write answered to the waiting reader in ${latency} ms`);
-    expect(latency).toBeLessThan(1000);
+    // Woken by the write, not by its 20 s wait running out; the latency itself is the benchmark's
+    // (docs/bench.md), since the write's own time on a busy machine counts here too.
+    expect(latency).toBeLessThan(10_000);
   });
 
   it('reads the same from the admin surface', async () => {

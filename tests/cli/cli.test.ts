@@ -19,14 +19,19 @@ beforeAll(async () => {
   cli = (args, env = {}) => runCli(main, args, { TURNOUT_URL: server.url, TURNOUT_ADMIN_TOKEN: TOKEN, ...env });
 }, 120_000);
 
-/** A team and a read_write key made through the CLI itself; `api` calls /api/v1 with the key. */
+/**
+ * A team and a read_write key, made through the admin API: `turnout teams create` and `keys create`
+ * have their own test, and two CLI processes more for each test's team took seconds on a loaded
+ * machine. `api` calls /api/v1 with the key.
+ */
 async function team() {
-  const t = await cli(['teams', 'create', '--name', `CLI ${Math.random()}`]);
-  expect(t.code).toBe(0);
-  const id = JSON.parse(t.stdout).team.id as number;
-  const k = await cli(['keys', 'create', '--team', String(id), '--name', 'Checker']);
-  expect(k.code).toBe(0);
-  return { id, api: http(`${server.url}/api/v1`, k.stdout.trim().split('\n').at(-1)) };
+  const admin = http(`${server.url}/admin/v1`, TOKEN);
+  const t = await admin.post('/teams', { name: `CLI ${Math.random()}` });
+  expect(t.status).toBe(201);
+  const id = t.body.team.id as number;
+  const k = await admin.post(`/teams/${id}/api-keys`, { name: 'Checker', scope: 'read_write' });
+  expect(k.status).toBe(201);
+  return { id, api: http(`${server.url}/api/v1`, k.body.key) };
 }
 
 function file(name: string, text: string): string {

@@ -35,14 +35,15 @@ describe('a long-polling reader of the change feed', () => {
     const { log, state, write } = laggingLog();
     const feed = new ChangeFeed(log);
     const started = Date.now();
-    const answer = feed.wait(1, { after: START, types: null, limit: 10 }, 10_000);
+    // A wait of 30 s, so that answering within 10 s on however busy a machine still says it looked again.
+    const answer = feed.wait(1, { after: START, types: null, limit: 10 }, 30_000);
     await new Promise((r) => setTimeout(r, 20));
     write(); // woken, but the team's index does not show it yet
     await new Promise((r) => setTimeout(r, 30));
     state.indexed = true;
     const page = await answer;
     expect(page.changes.map((e) => JSON.parse(e).type)).toEqual(['constituent.created']);
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(10_000);
     await feed.close();
-  });
+  }, 60_000);
 });

@@ -74,12 +74,13 @@ describe.skipIf(!natsAvailable)('the NATS queue against a real server', () => {
     await until(() => tried.size === 20, 10_000, 'every dead task tried once');
     const sent = Date.now();
     await q.enqueue(Array.from({ length: 5 }, (_, i) => task(`ok-${i}`, 2)), pos(2));
-    await until(() => healthy.length === 5, 10_000, 'the healthy deliveries');
-    expect(Math.max(...healthy) - sent).toBeLessThan(5_000);
+    await until(() => healthy.length === 5, 30_000, 'the healthy deliveries');
+    // Well before the dead tasks' retries come due (60 s), however busy the machine.
+    expect(Math.max(...healthy) - sent).toBeLessThan(30_000);
     await c.stop();
     await q.close();
     await nc.close();
-  }, 30_000);
+  }, 90_000);
 
   it('connects with the user and password given in the URL, for the queue and for the process connection', async () => {
     const url = `nats://turnout:s3cret@127.0.0.1:${secured.port}`;

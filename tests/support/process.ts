@@ -79,6 +79,8 @@ export async function spawnTurnout(build: Build, options: SpawnOptions = {}): Pr
       resolve();
     }),
   );
+  // 'close' comes once stdout and stderr are drained: a refusal's reason is then all in `out`.
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
   const proc: TurnoutProcess = {
     url,
@@ -94,15 +96,15 @@ export async function spawnTurnout(build: Build, options: SpawnOptions = {}): Pr
       }
     },
   };
-  const alive = () => {
-    if (exited !== null) throw new Error(`turnout --role ${role} exited (${exited}):\n${out}`);
-  };
   try {
     const probe = options.ready === false ? '/healthz' : '/readyz';
-    await waitUntil(`turnout --role ${role} ${probe}`, async () => {
-      alive();
-      return (await fetch(url + probe)).ok;
-    }, 30_000);
+    // A process that exits ends the wait at once: waitUntil retries on a throw, so a refusal to
+    // start would otherwise be reported only when the 30 s ran out.
+    await waitUntil(`turnout --role ${role} ${probe}`, async () => exited !== null || (await fetch(url + probe)).ok, 30_000);
+    if (exited !== null) {
+      await closed;
+      throw new Error(`turnout --role ${role} exited (${exited}):\n${out}`);
+    }
   } catch (err) {
     await proc.stop();
     throw err instanceof Error && !err.message.includes(out) && out ? new Error(`${err.message}\n--- output ---\n${out}`) : err;

@@ -11,8 +11,12 @@ import { brokenJson, hostileText, hostileValue, objectOf, type Operation, operat
  * mutations: wrong types, huge and hostile strings, unknown and empty-named fields, bad
  * encodings, broken JSON, other content types. Every answer must be below 500, every error in
  * the contract's shape, and no 4xx may append to the log. FUZZ_RUNS raises the count locally.
+ * 3,000 by default: over some 30 operations, about a hundred requests each (the test checks that
+ * none gets fewer than PER_OPERATION), a fresh seed every run; more took most of a minute of the
+ * whole suite's time on a loaded machine for little that a hundred did not already reach.
  */
-const RUNS = Number(process.env.FUZZ_RUNS ?? 8000);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
+const PER_OPERATION = Math.floor(RUNS / 100);
 const CODES = new Set<string>([...ERROR_CODES, ...Object.keys(TRANSPORT_STATUS)]);
 
 interface Request {
@@ -20,6 +24,8 @@ interface Request {
   url: string;
   contentType: string | null;
   payload: string | undefined;
+  /** The operation it was generated from: METHOD /path/{param}. */
+  operation: string;
 }
 
 let t: TestApp;
@@ -27,6 +33,7 @@ let key: string;
 let operations: Operation[];
 let sent = 0;
 const statuses = new Map<number, number>();
+const perOperation = new Map<string, number>();
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -88,7 +95,7 @@ function bodyOf(op: Operation): fc.Arbitrary<{ contentType: string | null; paylo
 function requestOf(op: Operation): fc.Arbitrary<Request> {
   const segment = fc.oneof({ arbitrary: fc.integer({ min: 1, max: 8 }).map(String), weight: 4 }, { arbitrary: hostileText, weight: 1 });
   const path = fc.tuple(...op.pathParams.map(() => segment)).map((values) => op.pathParams.reduce((p, name, i) => p.replace(`{${name}}`, values[i] || '%20'), op.path));
-  return fc.tuple(path, queryOf(op), bodyOf(op)).map(([p, q, b]) => ({ method: op.method, url: q ? `${p}?${q}` : p, ...b }));
+  return fc.tuple(path, queryOf(op), bodyOf(op)).map(([p, q, b]) => ({ method: op.method, url: q ? `${p}?${q}` : p, operation: `${op.method} ${op.path}`, ...b }));
 }
 
 async function head(): Promise<string> {
@@ -105,6 +112,7 @@ describe('the public API under generated and mutated requests', () => {
         if (r.contentType) headers['content-type'] = r.contentType;
         const res = await t.app.inject({ method: r.method, url: r.url, headers, payload: r.payload });
         sent++;
+        perOperation.set(r.operation, (perOperation.get(r.operation) ?? 0) + 1);
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
         const what = `${r.method} ${r.url.slice(0, 300)} ${r.contentType} ${String(r.payload).slice(0, 300)} -> ${res.statusCode} ${res.body.slice(0, 300)}`;
         expect(res.statusCode, what).toBeLessThan(500);
@@ -122,5 +130,8 @@ describe('the public API under generated and mutated requests', () => {
       { numRuns: RUNS, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
     );
     expect(sent).toBeGreaterThanOrEqual(RUNS);
+    // Every operation was fuzzed, and with more than a handful of requests.
+    const thin = operations.map((op) => `${op.method} ${op.path}`).filter((name) => (perOperation.get(name) ?? 0) < PER_OPERATION);
+    expect(thin, `operations sent fewer than ${PER_OPERATION} requests`).toEqual([]);
   }, 120_000);
 });
