@@ -141,6 +141,7 @@ export const batchRoutes =
           const write = kind.write(request.query as Record<string, string | undefined>);
           const resource: BatchResource = {
             category: kind.category,
+            idKind: kind.category,
             write: (deps, itemCtx, body) => write(deps, { ...itemCtx, now: new Date() }, check(body)),
           };
           const { items } = request.body as { items: unknown[] };
