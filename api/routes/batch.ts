@@ -93,10 +93,17 @@ const BatchResults = (kind: Kind) =>
     ),
   });
 
-/** Each item checked as the single route's schema checks its body, in the API's own words. */
+/** The single create's body limit (api/app.ts BODY_LIMIT, not imported: app.ts imports the routes). */
+const ITEM_LIMIT = 64 * 1024;
+
+/**
+ * Each item checked as the single route checks its body, in the API's own words: its body limit
+ * (an item the single create would refuse as too large is that item's 413), then its schema.
+ */
 function itemChecker(schema: TSchema): (body: unknown) => Values {
   const check = buildValidator({})({ schema, httpPart: 'body' }) as unknown as ((data: unknown) => boolean) & { errors?: unknown[] };
   return (body) => {
+    if (Buffer.byteLength(JSON.stringify(body) ?? '') > ITEM_LIMIT) throw new DomainError('payload_too_large', 'This item is over 64 KB as JSON, the single create\'s body limit; send less.');
     if (!check(body)) throw fromValidation(check.errors as never, 'body');
     return body as Values;
   };
