@@ -13,11 +13,17 @@ export interface ImportOptions {
 }
 
 /**
- * Requests in flight at once. An import is bound by each write's round trip until the server's write
- * path is: 100,000 rows took 49-56 s at 32, 40-49 s at 96, 36 s at 160 and 36 s at 256 (docs/bench.md).
+ * Rows a batch (decisions.md §14 allows 1..1000), and batches in flight at once: chosen on the
+ * import bench (docs/bench.md), where bigger batches stopped paying once the server's write path,
+ * not the round trips, was the bound.
  */
-export const CONCURRENCY = 160;
-/** Answers worth another try with the same Idempotency-Key; anything else is the row's answer. */
+export const BATCH_ROWS = 500;
+export const CONCURRENCY = 4;
+/** The bench's way to run other sizes (bench/import.ts BENCH_IMPORT_BATCHES); not an option for users. */
+const batchRows = () => Math.min(1000, Math.max(1, Number(process.env.TURNOUT_IMPORT_BATCH_ROWS) || BATCH_ROWS));
+/** Under the batch routes' 16 MiB body limit, with room for the envelope. */
+const BATCH_BYTES = 15 * 1024 * 1024;
+/** Answers worth another try with the same Idempotency-Key; anything else is the batch's answer. */
 const RETRIED = (status: number, code?: string) => status === 429 || status >= 500 || code === 'idempotency_key_in_progress';
 const MAX_TRIES = 6;
 
@@ -26,9 +32,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * `turnout import` (decisions.md §13): every row validated first, the invalid ones reported on
- * stdout and skipped, the valid ones sent in parallel, each with `Idempotency-Key:
- * import:<sha256 of the file>:<row>` so a re-run of the same file within 24 h writes nothing
- * twice. SIGINT stops sending, waits for the requests in flight and answers 130.
+ * stdout and skipped, the valid ones sent in batches through the admin batch route, a few at a
+ * time, each with `Idempotency-Key: import:<sha256 of the file>:<first row>-<last row>`, so a
+ * re-run of the same file within 24 h cuts the same batches and writes nothing twice. An item the
+ * server refuses is reported with its row's number. SIGINT stops sending, waits for the batches
+ * in flight and answers 130.
  */
 export async function importFile(file: string, options: ImportOptions, out: (line: string) => void): Promise<number> {
   const format = formatOf(file);
@@ -69,8 +77,33 @@ export async function importFile(file: string, options: ImportOptions, out: (lin
   }
 }
 
+/** The valid rows cut into batches: by count, and by size under the body limit; the same file always cuts the same. */
+export function batchesOf(rows: Row[], maxRows = batchRows(), maxBytes = BATCH_BYTES): Row[][] {
+  const out: Row[][] = [];
+  let current: Row[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    const size = Buffer.byteLength(JSON.stringify(row.body)) + 1;
+    if (current.length && (current.length >= maxRows || bytes + size > maxBytes)) {
+      out.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(row);
+    bytes += size;
+  }
+  if (current.length) out.push(current);
+  return out;
+}
+
+interface ItemResult {
+  status: number;
+  error?: { code: string; message: string; field?: string };
+}
+
 async function send(client: AdminClient, rows: Row[], options: ImportOptions, sha: string) {
-  const path = `/teams/${options.team}/${options.resource}`;
+  const path = `/teams/${options.team}/${options.resource}/batch`;
+  const batches = batchesOf(rows);
   const failed = new Map<number, Problem>();
   let written = 0;
   let next = 0;
@@ -84,39 +117,43 @@ async function send(client: AdminClient, rows: Row[], options: ImportOptions, sh
   };
   process.on('SIGINT', onSigint);
 
-  const sendOne = async (row: Row): Promise<Problem | null> => {
-    const headers = { 'idempotency-key': `import:${sha}:${row.n}` };
+  /** Each row's answer: null when written, else its problem. */
+  const sendBatch = async (batch: Row[]): Promise<Array<Problem | null>> => {
+    const headers = { 'idempotency-key': `import:${sha}:${batch[0].n}-${batch[batch.length - 1].n}` };
     for (let attempt = 1; ; attempt++) {
-      let status = 0;
       let problem: Problem;
       try {
-        const r = await client.write('POST', path, row.body, headers);
-        if (r.status >= 200 && r.status < 300) return null;
-        status = r.status;
+        const r = await client.call('POST', path, { items: batch.map((row) => row.body) }, headers);
+        if (r.status === 200 && Array.isArray(r.body?.results) && r.body.results.length === batch.length)
+          return (r.body.results as ItemResult[]).map((item) =>
+            item.status >= 200 && item.status < 300 ? null : { field: item.error?.field ?? '-', code: item.error?.code ?? `http_${item.status}`, message: item.error?.message ?? `HTTP ${item.status} from the server.` },
+          );
         const e = r.body?.error;
         problem = { field: e?.field ?? '-', code: e?.code ?? `http_${r.status}`, message: e?.message ?? `HTTP ${r.status} from the server.` };
-        if (!RETRIED(status, e?.code)) return problem;
+        if (!RETRIED(r.status, e?.code)) return batch.map(() => problem);
       } catch (err) {
         problem = { field: '-', code: 'not_sent', message: (err as Error).message };
       }
-      if (attempt >= MAX_TRIES || stopping) return problem;
+      if (attempt >= MAX_TRIES || stopping) return batch.map(() => problem);
       await sleep(100 * 2 ** attempt);
     }
   };
 
   const worker = async () => {
-    while (!stopping && next < rows.length) {
-      const row = rows[next++];
+    while (!stopping && next < batches.length) {
+      const batch = batches[next++];
       inFlight++;
-      const problem = await sendOne(row);
+      const answers = await sendBatch(batch);
       inFlight--;
-      if (problem) failed.set(row.n, problem);
-      else written++;
+      answers.forEach((problem, i) => {
+        if (problem) failed.set(batch[i].n, problem);
+        else written++;
+      });
       progress.update(written + failed.size);
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, rows.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, batches.length) }, worker));
   } finally {
     progress.stop();
     process.off('SIGINT', onSigint);

@@ -63,8 +63,8 @@ function program(): Command {
     .description(
       'Import records from a CSV file (a header row of public field names) or an NDJSON file (one body a line). ' +
         'Every row is checked first; each invalid one gets a line "row N: FIELD: CODE: message", then "N valid, N invalid". ' +
-        'Valid rows are sent in parallel, each with an Idempotency-Key from the file and the row, so running the same file again ' +
-        'within 24 hours writes nothing twice. Ctrl-C stops sending, waits for the requests in flight and exits 130. ' +
+        'Valid rows are sent in batches of up to 500, each with an Idempotency-Key from the file and its rows, so running the same file again ' +
+        'within 24 hours writes nothing twice; a row the server refuses is reported in the same form. Ctrl-C stops sending, waits for the batches in flight and exits 130. ' +
         'Exit 0 only when every row was valid and written (with --dry-run: valid).',
     )
     .argument('<file>', 'a .csv or .ndjson file')

@@ -19,6 +19,8 @@ export type ItemOutcome = { id: number; created: boolean } | DomainError;
 export interface BatchResource {
   /** Stream category of the records the items write (`constituent` of `constituent-12`). */
   category: string;
+  /** The id kind of the records the items create (commands/ids.ts). */
+  idKind: string;
   /** One item, written exactly as the single create writes it (the same command function). */
   write(deps: CommandDeps, ctx: WriteContext, body: unknown): Promise<{ id: number; created: boolean }>;
 }
@@ -49,6 +51,10 @@ export async function writeBatch(deps: CommandDeps, ctx: WriteContext, resource:
   const committed = ref ? await resume(deps.log, ctx, ref, items.length, resource.category) : new Map<number, { id: number; created: boolean }>();
   // Items committed by an earlier try are answered from the read models: bring them up to date.
   if (committed.size) await deps.settle(await deps.log.head());
+
+  // The items' ids in one durable reservation up front: otherwise every 100th item would hold
+  // the items behind it until its id block's commit (a third of the import's rate, measured).
+  await deps.ids.reserveAhead(resource.idKind, items.length - committed.size);
 
   const outcomes: Array<Promise<ItemOutcome>> = [];
   let failure: { error: unknown } | null = null;

@@ -9,7 +9,8 @@ import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/por
  * durable write serves a whole block.
  */
 export class IdAllocator {
-  private readonly blocks = new Map<string, { next: number; end: number }>();
+  /** Each kind's reserved ranges not yet handed out, oldest first. */
+  private readonly blocks = new Map<string, Array<{ next: number; end: number }>>();
   private readonly inflight = new Map<string, Promise<void>>();
 
   constructor(
@@ -23,21 +24,39 @@ export class IdAllocator {
 
   async next(kind: string): Promise<number> {
     for (;;) {
-      const b = this.blocks.get(kind);
-      if (b && b.next <= b.end) return b.next++;
-      let p = this.inflight.get(kind);
-      if (!p) {
-        p = this.reserve(kind).finally(() => this.inflight.delete(kind));
-        this.inflight.set(kind, p);
-      }
-      await p;
+      const list = this.blocks.get(kind);
+      while (list?.length && list[0].next > list[0].end) list.shift();
+      if (list?.length) return list[0].next++;
+      await this.reserving(kind, this.blockSize);
     }
+  }
+
+  /**
+   * Makes sure `count` ids of `kind` are reserved before they are asked for, in one append: a
+   * batch of writes (commands/batch.ts) then never waits for a block's durable commit midway.
+   * Ids reserved and not handed out are skipped after a restart, as a block's rest always was.
+   */
+  async reserveAhead(kind: string, count: number): Promise<void> {
+    for (;;) {
+      const available = (this.blocks.get(kind) ?? []).reduce((n, b) => n + Math.max(0, b.end - b.next + 1), 0);
+      if (available >= count) return;
+      await this.reserving(kind, Math.max(this.blockSize, count - available));
+    }
+  }
+
+  /** One reservation of `size` ids at a time per kind; a caller arriving meanwhile waits for it. */
+  private async reserving(kind: string, size: number): Promise<void> {
+    let p = this.inflight.get(kind);
+    if (p) return p;
+    p = this.reserve(kind, size).finally(() => this.inflight.delete(kind));
+    this.inflight.set(kind, p);
+    return p;
   }
 
   /** Where this process last left each id stream: the next reservation appends after it without reading. */
   private readonly tails = new Map<string, { revision: bigint; to: number }>();
 
-  private async reserve(kind: string): Promise<void> {
+  private async reserve(kind: string, size: number): Promise<void> {
     const stream = IdAllocator.stream(kind);
     for (;;) {
       // Read the stream's last event only when this process does not know its tail, or lost a
@@ -49,7 +68,7 @@ export class IdAllocator {
         if (last && inCategory(last, 'ids')) this.tails.set(kind, (tail = { revision: last.revision, to: last.data.to }));
       }
       const from = tail ? tail.to + 1 : 1;
-      const to = from + this.blockSize - 1;
+      const to = from + size - 1;
       const reserved: IdBlockReserved = { type: 'IdBlockReserved', data: { kind, from, to } };
       try {
         const r = await this.log.append(
@@ -58,7 +77,9 @@ export class IdAllocator {
           tail ? tail.revision : NO_STREAM,
         );
         this.tails.set(kind, { revision: r.nextExpectedRevision, to });
-        this.blocks.set(kind, { next: from, end: to });
+        const list = this.blocks.get(kind) ?? [];
+        list.push({ next: from, end: to });
+        this.blocks.set(kind, list);
         return;
       } catch (err) {
         if (!(err instanceof WrongExpectedRevision)) throw err;

@@ -38,6 +38,8 @@ interface Kind {
   /** The single create's body schema: each item is checked against it on its own. */
   body: TSchema;
   record: TSchema;
+  /** The record's fields in the order its schema gives them, as the single create's answer has them. */
+  fields: string[];
   query?: TSchema;
   /** The single create's command for the query sent. */
   write(query: Record<string, string | undefined>): Write;
@@ -53,6 +55,7 @@ const KINDS: Kind[] = [
     category: 'constituent',
     body: C.ConstituentBody,
     record: C.ConstituentRef,
+    fields: Object.keys(C.Constituent.properties),
     query: C.CreateQuery,
     write: ({ mode, matchOn }) => {
       if ((mode === 'upsert') !== (matchOn === 'email')) throw new DomainError('invalid_field', 'Upsert needs both mode=upsert and matchOn=email.', mode ? 'matchOn' : 'mode');
@@ -60,9 +63,9 @@ const KINDS: Kind[] = [
     },
     read: readConstituent,
   },
-  { path: 'volunteers', key: 'volunteer', category: 'volunteer', body: V.CreateVolunteerBody, record: V.VolunteerRef, write: () => registerVolunteer, read: readVolunteer },
-  { path: 'volunteer-tasks', key: 'volunteerTask', category: 'volunteer_task', body: T.CreateTaskBody, record: T.VolunteerTaskRef, write: () => created(createTask), read: readTask },
-  { path: 'events', key: 'event', category: 'event', body: E.EventCreateBody, record: E.EventRef, write: () => created(createEvent), read: (s, team, id) => readEvent(s.store, team, id) },
+  { path: 'volunteers', key: 'volunteer', category: 'volunteer', body: V.CreateVolunteerBody, record: V.VolunteerRef, fields: Object.keys(V.Volunteer.properties), write: () => registerVolunteer, read: readVolunteer },
+  { path: 'volunteer-tasks', key: 'volunteerTask', category: 'volunteer_task', body: T.CreateTaskBody, record: T.VolunteerTaskRef, fields: Object.keys(T.VolunteerTask.properties), write: () => created(createTask), read: readTask },
+  { path: 'events', key: 'event', category: 'event', body: E.EventCreateBody, record: E.EventRef, fields: Object.keys(E.Event.properties), write: () => created(createEvent), read: (s, team, id) => readEvent(s.store, team, id) },
 ];
 
 const BatchBody = (kind: Kind) =>
@@ -90,10 +93,17 @@ const BatchResults = (kind: Kind) =>
     ),
   });
 
-/** Each item checked as the single route's schema checks its body, in the API's own words. */
+/** The single create's body limit (api/app.ts BODY_LIMIT, not imported: app.ts imports the routes). */
+const ITEM_LIMIT = 64 * 1024;
+
+/**
+ * Each item checked as the single route checks its body, in the API's own words: its body limit
+ * (an item the single create would refuse as too large is that item's 413), then its schema.
+ */
 function itemChecker(schema: TSchema): (body: unknown) => Values {
   const check = buildValidator({})({ schema, httpPart: 'body' }) as unknown as ((data: unknown) => boolean) & { errors?: unknown[] };
   return (body) => {
+    if (Buffer.byteLength(JSON.stringify(body) ?? '') > ITEM_LIMIT) throw new DomainError('payload_too_large', 'This item is over 64 KB as JSON, the single create\'s body limit; send less.');
     if (!check(body)) throw fromValidation(check.errors as never, 'body');
     return body as Values;
   };
@@ -105,7 +115,11 @@ const resultOf = async (kind: Kind, services: Services, team: number, outcome: I
     if (outcome.field !== undefined) error.field = outcome.field;
     return { status: STATUS[outcome.code], error };
   }
-  return { status: outcome.created ? 201 : 200, created: outcome.created, [kind.key]: await kind.read(services, team, outcome.id) };
+  const record = await kind.read(services, team, outcome.id);
+  // What the single create's serializer writes: the schema's fields, in its order.
+  const shown: Values = {};
+  for (const f of kind.fields) if (f in record) shown[f] = record[f];
+  return { status: outcome.created ? 201 : 200, created: outcome.created, [kind.key]: shown };
 };
 
 /**
@@ -141,6 +155,7 @@ export const batchRoutes =
           const write = kind.write(request.query as Record<string, string | undefined>);
           const resource: BatchResource = {
             category: kind.category,
+            idKind: kind.category,
             write: (deps, itemCtx, body) => write(deps, { ...itemCtx, now: new Date() }, check(body)),
           };
           const { items } = request.body as { items: unknown[] };

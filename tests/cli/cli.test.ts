@@ -193,13 +193,14 @@ describe('turnout import', () => {
 
   it('shows progress on stderr as plain lines with rate and ETA, no carriage return or escape code', async () => {
     const { id } = await team();
-    const rows = Array.from({ length: 200 }, (_, i) => JSON.stringify({ LastName: `P${i}` }));
+    // More rows than one batch (cli/import.ts BATCH_ROWS): progress moves as each batch answers.
+    const rows = Array.from({ length: 1200 }, (_, i) => JSON.stringify({ LastName: `P${i}` }));
     const r = await cli(['import', file('many.ndjson', rows.join('\n')), '--team', String(id)]);
     expect(r.code).toBe(0);
     const lines = r.stderr.trim().split('\n');
     expect(lines.length).toBeGreaterThanOrEqual(2);
-    for (const line of lines) expect(line).toMatch(/^import: \d+\/200 \(\d+\/s, ETA (\d+ s|\?)\)$/);
-    expect(lines.at(-1)).toMatch(/^import: 200\/200 /);
+    for (const line of lines) expect(line).toMatch(/^import: \d+\/1200 \(\d+\/s, ETA (\d+ s|\?)\)$/);
+    expect(lines.at(-1)).toMatch(/^import: 1200\/1200 /);
     expect(r.stderr).not.toMatch(/[\r\x1b]/);
   });
 });

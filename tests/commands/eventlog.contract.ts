@@ -124,6 +124,18 @@ export function eventLogContract(name: string, makeLog: () => Promise<LogUnderTe
         expect(e.metadata).toEqual(metadata);
       });
 
+      it('keeps a batch item\u2019s marker in the metadata, found by reading the team\u2019s events after a journal (decisions.md §14)', async (ctx) => {
+        if (!log.readTeam) return ctx.skip();
+        const team = 9_000 + Math.floor(Math.random() * 1_000_000);
+        const at = (batchItem?: string) => ({ ...metadata, team, ...(batchItem ? { batchItem } : {}) });
+        const journal = await log.append(unique('batch'), [{ type: 'BatchStarted', data: { items: 3 }, metadata: at() }], NO_STREAM);
+        const streams = [unique('thing'), unique('thing'), unique('thing')];
+        for (const [i, s] of streams.entries()) await log.append(s, [{ type: 'Made', data: {}, metadata: at(`ref#${i}`) }], NO_STREAM);
+        await log.append(unique('thing'), [{ type: 'Made', data: {}, metadata: { ...metadata, batchItem: 'ref#9' } }], NO_STREAM); // another team's
+        const found = await log.readTeam(team, journal.position, 100);
+        expect(found.map((e) => [e.stream, e.metadata.batchItem])).toEqual(streams.map((s, i) => [s, `ref#${i}`]));
+      });
+
       it('rejects an empty append', async () => {
         await expect(log.append(unique('cart'), [], ANY)).rejects.toThrow();
       });

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { EsdbEventLog, type EsdbEventLogOptions } from '../../eventlog/esdb.js';
 import { TEAM_PROJECTION_QUERY } from '../../eventlog/esdb-team.js';
 import { type Position, type RecordedEvent } from '../../domain/shared/events.js';
-import { type SubscribeOptions, WrongExpectedRevision } from '../../eventlog/port.js';
+import { NO_STREAM, type SubscribeOptions, WrongExpectedRevision } from '../../eventlog/port.js';
 import { until } from './eventlog.contract.js';
 
 /** One subscribeToAll call: the options it was given and the gRPC call the test speaks for. */
@@ -364,6 +364,25 @@ describe('reading one team\u2019s events from EventStoreDB', () => {
     (r.event!.metadata as { team: number }).team = team;
     return r;
   };
+
+  it('carries a batch item\u2019s marker in the metadata it appends, and reads it back from the team\u2019s stream (decisions.md §14)', async () => {
+    const sent: Array<{ stream: string; metadata: unknown }> = [];
+    const appending = scriptedClient({
+      async appendToStream(stream: string, events: Array<{ metadata: unknown }>) {
+        for (const e of events) sent.push({ stream, metadata: e.metadata });
+        return { success: true, nextExpectedRevision: 0n, position: { commit: 5n, prepare: 5n } };
+      },
+    });
+    const meta = { team: 7, source: 'Public API' as const, keyName: 'Sync', correlationId: 'c', at: '2024-05-01T12:00:00.000Z', revision: 1, batchItem: 'abc#3' };
+    await new EsdbEventLog(appending.client).append('constituent-9', [{ type: 'ConstituentCreated', data: {}, metadata: meta }], NO_STREAM);
+    expect(sent).toEqual([{ stream: 'constituent-9', metadata: meta }]);
+    const started = teamEvent(7, 'batch-abc');
+    const marked = teamEvent(7, 'constituent-9');
+    Object.assign(marked.event!.metadata as object, { batchItem: 'abc#3' });
+    const c = teamClient({ 'turnout_team-7': [started, marked] });
+    const [journal] = await c.log.readTeam(7, null, 1);
+    expect((await c.log.readTeam(7, journal.position, 10)).map((e) => [e.stream, e.metadata.batchItem])).toEqual([['constituent-9', 'abc#3']]);
+  });
 
   it('reads the team\u2019s projected stream with links resolved, after or from a position, up to the limit', async () => {
     const events = [teamEvent(7, 'constituent-1'), teamEvent(7, 'constituent-2'), teamEvent(7, 'constituent-3')];

@@ -29,6 +29,19 @@ describe('allocating ids', () => {
     await log.close();
   });
 
+  it('reserves ids ahead for a batch in one append, then hands them out without another', async () => {
+    const log = new SqliteEventLog(':memory:');
+    const ids = new IdAllocator(log, 10);
+    expect(await ids.next('thing')).toBe(1);
+    const appends = vi.spyOn(log, 'append');
+    await ids.reserveAhead('thing', 250);
+    const got = [];
+    for (let i = 0; i < 250; i++) got.push(await ids.next('thing'));
+    expect(appends).toHaveBeenCalledTimes(1);
+    expect(got).toEqual(Array.from({ length: 250 }, (_, i) => i + 2));
+    await log.close();
+  });
+
   it('reads the id stream only when it does not know its tail', async () => {
     const log = new SqliteEventLog(':memory:');
     const ids = new IdAllocator(log, 5);

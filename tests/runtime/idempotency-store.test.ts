@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { MongoServerError } from 'mongodb';
 import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,6 +21,20 @@ describe('the embedded idempotency store', () => {
     expect(await s.begin('key:1', 'k', 'g', 1000 + TTL_MS - 1)).toEqual({ state: 'done', fingerprint: 'f', answer });
     expect(await s.begin('key:1', 'k', 'g', 1000 + TTL_MS)).toEqual({ state: 'started' });
     expect(await s.begin('key:2', 'k', 'f', 1000)).toEqual({ state: 'started' });
+    await s.close();
+  });
+
+  it('hands a running key over at once when the process running it has died, not while it lives', async () => {
+    const db = new Database(':memory:');
+    const s = new SqliteIdempotencyStore(db);
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!; // exited: no process has this pid now
+    const ownedBy = (pid: number) => db.prepare('UPDATE idempotency_keys SET owner = ?').run(pid);
+    expect(await s.begin('team:1', 'k', 'f', 1000)).toEqual({ state: 'started' });
+    ownedBy(process.ppid); // alive: still running, until the stale time
+    expect(await s.begin('team:1', 'k', 'f', 1001)).toEqual({ state: 'running', fingerprint: 'f' });
+    ownedBy(dead);
+    expect(await s.begin('team:1', 'k', 'f', 1002)).toEqual({ state: 'started' });
+    expect(await s.begin('team:1', 'k', 'f', 1003)).toEqual({ state: 'running', fingerprint: 'f' });
     await s.close();
   });
 
