@@ -1,4 +1,5 @@
-import type { QueryValue, Requester, WithResponse } from './http.js';
+import { TurnoutError } from './errors.js';
+import { type QueryValue, type Requester, uuid, type WithResponse } from './http.js';
 import { type Lister, lister } from './paging.js';
 import type { AnswerOf, CreateAnswer, ItemOf, OperationId, QueryOf, RequestBody } from './types.js';
 
@@ -99,16 +100,22 @@ export function writable<O extends Ops>(http: Requester, path: string, plural: O
     async createBatch(items, options = {}) {
       const results: BatchResult<O['batch']>[] = [];
       // In order, one batch at a time: results stay in input order, and a batch is one request
-      // against the key's rate limit. A key given for the whole call makes one per batch, so
-      // running the same call again replays what already committed.
+      // against the key's rate limit. One key for the whole call (random unless given) makes one
+      // per batch, and a failure names it: the same call run again with it replays the batches
+      // that committed instead of creating their records twice.
+      const key = options.idempotencyKey ?? uuid();
       for (let start = 0, n = 0; start < items.length; start += MAX_BATCH, n++) {
-        const answer = await http.send<{ results: BatchResult<O['batch']>[] }>({
-          method: 'POST',
-          path: `${path}/batch`,
-          body: { items: items.slice(start, start + MAX_BATCH) },
-          query: upsertQuery(options.upsert),
-          idempotencyKey: options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}.${n}`,
-        });
+        const answer = await http
+          .send<{ results: BatchResult<O['batch']>[] }>({
+            method: 'POST',
+            path: `${path}/batch`,
+            body: { items: items.slice(start, start + MAX_BATCH) },
+            query: upsertQuery(options.upsert),
+            idempotencyKey: `${key}.${n}`,
+          })
+          .catch((e: unknown) => {
+            throw e instanceof TurnoutError ? e.withKey(key) : e;
+          });
         results.push(...answer.results);
       }
       return results;
