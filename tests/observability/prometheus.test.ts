@@ -97,7 +97,7 @@ describe('a real Prometheus scraping Turnout with the scrape configuration of de
     await waitUntil('the rules evaluated', async () => {
       const r = (await (await fetch(`${prom}/api/v1/rules`)).json()) as { data: { groups: Array<{ rules: Array<{ name: string; health: string }> }> } };
       const rules = r.data.groups.flatMap((g) => g.rules);
-      return rules.length === 6 && rules.every((x) => x.health === 'ok');
+      return rules.length === 7 && rules.every((x) => x.health === 'ok');
     }, 30_000);
   }, 40_000);
 });
@@ -117,8 +117,13 @@ describe('promtool', () => {
 
   it('passes the alert rules (check rules) and the scrape configuration (check config)', async () => {
     const rules = await run('promtool', ['check', 'rules', path.join(DEPLOY, 'prometheus/alerts.yml')]);
-    expect(rules.stdout).toMatch(/SUCCESS: 6 rules found/);
+    expect(rules.stdout).toMatch(/SUCCESS: 7 rules found/);
     await run('promtool', ['check', 'config', configFile]);
+  });
+
+  it('fires each alert on the condition it names, and not on the healthy case beside it (test rules)', async () => {
+    const tested = await run('promtool', ['test', 'rules', path.join(DEPLOY, 'prometheus/alerts.test.yml')]).catch((e: { stdout: string; stderr: string }) => e);
+    expect(tested.stdout + tested.stderr).toMatch(/SUCCESS/);
   });
 });
 
