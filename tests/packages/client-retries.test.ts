@@ -102,6 +102,16 @@ describe('a batch import cut short', () => {
     expect(again.calls[0].body).toBe(s.calls[0].body);
     expect(again.calls[1].body).toBe(s.calls[1].body);
   });
+
+  it('refuses, before sending, a key too long to name each batch within the API\u2019s 255 characters', async () => {
+    const s = scripted(ok(1));
+    const t = client(s.fetch);
+    await expect(t.constituents.createBatch([{ LastName: 'X' }], { idempotencyKey: 'k'.repeat(254) })).rejects.toThrow(/at most 253 characters/);
+    await expect(t.constituents.createBatch(rows, { idempotencyKey: 'k'.repeat(254) })).rejects.toThrow(/at most 253 characters/);
+    expect(s.calls).toHaveLength(0);
+    await t.constituents.createBatch([{ LastName: 'X' }], { idempotencyKey: 'k'.repeat(253) });
+    expect(s.calls[0].headers.get('idempotency-key')).toBe(`${'k'.repeat(253)}.0`);
+  });
 });
 
 describe('waiting on a 429', () => {

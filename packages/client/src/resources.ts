@@ -39,6 +39,9 @@ export type BatchResult<Batch extends OperationId> = AnswerOf<Batch, 200> extend
 /** The API accepts at most this many items in one batch request (decisions §14). */
 export const MAX_BATCH = 1000;
 
+/** The longest Idempotency-Key the API takes (decisions §11). */
+const MAX_KEY = 255;
+
 /** The operation ids and keys that type one writable resource. */
 interface Ops {
   create: OperationId;
@@ -104,6 +107,9 @@ export function writable<O extends Ops>(http: Requester, path: string, plural: O
       // per batch, and a failure names it: the same call run again with it replays the batches
       // that committed instead of creating their records twice.
       const key = options.idempotencyKey ?? uuid();
+      // The API takes keys of 1..255 characters (decisions §11): `<key>.<n>` must fit too.
+      const room = MAX_KEY - 1 - String(Math.max(0, Math.ceil(items.length / MAX_BATCH) - 1)).length;
+      if (key.length > room) throw new TypeError(`createBatch: an idempotencyKey of at most ${room} characters here, as batch n is sent with <key>.<n> (the API takes 255 at most)`);
       for (let start = 0, n = 0; start < items.length; start += MAX_BATCH, n++) {
         const answer = await http
           .send<{ results: BatchResult<O['batch']>[] }>({
