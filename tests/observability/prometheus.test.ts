@@ -144,6 +144,17 @@ describe('the Grafana dashboard of deploy/', () => {
     for (const name of used) expect(familyOf(name, served), `${name} is not served by /metrics`).not.toBeNull();
   });
 
+  it('names each series for what its query measures: a mean or a p99 is that statistic', () => {
+    const legends = dashboard.panels.flatMap((p: { targets: Array<{ expr: string; legendFormat?: string }> }) => p.targets);
+    for (const { expr, legendFormat = '' } of legends)
+      for (const stat of ['mean', 'p50', 'p99']) {
+        if (!new RegExp(`^${stat}\\b`).test(legendFormat)) continue;
+        // A quantile of a histogram, or prom-client's own statistic of the event-loop delay.
+        const q = { mean: null, p50: 'histogram_quantile(0.5,', p99: 'histogram_quantile(0.99,' }[stat];
+        expect(expr.includes(`_${stat}_seconds`) || (q !== null && expr.startsWith(q)), `"${legendFormat}" over ${expr}`).toBe(true);
+      }
+  });
+
   it('queries that Prometheus accepts', async () => {
     for (const expr of exprs) {
       const r = await query(expr.replaceAll('$__rate_interval', '1m'));
