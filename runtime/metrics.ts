@@ -51,7 +51,8 @@ export const methodLabel = (method: string) => (METHODS.has(method) ? method : '
 /** The embedded data dir's files (and their write-ahead logs) whose size is served. */
 export const STORAGE_FILES = ['turnout.sqlite', 'readmodels.sqlite', 'webhooks.sqlite', 'idempotency.sqlite'].flatMap((f) => [f, `${f}-wal`]);
 
-export type DeliveryOutcome = 'succeeded' | 'failed' | 'abandoned';
+const DELIVERY_OUTCOMES = ['succeeded', 'failed', 'abandoned'] as const;
+export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
 export interface MetricsSources {
   followers: () => Promise<FollowerStatus[]>;
@@ -88,6 +89,9 @@ export class Metrics {
   private readonly rateLimited = new Counter({ name: 'turnout_rate_limited_total', help: 'Requests refused with 429 rate_limited.', registers: [this.registry] });
 
   constructor(sources: MetricsSources) {
+    // Each outcome served from 0: Prometheus's increase() cannot count the sample that creates a
+    // series, so an abandonment counter born at 1 would never fire the alert on it.
+    for (const outcome of DELIVERY_OUTCOMES) this.deliveries.inc({ outcome }, 0);
     const registers = [this.registry];
     // Scraped, not pushed: each value is read from what /readyz, the queue and the files say now.
     new Gauge({

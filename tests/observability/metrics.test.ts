@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { categoryLabel, methodLabel } from '../../runtime/metrics.js';
+import { categoryLabel, methodLabel, Metrics } from '../../runtime/metrics.js';
 import { startDispatcher } from '../../runtime/webhooks.js';
 import { fastWebhooks, type Receiver, startReceiver, until } from '../dispatcher/support.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -135,6 +135,18 @@ describe('GET /metrics', () => {
     expect(routes).toContain('/api/v1/constituents/:id');
     expect(routes).toContain('unmatched');
     expect(routes.size).toBeLessThanOrEqual(10);
+  });
+});
+
+describe('the delivery outcomes', () => {
+  it('are each served at 0 before the first delivery, so the first abandonment is an increase an alert sees', async () => {
+    // Prometheus's increase() cannot count the sample that creates a series: a counter born at 1
+    // would leave TurnoutWebhooksAbandoned (deploy/prometheus/alerts.yml) silent on that delivery.
+    const m = new Metrics({ followers: async () => [], queueDepth: async () => null, dataDir: null });
+    const s = parseMetrics(await m.text());
+    for (const outcome of ['succeeded', 'failed', 'abandoned']) expect(sampleValue(s, 'turnout_webhook_deliveries_total', { outcome }), outcome).toBe(0);
+    m.delivered('abandoned', null);
+    expect(sampleValue(parseMetrics(await m.text()), 'turnout_webhook_deliveries_total', { outcome: 'abandoned' })).toBe(1);
   });
 });
 

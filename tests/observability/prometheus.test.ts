@@ -97,7 +97,7 @@ describe('a real Prometheus scraping Turnout with the scrape configuration of de
     await waitUntil('the rules evaluated', async () => {
       const r = (await (await fetch(`${prom}/api/v1/rules`)).json()) as { data: { groups: Array<{ rules: Array<{ name: string; health: string }> }> } };
       const rules = r.data.groups.flatMap((g) => g.rules);
-      return rules.length === 6 && rules.every((x) => x.health === 'ok');
+      return rules.length === 7 && rules.every((x) => x.health === 'ok');
     }, 30_000);
   }, 40_000);
 });
@@ -117,8 +117,13 @@ describe('promtool', () => {
 
   it('passes the alert rules (check rules) and the scrape configuration (check config)', async () => {
     const rules = await run('promtool', ['check', 'rules', path.join(DEPLOY, 'prometheus/alerts.yml')]);
-    expect(rules.stdout).toMatch(/SUCCESS: 6 rules found/);
+    expect(rules.stdout).toMatch(/SUCCESS: 7 rules found/);
     await run('promtool', ['check', 'config', configFile]);
+  });
+
+  it('fires each alert on the condition it names, and not on the healthy case beside it (test rules)', async () => {
+    const tested = await run('promtool', ['test', 'rules', path.join(DEPLOY, 'prometheus/alerts.test.yml')]).catch((e: { stdout: string; stderr: string }) => e);
+    expect(tested.stdout + tested.stderr).toMatch(/SUCCESS/);
   });
 });
 
@@ -137,6 +142,17 @@ describe('the Grafana dashboard of deploy/', () => {
     const used = new Set(exprs.flatMap(metricNames));
     expect(used.size).toBeGreaterThan(10);
     for (const name of used) expect(familyOf(name, served), `${name} is not served by /metrics`).not.toBeNull();
+  });
+
+  it('names each series for what its query measures: a mean or a p99 is that statistic', () => {
+    const legends = dashboard.panels.flatMap((p: { targets: Array<{ expr: string; legendFormat?: string }> }) => p.targets);
+    for (const { expr, legendFormat = '' } of legends)
+      for (const stat of ['mean', 'p50', 'p99']) {
+        if (!new RegExp(`^${stat}\\b`).test(legendFormat)) continue;
+        // A quantile of a histogram, or prom-client's own statistic of the event-loop delay.
+        const q = { mean: null, p50: 'histogram_quantile(0.5,', p99: 'histogram_quantile(0.99,' }[stat];
+        expect(expr.includes(`_${stat}_seconds`) || (q !== null && expr.startsWith(q)), `"${legendFormat}" over ${expr}`).toBe(true);
+      }
   });
 
   it('queries that Prometheus accepts', async () => {

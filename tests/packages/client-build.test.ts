@@ -87,6 +87,22 @@ describe('the package, packed and installed offline into an empty project with t
       app,
     );
     expect(out).toBe('');
+
+    // A browser bundle resolves the `browser` condition, and its types must say what that build
+    // exports: verifyWebhook is not there, so importing it fails to compile rather than to bundle.
+    writeFileSync(
+      path.join(app, 'page.ts'),
+      `import { Turnout } from '@turnout/client';
+// @ts-expect-error: the browser build leaves verifyWebhook out
+import { verifyWebhook } from '@turnout/client';
+export const used = [Turnout, verifyWebhook];
+`,
+    );
+    const page = await typecheck(
+      { compilerOptions: { target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', customConditions: ['browser'], lib: ['ES2022', 'DOM'], types: [], strict: true, noEmit: true, skipLibCheck: true }, files: ['page.ts'] },
+      app,
+    );
+    expect(page).toBe('');
   }, 120_000);
 
   it('runs a first conversation against a real Turnout, and leaves verifyWebhook out of the browser build', async () => {

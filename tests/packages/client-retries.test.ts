@@ -79,6 +79,41 @@ describe('retrying a write', () => {
   });
 });
 
+describe('a batch import cut short', () => {
+  const rows = Array.from({ length: 1500 }, (_, i) => ({ LastName: `Row ${i}` }));
+  const ok = (n: number) => ({ status: 200, body: { results: Array.from({ length: n }, () => ({ status: 201, ...created })) } });
+
+  it('can be run again without a duplicate, even with no key given: the error names the key, each batch keeps its own', async () => {
+    // The first batch commits; the second fails with a 5xx on every attempt.
+    const s = scripted(ok(1000), ...Array.from({ length: 4 }, () => ({ status: 503, body: error('internal_error') })));
+    const err = (await client(s.fetch).constituents.createBatch(rows).catch((e: unknown) => e)) as TurnoutError;
+    expect(err).toBeInstanceOf(TurnoutError);
+    expect(err).toMatchObject({ status: 503, code: 'internal_error' });
+    const key = err.idempotencyKey!;
+    expect(key).toMatch(/^[0-9a-f-]{36}$/);
+    expect(s.calls.map((c) => c.headers.get('idempotency-key'))).toEqual([`${key}.0`, ...Array(4).fill(`${key}.1`)]);
+
+    // Run again with that key: the committed batch goes with its first key (the API replays its
+    // kept answer instead of creating those 1,000 again), and the results come back in order.
+    const again = scripted(ok(1000), ok(500));
+    const results = await client(again.fetch).constituents.createBatch(rows, { idempotencyKey: key });
+    expect(results).toHaveLength(1500);
+    expect(again.calls.map((c) => c.headers.get('idempotency-key'))).toEqual([`${key}.0`, `${key}.1`]);
+    expect(again.calls[0].body).toBe(s.calls[0].body);
+    expect(again.calls[1].body).toBe(s.calls[1].body);
+  });
+
+  it('refuses, before sending, a key too long to name each batch within the API\u2019s 255 characters', async () => {
+    const s = scripted(ok(1));
+    const t = client(s.fetch);
+    await expect(t.constituents.createBatch([{ LastName: 'X' }], { idempotencyKey: 'k'.repeat(254) })).rejects.toThrow(/at most 253 characters/);
+    await expect(t.constituents.createBatch(rows, { idempotencyKey: 'k'.repeat(254) })).rejects.toThrow(/at most 253 characters/);
+    expect(s.calls).toHaveLength(0);
+    await t.constituents.createBatch([{ LastName: 'X' }], { idempotencyKey: 'k'.repeat(253) });
+    expect(s.calls[0].headers.get('idempotency-key')).toBe(`${'k'.repeat(253)}.0`);
+  });
+});
+
 describe('waiting on a 429', () => {
   it('waits what Retry-After says, else RateLimit-Reset, and reports retryAfter when it gives up', async () => {
     const s = scripted(

@@ -109,7 +109,7 @@ describe('each process of the NATS stack serves its own metrics (decisions.md §
     const fromApi = parseMetrics(a.text);
     expect(sampleValue(fromApi, 'turnout_http_requests_total', { method: 'POST', route: '/api/v1/constituents', status: '201' })).toBe(30);
     expect(sampleValue(fromApi, 'turnout_events_appended_total', { category: 'constituent' })).toBeGreaterThanOrEqual(30);
-    expect(sampleValue(fromApi, 'turnout_webhook_deliveries_total', { outcome: 'succeeded' })).toBeUndefined();
+    expect(sampleValue(fromApi, 'turnout_webhook_deliveries_total', { outcome: 'succeeded' })).toBe(0);
     const fromDispatcher = parseMetrics(d.text);
     // The survivor delivered at least the fifteen sent after the other stopped.
     expect(sampleValue(fromDispatcher, 'turnout_webhook_deliveries_total', { outcome: 'succeeded' })).toBeGreaterThanOrEqual(15);

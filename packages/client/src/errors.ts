@@ -14,8 +14,13 @@ export class TurnoutError extends Error {
   readonly retryAfter: number | undefined;
   /** The answer's headers (for `RateLimit-*`, say), when there was an answer. */
   readonly headers: Headers | undefined;
+  /**
+   * A write's Idempotency-Key (createBatch's key for the whole call): giving it to the same call
+   * again finishes what failed, with what had committed answered from the API's kept answers.
+   */
+  readonly idempotencyKey: string | undefined;
 
-  constructor(init: { status: number; code: string; message: string; field?: string; retryAfter?: number; headers?: Headers; cause?: unknown }) {
+  constructor(init: { status: number; code: string; message: string; field?: string; retryAfter?: number; headers?: Headers; idempotencyKey?: string; cause?: unknown }) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
     this.name = 'TurnoutError';
     this.status = init.status;
@@ -23,6 +28,13 @@ export class TurnoutError extends Error {
     this.field = init.field;
     this.retryAfter = init.retryAfter;
     this.headers = init.headers;
+    this.idempotencyKey = init.idempotencyKey;
+  }
+
+  /** The same error, naming the key a caller repeats the whole call with. */
+  withKey(idempotencyKey: string): TurnoutError {
+    const { status, code, message, field, retryAfter, headers, cause } = this;
+    return new TurnoutError({ status, code, message, field, retryAfter, headers, idempotencyKey, cause: cause ?? this });
   }
 }
 
@@ -35,7 +47,7 @@ export function secondsFrom(value: string | null, now = Date.now()): number | un
 }
 
 /** The TurnoutError for a non-2xx answer, whatever its body (a proxy's HTML page included). */
-export function errorFromAnswer(status: number, headers: Headers, text: string): TurnoutError {
+export function errorFromAnswer(status: number, headers: Headers, text: string, idempotencyKey?: string): TurnoutError {
   let error: { code?: unknown; message?: unknown; field?: unknown } | undefined;
   try {
     error = (JSON.parse(text) as { error?: typeof error }).error;
@@ -50,5 +62,6 @@ export function errorFromAnswer(status: number, headers: Headers, text: string):
     field: typeof error?.field === 'string' ? error.field : undefined,
     retryAfter,
     headers,
+    idempotencyKey,
   });
 }

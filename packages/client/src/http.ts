@@ -69,7 +69,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 /** A random UUID v4, from Web Crypto (Node 20 and browsers have it). */
-const uuid = () => globalThis.crypto.randomUUID();
+export const uuid = () => globalThis.crypto.randomUUID();
 
 export function queryString(query: Record<string, QueryValue> = {}): string {
   const params = new URLSearchParams();
@@ -147,6 +147,7 @@ export class Requester {
           message: timedOut
             ? `${init.method} ${init.path}: no answer within ${this.o.timeoutMs} ms (${attempt + 1} attempts)`
             : `${init.method} ${init.path}: ${(cause as Error)?.message ?? cause} (${attempt + 1} attempts)`,
+          idempotencyKey,
           cause,
         });
       }
@@ -168,7 +169,7 @@ export class Requester {
         if (body !== null && typeof body === 'object') Object.defineProperty(body, 'lastResponse', { value: meta, enumerable: false });
         return body as WithResponse<T>;
       }
-      const error = errorFromAnswer(status, answerHeaders, text);
+      const error = errorFromAnswer(status, answerHeaders, text, idempotencyKey);
       const retryable = status >= 500 || status === 429 || (status === 409 && error.code === 'idempotency_key_in_progress');
       if (!retryable || last) throw error;
       // The API's own wait first: Retry-After, else (for a 429) when the window resets.

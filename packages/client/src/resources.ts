@@ -1,4 +1,5 @@
-import type { QueryValue, Requester, WithResponse } from './http.js';
+import { TurnoutError } from './errors.js';
+import { type QueryValue, type Requester, uuid, type WithResponse } from './http.js';
 import { type Lister, lister } from './paging.js';
 import type { AnswerOf, CreateAnswer, ItemOf, OperationId, QueryOf, RequestBody } from './types.js';
 
@@ -37,6 +38,9 @@ export type BatchResult<Batch extends OperationId> = AnswerOf<Batch, 200> extend
 
 /** The API accepts at most this many items in one batch request (decisions §14). */
 export const MAX_BATCH = 1000;
+
+/** The longest Idempotency-Key the API takes (decisions §11). */
+const MAX_KEY = 255;
 
 /** The operation ids and keys that type one writable resource. */
 interface Ops {
@@ -99,16 +103,25 @@ export function writable<O extends Ops>(http: Requester, path: string, plural: O
     async createBatch(items, options = {}) {
       const results: BatchResult<O['batch']>[] = [];
       // In order, one batch at a time: results stay in input order, and a batch is one request
-      // against the key's rate limit. A key given for the whole call makes one per batch, so
-      // running the same call again replays what already committed.
+      // against the key's rate limit. One key for the whole call (random unless given) makes one
+      // per batch, and a failure names it: the same call run again with it replays the batches
+      // that committed instead of creating their records twice.
+      const key = options.idempotencyKey ?? uuid();
+      // The API takes keys of 1..255 characters (decisions §11): `<key>.<n>` must fit too.
+      const room = MAX_KEY - 1 - String(Math.max(0, Math.ceil(items.length / MAX_BATCH) - 1)).length;
+      if (key.length > room) throw new TypeError(`createBatch: an idempotencyKey of at most ${room} characters here, as batch n is sent with <key>.<n> (the API takes 255 at most)`);
       for (let start = 0, n = 0; start < items.length; start += MAX_BATCH, n++) {
-        const answer = await http.send<{ results: BatchResult<O['batch']>[] }>({
-          method: 'POST',
-          path: `${path}/batch`,
-          body: { items: items.slice(start, start + MAX_BATCH) },
-          query: upsertQuery(options.upsert),
-          idempotencyKey: options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}.${n}`,
-        });
+        const answer = await http
+          .send<{ results: BatchResult<O['batch']>[] }>({
+            method: 'POST',
+            path: `${path}/batch`,
+            body: { items: items.slice(start, start + MAX_BATCH) },
+            query: upsertQuery(options.upsert),
+            idempotencyKey: `${key}.${n}`,
+          })
+          .catch((e: unknown) => {
+            throw e instanceof TurnoutError ? e.withKey(key) : e;
+          });
         results.push(...answer.results);
       }
       return results;
