@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { privateFile, secureDataDir } from '../private-files.js';
@@ -9,12 +10,20 @@ interface Row {
   status: number | null;
   body: string | null;
   headers: string | null;
-  owner: number | null;
+  owner: string | number | null;
 }
 
-/** Whether the process `pid` is gone: the file is local, so the pid names a process of this machine. */
-function gone(pid: number | null): boolean {
-  if (pid === null || pid === process.pid) return false;
+/**
+ * Who runs a key: this process's pid and a token of this start. The token tells an entry of an
+ * earlier process that had the same pid (a restarted container's server is pid 1 again) from ours.
+ */
+const OWNER = `${process.pid}/${randomUUID().slice(0, 8)}`;
+
+/** Whether the process that took a running entry is gone: the file is local, so its pid names a process of this machine. */
+function gone(owner: string | number | null): boolean {
+  if (owner === null || owner === OWNER) return false;
+  const pid = Number.parseInt(String(owner), 10);
+  if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
     return false;
@@ -53,17 +62,17 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, started_at INTEGER NOT NULL,
       status INTEGER, body TEXT, headers TEXT, PRIMARY KEY (scope, key)) WITHOUT ROWID`);
     const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('idempotency_keys')").all();
-    if (!columns.some((c) => c.name === 'owner')) db.exec('ALTER TABLE idempotency_keys ADD COLUMN owner INTEGER');
+    if (!columns.some((c) => c.name === 'owner')) db.exec('ALTER TABLE idempotency_keys ADD COLUMN owner TEXT');
     this.stmts = {
       // Takes the key unless a live entry holds it: done and under the TTL, or running and fresh.
       take: db.prepare<[string, string, string, number, number, number]>(
-        `INSERT INTO idempotency_keys (scope, key, fingerprint, started_at, owner) VALUES (?, ?, ?, ?, ${process.pid})
+        `INSERT INTO idempotency_keys (scope, key, fingerprint, started_at, owner) VALUES (?, ?, ?, ?, '${OWNER}')
          ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, started_at = excluded.started_at, status = NULL, body = NULL, headers = NULL, owner = excluded.owner
          WHERE (status IS NOT NULL AND started_at <= ?) OR (status IS NULL AND started_at <= ?)`,
       ),
       get: db.prepare<[string, string], Row>('SELECT fingerprint, started_at, status, body, headers, owner FROM idempotency_keys WHERE scope = ? AND key = ?'),
-      takeOver: db.prepare<[string, number, string, string, number]>(
-        `UPDATE idempotency_keys SET fingerprint = ?, started_at = ?, owner = ${process.pid} WHERE scope = ? AND key = ? AND status IS NULL AND owner = ?`,
+      takeOver: db.prepare<[string, number, string, string, string | number]>(
+        `UPDATE idempotency_keys SET fingerprint = ?, started_at = ?, owner = '${OWNER}' WHERE scope = ? AND key = ? AND status IS NULL AND owner = ?`,
       ),
       complete: db.prepare<[number, string, string, string, string]>('UPDATE idempotency_keys SET status = ?, body = ?, headers = ? WHERE scope = ? AND key = ?'),
       release: db.prepare<[string, string]>('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status IS NULL'),

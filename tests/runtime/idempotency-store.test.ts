@@ -28,13 +28,17 @@ describe('the embedded idempotency store', () => {
     const db = new Database(':memory:');
     const s = new SqliteIdempotencyStore(db);
     const dead = spawnSync(process.execPath, ['-e', '0']).pid!; // exited: no process has this pid now
-    const ownedBy = (pid: number) => db.prepare('UPDATE idempotency_keys SET owner = ?').run(pid);
+    const ownedBy = (owner: number | string) => db.prepare('UPDATE idempotency_keys SET owner = ?').run(owner);
     expect(await s.begin('team:1', 'k', 'f', 1000)).toEqual({ state: 'started' });
     ownedBy(process.ppid); // alive: still running, until the stale time
     expect(await s.begin('team:1', 'k', 'f', 1001)).toEqual({ state: 'running', fingerprint: 'f' });
     ownedBy(dead);
     expect(await s.begin('team:1', 'k', 'f', 1002)).toEqual({ state: 'started' });
     expect(await s.begin('team:1', 'k', 'f', 1003)).toEqual({ state: 'running', fingerprint: 'f' });
+    // This pid under another start: an earlier process that had the same pid (pid 1 in a restarted container).
+    ownedBy(`${process.pid}/earlier`);
+    expect(await s.begin('team:1', 'k', 'f', 1004)).toEqual({ state: 'started' });
+    expect(await s.begin('team:1', 'k', 'f', 1005)).toEqual({ state: 'running', fingerprint: 'f' });
     await s.close();
   });
 
