@@ -47,6 +47,27 @@ export interface EventsByCategory {
 
 export type Category = keyof EventsByCategory;
 
+/** Every stream category, checked against EventsByCategory by the compiler (none missing, none extra). */
+const CATEGORY_SET: Record<Category, true> = {
+  team: true,
+  lookup: true,
+  constituent: true,
+  constituent_email: true,
+  volunteer: true,
+  volunteer_constituent: true,
+  volunteer_task: true,
+  volunteer_task_group: true,
+  event: true,
+  event_ticket: true,
+  donation: true,
+  recurring_gift: true,
+  webhook_endpoint: true,
+  notification: true,
+  ids: true,
+  batch: true,
+};
+export const CATEGORIES = Object.keys(CATEGORY_SET) as Category[];
+
 /** Every domain event the log can hold. */
 export type AnyDomainEvent = EventsByCategory[Category];
 

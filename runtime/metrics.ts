@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { CATEGORIES } from '../domain/events.js';
 import type { FollowerState, FollowerStatus } from '../eventlog/follower.js';
 
 /**
@@ -18,30 +19,13 @@ const DELIVERY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.
 
 const FOLLOWER_STATES: FollowerState[] = ['catching_up', 'caught_up', 'reconnecting', 'failed'];
 
-/** The stream categories of domain/events.ts (EventsByCategory): anything else counts as `other`. */
-const CATEGORIES = new Set([
-  'team',
-  'lookup',
-  'constituent',
-  'constituent_email',
-  'volunteer',
-  'volunteer_constituent',
-  'volunteer_task',
-  'volunteer_task_group',
-  'event',
-  'event_ticket',
-  'donation',
-  'recurring_gift',
-  'webhook_endpoint',
-  'notification',
-  'ids',
-]);
+const CATEGORY_LABELS = new Set<string>(CATEGORIES);
 
 /** A stream's category: the text before its first `-` (a claim stream's key may hold more). */
 export function categoryLabel(stream: string): string {
   const dash = stream.indexOf('-');
   const c = dash < 0 ? stream : stream.slice(0, dash);
-  return CATEGORIES.has(c) ? c : 'other';
+  return CATEGORY_LABELS.has(c) ? c : 'other';
 }
 
 /** The methods Node's parser lets through are few, but a label set is kept to the ones we route. */

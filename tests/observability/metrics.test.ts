@@ -155,6 +155,7 @@ describe('the label sets', () => {
     expect(categoryLabel('constituent-12')).toBe('constituent');
     expect(categoryLabel('constituent_email-ada-lovelace@example.org')).toBe('constituent_email');
     expect(categoryLabel('volunteer_task_group-3')).toBe('volunteer_task_group');
+    expect(categoryLabel('batch-0123abcd')).toBe('batch');
     expect(categoryLabel('ids-constituent')).toBe('ids');
     expect(categoryLabel('ada@example.org')).toBe('other');
     expect(categoryLabel('made_up-1')).toBe('other');
