@@ -42,12 +42,19 @@ export class LeaseKeeper {
   private stopped = false;
   private ticking: Promise<void> = Promise.resolve();
   private failedStarts = 0;
+  /** The last renewal failed or came too late: the store is away, so ask again soon, not a third of the TTL later. */
+  private storeAway = false;
 
   constructor(
     private readonly lease: Lease,
     private readonly work: LeasedWork,
     private readonly options: LeaseKeeperOptions = {},
   ) {}
+
+  /** True while the lease store does not answer (readiness: the work is reconnecting, not standing by). */
+  get storeUnreachable(): boolean {
+    return this.storeAway;
+  }
 
   /** True while the work runs: the lease is held and the work's start succeeded. */
   get held(): boolean {
@@ -97,6 +104,8 @@ export class LeaseKeeper {
   }
 
   private nextTickMs(): number {
+    // After an outage the lease is taken back within a second of the store's return (issue 30).
+    if (this.storeAway) return Math.min(1_000, this.lease.ttlMs / 3);
     if (this.failedStarts === 0) return this.lease.ttlMs / 3;
     const { retryInitialMs = 100, retryMaxMs = 30_000 } = this.options;
     return Math.min(retryInitialMs * 2 ** (this.failedStarts - 1), retryMaxMs);
@@ -104,9 +113,13 @@ export class LeaseKeeper {
 
   private async renew(): Promise<boolean> {
     let timeout: NodeJS.Timeout | undefined;
+    this.storeAway = true;
     try {
-      const late = new Promise<boolean>((resolve) => (timeout = setTimeout(() => resolve(false), this.lease.ttlMs / 3)));
-      return await Promise.race([this.lease.acquire(), late]);
+      const late = new Promise<null>((resolve) => (timeout = setTimeout(() => resolve(null), this.lease.ttlMs / 3)));
+      const held = await Promise.race([this.lease.acquire(), late]);
+      if (held === null) return false;
+      this.storeAway = false;
+      return held;
     } catch (err) {
       this.options.onError?.(err);
       return false;

@@ -1,5 +1,6 @@
 import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { headers, type MsgHdrs } from '@nats-io/transport-node';
+import type { NatsLink } from './nats-link.js';
 
 /**
  * Retries scheduled without holding the message. A NAK with a delay keeps the message pending on
@@ -92,7 +93,7 @@ export async function publishDue(js: JetStreamClient, names: DelayNames, data: U
 }
 
 /** Releases one tier's messages as they come due, until stopped. */
-export function pumpTier(js: JetStreamClient, names: DelayNames, tier: number, onError: (err: unknown) => void): { stop(): Promise<void> } {
+export function pumpTier(js: JetStreamClient, names: DelayNames, tier: number, onError: (err: unknown) => void, link?: NatsLink): { stop(): Promise<void> } {
   let stopped = false;
   let wake: (() => void) | null = null;
   let messages: { stop(): void } | null = null;
@@ -109,6 +110,8 @@ export function pumpTier(js: JetStreamClient, names: DelayNames, tier: number, o
     m.ack();
   };
 
+  // As the work consumer: after a reconnect the tier's consumer starts afresh (nats-link.ts).
+  const unwatch = link?.onReconnect(() => messages?.stop());
   const loop = (async () => {
     while (!stopped) {
       try {
@@ -130,6 +133,7 @@ export function pumpTier(js: JetStreamClient, names: DelayNames, tier: number, o
   return {
     stop: async () => {
       stopped = true;
+      unwatch?.();
       messages?.stop();
       (wake as (() => void) | null)?.();
       await loop;

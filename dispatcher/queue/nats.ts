@@ -3,6 +3,7 @@ import { type KV, Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
 import { natsConnectOptions } from './nats-connect.js';
+import { NatsLink } from './nats-link.js';
 import { ATTEMPT_HEADER, defineDelayTiers, DELAY_TIERS_MS, type DelayNames, delayNames, publishDue, pumpTier } from './nats-delay.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease, Outcome } from './port.js';
 
@@ -31,6 +32,9 @@ const codec = { encode: (s: string) => new TextEncoder().encode(s), decode: (b: 
  * KV bucket next to the stream.
  */
 export class NatsDeliveryQueue implements DeliveryQueue {
+  /** The connection's state: readiness reports the queue reconnecting while it is down. */
+  readonly link: NatsLink;
+
   private constructor(
     private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
@@ -41,7 +45,14 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     private readonly delays: DelayNames,
     private readonly onError: (err: unknown) => void,
     private readonly ownsConnection: boolean,
-  ) {}
+  ) {
+    this.link = new NatsLink(nc);
+  }
+
+  /** False while the queue's connection is down (decisions.md §1: degraded, not down). */
+  reachable(): boolean {
+    return this.link.up;
+  }
 
   static async connect(url: string, options: NatsQueueOptions = {}): Promise<NatsDeliveryQueue> {
     const nc = await connect({ ...natsConnectOptions(url), name: 'turnout-webhooks', maxReconnectAttempts: -1 });
@@ -145,7 +156,9 @@ export class NatsDeliveryQueue implements DeliveryQueue {
       }
     };
 
-    const pumps = DELAY_TIERS_MS.map((tier) => pumpTier(this.js, this.delays, tier, this.onError));
+    const pumps = DELAY_TIERS_MS.map((tier) => pumpTier(this.js, this.delays, tier, this.onError, this.link));
+    // After a reconnect the consumer starts afresh (nats-link.ts): the loop below gets it again.
+    const unwatch = this.link.onReconnect(() => messages?.stop());
     const loop = (async () => {
       // As the delay tiers' pumps: a JetStream request that times out (a busy server or host)
       // must not leave this process consuming nothing until it restarts, so it tries again.
@@ -173,6 +186,7 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     return {
       stop: async () => {
         stopped = true;
+        unwatch();
         slot?.();
         messages?.stop();
         await loop.catch(() => undefined);
