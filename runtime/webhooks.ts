@@ -228,7 +228,12 @@ export async function startDispatcher(
     sender = threaded;
   }
   // Readiness: the log follower, while this process runs it.
-  runtime.watchFollower(async () => follow.current?.status() ?? (keeper ? null : { name: 'webhook-dispatcher', state: 'catching_up', behind: null }));
+  // While the queue or the lease store is out of reach the dispatcher is reconnecting, whatever
+  // else it was: the API still answers, webhooks wait (decisions.md §1, degraded).
+  runtime.watchFollower(async () => {
+    if (queue.reachable?.() === false || keeper?.storeUnreachable) return { name: 'webhook-dispatcher', state: 'reconnecting', behind: null };
+    return follow.current?.status() ?? (keeper ? null : { name: 'webhook-dispatcher', state: 'catching_up', behind: null });
+  });
   // Several dispatcher processes share one NATS: the throttle must count every worker's sends.
   const throttle = config.natsUrl && nats ? await (await import('./throttle-nats.js')).NatsThrottle.open(nats) : new MemoryThrottle();
   const settled = (replay: string, taskId: string, delivered: boolean) => replays.settled(replay, taskId, delivered);

@@ -13,6 +13,7 @@ import type { Config } from './config.js';
 import { StartCatchUp } from './catch-up.js';
 import { lockDataDir } from './datadir-lock.js';
 import { privateFile, secureDataDir } from './private-files.js';
+import { FallbackRateLimiter } from './ratelimit-fallback.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb, openWebhookState } from './webhooks.js';
@@ -168,6 +169,7 @@ export async function openRuntime(
   const followers: Array<() => Promise<FollowerStatus | null>> = [];
   if (runner) followers.push(async () => (leased && !leased.keeper.held ? null : runner.status()));
   if (inFile) followers.push(() => inFile.thread.status());
+  if (limiter instanceof FallbackRateLimiter) followers.push(async () => limiter.status());
 
   const services: Services = {
     log,

@@ -59,5 +59,7 @@ export interface DeliveryQueue {
   add(tasks: DeliveryTask[]): Promise<void>;
   /** Hands due tasks to the handler, at most `concurrency` at once, until stopped. */
   consume(handler: (lease: Lease) => Promise<Handled>, options: { concurrency: number }): Consumer;
+  /** False while a remote queue's server is out of reach (readiness: degraded, decisions.md §1); absent where it cannot be. */
+  reachable?(): boolean;
   close(): Promise<void>;
 }
