@@ -22,6 +22,7 @@ import type { ReadStore } from '../projections/store/port.js';
 import { MemoryThrottle } from '../dispatcher/throttle.js';
 import { disableEndpoint } from '../commands/webhook-endpoints.js';
 import { type LeasedWork, LeaseKeeper } from '../projections/lease.js';
+import { onceUntilFailed } from '../eventlog/once.js';
 
 /** The webhook tables an older data directory keeps in the event log's file (moveWebhookTables). */
 const WEBHOOK_TABLES = ['webhook_tasks', 'webhook_checkpoints', 'webhook_deliveries', 'webhook_replays'];
@@ -130,9 +131,10 @@ export function openWebhookState(config: Config, store: ReadStore, webhookDb: Da
   let sender: Sender | null = null;
   onClose(async () => {
     sender?.close();
-    if (queue) await (await queue).close();
+    await queue?.then((q) => q.close(), () => undefined);
   });
-  const webhookQueue = () => (queue ??= openQueue(config, webhookDb));
+  // Opened at the first use; a failure (NATS away at that moment) is tried again at the next.
+  const webhookQueue = onceUntilFailed(() => (queue = openQueue(config, webhookDb)));
   const webhooks = new WebhookOperations({
     log,
     deliveries,
