@@ -74,10 +74,10 @@ module.exports = {
       severity: 'error',
       comment:
         'Projectors, commands and the dispatcher use the event log through its port (port.ts, and ' +
-        'load.ts, follower.ts and pause.ts, written against it); only the composition root (runtime/), and ' +
+        'load.ts, follower.ts, pause.ts and once.ts, written against it or against nothing); only the composition root (runtime/), and ' +
         'the harnesses, choose and open an adapter (sqlite*, esdb).',
       from: { path: '^(projections|commands|dispatcher)/' },
-      to: { path: '^eventlog/', pathNot: '^eventlog/(port|load|follower|pause)[.]ts$' },
+      to: { path: '^eventlog/', pathNot: '^eventlog/(port|load|follower|pause|once)[.]ts$' },
     },
     {
       name: 'no-circular',
