@@ -31,16 +31,25 @@ export interface LeaseKeeperOptions {
 }
 
 /**
- * Renews the lease every third of its TTL and runs the work only while it holds it. A renewal
- * that fails, or takes longer than a third of the TTL, stops the work at once: the holder gives
- * up at most two thirds into the TTL, before any standby can take over. A start that fails gives
- * the lease back (a standby may do better) and is tried again after a capped backoff.
+ * Renews the lease every third of its TTL, on a timer of its own, and runs the work only while it
+ * holds it. Renewal never waits for the work: a start longer than the TTL (a dispatcher or
+ * projector catching up) used to let the lease lapse mid-start and a standby take it, so two
+ * holders ran (issue 30). A renewal that fails, or takes longer than a third of the TTL, stops the
+ * work at once (a start in progress is stopped as soon as it ends, before the work is marked
+ * running): the holder gives up at most two thirds into the TTL, before any standby can take over.
+ * A start that fails gives the lease back (a standby may do better) and is tried again after a
+ * capped backoff. Starts and stops of the work run one at a time, in order.
  */
 export class LeaseKeeper {
   private timer: NodeJS.Timeout | null = null;
+  /** The work started and not stopped since. */
   private running = false;
+  /** The last renewal succeeded: the work may run. */
+  private holding = false;
+  private starting = false;
   private stopped = false;
-  private ticking: Promise<void> = Promise.resolve();
+  private renewing: Promise<void> = Promise.resolve();
+  private working: Promise<void> = Promise.resolve();
   private failedStarts = 0;
   /** The last renewal failed or came too late: the store is away, so ask again soon, not a third of the TTL later. */
   private storeAway = false;
@@ -61,52 +70,77 @@ export class LeaseKeeper {
     return this.running;
   }
 
-  /** Resolves after the first attempt, holding or standing by. */
+  /** Resolves after the first attempt, holding (the work started, or its start failed) or standing by. */
   async start(): Promise<void> {
-    await this.tick();
+    await this.renewNow();
+    await this.working;
   }
 
-  private tick(): Promise<void> {
-    this.ticking = this.ticking.then(async () => {
+  private renewNow(): Promise<void> {
+    this.renewing = this.renewing.then(async () => {
       if (this.stopped) return;
       const held = await this.renew();
       if (this.stopped) return;
+      this.holding = held;
+      if (held && !this.running && !this.starting) this.startWork();
+      else if (!held && (this.running || this.starting)) this.stopWork();
+      this.schedule(this.nextRenewalMs());
+    });
+    return this.renewing;
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = this.stopped ? null : setTimeout(() => void this.renewNow(), ms);
+  }
+
+  /** Marks the work running only once its start succeeded while the lease is still held. */
+  private startWork(): void {
+    this.starting = true;
+    this.working = this.working.then(async () => {
       try {
-        if (held && !this.running) await this.startWork();
-        else if (!held && this.running) {
-          this.running = false;
-          await this.work.stop();
-          this.options.onChange?.(false);
-        }
+        await this.work.start();
+      } catch (err) {
+        this.starting = false;
+        this.failedStarts++;
+        this.holding = false;
+        this.options.onError?.(err);
+        // Whatever the failed start left half open is closed before the next try.
+        await this.work.stop().catch((e) => this.options.onError?.(e));
+        await this.lease.release().catch((e) => this.options.onError?.(e));
+        // Not renewed (so not taken again) before the backoff is over.
+        this.schedule(this.nextRenewalMs());
+        return;
+      }
+      this.starting = false;
+      this.failedStarts = 0;
+      if (!this.holding || this.stopped) {
+        // Lost while starting: stopped before anything is written as the holder.
+        await this.work.stop().catch((e) => this.options.onError?.(e));
+        return;
+      }
+      this.running = true;
+      this.options.onChange?.(true);
+    });
+  }
+
+  private stopWork(): void {
+    this.working = this.working.then(async () => {
+      if (!this.running) return;
+      this.running = false;
+      try {
+        await this.work.stop();
       } catch (err) {
         this.options.onError?.(err);
       }
-      if (!this.stopped) this.timer = setTimeout(() => void this.tick(), this.nextTickMs());
+      this.options.onChange?.(false);
     });
-    return this.ticking;
   }
 
-  /** Marks the work running only once its start succeeded; else hands the lease back. */
-  private async startWork(): Promise<void> {
-    try {
-      await this.work.start();
-    } catch (err) {
-      this.failedStarts++;
-      this.options.onError?.(err);
-      // Whatever the failed start left half open is closed before the next try.
-      await this.work.stop().catch((e) => this.options.onError?.(e));
-      await this.lease.release().catch((e) => this.options.onError?.(e));
-      return;
-    }
-    this.failedStarts = 0;
-    this.running = true;
-    this.options.onChange?.(true);
-  }
-
-  private nextTickMs(): number {
+  private nextRenewalMs(): number {
     // After an outage the lease is taken back within a second of the store's return (issue 30).
     if (this.storeAway) return Math.min(1_000, this.lease.ttlMs / 3);
-    if (this.failedStarts === 0) return this.lease.ttlMs / 3;
+    if (this.failedStarts === 0 || this.running || this.starting) return this.lease.ttlMs / 3;
     const { retryInitialMs = 100, retryMaxMs = 30_000 } = this.options;
     return Math.min(retryInitialMs * 2 ** (this.failedStarts - 1), retryMaxMs);
   }
@@ -131,7 +165,8 @@ export class LeaseKeeper {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.ticking;
+    await this.renewing;
+    await this.working;
     if (this.running) {
       this.running = false;
       await this.work.stop();

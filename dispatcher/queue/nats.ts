@@ -2,6 +2,7 @@ import { AckPolicy, DeliverPolicy, jetstream, type JetStreamClient, jetstreamMan
 import { type KV, Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
+import { isConflict } from '../../projections/lease-nats.js';
 import { natsConnectOptions } from './nats-connect.js';
 import { NatsLink } from './nats-link.js';
 import { ATTEMPT_HEADER, defineDelayTiers, DELAY_TIERS_MS, type DelayNames, delayNames, publishDue, pumpTier } from './nats-delay.js';
@@ -34,6 +35,8 @@ const codec = { encode: (s: string) => new TextEncoder().encode(s), decode: (b: 
 export class NatsDeliveryQueue implements DeliveryQueue {
   /** The connection's state: readiness reports the queue reconnecting while it is down. */
   readonly link: NatsLink;
+  /** The checkpoint entry's revision as this queue last read or wrote it (0: none yet; null: never read). */
+  private checkpointRevision: number | null = null;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -100,12 +103,23 @@ export class NatsDeliveryQueue implements DeliveryQueue {
 
   async checkpoint(): Promise<Position | null> {
     const e = await this.kv.get('checkpoint');
+    this.checkpointRevision = e?.revision ?? 0;
     return e && e.value.length ? positionFromString(codec.decode(e.value)) : null;
   }
 
   async enqueue(tasks: DeliveryTask[], checkpoint: Position): Promise<void> {
     await Promise.all(tasks.map((t) => this.js.publish(this.subject, JSON.stringify(t), { msgID: t.id })));
-    await this.kv.put('checkpoint', positionToString(checkpoint));
+    // A compare-and-set on the revision this dispatcher read or wrote last: one that lost its lease
+    // without knowing yet (a pause longer than the TTL) cannot move the checkpoint back under the
+    // new holder, which would enqueue again what was delivered (issue 30).
+    const value = positionToString(checkpoint);
+    if (this.checkpointRevision === null) await this.checkpoint();
+    try {
+      this.checkpointRevision = this.checkpointRevision ? await this.kv.update('checkpoint', value, this.checkpointRevision) : await this.kv.create('checkpoint', value);
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      throw new Error('another dispatcher wrote the webhook checkpoint since this one read it: this one no longer holds the lease', { cause: err });
+    }
   }
 
   /** Same subject as live tasks: a replay keeps only a small window of its tasks queued (replay-runner.ts), so live ones never wait behind many. */

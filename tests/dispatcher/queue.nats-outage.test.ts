@@ -57,3 +57,34 @@ describe.skipIf(!natsAvailable)('the NATS queue after an outage', () => {
     }
   }, 60_000);
 });
+
+describe.skipIf(!natsAvailable)('the NATS queue with two dispatchers', () => {
+  let server: NatsServer;
+  beforeAll(async () => {
+    server = await startNats();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('refuses a checkpoint from a dispatcher that another has overtaken, so it never moves back', async () => {
+    const pos = (n: number) => ({ commit: BigInt(n), prepare: BigInt(n) });
+    const [a, b] = [await NatsDeliveryQueue.connect(server.url, { prefix: 'TWO_TEST' }), await NatsDeliveryQueue.connect(server.url, { prefix: 'TWO_TEST' })];
+    try {
+      // Both start from the same checkpoint, as a stale holder and the new one would.
+      expect(await a.checkpoint()).toBeNull();
+      expect(await b.checkpoint()).toBeNull();
+      await b.enqueue([task('t5')], pos(5));
+      await b.enqueue([], pos(6));
+      await expect(a.enqueue([task('t3')], pos(3))).rejects.toThrow(/another dispatcher/);
+      expect(await b.checkpoint()).toEqual(pos(6));
+      // One that read the checkpoint again goes on from there.
+      expect(await a.checkpoint()).toEqual(pos(6));
+      await a.enqueue([], pos(7));
+      expect(await b.checkpoint()).toEqual(pos(7));
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
