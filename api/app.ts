@@ -56,8 +56,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     refResolver: { buildLocalReference: (json, _base, _frag, i) => String(json.$id ?? `def-${i}`) },
   });
 
-  // The change feed's long-poll subscription ends with the app, before the runtime closes the log.
-  app.addHook('onClose', () => closeChangeFeed(services));
+  // The change feed's long-poll subscription ends with the app, before the runtime closes the log;
+  // before the server stops taking requests, so pending polls answer at once instead of holding
+  // the close for their whole wait.
+  app.addHook('preClose', () => closeChangeFeed(services));
   await app.register(healthRoutes(services));
   // Everything that reads the read models waits, before anything reads (the API key first), for
   // them to catch up after a start and to settle to the log's head; the probes above do not.
