@@ -2,7 +2,7 @@ import { isConflict } from '../projections/lease-nats.js';
 import { type KV, Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { SharedRateLimiter } from './ratelimit-fallback.js';
-import { type Limits, type RateDecision, type ServedLog, step } from './ratelimit.js';
+import { type Limits, monotonicNow, type RateDecision, type ServedLog, step } from './ratelimit.js';
 
 export interface NatsRateLimiterOptions {
   /** The KV bucket holding one entry per key. */
@@ -68,7 +68,7 @@ export class NatsRateLimiter implements SharedRateLimiter {
       const entry = await this.kv.get(k);
       const live = entry && entry.operation === 'PUT' && entry.length > 0;
       const current = live ? decodeLog(safeJson(entry.string())) : undefined;
-      const { log, decision } = step(this.limits, current, now ?? Date.now());
+      const { log, decision } = step(this.limits, current, now ?? monotonicNow());
       if (!decision.allowed) return decision;
       last = decision;
       const data = encodeLog(log);
