@@ -39,6 +39,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
     ...serverOptions(services.config.connections),
+    // Behind a proxy every client has the proxy's address; the proxies named here are believed
+    // on X-Forwarded-For, so one client's failed keys throttle that client only (decisions.md §2).
+    ...(services.config.trustProxy?.length ? { trustProxy: services.config.trustProxy } : {}),
     frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
   // A server made before the app (api/early-port.ts) was hardened when it was made.
