@@ -5,6 +5,7 @@ import { type Position, positionFromString, positionToString } from '../../domai
 import { isConflict } from '../../projections/lease-nats.js';
 import { natsConnectOptions } from './nats-connect.js';
 import { NatsLink } from './nats-link.js';
+import { defineConsumer, defineStream } from './nats-define.js';
 import { ATTEMPT_HEADER, defineDelayTiers, DELAY_TIERS_MS, type DelayNames, delayNames, publishDue, pumpTier } from './nats-delay.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease, Outcome } from './port.js';
 
@@ -75,11 +76,7 @@ export class NatsDeliveryQueue implements DeliveryQueue {
       storage: StorageType.File,
       duplicate_window: 2 * 60 * 1_000_000_000, // 2 minutes, in nanoseconds
     };
-    try {
-      await jsm.streams.info(stream);
-    } catch {
-      await jsm.streams.add(config);
-    }
+    await defineStream(jsm, config);
     const consumer = {
       durable_name: durable,
       ack_policy: AckPolicy.Explicit,
@@ -88,11 +85,7 @@ export class NatsDeliveryQueue implements DeliveryQueue {
       max_deliver: -1,
       max_ack_pending: options.maxAckPending ?? 10_000,
     };
-    try {
-      await jsm.consumers.info(stream, durable);
-    } catch {
-      await jsm.consumers.add(stream, consumer);
-    }
+    await defineConsumer(jsm, stream, consumer);
     const delays = delayNames(prefix, subject);
     await defineDelayTiers(jsm, delays);
     const js = jetstream(nc);

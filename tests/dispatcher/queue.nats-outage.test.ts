@@ -88,3 +88,55 @@ describe.skipIf(!natsAvailable)('the NATS queue with two dispatchers', () => {
     }
   });
 });
+
+describe.skipIf(!natsAvailable)('the NATS queue on streams and consumers made before', () => {
+  let server: NatsServer;
+  beforeAll(async () => {
+    server = await startNats();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('updates a stream and a consumer whose configuration differs from what this version asks for', async () => {
+    const { jetstreamManager, AckPolicy, DeliverPolicy, RetentionPolicy, StorageType } = await import('@nats-io/jetstream');
+    const { connect } = await import('@nats-io/transport-node');
+    const nc = await connect({ servers: server.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      // As an earlier version left them: a shorter duplicate window and ack wait.
+      await jsm.streams.add({ name: 'CFG_TEST', subjects: ['cfg_test.tasks'], retention: RetentionPolicy.Workqueue, storage: StorageType.File, duplicate_window: 60 * 1_000_000_000 });
+      await jsm.consumers.add('CFG_TEST', { durable_name: 'cfg_test_workers', ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, ack_wait: 10_000_000_000, max_deliver: -1 });
+      const q = await NatsDeliveryQueue.open(nc, { prefix: 'CFG_TEST', ackWaitMs: 45_000, maxAckPending: 500 });
+      expect((await jsm.streams.info('CFG_TEST')).config.duplicate_window).toBe(2 * 60 * 1_000_000_000);
+      const consumer = (await jsm.consumers.info('CFG_TEST', 'cfg_test_workers')).config;
+      expect([consumer.ack_wait, consumer.max_ack_pending]).toEqual([45_000_000_000, 500]);
+      // A second open finds everything as it asks: nothing to change, nothing fails.
+      await NatsDeliveryQueue.open(nc, { prefix: 'CFG_TEST', ackWaitMs: 45_000, maxAckPending: 500 });
+      await q.close();
+    } finally {
+      await nc.close();
+    }
+  });
+});
+
+describe('defining a stream when the look-up fails for another reason than "not found"', () => {
+  it('tries the look-up again instead of creating it over the existing one', async () => {
+    const { defineStream } = await import('../../dispatcher/queue/nats-define.js');
+    const calls: string[] = [];
+    let lookups = 0;
+    const jsm = {
+      streams: {
+        info: async () => {
+          calls.push('info');
+          if (++lookups === 1) throw new Error('TIMEOUT');
+          return { config: { name: 'S', subjects: ['s.a'] } };
+        },
+        add: async () => void calls.push('add'),
+        update: async () => void calls.push('update'),
+      },
+    } as never;
+    await defineStream(jsm, { name: 'S', subjects: ['s.a'] }, { retryMs: 1 });
+    expect(calls).toEqual(['info', 'info']);
+  });
+});
