@@ -126,9 +126,12 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     let messages: Awaited<ReturnType<Awaited<ReturnType<JetStreamClient['consumers']['get']>>['consume']>> | null = null;
     let slot: (() => void) | null = null;
 
-    // A task's attempt: the attempt it was published for, plus redeliveries of this message
-    // (a worker that died or timed out mid-attempt used one up).
-    const attemptOf = (m: JsMsg) => Number(m.headers?.get(ATTEMPT_HEADER) || 1) + m.info.deliveryCount - 1;
+    // A task's attempt is the one it was published for, whatever its redeliveries: a message
+    // fetched and never run (buffered at a graceful stop, a crash) comes back with a higher
+    // delivery count but had no attempt (issue 30). One that did run and was not acked (the
+    // process died mid-attempt) runs the same attempt again, under the same delivery id: at least
+    // once, which the receiver de-duplicates on.
+    const attemptOf = (m: JsMsg) => Number(m.headers?.get(ATTEMPT_HEADER) || 1);
 
     const run = async (m: JsMsg) => {
       let task: DeliveryTask;
@@ -155,11 +158,20 @@ export class NatsDeliveryQueue implements DeliveryQueue {
         if (outcome.kind === 'retry') await publishDue(this.js, this.delays, m.data, attempt + 1, Date.now() + outcome.delayMs, `${task.id}#${attempt + 1}`);
         // A deferral is not an attempt: the same number comes back, under an id of its own.
         if (outcome.kind === 'defer') await publishDue(this.js, this.delays, m.data, attempt, Date.now() + outcome.delayMs, `${task.id}#${attempt}@${Date.now()}`);
+      } catch (err) {
+        // Nothing stored the next step: the message comes back to run this attempt again.
+        this.onError(err);
+        m.nak(1000);
+        return;
+      }
+      try {
         // Confirmed, so a graceful stop leaves no ack in flight for a restart to redo.
         await m.ackAck();
       } catch (err) {
+        // No nak here: once an ack was sent the message refuses one (nats.js keeps it as acked),
+        // and the next step is stored either way. An ack that never arrived brings the message
+        // back after the ack wait, to run this same attempt again (at least once).
         this.onError(err);
-        m.nak(1000);
       }
     };
 
@@ -175,13 +187,18 @@ export class NatsDeliveryQueue implements DeliveryQueue {
           messages = await c.consume({ max_messages: Math.max(options.concurrency, 1) });
           if (stopped) messages.stop();
           for await (const m of messages) {
+            // Fetched after the stop (buffered behind the attempts in flight): handed back at
+            // once for another worker, not left to its ack wait.
+            if (stopped) {
+              m.nak();
+              continue;
+            }
             const p = run(m).finally(() => {
               inflight.delete(p);
               slot?.();
             });
             inflight.add(p);
             while (inflight.size >= options.concurrency && !stopped) await new Promise<void>((r) => (slot = r));
-            if (stopped) break;
           }
         } catch (err) {
           this.onError(err);

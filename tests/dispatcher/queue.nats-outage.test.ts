@@ -140,3 +140,73 @@ describe('defining a stream when the look-up fails for another reason than "not 
     expect(calls).toEqual(['info', 'info']);
   });
 });
+
+describe.skipIf(!natsAvailable)('the NATS queue counting attempts', () => {
+  let server: NatsServer;
+  beforeAll(async () => {
+    server = await startNats();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('hands a task fetched but never run (buffered at a graceful stop) to the next consumer as attempt 1', async () => {
+    const q = await NatsDeliveryQueue.connect(server.url, { prefix: 'COUNT_TEST', ackWaitMs: 2_000, onError: () => undefined });
+    try {
+      const seen: Array<[string, number]> = [];
+      let release: () => void = () => undefined;
+      const gate = new Promise<void>((r) => (release = r));
+      const first = q.consume(async (l) => {
+        seen.push([l.task.id, l.attempt]);
+        if (l.task.id === 'one') await gate;
+        return { kind: 'done' };
+      }, { concurrency: 1 });
+      await q.add([task('one'), task('two')]);
+      await waitUntil('the first task to run', () => seen.length === 1, 10_000);
+      // Let the consumer fetch what it will behind the one in flight, then stop it.
+      await new Promise((r) => setTimeout(r, 300));
+      const stopping = first.stop();
+      release();
+      await stopping;
+      expect(seen).toEqual([['one', 1]]);
+
+      const next = q.consume(async (l) => {
+        seen.push([l.task.id, l.attempt]);
+        return { kind: 'done' };
+      }, { concurrency: 1 });
+      await waitUntil('the second task', () => seen.some(([id]) => id === 'two'), 10_000);
+      await next.stop();
+      expect(seen).toEqual([['one', 1], ['two', 1]]);
+    } finally {
+      await q.close();
+    }
+  });
+
+  it('hands a task fetched by a process that died before running it to the next worker as attempt 1', async () => {
+    const { jetstream } = await import('@nats-io/jetstream');
+    const { connect } = await import('@nats-io/transport-node');
+    const q = await NatsDeliveryQueue.connect(server.url, { prefix: 'CRASH_TEST', ackWaitMs: 1_000, onError: () => undefined });
+    try {
+      await q.add([task('fetched')]);
+      // Another process fetches the task and dies before running it: no ack, no nak.
+      const nc = await connect({ servers: server.url });
+      const c = await jetstream(nc).consumers.get('CRASH_TEST', 'crash_test_workers');
+      const fetched = await c.fetch({ max_messages: 1, expires: 5_000 });
+      for await (const m of fetched) {
+        expect(m.info.deliveryCount).toBe(1);
+        break;
+      }
+      await nc.close();
+      const seen: Array<[string, number]> = [];
+      const worker = q.consume(async (l) => {
+        seen.push([l.task.id, l.attempt]);
+        return { kind: 'done' };
+      }, { concurrency: 1 });
+      await waitUntil('the task, once its ack wait is over', () => seen.length > 0, 15_000);
+      await worker.stop();
+      expect(seen).toEqual([['fetched', 1]]);
+    } finally {
+      await q.close();
+    }
+  });
+});
