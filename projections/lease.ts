@@ -2,7 +2,8 @@
  * One projector instance writes a shared read store at a time. Two writers would not corrupt it
  * (projectors are idempotent and guard on stream revision), but they would double the load and
  * race on the checkpoint, so projector processes elect a holder through a lease with an expiry
- * kept by the lease store's own clock; the others stand by and take over when it lapses.
+ * (NATS KV: the server's clock; MongoDB: the holder's, docs/production.md gives the skew bound);
+ * the others stand by and take over when it lapses.
  *
  * Embedded read models live in each process's memory, so every process projects its own and
  * needs no lease.
