@@ -14,6 +14,7 @@ import { StartCatchUp } from './catch-up.js';
 import { lockDataDir } from './datadir-lock.js';
 import { privateFile, secureDataDir } from './private-files.js';
 import { FallbackRateLimiter } from './ratelimit-fallback.js';
+import { watchTeamFeed } from './team-feed.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb, openWebhookState } from './webhooks.js';
@@ -125,13 +126,23 @@ export async function openRuntime(
   const catchUp = new StartCatchUp();
   closers.push(() => catchUp.stop());
   if (!inFile && (!runner || shared)) catchUp.skip();
+  const followers: Array<() => Promise<FollowerStatus | null>> = [];
+  // The change feed's projection on EventStoreDB, checked by the processes that project.
+  const keepTeamFeed = async () => {
+    const watched = await watchTeamFeed(log, report);
+    if (!watched) return;
+    closers.push(() => watched.stop());
+    followers.push(async () => watched.status());
+  };
   let following: Promise<void> | null = null;
   const startFollowing = () =>
     (following ??= (async () => {
       if (runner && shared) {
+        await keepTeamFeed();
         leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err));
         closers.push(() => leased!.close());
       } else if (runner) {
+        await keepTeamFeed();
         await runner.start();
         closers.push(() => runner.stop());
         void catchUp.follow(log, (p) => runner.waitFor(p));
@@ -166,7 +177,6 @@ export async function openRuntime(
   closers.push(() => idempotency.close());
 
   // Readiness asks every follower this process runs; a standby (the lease is elsewhere) runs none.
-  const followers: Array<() => Promise<FollowerStatus | null>> = [];
   if (runner) followers.push(async () => (leased && !leased.keeper.held ? null : runner.status()));
   if (inFile) followers.push(() => inFile.thread.status());
   if (limiter instanceof FallbackRateLimiter) followers.push(async () => limiter.status());
