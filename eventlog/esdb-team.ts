@@ -23,6 +23,8 @@ export const TEAM_PROJECTION_VERSION = 2;
 export const TEAM_PROJECTION_QUERY = `fromAll().when({
   $init: function () { return { query: ${TEAM_PROJECTION_VERSION} }; },
   $any: function (s, e) {
+    // A projection made by an earlier query kept no state: start one.
+    s = s || {};
     s.query = ${TEAM_PROJECTION_VERSION};
     if (e.eventType.charAt(0) === '$' || !e.isJson) return s;
     var m;
