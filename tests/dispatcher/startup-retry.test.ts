@@ -68,3 +68,30 @@ describe('the change feed waker after a failed start', () => {
     await expect(waker.ready()).resolves.toBeUndefined();
   });
 });
+
+describe('the webhook queue opened at its first use', () => {
+  it('opens at the next use after NATS was away at the first', async () => {
+    const { natsAvailable } = await import('./nats-server.js');
+    if (!natsAvailable) return;
+    const { startNats } = await import('../support/nats.js');
+    const { openWebhookState } = await import('../../runtime/webhooks.js');
+    const { testConfig } = await import('../../runtime/config.js');
+    const { SqliteEventLog } = await import('../../eventlog/sqlite.js');
+    const nats = await startNats();
+    const closers: Array<() => Promise<void> | void> = [];
+    try {
+      await nats.halt();
+      const log = new SqliteEventLog(':memory:');
+      closers.push(() => log.close());
+      const state = openWebhookState(testConfig({ natsUrl: nats.url }), new MemoryReadStore(), null, log, (fn) => closers.push(fn));
+      await expect(state.webhookQueue()).rejects.toThrow();
+      await nats.resume();
+      const queue = await state.webhookQueue();
+      expect(await queue.checkpoint()).toBeNull();
+      expect(await state.webhookQueue()).toBe(queue);
+    } finally {
+      for (const c of closers.reverse()) await c();
+      await nats.stop();
+    }
+  }, 30_000);
+});
