@@ -13,13 +13,20 @@ export interface FallbackOptions {
   probeEveryMs?: number;
   /** Told once when the limits fall back to this process's count, and once when they return. */
   report?: (message: string) => void;
+  /** False while the store's connection is known to be down: the limits fall back without waiting. */
+  connected?: () => boolean;
+  /** Time-outs in a row (the connection up) after which the store counts as away. */
+  slowInARow?: number;
 }
 
 /**
  * Per-key limits from a shared store (NATS KV) that survive the store (decisions.md §1): a request
- * never waits more than `timeoutMs` on it. Past that, or on any error, the limits fall back to this
- * process's own count until a probe finds the store answering again; meanwhile every request is
- * counted here at once, so an outage costs one slow request, not every request's time-out.
+ * never waits more than `timeoutMs` on it. A request past that is counted here (its shared take
+ * goes on and is logged there when it lands); an error, a connection known to be down, or a few
+ * time-outs in a row that a probe confirms make the limits fall back to this process's own count
+ * until a probe finds the store answering again. Meanwhile every request is counted here at once, so an outage costs a
+ * few slow requests, not every request's time-out; and one slow answer on a busy host does not
+ * split the limits between processes.
  * Readiness reports the fallback as the `rate-limits` follower reconnecting (degraded, not down:
  * the API still answers correctly, each process enforcing the limits on its own traffic).
  */
@@ -31,6 +38,10 @@ export class FallbackRateLimiter implements RateLimiter {
   private readonly timeoutMs: number;
   private readonly probeEveryMs: number;
   private readonly report: (message: string) => void;
+  private readonly connected: () => boolean;
+  private readonly slowInARow: number;
+  private slow = 0;
+  private confirming = false;
 
   constructor(
     private readonly shared: SharedRateLimiter,
@@ -41,6 +52,8 @@ export class FallbackRateLimiter implements RateLimiter {
     this.timeoutMs = options.timeoutMs ?? 100;
     this.probeEveryMs = options.probeEveryMs ?? 1_000;
     this.report = options.report ?? ((m) => console.warn(m));
+    this.connected = options.connected ?? (() => true);
+    this.slowInARow = options.slowInARow ?? 3;
   }
 
   /** True while the limits are counted by this process alone. */
@@ -53,18 +66,37 @@ export class FallbackRateLimiter implements RateLimiter {
   }
 
   async take(key: string, now?: number): Promise<RateDecision> {
+    if (!this.away && !this.connected()) this.fallBack(new Error('the connection is down'));
     if (this.away) return this.local.take(key, now);
-    const taking = this.shared.take(key, now);
-    const answer = await within(taking, this.timeoutMs);
-    if (answer.ok) return answer.value;
-    this.fallBack(answer.error);
+    const answer = await within(this.shared.take(key, now), this.timeoutMs);
+    if (answer.ok) {
+      this.slow = 0;
+      return answer.value;
+    }
+    if (answer.error !== TIMED_OUT) this.fallBack(answer.error);
+    else if (++this.slow >= this.slowInARow) this.confirmAway();
     return this.local.take(key, now);
+  }
+
+  /**
+   * Slow answers in a row: contention (many racing requests on one key retry their
+   * compare-and-swap) or an unreachable store. A probe, which contends with nobody, tells which.
+   */
+  private confirmAway(): void {
+    if (this.confirming || this.away) return;
+    this.confirming = true;
+    void within(this.shared.probe(), Math.max(this.probeEveryMs, this.timeoutMs)).then((answer) => {
+      this.confirming = false;
+      if (answer.ok) this.slow = 0;
+      else this.fallBack(TIMED_OUT);
+    });
   }
 
   private fallBack(cause: unknown): void {
     if (this.away || this.closed) return;
     this.away = true;
-    const why = cause === TIMED_OUT ? `no answer within ${this.timeoutMs} ms` : cause instanceof Error ? cause.message : String(cause);
+    this.slow = 0;
+    const why = cause === TIMED_OUT ? `no answer within ${this.timeoutMs} ms ${this.slowInARow} times in a row, nor to a probe` : cause instanceof Error ? cause.message : String(cause);
     this.report(`rate limits: the shared store is unreachable (${why}); each process counts its own requests until it answers`);
     this.scheduleProbe();
   }
@@ -75,7 +107,7 @@ export class FallbackRateLimiter implements RateLimiter {
       // A probe may take longer than a request may wait: it holds no request up.
       const answer = await within(this.shared.probe(), Math.max(this.probeEveryMs, this.timeoutMs));
       if (this.closed) return;
-      if (!answer.ok) return this.scheduleProbe();
+      if (!answer.ok || !this.connected()) return this.scheduleProbe();
       this.away = false;
       this.report('rate limits: the shared store answers again; limits are shared again');
     }, this.probeEveryMs);

@@ -7,6 +7,7 @@ import type { ProjectionRunner } from '../projections/runner.js';
 import type { Config } from './config.js';
 import { MemoryRateLimiter, type RateLimiter } from './ratelimit.js';
 import { FallbackRateLimiter } from './ratelimit-fallback.js';
+import { NatsLink } from '../dispatcher/queue/nats-link.js';
 
 /**
  * What changes when several processes share the stores (docs/production.md). openRuntime asks
@@ -30,7 +31,8 @@ export async function openLimiter(config: Config, nats: NatsConnection | null): 
   if (limits.perSecond === 0 && limits.perMinute === 0) return null;
   if (!nats) return new MemoryRateLimiter(limits);
   const { NatsRateLimiter } = await import('./ratelimit-nats.js');
-  return new FallbackRateLimiter(await NatsRateLimiter.open(nats, limits), limits);
+  const link = new NatsLink(nats);
+  return new FallbackRateLimiter(await NatsRateLimiter.open(nats, limits), limits, { connected: () => link.up });
 }
 
 /**
