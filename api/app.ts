@@ -40,6 +40,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
     ...serverOptions(services.config.connections),
+    // Behind a proxy every client has the proxy's address; the proxies named here are believed
+    // on X-Forwarded-For, so one client's failed keys throttle that client only (decisions.md §2).
+    ...(services.config.trustProxy?.length ? { trustProxy: services.config.trustProxy } : {}),
     frameworkErrors,
     ...(services.tracing ? { childLoggerFactory: tracedChildLogger(services.tracing) } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -61,8 +64,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     refResolver: { buildLocalReference: (json, _base, _frag, i) => String(json.$id ?? `def-${i}`) },
   });
 
-  // The change feed's long-poll subscription ends with the app, before the runtime closes the log.
-  app.addHook('onClose', () => closeChangeFeed(services));
+  // The change feed's long-poll subscription ends with the app, before the runtime closes the log;
+  // before the server stops taking requests, so pending polls answer at once instead of holding
+  // the close for their whole wait.
+  app.addHook('preClose', () => closeChangeFeed(services));
   await app.register(healthRoutes(services));
   await app.register(metricsRoute(services));
   // Everything that reads the read models waits, before anything reads (the API key first), for

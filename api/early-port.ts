@@ -57,9 +57,12 @@ export class EarlyPort {
     for (const [req, res] of this.held.splice(0)) handler(req, res);
   }
 
+  private closing: Promise<void> | null = null;
+
+  /** Stops taking requests (held ones are dropped); the same promise however often it is called. */
   close(): Promise<void> {
     for (const [, res] of this.held.splice(0)) res.destroy();
-    return new Promise((resolve) => this.server.close(() => resolve()));
+    return (this.closing ??= new Promise((resolve) => this.server.close(() => resolve())));
   }
 
   private early(req: IncomingMessage, res: ServerResponse): void {

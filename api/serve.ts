@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type App, buildApp } from './app.js';
 import type { EarlyPort } from './early-port.js';
+import type { Shutdown } from './shutdown.js';
 import type { Config } from '../runtime/config.js';
 import { startRoles } from '../runtime/roles.js';
 import { readiness } from './routes/health.js';
@@ -31,26 +32,37 @@ function adminToken(config: Config): { token: string; note: string } {
  * models catch up with the log, so /readyz says how far they are behind meanwhile. The
  * background roles (webhooks, mail) start once they have caught up.
  */
-export async function serve(config: Config, port: EarlyPort): Promise<void> {
+export async function serve(config: Config, port: EarlyPort, shutdown: Shutdown): Promise<void> {
+  if (shutdown.stopping) return;
   const { token, note } = adminToken(config);
   config.adminToken = token;
-  const runtime = await openRuntime(config, {
-    follow: false,
-    onProjectionError: (err) => console.error('projection failed', err),
-    // Progress lines come from watchProgress below, in one format for every follower.
-    onReadModelProgress: () => {},
+  const runtime = await shutdown.during(
+    openRuntime(config, {
+      follow: false,
+      onProjectionError: (err) => console.error('projection failed', err),
+      // Progress lines come from watchProgress below, in one format for every follower.
+      onReadModelProgress: () => {},
+    }),
+  );
+  // After the app: the port stops answering (the probes too), then the stores close.
+  shutdown.onStop(async () => {
+    await port.close();
+    await runtime.close();
   });
   const metrics = runtime.services.metrics;
   port.probes(() => readiness(runtime.services), metrics && { token, contentType: metrics.contentType, text: () => metrics.text() });
+  if (shutdown.stopping) return;
 
-  let app: App | null = null;
   if (config.role === 'all' || config.role === 'api') {
     let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
-    app = await buildApp(runtime.services, {
-      logger: process.env.NODE_ENV === 'test' ? false : { level: config.logLevel },
-      serverFactory: (h) => ((handler = h), port.server),
-    });
-    await app.ready();
+    const built: App = await shutdown.during(
+      buildApp(runtime.services, {
+        logger: process.env.NODE_ENV === 'test' ? false : { level: config.logLevel },
+        serverFactory: (h) => ((handler = h), port.server),
+      }).then(async (a) => (await a.ready(), a)),
+    );
+    shutdown.onStop(() => built.close());
+    if (shutdown.stopping) return;
     port.serve(handler!);
     console.log(`Turnout (${config.role}) listening on ${port.address}  public API ${port.address}/api/v1  admin ${port.address}/admin/v1  console ${port.address}/console`);
     console.log(note);
@@ -59,26 +71,13 @@ export async function serve(config: Config, port: EarlyPort): Promise<void> {
     console.log(`Turnout (${config.role}) running; health checks on ${port.address}/healthz and ${port.address}/readyz, metrics on ${port.address}/metrics`);
   }
   let progress: ReturnType<typeof watchProgress> | null = null;
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`${signal}: shutting down`);
-    progress?.stop();
-    await (async () => {
-      await app?.close();
-      await port.close();
-      await runtime.close();
-    })().catch((err) => console.error('shutdown failed', err));
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  shutdown.onStop(() => progress?.stop());
 
+  // The catch-up may take minutes: a stop does not wait for it (closing the runtime ends it).
   await runtime.startFollowing();
   progress = watchProgress({ followers: runtime.services.followers, settled: () => !runtime.services.starting?.(), report: (line) => console.log(line) });
   await runtime.readModelsCaughtUp();
-  if (stopping) return;
-  await startRoles(config, runtime);
+  if (shutdown.stopping) return;
+  await shutdown.during(startRoles(config, runtime));
   runtime.started();
 }

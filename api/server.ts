@@ -16,10 +16,14 @@ try {
   (await import('./logging.js')).survivePipeErrors();
   const { loadConfig } = await import('../runtime/config.js');
   const config = loadConfig();
+  // The signal handlers come before the port: a stop at any moment from here on exits cleanly.
+  const { Shutdown } = await import('./shutdown.js');
+  const shutdown = new Shutdown();
   const { EarlyPort } = await import('./early-port.js');
-  const port = await EarlyPort.open(config.port, config.host, config.connections);
-  const { serve } = await import('./serve.js');
-  await serve(config, port);
+  const port = await shutdown.during(EarlyPort.open(config.port, config.host, config.connections));
+  shutdown.onStop(() => port.close());
+  const { serve } = await shutdown.during(import('./serve.js'));
+  await serve(config, port, shutdown);
 } catch (err) {
   console.error(err instanceof Error ? err.message : err);
   process.exit(1);

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { ReadStore } from '../projections/store/port.js';
 import { and, eq, gte } from '../projections/store/port.js';
+import { onceUntilFailed } from '../eventlog/once.js';
 import { batcherFor } from './queue/sqlite-batch.js';
 
 /**
@@ -211,14 +212,15 @@ export class StoreDeliveryLog implements DeliveryLog {
     this.seq = Math.max(this.seq + 1, Date.now() * 1000);
     return this.seq;
   }
-  private ready: Promise<void>;
+  /** The collection and its indexes, defined at the first use; tried again after a failure. */
+  private readonly ready: () => Promise<void>;
   private readonly now: () => number;
   constructor(
     private readonly store: ReadStore,
     options: RetentionOptions = {},
   ) {
     this.now = options.now ?? Date.now;
-    this.ready = store.defineCollection({
+    this.ready = onceUntilFailed(() => store.defineCollection({
       name: WEBHOOK_DELIVERIES,
       idField: 'id',
       indexes: [
@@ -227,11 +229,11 @@ export class StoreDeliveryLog implements DeliveryLog {
         ['endpointId', 'attemptedAt'],
       ],
       expireAfter: { field: '_recordedAt', seconds: Math.round((options.retentionDays ?? 30) * 86_400) },
-    });
+    }));
   }
 
   async record(rows: Delivery[]): Promise<void> {
-    await this.ready;
+    await this.ready();
     for (const r of rows) {
       const existing = await this.store.get<{ _seq: number }>(WEBHOOK_DELIVERIES, r.id);
       await this.store.put(WEBHOOK_DELIVERIES, { ...r, _seq: existing?._seq ?? this.nextSeq(), _recordedAt: new Date(this.now()) });
@@ -239,12 +241,12 @@ export class StoreDeliveryLog implements DeliveryLog {
   }
 
   async recordPending(rows: Delivery[]): Promise<void> {
-    await this.ready;
+    await this.ready();
     for (const r of rows) await this.store.insertIfAbsent(WEBHOOK_DELIVERIES, { ...r, _seq: this.nextSeq(), _recordedAt: new Date(this.now()) });
   }
 
   async list(endpointId: number, status: DeliveryStatus | undefined, page: { page: number; pageSize: number }) {
-    await this.ready;
+    await this.ready();
     const r = await this.store.find<Delivery & { _seq: number; _recordedAt?: Date }>({
       collection: WEBHOOK_DELIVERIES,
       filter: and(eq('endpointId', endpointId), status ? eq('status', status) : undefined),
@@ -255,14 +257,14 @@ export class StoreDeliveryLog implements DeliveryLog {
   }
 
   async get(endpointId: number, id: string): Promise<Delivery | null> {
-    await this.ready;
+    await this.ready();
     const r = await this.store.get<StoredDelivery>(WEBHOOK_DELIVERIES, id);
     return r && r.endpointId === endpointId ? strip(r) : null;
   }
 
   /** Counted here from the rows (the read store has no grouping), a page at a time. */
   async hourly(endpointId: number, since: number): Promise<HourCount[]> {
-    await this.ready;
+    await this.ready();
     const hours = new Map<number, HourCount>();
     const filter = and(eq('endpointId', endpointId), gte('attemptedAt', new Date(since).toISOString()));
     for (let page = 1; ; page++) {
@@ -279,7 +281,7 @@ export class StoreDeliveryLog implements DeliveryLog {
   }
 
   async failingSince(endpointId: number): Promise<string | null> {
-    await this.ready;
+    await this.ready();
     const one = (status: DeliveryStatus, after: number, dir: 'asc' | 'desc') =>
       this.store.find<Delivery & { _seq: number }>({
         collection: WEBHOOK_DELIVERIES,

@@ -22,7 +22,11 @@ export class FeedWaker {
 
   /** Resolves once the subscription follows the log: every event written after this wakes its team. */
   ready(): Promise<void> {
-    return (this.starting ??= this.start());
+    // A failed start is not kept: the next reader tries again.
+    return (this.starting ??= this.start().catch((err: unknown) => {
+      this.starting = null;
+      throw err;
+    }));
   }
 
   private async start(): Promise<void> {

@@ -28,6 +28,10 @@ const BATCH = 500;
  */
 export class ChangeFeed {
   private readonly waker: FeedWaker;
+  private closing = false;
+  private closeNow: () => void = () => undefined;
+  /** Resolves when the feed closes: pending polls stop waiting. */
+  private readonly closed = new Promise<void>((resolve) => (this.closeNow = resolve));
 
   constructor(
     private readonly log: EventLog,
@@ -82,7 +86,7 @@ export class ChangeFeed {
    * own subscription the moment one of the team's events is written, never by polling.
    */
   async wait(team: number, q: FeedQuery, waitMs: number): Promise<JsonPage> {
-    if (waitMs <= 0) return this.page(team, q);
+    if (waitMs <= 0 || this.closing) return this.page(team, q);
     const deadline = Date.now() + waitMs;
     await this.waker.ready();
     let rechecks = 0;
@@ -91,7 +95,7 @@ export class ChangeFeed {
       const woken = this.waker.next(team);
       const page = await this.page(team, q);
       const left = deadline - Date.now();
-      if (page.changes.length || left <= 0) {
+      if (page.changes.length || left <= 0 || this.closing) {
         woken.cancel();
         return page;
       }
@@ -100,7 +104,7 @@ export class ChangeFeed {
       const ms = rechecks > 0 ? Math.min(left, RECHECK_MS) : left;
       let wasWoken = false;
       const timer = new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
-      await Promise.race([woken.promise.then(() => (wasWoken = true)), timer]);
+      await Promise.race([woken.promise.then(() => (wasWoken = true)), timer, this.closed]);
       woken.cancel();
       rechecks = wasWoken ? RECHECKS : Math.max(0, rechecks - 1);
     }
@@ -117,7 +121,13 @@ export class ChangeFeed {
     }
   }
 
+  /**
+   * Answers every pending long poll at once with what there is (the server stops: a poll must not
+   * hold a SIGTERM for its whole `wait`, its client gone or not), then stops listening.
+   */
   close(): Promise<void> {
+    this.closing = true;
+    this.closeNow();
     return this.waker.close();
   }
 }

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { ReadStore } from '../projections/store/port.js';
 import { and, eq } from '../projections/store/port.js';
+import { onceUntilFailed } from '../eventlog/once.js';
 import { batcherFor } from './queue/sqlite-batch.js';
 
 /**
@@ -109,10 +110,11 @@ export const WEBHOOK_REPLAY_OUTCOMES = 'webhookReplayOutcomes';
  * counted twice) and the counts are counts of those.
  */
 export class StoreReplayStore implements ReplayStore {
-  private readonly ready: Promise<void>;
+  /** The collections, defined at the first use; tried again after a failure. */
+  private readonly ready: () => Promise<void>;
 
   constructor(private readonly store: ReadStore) {
-    this.ready = (async () => {
+    this.ready = onceUntilFailed(async () => {
       await store.defineCollection({ name: WEBHOOK_REPLAYS, idField: 'id', indexes: [['status']] });
       await store.defineCollection({
         name: WEBHOOK_REPLAY_OUTCOMES,
@@ -120,7 +122,7 @@ export class StoreReplayStore implements ReplayStore {
         indexes: [['replay', 'delivered']],
         expireAfter: { field: '_at', seconds: 30 * 86_400 },
       });
-    })();
+    });
   }
 
   private async counted(r: Replay): Promise<Replay> {
@@ -131,29 +133,29 @@ export class StoreReplayStore implements ReplayStore {
   }
 
   async create(replay: Replay): Promise<void> {
-    await this.ready;
+    await this.ready();
     await this.store.put(WEBHOOK_REPLAYS, { ...replay });
   }
 
   async get(id: string): Promise<Replay | null> {
-    await this.ready;
+    await this.ready();
     const r = await this.store.get<Replay>(WEBHOOK_REPLAYS, id);
     return r ? this.counted(r) : null;
   }
 
   async running(): Promise<Replay[]> {
-    await this.ready;
+    await this.ready();
     const r = await this.store.find<Replay>({ collection: WEBHOOK_REPLAYS, filter: eq('status', 'running'), sort: [{ field: 'createdAt', dir: 'asc' }], page: { page: 1, pageSize: 100 } });
     return Promise.all(r.items.map((x) => this.counted(x)));
   }
 
   async save(progress: ReplayProgress): Promise<void> {
-    await this.ready;
+    await this.ready();
     await this.store.updateWhere(WEBHOOK_REPLAYS, eq('id', progress.id), { ...progress });
   }
 
   async settled(replay: string, taskId: string, delivered: boolean): Promise<void> {
-    await this.ready;
+    await this.ready();
     await this.store.insertIfAbsent(WEBHOOK_REPLAY_OUTCOMES, { id: taskId, replay, delivered, _at: new Date() });
   }
 }

@@ -1,4 +1,5 @@
-import { BACKWARDS, END, ErrorType, type EventStoreDBClient, type ResolvedEvent } from '@eventstore/db-client';
+import { BACKWARDS, END, ErrorType, type EventStoreDBClient, FAULTED, type ResolvedEvent, STOPPED } from '@eventstore/db-client';
+import type { FollowerStatus } from './follower.js';
 import { comparePositions, type EventMetadata, type Position, type RecordedEvent } from '../domain/shared/events.js';
 
 /**
@@ -16,16 +17,26 @@ import { comparePositions, type EventMetadata, type Position, type RecordedEvent
 export const TEAM_PROJECTION = 'turnout-teams';
 export const teamStream = (team: number) => `turnout_team-${team}`;
 
+/** Raised with every change of the query: a projection whose state says otherwise is updated at start. */
+export const TEAM_PROJECTION_VERSION = 2;
+
 export const TEAM_PROJECTION_QUERY = `fromAll().when({
+  $init: function () { return { query: ${TEAM_PROJECTION_VERSION} }; },
   $any: function (s, e) {
-    if (e.eventType.charAt(0) === '$' || !e.isJson) return;
-    var m = e.metadata;
-    if (typeof m === 'string') { try { m = JSON.parse(m); } catch (err) { return; } }
+    // A projection made by an earlier query kept no state: start one.
+    s = s || {};
+    s.query = ${TEAM_PROJECTION_VERSION};
+    if (e.eventType.charAt(0) === '$' || !e.isJson) return s;
+    var m;
+    // The getter parses the raw metadata and throws on metadata that is not JSON (a foreign event).
+    try { m = e.metadata; } catch (err) { return s; }
+    if (typeof m === 'string') { try { m = JSON.parse(m); } catch (err) { return s; } }
     if (m && m.team) linkTo('turnout_team-' + m.team, e);
+    return s;
   }
 });`;
 
-type Client = Pick<EventStoreDBClient, 'readStream' | 'createProjection'>;
+type Client = Pick<EventStoreDBClient, 'readStream' | 'createProjection' | 'getProjectionStatus' | 'getProjectionState' | 'updateProjection' | 'enableProjection'>;
 
 /** Page ends remembered across all teams, the oldest forgotten first. */
 const REMEMBERED_PAGE_ENDS = 1_000;
@@ -50,7 +61,50 @@ export class EsdbTeamReader {
     private readonly toRecorded: (resolved: ResolvedEvent) => RecordedEvent | null,
   ) {}
 
-  /** Creates the projection once per process; an existing one is kept as it is. */
+  /** What the last check found wrong with the projection (stopped, faulted), or null. */
+  private fault: string | null = null;
+
+  /**
+   * Makes the projection what this version needs (issue 30), at the projector's start and every
+   * so often after: created when missing, its query updated when its state names another version,
+   * started again when stopped. A faulted one is reported (the log and /readyz) and the feed
+   * refuses to serve pages it would leave stale; it needs an operator (its reason says why).
+   */
+  async check(report: (message: string) => void = (m) => console.warn(m)): Promise<void> {
+    let status: Awaited<ReturnType<Client['getProjectionStatus']>>;
+    try {
+      status = await this.client.getProjectionStatus(TEAM_PROJECTION);
+    } catch (err) {
+      if ((err as { type?: unknown })?.type !== ErrorType.NOT_FOUND) throw err;
+      this.ensured = null;
+      await this.ensure();
+      this.fault = null;
+      return;
+    }
+    if (status.projectionStatus === FAULTED) {
+      if (this.fault === null) report(`EventStoreDB projection ${TEAM_PROJECTION} is faulted (${status.stateReason}): the change feed is unavailable until it is fixed and enabled`);
+      this.fault = `faulted: ${status.stateReason}`;
+      return;
+    }
+    const state = await this.client.getProjectionState<{ query?: unknown } | null>(TEAM_PROJECTION).catch(() => null);
+    if (state?.query !== TEAM_PROJECTION_VERSION) {
+      await this.client.updateProjection(TEAM_PROJECTION, TEAM_PROJECTION_QUERY, { emitEnabled: true });
+      report(`EventStoreDB projection ${TEAM_PROJECTION}: query updated to version ${TEAM_PROJECTION_VERSION}`);
+    }
+    if (status.projectionStatus === STOPPED) {
+      await this.client.enableProjection(TEAM_PROJECTION);
+      report(`EventStoreDB projection ${TEAM_PROJECTION} was stopped: started again`);
+    }
+    this.fault = null;
+    this.ensured = Promise.resolve();
+  }
+
+  /** The projection as readiness sees it: failed while faulted (decisions.md §1). */
+  status(): FollowerStatus {
+    return { name: 'team-feed', state: this.fault ? 'failed' : 'caught_up', behind: null };
+  }
+
+  /** Creates the projection once per process; an existing one is kept as it is (check() updates it). */
   private ensure(): Promise<void> {
     return (this.ensured ??= this.client.createProjection(TEAM_PROJECTION, TEAM_PROJECTION_QUERY, { emitEnabled: true, trackEmittedStreams: false }).catch((err: unknown) => {
       if (/exist|conflict/i.test(String((err as Error)?.message ?? err))) return;
@@ -60,7 +114,7 @@ export class EsdbTeamReader {
   }
 
   async read(team: number, from: Position | null, limit: number, inclusive = false): Promise<RecordedEvent[]> {
-    await this.ensure();
+    if (this.fault) throw new Error(`the change feed is unavailable: EventStoreDB projection ${TEAM_PROJECTION} is ${this.fault}`);
     try {
       const start = from ? await this.firstRevisionAfter(team, from, inclusive) : 0n;
       return start === null ? [] : await this.readFrom(team, start, from, limit, inclusive);

@@ -106,10 +106,14 @@ export class EsdbEventLog implements EventLog {
 
   private teams?: EsdbTeamReader;
 
+  /** The server-side projection of esdb-team.ts and its reader (the projector checks it: runtime/team-feed.ts). */
+  teamFeed(): EsdbTeamReader {
+    return (this.teams ??= new EsdbTeamReader(this.client, toRecorded));
+  }
+
   /** One team's events, through the server-side projection of esdb-team.ts. */
   readTeam(team: number, from: Position | null, limit: number, inclusive = false): Promise<RecordedEvent[]> {
-    this.teams ??= new EsdbTeamReader(this.client, toRecorded);
-    return this.teams.read(team, from, limit, inclusive);
+    return this.teamFeed().read(team, from, limit, inclusive);
   }
 
   async head(): Promise<Position | null> {

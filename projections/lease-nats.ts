@@ -27,13 +27,22 @@ export class NatsLease implements Lease {
 
   async acquire(): Promise<boolean> {
     const value = JSON.stringify({ holder: this.holder, at: new Date().toISOString() });
+    if (this.revision) {
+      try {
+        this.revision = await this.kv.update(this.key, value, this.revision);
+        return true;
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        // Ours lapsed: someone else took it, or nobody did (the server dropped it, say while it
+        // was down) and it is free to take again at once rather than a renewal later.
+        this.revision = 0;
+      }
+    }
     try {
-      this.revision = this.revision ? await this.kv.update(this.key, value, this.revision) : await this.kv.create(this.key, value);
+      this.revision = await this.kv.create(this.key, value);
       return true;
     } catch (err) {
       if (!isConflict(err)) throw err;
-      // Someone else holds it, or took it after ours lapsed.
-      this.revision = 0;
       return false;
     }
   }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { RetryPolicy } from '../dispatcher/retry.js';
 
 /** Configuration from the environment (decisions.md 2). Invalid values stop the process with a clear message. */
@@ -32,6 +33,11 @@ export interface Config {
   startWaitMs: number;
   /** LOG_LEVEL: `warn` by default (start-up, warnings, errors); `info` logs every request. */
   logLevel: LogLevel;
+  /**
+   * TURNOUT_TRUST_PROXY (decisions.md §2): addresses or CIDRs of the proxies whose
+   * X-Forwarded-For names the client (failed-auth throttling, logs); empty: none is trusted.
+   */
+  trustProxy: string[];
 }
 
 /** pino's levels, and `silent`. */
@@ -107,7 +113,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     role,
     startWaitMs: int(env, 'TURNOUT_START_WAIT_MS', 10_000),
     logLevel: logLevel(env),
+    trustProxy: trustProxy(env),
   };
+}
+
+/** The names proxy-addr knows for whole private ranges, beside addresses and CIDRs. */
+const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function trustProxy(env: NodeJS.ProcessEnv): string[] {
+  const list = (str(env, 'TURNOUT_TRUST_PROXY') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const item of list) {
+    if (PROXY_RANGES.includes(item)) continue;
+    const [address, bits, ...rest] = item.split('/');
+    const family = isIP(address);
+    const prefixOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!family || !prefixOk || rest.length)
+      throw new Error(`TURNOUT_TRUST_PROXY must list addresses or CIDRs (such as 10.0.0.0/8), or ${PROXY_RANGES.join(', ')}, separated by commas (got "${item}")`);
+  }
+  return list;
 }
 
 function connectionLimits(env: NodeJS.ProcessEnv): ConnectionLimits {

@@ -1,7 +1,8 @@
 import { isConflict } from '../projections/lease-nats.js';
 import { type KV, Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { type Limits, type RateDecision, type RateLimiter, type ServedLog, step } from './ratelimit.js';
+import type { SharedRateLimiter } from './ratelimit-fallback.js';
+import { type Limits, monotonicNow, type RateDecision, type ServedLog, step } from './ratelimit.js';
 
 export interface NatsRateLimiterOptions {
   /** The KV bucket holding one entry per key. */
@@ -34,7 +35,7 @@ export function decodeLog(data: unknown): ServedLog {
  * The bucket's TTL drops entries not written for longer than the longest window (a minute), whose
  * logs can only hold times outside every window; idle keys cost nothing.
  */
-export class NatsRateLimiter implements RateLimiter {
+export class NatsRateLimiter implements SharedRateLimiter {
   private constructor(
     private readonly kv: KV,
     private readonly limits: Limits,
@@ -54,6 +55,11 @@ export class NatsRateLimiter implements RateLimiter {
     return new NatsRateLimiter(kv, limits, options.maxAttempts ?? 25);
   }
 
+  /** Reads a key nobody writes: the bucket answers, or this throws (ratelimit-fallback.ts). */
+  async probe(): Promise<void> {
+    await this.kv.get('probe');
+  }
+
   async take(key: string, now?: number): Promise<RateDecision> {
     // Keys may only hold [-/_=.a-zA-Z0-9]; base64url fits and cannot collide.
     const k = Buffer.from(key).toString('base64url');
@@ -62,7 +68,7 @@ export class NatsRateLimiter implements RateLimiter {
       const entry = await this.kv.get(k);
       const live = entry && entry.operation === 'PUT' && entry.length > 0;
       const current = live ? decodeLog(safeJson(entry.string())) : undefined;
-      const { log, decision } = step(this.limits, current, now ?? Date.now());
+      const { log, decision } = step(this.limits, current, now ?? monotonicNow());
       if (!decision.allowed) return decision;
       last = decision;
       const data = encodeLog(log);

@@ -46,9 +46,19 @@ const windowsOf = (l: Limits): Window[] =>
 export const longestWindowMs = (l: Limits) => Math.max(0, ...windowsOf(l).map((w) => w.ms));
 
 /**
+ * Now in whole milliseconds since the epoch, by a clock that never goes back: the wall clock as
+ * it read when the process started, moved on by the monotonic one. A wall clock stepped back
+ * (NTP) would otherwise let a window's requests out early. Processes sharing logs agree to within
+ * their clocks' offset at start.
+ */
+export const monotonicNow = (): number => Math.floor(performance.timeOrigin + performance.now());
+
+/**
  * The pure step shared by every adapter. A request at `now` is served if, in each window, fewer
- * than its limit were served after `now - window`; then any span of that window's length holds at
- * most the limit. A refused request is not logged (it was not served).
+ * than its limit were served at or after `now - window`: both ends count, since times are whole
+ * milliseconds (two requests logged 1000 ms apart may be 999.x ms apart in fact), so that no real
+ * span of the window's length ever holds more than the limit (issue 30: 16 in one real second).
+ * A refused request is not logged (it was not served).
  */
 export function step(limits: Limits, log: ServedLog | undefined, now: number): { log: ServedLog; decision: RateDecision } {
   const windows = windowsOf(limits);
@@ -56,11 +66,11 @@ export function step(limits: Limits, log: ServedLog | undefined, now: number): {
   if (!windows.length) return { log: [], decision: { allowed: true, limit: 0, remaining: 0, resetSeconds: 0, retryAfterSeconds: 0, policy } };
   const longest = longestWindowMs(limits);
   // Sorted: logs shared between processes may carry times from clocks a little apart.
-  const kept = (log ?? []).filter((t) => t > now - longest).sort((a, b) => a - b);
-  const inWindow = windows.map((w) => kept.filter((t) => t > now - w.ms));
+  const kept = (log ?? []).filter((t) => t >= now - longest).sort((a, b) => a - b);
+  const inWindow = windows.map((w) => kept.filter((t) => t >= now - w.ms));
   const allowed = inWindow.every((served, i) => served.length < windows[i].limit);
   const after = allowed ? [...kept, now].sort((a, b) => a - b) : kept;
-  const counts = windows.map((w) => after.filter((t) => t > now - w.ms));
+  const counts = windows.map((w) => after.filter((t) => t >= now - w.ms));
   // Report the window closest to its limit (the tighter one); on a tie, the shorter.
   let tight = 0;
   counts.forEach((served, i) => {
@@ -68,8 +78,9 @@ export function step(limits: Limits, log: ServedLog | undefined, now: number): {
   });
   const w = windows[tight];
   const served = counts[tight];
-  // A slot frees when the oldest request in a full window leaves it; a refused request waits for every full window.
-  const wait = allowed ? 0 : Math.max(...inWindow.map((s, i) => (s.length < windows[i].limit ? 0 : s[s.length - windows[i].limit] + windows[i].ms - now)));
+  // A slot frees when the oldest request in a full window leaves it (a millisecond past the
+  // window's end, which counts); a refused request waits for every full window.
+  const wait = allowed ? 0 : Math.max(...inWindow.map((s, i) => (s.length < windows[i].limit ? 0 : s[s.length - windows[i].limit] + windows[i].ms + 1 - now)));
   return {
     log: after,
     decision: {
@@ -89,7 +100,7 @@ export class MemoryRateLimiter implements RateLimiter {
 
   constructor(private readonly limits: Limits) {}
 
-  async take(key: string, now = Date.now()): Promise<RateDecision> {
+  async take(key: string, now = monotonicNow()): Promise<RateDecision> {
     const { log, decision } = step(this.limits, this.logs.get(key), now);
     this.logs.set(key, log);
     if (now - this.lastSweep > 120_000) this.sweep(now);
@@ -100,6 +111,6 @@ export class MemoryRateLimiter implements RateLimiter {
   private sweep(now: number) {
     this.lastSweep = now;
     const longest = longestWindowMs(this.limits);
-    for (const [k, log] of this.logs) if (!log.length || log[log.length - 1] <= now - longest) this.logs.delete(k);
+    for (const [k, log] of this.logs) if (!log.length || log[log.length - 1] < now - longest) this.logs.delete(k);
   }
 }

@@ -6,6 +6,8 @@ import { type Lease, LeaseKeeper } from '../projections/lease.js';
 import type { ProjectionRunner } from '../projections/engine/main-thread.js';
 import type { Config } from './config.js';
 import { MemoryRateLimiter, type RateLimiter } from './ratelimit.js';
+import { FallbackRateLimiter } from './ratelimit-fallback.js';
+import { NatsLink } from '../dispatcher/queue/nats-link.js';
 
 /**
  * What changes when several processes share the stores (docs/production.md). openRuntime asks
@@ -20,13 +22,17 @@ export async function openNats(config: Config): Promise<NatsConnection | null> {
   return connect({ ...natsConnectOptions(config.natsUrl), name: `turnout-${config.role}-${process.pid}`, maxReconnectAttempts: -1 });
 }
 
-/** Per-key limits: in NATS KV when API processes share it, so the limit holds whichever serves. */
+/**
+ * Per-key limits: in NATS KV when API processes share it, so the limit holds whichever serves;
+ * each process's own count while NATS does not answer (decisions.md §1, ratelimit-fallback.ts).
+ */
 export async function openLimiter(config: Config, nats: NatsConnection | null): Promise<RateLimiter | null> {
   const limits = { perSecond: config.rateLimitPerSecond, perMinute: config.rateLimitPerMinute };
   if (limits.perSecond === 0 && limits.perMinute === 0) return null;
   if (!nats) return new MemoryRateLimiter(limits);
   const { NatsRateLimiter } = await import('./ratelimit-nats.js');
-  return NatsRateLimiter.open(nats, limits);
+  const link = new NatsLink(nats);
+  return new FallbackRateLimiter(await NatsRateLimiter.open(nats, limits), limits, { connected: () => link.up });
 }
 
 /**

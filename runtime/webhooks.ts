@@ -21,6 +21,7 @@ import type { ReadStore } from '../projections/store/port.js';
 import { MemoryThrottle } from '../dispatcher/throttle.js';
 import { disableEndpoint } from '../commands/webhook-endpoints.js';
 import { type LeasedWork, LeaseKeeper } from '../projections/lease.js';
+import { onceUntilFailed } from '../eventlog/once.js';
 
 /** The webhook tables an older data directory keeps in the event log's file (moveWebhookTables). */
 const WEBHOOK_TABLES = ['webhook_tasks', 'webhook_checkpoints', 'webhook_deliveries', 'webhook_replays'];
@@ -130,9 +131,10 @@ export function openWebhookState(config: Config, store: ReadStore, webhookDb: Da
   let sender: Sender | null = null;
   onClose(async () => {
     sender?.close();
-    if (queue) await (await queue).close();
+    await queue?.then((q) => q.close(), () => undefined);
   });
-  const webhookQueue = () => (queue ??= openQueue(config, webhookDb));
+  // Opened at the first use; a failure (NATS away at that moment) is tried again at the next.
+  const webhookQueue = onceUntilFailed(() => (queue = openQueue(config, webhookDb)));
   const webhooks = new WebhookOperations({
     log,
     deliveries,
@@ -230,7 +232,12 @@ export async function startDispatcher(
     sender = threaded;
   }
   // Readiness: the log follower, while this process runs it.
-  runtime.watchFollower(async () => follow.current?.status() ?? (keeper ? null : { name: 'webhook-dispatcher', state: 'catching_up', behind: null }));
+  // While the queue or the lease store is out of reach the dispatcher is reconnecting, whatever
+  // else it was: the API still answers, webhooks wait (decisions.md §1, degraded).
+  runtime.watchFollower(async () => {
+    if (queue.reachable?.() === false || keeper?.storeUnreachable) return { name: 'webhook-dispatcher', state: 'reconnecting', behind: null };
+    return follow.current?.status() ?? (keeper ? null : { name: 'webhook-dispatcher', state: 'catching_up', behind: null });
+  });
   // Several dispatcher processes share one NATS: the throttle must count every worker's sends.
   const throttle = config.natsUrl && nats ? await (await import('./throttle-nats.js')).NatsThrottle.open(nats) : new MemoryThrottle();
   const settled = (replay: string, taskId: string, delivered: boolean) => replays.settled(replay, taskId, delivered);

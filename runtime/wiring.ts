@@ -16,6 +16,8 @@ import type { ReadStore } from '../projections/store/port.js';
 import type { Config } from './config.js';
 import { lockDataDir } from './datadir-lock.js';
 import { privateFile, secureDataDir } from './private-files.js';
+import { FallbackRateLimiter } from './ratelimit-fallback.js';
+import { watchTeamFeed } from './team-feed.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb, openWebhookState } from './webhooks.js';
@@ -136,13 +138,23 @@ export async function openRuntime(
   const catchUp = new StartCatchUp();
   closers.push(() => catchUp.stop());
   if (topology === 'leased' || topology === 'reader') catchUp.skip();
+  const followers: Array<() => Promise<FollowerStatus | null>> = [];
+  // The change feed's projection on EventStoreDB, checked by the processes that project.
+  const keepTeamFeed = async () => {
+    const watched = await watchTeamFeed(log, report);
+    if (!watched) return;
+    closers.push(() => watched.stop());
+    followers.push(async () => watched.status());
+  };
   let following: Promise<void> | null = null;
   const startFollowing = () =>
     (following ??= (async () => {
       if (runner && topology === 'leased') {
+        await keepTeamFeed();
         leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err));
         closers.push(() => leased!.close());
       } else if (runner) {
+        await keepTeamFeed();
         await runner.start();
         closers.push(() => runner.stop());
         void catchUp.follow(log, (p) => runner.waitFor(p));
@@ -165,6 +177,7 @@ export async function openRuntime(
   const settleReads = runner && readsSettleToHead(config) ? readSettler(log, (p) => runner.waitFor(p)) : undefined;
 
   const limiter = await openLimiter(config, nats);
+  if (limiter?.close) closers.push(() => limiter.close!());
   // Delivery attempts are logged in the shared read store (MongoDB) when there is one, so every
   // API process sees them; else in an embedded SQLite file, which survives restarts.
   const webhookDb = config.mongoUrl ? null : openWebhookDb(config, logDatabase, (fn) => closers.push(fn));
@@ -176,9 +189,9 @@ export async function openRuntime(
   closers.push(() => idempotency.close());
 
   // Readiness asks every follower this process runs; a standby (the lease is elsewhere) runs none.
-  const followers: Array<() => Promise<FollowerStatus | null>> = [];
   if (runner) followers.push(async () => (leased && !leased.keeper.held ? null : runner.status()));
   if (inFile) followers.push(() => inFile.thread.status());
+  if (limiter instanceof FallbackRateLimiter) followers.push(async () => limiter.status());
 
   const followerStatus = async () => (await Promise.all(followers.map((status) => status()))).filter((f): f is FollowerStatus => f !== null);
   const metrics =

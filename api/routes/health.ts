@@ -12,8 +12,17 @@ export const healthRoutes =
   };
 
 /**
+ * Followers whose outage leaves the API answering correctly (decisions.md §1 as amended): the
+ * webhook dispatcher (its queue) and the shared rate limits. Taking every replica out of a load
+ * balancer because webhooks wait would turn a delay into an outage, so these make /readyz
+ * `degraded` (200), never not ready, once started.
+ */
+const BESIDE_THE_API = new Set(['webhook-dispatcher', 'rate-limits']);
+
+/**
  * decisions.md §1: ready once the stores answer and every follower has caught up after start.
- * Lag under load leaves a caught-up follower caught up; reconnecting or failed is not ready.
+ * Lag under load leaves a caught-up follower caught up; a read-model follower reconnecting or
+ * failed is not ready, one beside the API (above) only degraded.
  */
 export async function readiness(services: Pick<Services, 'reachable' | 'followers' | 'starting'>) {
   const [reachable, followers] = await Promise.all([
@@ -23,7 +32,9 @@ export async function readiness(services: Pick<Services, 'reachable' | 'follower
     ),
     services.followers().catch(() => []),
   ]);
+  const outage = (f: { name: string; state: string }) => BESIDE_THE_API.has(f.name) && (f.state === 'reconnecting' || f.state === 'failed');
   // A part still starting (the webhook dispatcher waits for the read models) is not listed yet.
-  const ready = reachable && !services.starting?.() && followers.every((f) => f.state === 'caught_up');
-  return { code: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not_ready', followers } };
+  const ready = reachable && !services.starting?.() && followers.every((f) => f.state === 'caught_up' || outage(f));
+  const status = !ready ? 'not_ready' : followers.some(outage) ? 'degraded' : 'ready';
+  return { code: ready ? 200 : 503, body: { status, followers } };
 }

@@ -1,5 +1,7 @@
 import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { headers, type MsgHdrs } from '@nats-io/transport-node';
+import type { NatsLink } from './nats-link.js';
+import { defineConsumer, defineStream } from './nats-define.js';
 
 /**
  * Retries scheduled without holding the message. A NAK with a delay keeps the message pending on
@@ -45,31 +47,23 @@ export function delayNames(prefix: string, workSubject: string): DelayNames {
 }
 
 export async function defineDelayTiers(jsm: JetStreamManager, names: DelayNames): Promise<void> {
-  try {
-    await jsm.streams.info(names.stream);
-  } catch {
-    await jsm.streams.add({
-      name: names.stream,
-      subjects: DELAY_TIERS_MS.map(names.subject),
-      retention: RetentionPolicy.Workqueue,
-      storage: StorageType.File,
-      duplicate_window: 2 * 60 * 1_000_000_000,
-    });
-  }
+  await defineStream(jsm, {
+    name: names.stream,
+    subjects: DELAY_TIERS_MS.map(names.subject),
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    duplicate_window: 2 * 60 * 1_000_000_000,
+  });
   for (const tier of DELAY_TIERS_MS) {
-    try {
-      await jsm.consumers.info(names.stream, names.durable(tier));
-    } catch {
-      await jsm.consumers.add(names.stream, {
-        durable_name: names.durable(tier),
-        filter_subject: names.subject(tier),
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        // A message may wait a whole tier before it is acked, plus the one prefetched behind it.
-        ack_wait: (tier + 60_000) * 1_000_000,
-        max_deliver: -1,
-      });
-    }
+    await defineConsumer(jsm, names.stream, {
+      durable_name: names.durable(tier),
+      filter_subject: names.subject(tier),
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      // A message may wait a whole tier before it is acked, plus the one prefetched behind it.
+      ack_wait: (tier + 60_000) * 1_000_000,
+      max_deliver: -1,
+    });
   }
 }
 
@@ -92,7 +86,7 @@ export async function publishDue(js: JetStreamClient, names: DelayNames, data: U
 }
 
 /** Releases one tier's messages as they come due, until stopped. */
-export function pumpTier(js: JetStreamClient, names: DelayNames, tier: number, onError: (err: unknown) => void): { stop(): Promise<void> } {
+export function pumpTier(js: JetStreamClient, names: DelayNames, tier: number, onError: (err: unknown) => void, link?: NatsLink): { stop(): Promise<void> } {
   let stopped = false;
   let wake: (() => void) | null = null;
   let messages: { stop(): void } | null = null;
@@ -109,6 +103,8 @@ export function pumpTier(js: JetStreamClient, names: DelayNames, tier: number, o
     m.ack();
   };
 
+  // As the work consumer: after a reconnect the tier's consumer starts afresh (nats-link.ts).
+  const unwatch = link?.onReconnect(() => messages?.stop());
   const loop = (async () => {
     while (!stopped) {
       try {
@@ -130,6 +126,7 @@ export function pumpTier(js: JetStreamClient, names: DelayNames, tier: number, o
   return {
     stop: async () => {
       stopped = true;
+      unwatch?.();
       messages?.stop();
       (wake as (() => void) | null)?.();
       await loop;

@@ -2,7 +2,10 @@ import { AckPolicy, DeliverPolicy, jetstream, type JetStreamClient, jetstreamMan
 import { type KV, Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
+import { isConflict } from '../../projections/lease-nats.js';
 import { natsConnectOptions } from './nats-connect.js';
+import { NatsLink } from './nats-link.js';
+import { defineConsumer, defineStream } from './nats-define.js';
 import { ATTEMPT_HEADER, defineDelayTiers, DELAY_TIERS_MS, type DelayNames, delayNames, publishDue, pumpTier } from './nats-delay.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease, Outcome } from './port.js';
 
@@ -31,6 +34,11 @@ const codec = { encode: (s: string) => new TextEncoder().encode(s), decode: (b: 
  * KV bucket next to the stream.
  */
 export class NatsDeliveryQueue implements DeliveryQueue {
+  /** The connection's state: readiness reports the queue reconnecting while it is down. */
+  readonly link: NatsLink;
+  /** The checkpoint entry's revision as this queue last read or wrote it (0: none yet; null: never read). */
+  private checkpointRevision: number | null = null;
+
   private constructor(
     private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
@@ -41,7 +49,14 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     private readonly delays: DelayNames,
     private readonly onError: (err: unknown) => void,
     private readonly ownsConnection: boolean,
-  ) {}
+  ) {
+    this.link = new NatsLink(nc);
+  }
+
+  /** False while the queue's connection is down (decisions.md §1: degraded, not down). */
+  reachable(): boolean {
+    return this.link.up;
+  }
 
   static async connect(url: string, options: NatsQueueOptions = {}): Promise<NatsDeliveryQueue> {
     const nc = await connect({ ...natsConnectOptions(url), name: 'turnout-webhooks', maxReconnectAttempts: -1 });
@@ -61,11 +76,7 @@ export class NatsDeliveryQueue implements DeliveryQueue {
       storage: StorageType.File,
       duplicate_window: 2 * 60 * 1_000_000_000, // 2 minutes, in nanoseconds
     };
-    try {
-      await jsm.streams.info(stream);
-    } catch {
-      await jsm.streams.add(config);
-    }
+    await defineStream(jsm, config);
     const consumer = {
       durable_name: durable,
       ack_policy: AckPolicy.Explicit,
@@ -74,11 +85,7 @@ export class NatsDeliveryQueue implements DeliveryQueue {
       max_deliver: -1,
       max_ack_pending: options.maxAckPending ?? 10_000,
     };
-    try {
-      await jsm.consumers.info(stream, durable);
-    } catch {
-      await jsm.consumers.add(stream, consumer);
-    }
+    await defineConsumer(jsm, stream, consumer);
     const delays = delayNames(prefix, subject);
     await defineDelayTiers(jsm, delays);
     const js = jetstream(nc);
@@ -96,12 +103,23 @@ export class NatsDeliveryQueue implements DeliveryQueue {
 
   async checkpoint(): Promise<Position | null> {
     const e = await this.kv.get('checkpoint');
+    this.checkpointRevision = e?.revision ?? 0;
     return e && e.value.length ? positionFromString(codec.decode(e.value)) : null;
   }
 
   async enqueue(tasks: DeliveryTask[], checkpoint: Position): Promise<void> {
     await Promise.all(tasks.map((t) => this.js.publish(this.subject, JSON.stringify(t), { msgID: t.id })));
-    await this.kv.put('checkpoint', positionToString(checkpoint));
+    // A compare-and-set on the revision this dispatcher read or wrote last: one that lost its lease
+    // without knowing yet (a pause longer than the TTL) cannot move the checkpoint back under the
+    // new holder, which would enqueue again what was delivered (issue 30).
+    const value = positionToString(checkpoint);
+    if (this.checkpointRevision === null) await this.checkpoint();
+    try {
+      this.checkpointRevision = this.checkpointRevision ? await this.kv.update('checkpoint', value, this.checkpointRevision) : await this.kv.create('checkpoint', value);
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      throw new Error('another dispatcher wrote the webhook checkpoint since this one read it: this one no longer holds the lease', { cause: err });
+    }
   }
 
   /** Same subject as live tasks: a replay keeps only a small window of its tasks queued (replay-runner.ts), so live ones never wait behind many. */
@@ -115,9 +133,12 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     let messages: Awaited<ReturnType<Awaited<ReturnType<JetStreamClient['consumers']['get']>>['consume']>> | null = null;
     let slot: (() => void) | null = null;
 
-    // A task's attempt: the attempt it was published for, plus redeliveries of this message
-    // (a worker that died or timed out mid-attempt used one up).
-    const attemptOf = (m: JsMsg) => Number(m.headers?.get(ATTEMPT_HEADER) || 1) + m.info.deliveryCount - 1;
+    // A task's attempt is the one it was published for, whatever its redeliveries: a message
+    // fetched and never run (buffered at a graceful stop, a crash) comes back with a higher
+    // delivery count but had no attempt (issue 30). One that did run and was not acked (the
+    // process died mid-attempt) runs the same attempt again, under the same delivery id: at least
+    // once, which the receiver de-duplicates on.
+    const attemptOf = (m: JsMsg) => Number(m.headers?.get(ATTEMPT_HEADER) || 1);
 
     const run = async (m: JsMsg) => {
       let task: DeliveryTask;
@@ -144,15 +165,26 @@ export class NatsDeliveryQueue implements DeliveryQueue {
         if (outcome.kind === 'retry') await publishDue(this.js, this.delays, m.data, attempt + 1, Date.now() + outcome.delayMs, `${task.id}#${attempt + 1}`);
         // A deferral is not an attempt: the same number comes back, under an id of its own.
         if (outcome.kind === 'defer') await publishDue(this.js, this.delays, m.data, attempt, Date.now() + outcome.delayMs, `${task.id}#${attempt}@${Date.now()}`);
+      } catch (err) {
+        // Nothing stored the next step: the message comes back to run this attempt again.
+        this.onError(err);
+        m.nak(1000);
+        return;
+      }
+      try {
         // Confirmed, so a graceful stop leaves no ack in flight for a restart to redo.
         await m.ackAck();
       } catch (err) {
+        // No nak here: once an ack was sent the message refuses one (nats.js keeps it as acked),
+        // and the next step is stored either way. An ack that never arrived brings the message
+        // back after the ack wait, to run this same attempt again (at least once).
         this.onError(err);
-        m.nak(1000);
       }
     };
 
-    const pumps = DELAY_TIERS_MS.map((tier) => pumpTier(this.js, this.delays, tier, this.onError));
+    const pumps = DELAY_TIERS_MS.map((tier) => pumpTier(this.js, this.delays, tier, this.onError, this.link));
+    // After a reconnect the consumer starts afresh (nats-link.ts): the loop below gets it again.
+    const unwatch = this.link.onReconnect(() => messages?.stop());
     const loop = (async () => {
       // As the delay tiers' pumps: a JetStream request that times out (a busy server or host)
       // must not leave this process consuming nothing until it restarts, so it tries again.
@@ -162,13 +194,18 @@ export class NatsDeliveryQueue implements DeliveryQueue {
           messages = await c.consume({ max_messages: Math.max(options.concurrency, 1) });
           if (stopped) messages.stop();
           for await (const m of messages) {
+            // Fetched after the stop (buffered behind the attempts in flight): handed back at
+            // once for another worker, not left to its ack wait.
+            if (stopped) {
+              m.nak();
+              continue;
+            }
             const p = run(m).finally(() => {
               inflight.delete(p);
               slot?.();
             });
             inflight.add(p);
             while (inflight.size >= options.concurrency && !stopped) await new Promise<void>((r) => (slot = r));
-            if (stopped) break;
           }
         } catch (err) {
           this.onError(err);
@@ -180,6 +217,7 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     return {
       stop: async () => {
         stopped = true;
+        unwatch();
         slot?.();
         messages?.stop();
         await loop.catch(() => undefined);

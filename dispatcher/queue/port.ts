@@ -63,5 +63,7 @@ export interface DeliveryQueue {
   consume(handler: (lease: Lease) => Promise<Handled>, options: { concurrency: number }): Consumer;
   /** Tasks in the queue, due now or waiting for a retry (turnout_webhook_queue_depth, decisions.md §15). */
   depth(): Promise<number>;
+  /** False while a remote queue's server is out of reach (readiness: degraded, decisions.md §1); absent where it cannot be. */
+  reachable?(): boolean;
   close(): Promise<void>;
 }

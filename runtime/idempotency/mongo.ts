@@ -1,4 +1,5 @@
 import { type Collection, type Db, MongoClient, MongoServerError } from 'mongodb';
+import { onceUntilFailed } from '../../eventlog/once.js';
 import { dbNameOf } from '../../projections/store/mongo.js';
 import { type Begun, type IdempotencyStore, STALE_MS, type StoredAnswer, TTL_MS } from './port.js';
 
@@ -21,12 +22,15 @@ const DUPLICATE_KEY = 11000;
  * start time read, so again exactly one wins.
  */
 export class MongoIdempotencyStore implements IdempotencyStore {
-  private indexed: Promise<unknown> | null = null;
+  /** The TTL index, made at the first request; tried again after a failure. */
+  private readonly index: () => Promise<unknown>;
 
   constructor(
     private readonly keys: Collection<Entry>,
     private readonly client: MongoClient | null = null,
-  ) {}
+  ) {
+    this.index = onceUntilFailed(() => this.keys.createIndexes([{ key: { expiresAt: 1 }, name: 'expires', expireAfterSeconds: 0 }]));
+  }
 
   static async connect(url: string): Promise<MongoIdempotencyStore> {
     const client = new MongoClient(url);
@@ -36,10 +40,6 @@ export class MongoIdempotencyStore implements IdempotencyStore {
 
   static on(db: Db, client: MongoClient | null = null): MongoIdempotencyStore {
     return new MongoIdempotencyStore(db.collection<Entry>('idempotency_keys'), client);
-  }
-
-  private index(): Promise<unknown> {
-    return (this.indexed ??= this.keys.createIndexes([{ key: { expiresAt: 1 }, name: 'expires', expireAfterSeconds: 0 }]));
   }
 
   async begin(scope: string, key: string, fingerprint: string, now: number): Promise<Begun> {

@@ -12,7 +12,7 @@ import {
 import { Subscription as ClientSubscription } from '@eventstore/db-client/dist/streams/utils/Subscription.js';
 import { describe, expect, it } from 'vitest';
 import { EsdbEventLog, type EsdbEventLogOptions } from '../../eventlog/esdb.js';
-import { TEAM_PROJECTION_QUERY } from '../../eventlog/esdb-team.js';
+import { TEAM_PROJECTION_QUERY, TEAM_PROJECTION_VERSION } from '../../eventlog/esdb-team.js';
 import { type Position, type RecordedEvent } from '../../domain/shared/events.js';
 import { NO_STREAM, type SubscribeOptions, WrongExpectedRevision } from '../../eventlog/port.js';
 import { until } from './eventlog.contract.js';
@@ -393,11 +393,9 @@ describe('reading one team\u2019s events from EventStoreDB', () => {
     expect((await c.log.readTeam(7, all[0].position, 10)).map((e) => e.stream)).toEqual(['constituent-2', 'constituent-3']);
     expect((await c.log.readTeam(7, all[1].position, 10, true)).map((e) => e.stream)).toEqual(['constituent-2', 'constituent-3']);
     expect((await c.log.readTeam(7, null, 2)).map((e) => e.stream)).toEqual(['constituent-1', 'constituent-2']);
-    // Never another team's stream, and the projection is made once.
+    // Never another team's stream; reads never make the projection (the projector does, at its start).
     expect(c.asked.every((a) => a.stream === 'turnout_team-7')).toBe(true);
-    expect(c.projections).toHaveLength(1);
-    expect(c.projections[0]).toMatchObject({ name: 'turnout-teams', options: { emitEnabled: true } });
-    expect(c.projections[0].query).toContain("linkTo('turnout_team-' + m.team, e)");
+    expect(c.projections).toHaveLength(0);
   });
 
   it('resumes a page where the last one ended, without reading the team\u2019s stream from its start', async () => {
@@ -444,11 +442,83 @@ describe('reading one team\u2019s events from EventStoreDB', () => {
     run('$>', { team: 4 });
     run('IdBlockReserved', { team: 0 });
     run('Binary', { team: 4 }, false);
+    // A foreign event whose raw metadata is not JSON: the server's getter throws on it.
+    handlers.$any({}, { eventType: 'Foreign', isJson: true, get metadata() { throw new SyntaxError('Unexpected token'); } });
     expect(links).toEqual(['turnout_team-4', 'turnout_team-5']);
+    // The state names the query's version, which the projector's check compares.
+    expect(handlers.$any({}, { eventType: 'ConstituentCreated', metadata: { team: 6 }, isJson: true })).toEqual({ query: TEAM_PROJECTION_VERSION });
   });
 
   it('answers a team with no events yet with none, and keeps a projection that already exists', async () => {
     const c = teamClient({}, new Error('Conflict: projection turnout-teams already exists'));
     expect(await c.log.readTeam(3, null, 10)).toEqual([]);
+  });
+});
+
+describe('the change feed\u2019s projection, checked when the projector starts', () => {
+  /** A projection as the server keeps it, through the client calls the check makes. */
+  function projectionClient(initial: { status: string; query?: number } | null) {
+    let projection = initial;
+    const calls: string[] = [];
+    const scripted = scriptedClient({
+      async getProjectionStatus(name: string) {
+        calls.push(`status ${name}`);
+        if (!projection) throw Object.assign(new Error('not found'), { type: 'not-found' });
+        return { projectionStatus: projection.status, stateReason: projection.status === 'Faulted' ? 'TypeError: boom' : '' };
+      },
+      async getProjectionState() {
+        return projection?.query === undefined ? null : { query: projection.query };
+      },
+      async createProjection(name: string, query: string, options: { emitEnabled?: boolean }) {
+        calls.push(`create ${name} emit=${options.emitEnabled}`);
+        expect(query).toBe(TEAM_PROJECTION_QUERY);
+        projection = { status: 'Running', query: TEAM_PROJECTION_VERSION };
+      },
+      async updateProjection(name: string, query: string, options: { emitEnabled?: boolean }) {
+        calls.push(`update ${name} emit=${options.emitEnabled}`);
+        expect(query).toBe(TEAM_PROJECTION_QUERY);
+        projection = { ...projection!, query: TEAM_PROJECTION_VERSION };
+      },
+      async enableProjection(name: string) {
+        calls.push(`enable ${name}`);
+        projection = { ...projection!, status: 'Running' };
+      },
+      readStream: () => Object.assign((async function* () {})(), { cancel: async () => undefined }),
+    });
+    const log = new EsdbEventLog(scripted.client);
+    return { log, feed: log.teamFeed(), calls, set: (p: typeof projection) => (projection = p) };
+  }
+
+  it('creates a missing projection', async () => {
+    const c = projectionClient(null);
+    await c.feed.check(() => undefined);
+    expect(c.calls).toEqual(['status turnout-teams', 'create turnout-teams emit=true']);
+    expect(c.feed.status()).toEqual({ name: 'team-feed', state: 'caught_up', behind: null });
+  });
+
+  it('updates a projection whose query is an older version, and starts a stopped one again', async () => {
+    const reports: string[] = [];
+    const c = projectionClient({ status: 'Stopped', query: TEAM_PROJECTION_VERSION - 1 });
+    await c.feed.check((m) => reports.push(m));
+    expect(c.calls).toEqual(['status turnout-teams', 'update turnout-teams emit=true', 'enable turnout-teams']);
+    expect(reports).toEqual([expect.stringMatching(/query updated/), expect.stringMatching(/was stopped: started again/)]);
+    // A current, running projection is left as it is.
+    c.calls.length = 0;
+    await c.feed.check(() => undefined);
+    expect(c.calls).toEqual(['status turnout-teams']);
+  });
+
+  it('reports a faulted projection once, fails readiness and refuses feed pages until it runs again', async () => {
+    const reports: string[] = [];
+    const c = projectionClient({ status: 'Faulted', query: TEAM_PROJECTION_VERSION });
+    await c.feed.check((m) => reports.push(m));
+    await c.feed.check((m) => reports.push(m));
+    expect(reports).toEqual([expect.stringMatching(/turnout-teams is faulted \(TypeError: boom\)/)]);
+    expect(c.feed.status().state).toBe('failed');
+    await expect(c.log.readTeam(1, null, 10)).rejects.toThrow(/change feed is unavailable/);
+    c.set({ status: 'Running', query: TEAM_PROJECTION_VERSION });
+    await c.feed.check(() => undefined);
+    expect(c.feed.status().state).toBe('caught_up');
+    expect(await c.log.readTeam(1, null, 10)).toEqual([]);
   });
 });

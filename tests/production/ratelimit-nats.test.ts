@@ -34,11 +34,13 @@ describe('per-key rate limits shared through NATS KV', () => {
     for (let i = 0; i < 8; i++) allowed.push((await (i % 2 ? b : a).take('key:1', now)).allowed);
     expect(allowed).toEqual([true, true, true, true, true, false, false, false]);
     const refused = await a.take('key:1', now);
-    expect(refused.retryAfterSeconds).toBe(1);
+    // The burst counts up to and including now + 1000: a slot frees 1.001 s from now.
+    expect(refused.retryAfterSeconds).toBe(2);
     // Another key has its own bucket.
     expect((await b.take('key:2', now)).allowed).toBe(true);
-    // Tokens come back with time, for both.
-    expect((await b.take('key:1', now + 1_000)).allowed).toBe(true);
+    // Slots come back once the window has passed (both of its ends count), for both.
+    expect((await b.take('key:1', now + 1_000)).allowed).toBe(false);
+    expect((await b.take('key:1', now + 1_001)).allowed).toBe(true);
   });
 
   it('lets exactly the burst through when both limiters race on one key (compare-and-swap retries)', async () => {
@@ -70,8 +72,9 @@ describe('per-key rate limits shared through NATS KV', () => {
     for (const [i, at] of times.entries()) if ((await (i % 2 ? b : a).take('key:roll', at)).allowed) served.push(at);
     for (const t of served) expect(served.filter((u) => u >= t && u < t + 1000).length).toBeLessThanOrEqual(15);
     expect(served.filter((t) => t < start + 1000)).toHaveLength(15);
-    // 15 at the start, 15 from start + 1000, and one at start + 2000 as the one at start + 1000 leaves.
-    expect(served).toHaveLength(31);
+    // 15 at the start, then 15 from start + 1025 (the burst counts up to start + 1000 included);
+    // the next slot frees after start + 2025, past the last request.
+    expect(served).toHaveLength(30);
   });
 
   it("reads an entry it cannot parse (an earlier version's token buckets) as an empty log", async () => {

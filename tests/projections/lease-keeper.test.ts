@@ -48,3 +48,79 @@ describe('keeping a lease while the work fails to start', () => {
     expect(errors).toEqual([new Error('read store unreachable')]);
   });
 });
+
+/** One lease, shared by contenders, honouring its TTL by this process's clock as a lease store would. */
+function sharedLease(ttlMs: number) {
+  const state = { holder: null as string | null, expiresAt: 0 };
+  const contender = (me: string): Lease => ({
+    ttlMs,
+    async acquire() {
+      const now = Date.now();
+      if (state.holder !== null && state.holder !== me && state.expiresAt > now) return false;
+      Object.assign(state, { holder: me, expiresAt: now + ttlMs });
+      return true;
+    },
+    async release() {
+      if (state.holder === me) Object.assign(state, { holder: null, expiresAt: 0 });
+    },
+  });
+  return { contender, holds: (me: string) => state.holder === me && state.expiresAt > Date.now() };
+}
+
+describe('keeping a lease while the work takes longer than the TTL to start', () => {
+  it('renews it during the start, so a second keeper never runs the work at the same time', async () => {
+    const lease = sharedLease(300);
+    const active = new Set<string>();
+    const overlaps: string[] = [];
+    const lapses: string[] = [];
+    const work = (me: string) => ({
+      async start() {
+        active.add(me);
+        if (active.size > 1) overlaps.push([...active].join(' and '));
+        await new Promise((r) => setTimeout(r, 600));
+        if (!lease.holds(me)) lapses.push(`${me} started without the lease`);
+      },
+      async stop() {
+        active.delete(me);
+      },
+    });
+    const a = new LeaseKeeper(lease.contender('a'), work('a'));
+    const b = new LeaseKeeper(lease.contender('b'), work('b'));
+    keepers.push(a, b);
+    await a.start();
+    expect(a.held).toBe(true);
+    await b.start();
+    // Well past the TTL, with a renewal due every 100 ms: b never takes over while a holds it.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(overlaps).toEqual([]);
+    expect(lapses).toEqual([]);
+    expect([a.held, b.held]).toEqual([true, false]);
+    // And the lease passes once a stops.
+    await a.stop();
+    await until('b to run the work', () => b.held);
+    expect(overlaps).toEqual([]);
+  });
+
+  it('stops a start that ends after the lease was lost, before marking the work running', async () => {
+    let grant = true;
+    const lease: Lease = { ttlMs: 300, acquire: async () => grant, release: async () => undefined };
+    let running = false;
+    let stops = 0;
+    const keeper = new LeaseKeeper(lease, {
+      async start() {
+        running = true;
+        grant = false; // lost while starting: the next renewal is refused
+        await new Promise((r) => setTimeout(r, 400));
+      },
+      async stop() {
+        running = false;
+        stops++;
+      },
+    });
+    keepers.push(keeper);
+    await keeper.start();
+    expect(keeper.held).toBe(false);
+    expect(running).toBe(false);
+    expect(stops).toBe(1);
+  });
+});

@@ -116,6 +116,21 @@ function scripted() {
 }
 
 describe('the MongoDB idempotency store', () => {
+  it('tries its index again after createIndexes failed once, instead of failing every later request', async () => {
+    const { store, calls } = scripted();
+    const collection = (store as unknown as { keys: { createIndexes: (s: unknown) => Promise<void> } }).keys;
+    const create = collection.createIndexes;
+    let failures = 1;
+    collection.createIndexes = async (specs) => {
+      if (failures-- > 0) throw new Error('connection reset');
+      return create(specs);
+    };
+    await expect(store.begin('s', 'k', 'f', 1000)).rejects.toThrow('connection reset');
+    expect(await store.begin('s', 'k', 'f', 1001)).toEqual({ state: 'started' });
+    expect(await store.begin('s', 'k2', 'f', 1002)).toEqual({ state: 'started' });
+    expect(calls.filter((c) => c[0] === 'createIndexes')).toHaveLength(1);
+  });
+
   it('creates a TTL index on expiresAt, and starts with one insert', async () => {
     const { store, calls, docs } = scripted();
     expect(await store.begin('key:1', 'k', 'f', 1000)).toEqual({ state: 'started' });

@@ -1,0 +1,68 @@
+import { type ConsumerConfig, JetStreamApiCodes, JetStreamApiError, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { isDeepStrictEqual } from 'node:util';
+
+export interface DefineOptions {
+  /** Attempts at an `info()` that fails for another reason than "not found" (a server starting, a time-out). */
+  attempts?: number;
+  /** The wait between them, doubling. */
+  retryMs?: number;
+}
+
+const notFound = (err: unknown, code: number) => err instanceof JetStreamApiError && err.code === code;
+
+/** The fields of `want` whose values `have` does not share. */
+function differing(have: Record<string, unknown>, want: Record<string, unknown>): string[] {
+  return Object.keys(want).filter((k) => !isDeepStrictEqual(have[k], want[k]));
+}
+
+/**
+ * Makes a stream or consumer follow its configuration (issue 30): created only when the server
+ * says it is not found, updated where an existing one differs (a changed ack wait, a longer
+ * duplicate window), kept as it is otherwise. Any other failure of the look-up is tried again:
+ * turning it into a create fails with "already in use" (10058) and stopped the start.
+ */
+async function define(what: string, look: () => Promise<Record<string, unknown>>, missing: (err: unknown) => boolean, add: () => Promise<unknown>, update: (have: Record<string, unknown>) => Promise<unknown>, want: Record<string, unknown>, options: DefineOptions): Promise<void> {
+  const attempts = options.attempts ?? 5;
+  let wait = options.retryMs ?? 250;
+  for (let attempt = 1; ; attempt++) {
+    let have: Record<string, unknown>;
+    try {
+      have = await look();
+    } catch (err) {
+      if (missing(err)) {
+        await add();
+        return;
+      }
+      if (attempt >= attempts) throw new Error(`${what}: could not look it up (${err instanceof Error ? err.message : String(err)})`, { cause: err });
+      await new Promise((r) => setTimeout(r, wait));
+      wait *= 2;
+      continue;
+    }
+    if (differing(have, want).length) await update(have);
+    return;
+  }
+}
+
+export function defineStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }, options: DefineOptions = {}): Promise<void> {
+  return define(
+    `stream ${config.name}`,
+    async () => (await jsm.streams.info(config.name)).config as unknown as Record<string, unknown>,
+    (err) => notFound(err, JetStreamApiCodes.StreamNotFound),
+    () => jsm.streams.add(config),
+    (have) => jsm.streams.update(config.name, { ...have, ...config } as never),
+    config,
+    options,
+  );
+}
+
+export function defineConsumer(jsm: JetStreamManager, stream: string, config: Partial<ConsumerConfig> & { durable_name: string }, options: DefineOptions = {}): Promise<void> {
+  return define(
+    `consumer ${stream}/${config.durable_name}`,
+    async () => (await jsm.consumers.info(stream, config.durable_name)).config as unknown as Record<string, unknown>,
+    (err) => notFound(err, JetStreamApiCodes.ConsumerNotFound),
+    () => jsm.consumers.add(stream, config),
+    (have) => jsm.consumers.update(stream, config.durable_name, { ...have, ...config } as never),
+    config,
+    options,
+  );
+}
