@@ -14,8 +14,9 @@ export const LOG_FILE = 'turnout.sqlite';
 /**
  * Starts the engine's thread driver on the data dir's files (projector-thread.ts, from the build or
  * the sources) with the product's projectors, or those of `settings.projectorsModule` (tests), and
- * resolves once it has laid out the read database. Its inline step (inline-projection.ts) runs the
- * same projectors, and is attached to the log by `attachInline`.
+ * resolves once it has laid out the read database; a thread that dies later is started again.
+ * Its inline step (inline-projection.ts) runs the same projectors, and is attached to the log by
+ * `attachInline`.
  */
 export function startProjectorThread(
   files: { logFile: string; readFile: string },
@@ -23,6 +24,8 @@ export function startProjectorThread(
   options: ProjectorThreadOptions & { settings?: Partial<Omit<ThreadSettings, 'logFile' | 'readFile'>> } = {},
 ): Promise<ProjectorThread> {
   const settings: ThreadSettings = { pollMs: 100, progressEveryMs: 5_000, retryInitialMs: 100, retryMaxMs: 30_000, ...options.settings, ...files };
-  const worker = startModuleThread(import.meta.url, 'projector-thread', { workerData: settings, name: 'turnout-read-models' });
-  return ProjectorThread.start(worker, inlineProjection({ ...files, projectorsModule: settings.projectorsModule }), countAfter, options);
+  const spawn = () => startModuleThread(import.meta.url, 'projector-thread', { workerData: settings, name: 'turnout-read-models' });
+  // A thread that died is started again with the same waits as a failing event's retries.
+  const restart = options.restart ?? { initialMs: settings.retryInitialMs, maxMs: settings.retryMaxMs };
+  return ProjectorThread.start(spawn, inlineProjection({ ...files, projectorsModule: settings.projectorsModule }), countAfter, { ...options, restart });
 }

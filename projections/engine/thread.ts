@@ -1,5 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type { Position } from '../../domain/shared/events.js';
+import { Backoff, DEFAULT_RETRY, type RetryPolicy } from '../../eventlog/backoff.js';
 import type { FollowerStatus } from '../../eventlog/follower.js';
 import type { EventLog, InlineStepModule } from '../../eventlog/port.js';
 import type { CatchUpProgress } from './progress.js';
@@ -12,6 +13,8 @@ export interface ProjectorThreadOptions {
   /** Where failures, recoveries and progress are told (a logger). */
   report?: (message: string) => void;
   onProgress?: (progress: CatchUpProgress) => void;
+  /** The waits before a thread that died is started again: doubling, jittered, capped. */
+  restart?: RetryPolicy;
 }
 
 const at = (commit: bigint): Position => ({ commit, prepare: commit });
@@ -20,18 +23,28 @@ const at = (commit: bigint): Position => ({ commit, prepare: commit });
  * The main thread's side of the engine's thread driver (thread-loop.ts): it learns each position
  * the read database has reached, from that thread and from the log's inline step (inline.ts), so
  * a write can answer once its events are readable (read-your-writes), and keeps the follower's
- * readiness for /readyz as `read-models`.
+ * readiness for /readyz as `read-models`. A thread that dies (an uncaught error, out of memory,
+ * terminated) is started again after a back-off, the follower `reconnecting` until the new one
+ * has caught up; writes waiting meanwhile are answered by the new thread.
  */
 export class ProjectorThread implements ReadModelsDriver {
   private readonly reached: PositionWaiters;
   private caughtUp = false;
   private failure: string | null = null;
   private latest: CatchUpProgress | null = null;
-  private readonly exited: Promise<void>;
+  private worker!: Worker;
+  private exited: Promise<void> = Promise.resolve();
   private stopping = false;
+  /** `down`: no thread runs (it died, its successor waits out the back-off); `catching`: the successor runs but has not caught up. */
+  private restarting: 'down' | 'catching' | null = null;
+  private readonly restartPolicy: RetryPolicy;
+  private readonly backoff: Backoff;
+  private restartTimer: NodeJS.Timeout | null = null;
+  /** Since when the running thread has been caught up: null while it starts and catches up. */
+  private steadySince: number | null = null;
 
   private constructor(
-    private readonly worker: Worker,
+    private readonly spawn: () => Worker,
     /** The inline step that applies the log's own commits beside this thread (inline.ts). */
     private readonly inline: InlineStepModule,
     private readonly options: ProjectorThreadOptions,
@@ -39,35 +52,82 @@ export class ProjectorThread implements ReadModelsDriver {
   ) {
     this.reached = new PositionWaiters(options.waitTimeoutMs ?? 15_000);
     this.reached.reach(at(0n));
-    this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+    this.restartPolicy = options.restart ?? DEFAULT_RETRY;
+    this.backoff = new Backoff(this.restartPolicy);
   }
 
-  /** Resolves once the thread running thread-loop.ts on `worker` has laid out the read database (and dropped what it must rebuild). */
-  static start(worker: Worker, inline: InlineStepModule, countAfter: (p: Position) => Promise<number>, options: ProjectorThreadOptions = {}): Promise<ProjectorThread> {
-    const thread = new ProjectorThread(worker, inline, options, countAfter);
+  /**
+   * Resolves once the thread `spawn` starts (running thread-loop.ts) has laid out the read
+   * database (and dropped what it must rebuild). A first thread that exits before that rejects:
+   * the process cannot serve reads, and says so at start.
+   */
+  static start(spawn: () => Worker, inline: InlineStepModule, countAfter: (p: Position) => Promise<number>, options: ProjectorThreadOptions = {}): Promise<ProjectorThread> {
+    const thread = new ProjectorThread(spawn, inline, options, countAfter);
     return new Promise((resolve, reject) => {
+      const worker = thread.run();
       const early = (err: Error) => reject(err);
       worker.once('error', early);
+      worker.once('exit', (code) => reject(new Error(`the read-model projector thread exited (code ${code}) before it was ready`)));
       worker.on('message', (m: FromThread) => {
-        if (m.type === 'ready') {
-          worker.off('error', early);
-          worker.on('error', (err) => thread.broken(err));
-          if (m.rebuilt.length && m.head !== '0') options.report?.(`read models to build from the log (${m.head} events): ${m.rebuilt.join(', ')}`);
-          thread.reached.reach(at(BigInt(m.position)));
-          resolve(thread);
-        } else thread.heard(m);
+        if (m.type !== 'ready') return;
+        worker.off('error', early);
+        resolve(thread);
       });
-      worker.once('exit', (code) => {
-        reject(new Error(`the read-model projector thread exited (code ${code}) before it was ready`));
-        thread.broken(new Error(`the read-model projector thread exited (code ${code})`));
-      });
-      worker.unref();
     });
+  }
+
+  /** Starts a thread and listens to it; once it exits unasked, the next is scheduled (died). */
+  private run(): Worker {
+    const worker = this.spawn();
+    this.worker = worker;
+    this.steadySince = null;
+    let error: Error | null = null;
+    let ready = false;
+    worker.on('message', (m: FromThread) => {
+      if (m.type !== 'ready') return this.heard(m);
+      ready = true;
+      if (this.restarting === 'down') this.restarting = 'catching';
+      if (m.rebuilt.length && m.head !== '0') this.options.report?.(`read models to build from the log (${m.head} events): ${m.rebuilt.join(', ')}`);
+      this.reached.reach(at(BigInt(m.position)));
+    });
+    worker.on('error', (err) => (error = err));
+    this.exited = new Promise((resolve) =>
+      worker.once('exit', (code) => {
+        resolve();
+        // The first thread's start rejects instead (start); every later one is restarted.
+        if (ready || this.restarting !== null) this.died(error?.message ?? `it exited (code ${code})`);
+      }),
+    );
+    worker.unref();
+    return worker;
+  }
+
+  private died(why: string): void {
+    if (this.stopping) return;
+    this.restarting = 'down';
+    this.caughtUp = false;
+    // A failing event was the dead thread's: the next one tries it again and says so itself.
+    this.failure = null;
+    // A thread that stayed caught up past the longest wait did not die of what killed its
+    // predecessors: its successor gets the first wait again. One that never got there (it dies
+    // on the same event each time) waits longer each time.
+    if (this.steadySince !== null && Date.now() - this.steadySince > this.restartPolicy.maxMs) this.backoff.reset();
+    const delay = this.backoff.next();
+    this.options.report?.(`the read-model projector thread stopped: ${why}; restarting it in ${delay} ms`);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      if (!this.stopping) this.run();
+    }, delay);
+    this.restartTimer.unref();
   }
 
   private heard(m: FromThread): void {
     if (m.type === 'position') {
-      if (m.caughtUp) this.caughtUp = true;
+      if (m.caughtUp) {
+        this.caughtUp = true;
+        this.steadySince ??= Date.now();
+      }
+      if (m.caughtUp && this.restarting === 'catching') this.recovered();
       this.reached.reach(at(BigInt(m.position)));
     } else if (m.type === 'progress') {
       this.latest = m;
@@ -83,12 +143,9 @@ export class ProjectorThread implements ReadModelsDriver {
     }
   }
 
-  private broken(err: Error): void {
-    if (this.stopping || this.failure === err.message) return;
-    this.failure = err.message;
-    this.options.report?.(`the read-model projector thread stopped: ${err.message}`);
-    // Nothing will project these any more: their writes answer with an error, not after a time-out.
-    this.reached.failAll(err);
+  private recovered(): void {
+    this.restarting = null;
+    this.options.report?.('read models: the restarted projector thread has caught up');
   }
 
   /** The log's writer thread applied the read models up to `position` itself (the inline step, inline.ts). */
@@ -108,7 +165,8 @@ export class ProjectorThread implements ReadModelsDriver {
   waitFor(position: Position): Promise<void> {
     const target = at(position.commit);
     if (this.reached.passed(target)) return Promise.resolve();
-    this.worker.postMessage({ type: 'wake' } satisfies ToThread);
+    // With no thread running, the next one catches up from its start anyway.
+    if (this.restarting !== 'down') this.worker.postMessage({ type: 'wake' } satisfies ToThread);
     return this.reached.wait(target);
   }
 
@@ -119,13 +177,28 @@ export class ProjectorThread implements ReadModelsDriver {
   async status(): Promise<FollowerStatus> {
     const commit = this.reached.position?.commit ?? 0n;
     const behind = await this.countAfter(at(commit));
-    const state = this.failure !== null ? 'failed' : this.caughtUp || behind === 0 ? 'caught_up' : 'catching_up';
-    if (state === 'caught_up') this.caughtUp = true;
+    // A restarted thread that found nothing to apply (the inline step kept up) never tells a position.
+    if (this.restarting === 'catching' && behind === 0) this.recovered();
+    const state = this.restarting !== null ? 'reconnecting' : this.failure !== null ? 'failed' : this.caughtUp || behind === 0 ? 'caught_up' : 'catching_up';
+    if (state === 'caught_up') {
+      this.caughtUp = true;
+      this.steadySince ??= Date.now();
+    }
     return { name: 'read-models', state, behind };
+  }
+
+  /** Ends the running thread as a crash would, and resolves once it has exited; it is restarted like one (tests). */
+  async kill(): Promise<void> {
+    if (this.restarting === 'down') return;
+    const exited = this.exited;
+    await this.worker.terminate();
+    await exited;
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.restarting === 'down') return;
     this.worker.ref();
     this.worker.postMessage({ type: 'stop' } satisfies ToThread);
     await this.exited;

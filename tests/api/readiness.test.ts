@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { healthRoutes } from '../../api/routes/health.js';
@@ -54,5 +57,35 @@ describe('the followers a process reports', () => {
           { name: 'webhook-dispatcher', state: 'caught_up', behind: 0 },
         ],
       });
+  });
+});
+
+describe('a read-model projector thread that dies (embedded data dir)', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'turnout-readyz-restart-'));
+  const started = startTestApp({ dataDir: dir });
+  afterAll(async () => {
+    await (await started).close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('makes /readyz 503 reconnecting until its restarted thread has caught up, and loses no write made meanwhile', async () => {
+    const t = await started;
+    const api = (await t.team()).api.Integration;
+    const readyz = async () => {
+      const r = await t.app.inject({ method: 'GET', url: '/readyz' });
+      return { status: r.statusCode, readModels: r.json().followers.find((f: FollowerStatus) => f.name === 'read-models') };
+    };
+    await expect.poll(readyz).toEqual({ status: 200, readModels: { name: 'read-models', state: 'caught_up', behind: 0 } });
+
+    await t.runtime.readModels!.kill();
+    // Asked at once: the restart waits its first back-off (100 ms) and the new thread's start.
+    expect(await readyz()).toMatchObject({ status: 503, readModels: { state: 'reconnecting' } });
+    const made = await api.post('/constituents', { FirstName: 'Written', LastName: 'Meanwhile' });
+    expect(made.status).toBe(201);
+
+    await expect.poll(readyz).toEqual({ status: 200, readModels: { name: 'read-models', state: 'caught_up', behind: 0 } });
+    const id = made.body.constituent.PkConstituent;
+    expect((await api.get(`/constituents/${id}`)).body.constituent.LastName).toBe('Meanwhile');
+    expect((await api.get('/constituents?search=meanwhile')).body.total).toBe(1);
   });
 });

@@ -53,7 +53,7 @@ function dataDir() {
 }
 
 afterAll(() => {
-  for (const k of ['TURNOUT_TEST_ALPHA_VERSION', 'TURNOUT_TEST_BETA_VERSION', 'TURNOUT_TEST_FUSE']) delete process.env[k];
+  for (const k of ['TURNOUT_TEST_ALPHA_VERSION', 'TURNOUT_TEST_BETA_VERSION', 'TURNOUT_TEST_FUSE', 'TURNOUT_TEST_CRASH']) delete process.env[k];
 });
 
 describe('the projector thread', () => {
@@ -127,6 +127,71 @@ describe('the projector thread', () => {
     expect(await thread.status()).toEqual({ name: 'read-models', state: 'caught_up', behind: 0 });
     expect(d.counter('alpha')).toMatchObject({ applies: 16, violations: 0 });
     await thread.stop();
+    await d.log.close();
+  });
+});
+
+describe('a projector thread that dies', () => {
+  const crash = (d: ReturnType<typeof dataDir>) => d.log.append('thing-crash', [{ type: 'Crash', data: {}, metadata }], 'any');
+
+  it('is started again, reports reconnecting until the new thread has caught up, and answers the writes waiting meanwhile', async () => {
+    const d = dataDir();
+    const fuse = path.join(d.dir, 'crash');
+    writeFileSync(fuse, 'once');
+    const reports: string[] = [];
+    // A restart wait long enough to see the outage from here, however busy the machine.
+    const thread = await d.start({ TURNOUT_TEST_CRASH: fuse }, { report: (m) => reports.push(m), waitTimeoutMs: 60_000, restart: { initialMs: 400, maxMs: 400 } });
+    const before = await d.append(10);
+    await thread.waitFor(before);
+    await crash(d);
+    const head = await d.append(5);
+    const reached = thread.waitFor(head);
+    await expect.poll(async () => (await thread.status()).state, { interval: 10 }).toBe('reconnecting');
+    expect(reports).toContainEqual(expect.stringMatching(/^the read-model projector thread stopped: the projector thread crashed; restarting it in \d+ ms$/));
+
+    await reached;
+    await expect.poll(() => thread.status()).toEqual({ name: 'read-models', state: 'caught_up', behind: 0 });
+    expect(d.counter('alpha')).toMatchObject({ applies: 16, violations: 0, last: String(head.commit) });
+    expect(reports).toContain('read models: the restarted projector thread has caught up');
+    await thread.stop();
+    await d.log.close();
+  });
+
+  it('dying again and again, is restarted after doubling waits up to the longest, and no more once stopping', async () => {
+    const d = dataDir();
+    const fuse = path.join(d.dir, 'crash');
+    writeFileSync(fuse, 'always');
+    await crash(d);
+    const head = await d.append(3);
+    const deaths: Array<{ at: number; delay: number }> = [];
+    const report = (m: string) => {
+      const delay = /restarting it in (\d+) ms$/.exec(m)?.[1];
+      if (delay) deaths.push({ at: Date.now(), delay: Number(delay) });
+    };
+    const thread = await d.start({ TURNOUT_TEST_CRASH: fuse }, { report, waitTimeoutMs: 60_000, restart: { initialMs: 20, maxMs: 160 } });
+    const reached = thread.waitFor(head);
+    await expect.poll(() => deaths.length, { timeout: 30_000 }).toBeGreaterThanOrEqual(6);
+    const nominal = [20, 40, 80, 160, 160, 160];
+    deaths.slice(0, 6).forEach(({ delay }, i) => {
+      expect(delay).toBeGreaterThanOrEqual(nominal[i] * 0.9);
+      expect(delay).toBeLessThanOrEqual(Math.min(nominal[i] * 1.1, 160));
+    });
+    // Each thread started only after the wait told when its predecessor died (timers never fire early).
+    for (let i = 1; i < 6; i++) expect(deaths[i].at - deaths[i - 1].at).toBeGreaterThanOrEqual(deaths[i - 1].delay - 1);
+    expect((await thread.status()).state).toBe('reconnecting');
+
+    // The write waiting all along is answered by the first thread that gets past the event.
+    rmSync(fuse);
+    await reached;
+    expect(d.counter('alpha')).toMatchObject({ applies: 4, violations: 0 });
+
+    writeFileSync(fuse, 'always');
+    await crash(d);
+    await expect.poll(() => deaths.length, { timeout: 30_000 }).toBeGreaterThan(6);
+    await thread.stop();
+    const told = deaths.length;
+    await new Promise((r) => setTimeout(r, 400));
+    expect(deaths.length).toBe(told);
     await d.log.close();
   });
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import type { Projector } from '../../projections/engine/projector.js';
 
 /**
@@ -43,8 +43,30 @@ const fragile: Projector = {
   },
 };
 
+/**
+ * Kills its thread at a `Crash` event (an uncaught error, as a bug or an out-of-memory would) while
+ * the file TURNOUT_TEST_CRASH names exists; a file holding `once` is removed first, so only the
+ * first thread to reach the event dies.
+ */
+const crashing: Projector = {
+  name: 'crashing',
+  version: 1,
+  collections: [],
+  apply(event) {
+    const file = process.env.TURNOUT_TEST_CRASH;
+    if ((event.type as string) !== 'Crash' || !file || !existsSync(file)) return Promise.resolve();
+    if (readFileSync(file, 'utf8') === 'once') rmSync(file);
+    return new Promise(() => {
+      setImmediate(() => {
+        throw new Error('the projector thread crashed');
+      });
+    });
+  },
+};
+
 export const projectors: Projector[] = [
   counter('alpha', Number(process.env.TURNOUT_TEST_ALPHA_VERSION ?? 1)),
   counter('beta', Number(process.env.TURNOUT_TEST_BETA_VERSION ?? 1)),
   fragile,
+  crashing,
 ];
