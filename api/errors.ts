@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../domain/shared/errors.js';
-import { sendTransportError, TRANSPORT_STATUS, type TransportCode, transportError } from './transport.js';
+import { type EdgeCode, TRANSPORT_STATUS, type TransportCode, TransportError, transportError } from './transport.js';
 
 /** Spec section 7: one place maps codes to statuses. */
 export const STATUS: Record<ErrorCode, number> = {
@@ -24,11 +24,13 @@ export const STATUS: Record<ErrorCode, number> = {
 
 export const ERROR_CODES = Object.keys(STATUS) as ErrorCode[];
 
-export function sendError(reply: FastifyReply, e: DomainError): FastifyReply {
+const statusOf = (code: ErrorCode | EdgeCode): number => (code in TRANSPORT_STATUS ? TRANSPORT_STATUS[code as TransportCode] : STATUS[code as ErrorCode]);
+
+export function sendError(reply: FastifyReply, e: DomainError | TransportError): FastifyReply {
   const body: { error: { code: string; message: string; field?: string } } = { error: { code: e.code, message: e.message } };
   // An empty name is still a name ({"": 1} is an unknown field called "").
   if (e.field !== undefined) body.error.field = e.field;
-  return reply.code(STATUS[e.code]).send(body);
+  return reply.code(statusOf(e.code)).send(body);
 }
 
 interface AjvError {
@@ -102,24 +104,37 @@ const limitText = (bytes: number | undefined) => (bytes && bytes >= 1 << 20 ? `$
 export const notFoundHandler = (request: FastifyRequest, reply: FastifyReply) =>
   sendError(reply, new DomainError('not_found', `No such resource: ${request.method} ${request.url.split('?')[0]}.`));
 
+/** Failures found by Fastify's router before any route, hook or error handler runs. */
+export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    sendError(reply, new TransportError('uri_too_long', 'A path parameter is over 100 characters; no id or name here is that long.'));
+    return;
+  }
+  if (err.code === 'FST_ERR_BAD_URL') {
+    sendError(reply, new TransportError('invalid_request', 'The URL path has an invalid percent-encoding (a "%" must start a UTF-8 byte as two hex digits).'));
+    return;
+  }
+  sendError(reply, new TransportError('invalid_request', 'The request could not be routed; check its method and URL.'));
+}
+
 /** One error handler: every error answers {error: {code, message, field}}; a 5xx never shows its internal message. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
-    if (err instanceof DomainError) return sendError(reply, err);
+    if (err instanceof DomainError || err instanceof TransportError) return sendError(reply, err);
     if (err.validation) return sendError(reply, fromValidation(err.validation, err.validationContext ?? 'body'));
     switch (err.code) {
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return sendError(reply, new DomainError('invalid_json', 'The body is empty; send a JSON object.'));
+        return sendError(reply, new TransportError('invalid_json', 'The body is empty; send a JSON object.'));
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         // integration-api.md §7 names it payload_too_large; it wins over decisions.md's body_too_large.
-        return sendError(reply, new DomainError('payload_too_large', `The body is over ${limitText(request.routeOptions.bodyLimit)}; send less.`));
+        return sendError(reply, new TransportError('payload_too_large', `The body is over ${limitText(request.routeOptions.bodyLimit)}; send less.`));
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return sendTransportError(reply, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
+        return sendError(reply, new TransportError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.'));
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return sendTransportError(reply, 'invalid_request', 'The Content-Length header does not match the body sent.');
+        return sendError(reply, new TransportError('invalid_request', 'The Content-Length header does not match the body sent.'));
     }
     if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message)))
-      return sendError(reply, new DomainError('invalid_json', 'The body is not valid JSON; check its syntax.'));
+      return sendError(reply, new TransportError('invalid_json', 'The body is not valid JSON; check its syntax.'));
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       const code = (Object.keys(TRANSPORT_STATUS) as TransportCode[]).find((c) => TRANSPORT_STATUS[c] === err.statusCode) ?? 'invalid_request';
       return reply.code(err.statusCode).send(transportError(code, err.message));
