@@ -15,7 +15,8 @@ import { installJsonBodyParser } from './json-body.js';
 import { Envelope } from './schemas/changes.js';
 import { ErrorSchema } from './schemas/common.js';
 import { hardenServer, refuseNoHost, serverOptions } from './transport.js';
-import { buildValidator, refuseUnknownQuery } from './validation.js';
+import { refuseUnknownQuery } from './validation.js';
+import { buildValidator } from '../validation/validator.js';
 import type { Services } from '../runtime/services.js';
 
 export const BODY_LIMIT = 64 * 1024;
