@@ -1,4 +1,4 @@
-// The layers' import rules (issue 11), checked by tests/architecture.test.ts on every `npm test`
+// The layers' import rules, checked by tests/architecture.test.ts on every `npm test`
 // and by hand with `npx depcruise --config .dependency-cruiser.cjs packages domain validation eventlog
 // projections commands dispatcher runtime api cli tests bench`. docs/architecture.md draws the same graph.
 

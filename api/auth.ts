@@ -34,8 +34,8 @@ function rateHeaders(reply: FastifyReply, d: RateDecision): void {
 }
 
 /**
- * Failed authentications per address (issue 14): below the limit a wrong or missing credential is
- * 401, as the spec says; past it, that address's unauthenticated requests are 429 until the
+ * Failed authentications per address, so a key cannot be guessed at line speed: below the limit
+ * a wrong or missing credential is 401, as the spec says; past it, that address's unauthenticated requests are 429 until the
  * oldest failure in the rolling minute leaves it. Only failures are counted and a valid credential
  * is checked first, so a valid key is never slowed. The answer carries the address's window in
  * the rate-limit headers (decisions.md §4: on every /api/v1 answer). Per process: each API

@@ -122,7 +122,7 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
 
 /**
  * The only body this API reads is JSON. JSON bodies go through Fastify's own parser (it refuses prototype-poisoning keys), but a syntax
- * error says where it is: line, column and character offset (issue 14).
+ * error says where it is: line, column and character offset, so the sender can find it.
  */
 export function installJsonBodyParser(app: FastifyInstance): void {
   // Fastify also reads text/plain bodies by default; this API takes JSON only (415 otherwise).
