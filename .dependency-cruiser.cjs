@@ -1,5 +1,5 @@
-// The layers' import rules (issue 11), checked by tests/architecture.test.ts on every `npm test`
-// and by hand with `npx depcruise --config .dependency-cruiser.cjs packages domain eventlog
+// The layers' import rules, checked by tests/architecture.test.ts on every `npm test`
+// and by hand with `npx depcruise --config .dependency-cruiser.cjs packages domain validation eventlog
 // projections commands dispatcher runtime api cli tests bench`. docs/architecture.md draws the same graph.
 
 // Which top-level folders each layer may import (its own included). Every import between the
@@ -10,17 +10,20 @@ const LAYERS = {
   // nothing of the project; the dispatcher re-exports them so there is one implementation.
   packages: ['packages'],
   domain: ['domain'],
+  // The request bodies' schemas, their validator and its errors in the spec's shape: shared by the
+  // HTTP edge and the command line, which checks import rows as the API would before sending.
+  validation: ['domain', 'validation'],
   eventlog: ['domain', 'eventlog'],
   projections: ['domain', 'eventlog', 'projections'],
   commands: ['domain', 'eventlog', 'projections', 'commands'],
   dispatcher: ['packages', 'domain', 'eventlog', 'projections', 'dispatcher'],
   runtime: ['packages', 'domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime'],
-  api: ['packages', 'domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime', 'api'],
-  // The operators' command line (issue 17): a client of the HTTP edge that validates with its
-  // schemas, and rebuilds offline through runtime/. Nothing imports it.
-  cli: ['packages', 'domain', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime', 'api', 'cli'],
+  api: ['packages', 'domain', 'validation', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime', 'api'],
+  // The operators' command line: an HTTP client of the API that checks rows with the API's own
+  // validation/, and rebuilds offline through runtime/. It does not import the HTTP edge; nothing imports it.
+  cli: ['packages', 'domain', 'validation', 'eventlog', 'projections', 'commands', 'dispatcher', 'runtime', 'cli'],
 };
-// The top layers: nothing imports them but themselves (cli/ may import api/) and the harnesses.
+// The top layers: nothing imports them but themselves and the harnesses.
 const TOP = ['api', 'cli'];
 
 // tests/ and bench/ are harnesses outside the layers: they may import any layer (api/ included),
@@ -47,8 +50,8 @@ module.exports = {
       severity: 'error',
       comment:
         'api/ is the HTTP edge: nothing imports it but api/ itself and the harnesses outside the ' +
-        'layers (tests/ and bench/ start the app as a client would).',
-      from: { pathNot: '^(api|cli|tests|bench)/' },
+        'layers (tests/ and bench/ start the app as a client would); cli/ reaches it over HTTP only.',
+      from: { pathNot: '^(api|tests|bench)/' },
       to: { path: '^api/' },
     },
     {

@@ -15,6 +15,7 @@ RUN npm ci --ignore-scripts \
 COPY tsconfig.json tsconfig.build.json ./
 COPY packages ./packages
 COPY domain ./domain
+COPY validation ./validation
 COPY eventlog ./eventlog
 COPY projections ./projections
 COPY commands ./commands

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import { closeChangeFeed } from './change-feed.js';
 import { consoleRoutes, defaultConsoleDir } from './console.js';
-import { installErrorHandling } from './errors.js';
+import { frameworkErrors, installErrorHandling } from './errors.js';
 import { loggerOptions } from './logging.js';
 import { completeDocument, OPENAPI_FRAME } from './openapi.js';
 import { adminRoutes } from './routes/admin/index.js';
@@ -14,8 +14,9 @@ import { countRequests, metricsRoute, tracedChildLogger, traceRequests } from '.
 import { installJsonBodyParser } from './json-body.js';
 import { Envelope } from './schemas/changes.js';
 import { ErrorSchema } from './schemas/common.js';
-import { frameworkErrors, hardenServer, refuseNoHost, serverOptions } from './transport.js';
-import { buildValidator, refuseUnknownQuery } from './validation.js';
+import { hardenServer, refuseNoHost, serverOptions } from './transport.js';
+import { refuseUnknownQuery } from './validation.js';
+import { buildValidator } from '../validation/validator.js';
 import type { Services } from '../runtime/services.js';
 
 export const BODY_LIMIT = 64 * 1024;

@@ -3,9 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { WriteContext } from '../commands/context.js';
 import type { CommandDeps } from '../commands/deps.js';
 import { verifyApiKey } from '../commands/teams.js';
-import { DomainError } from '../domain/shared/errors.js';
 import type { ApiKeyDoc } from '../projections/teams.js';
 import { sendError } from './errors.js';
+import { TransportError } from './transport.js';
 import { MemoryRateLimiter, type RateDecision, type RateLimiter } from '../runtime/ratelimit.js';
 
 declare module 'fastify' {
@@ -16,7 +16,7 @@ declare module 'fastify' {
 
 // The same answer for a missing, malformed, unknown or revoked key: it tells a guesser nothing.
 const UNAUTHORIZED = () =>
-  new DomainError('unauthorized', 'Send a valid, unrevoked API key as "Authorization: Bearer <key>".');
+  new TransportError('unauthorized', 'Send a valid, unrevoked API key as "Authorization: Bearer <key>".');
 
 export function bearer(request: FastifyRequest): string | null {
   const h = request.headers.authorization;
@@ -34,8 +34,8 @@ function rateHeaders(reply: FastifyReply, d: RateDecision): void {
 }
 
 /**
- * Failed authentications per address (issue 14): below the limit a wrong or missing credential is
- * 401, as the spec says; past it, that address's unauthenticated requests are 429 until the
+ * Failed authentications per address, so a key cannot be guessed at line speed: below the limit
+ * a wrong or missing credential is 401, as the spec says; past it, that address's unauthenticated requests are 429 until the
  * oldest failure in the rolling minute leaves it. Only failures are counted and a valid credential
  * is checked first, so a valid key is never slowed. The answer carries the address's window in
  * the rate-limit headers (decisions.md §4: on every /api/v1 answer). Per process: each API
@@ -43,12 +43,12 @@ function rateHeaders(reply: FastifyReply, d: RateDecision): void {
  */
 export function failedAuthGuard(perMinute: number) {
   const failures = perMinute > 0 ? new MemoryRateLimiter({ perSecond: 0, perMinute }) : null;
-  return async (request: FastifyRequest, reply: FastifyReply, unauthorized: DomainError): Promise<FastifyReply> => {
+  return async (request: FastifyRequest, reply: FastifyReply, unauthorized: TransportError): Promise<FastifyReply> => {
     if (!failures) return sendError(reply, unauthorized);
     const d = await failures.take(`addr:${request.ip}`);
     rateHeaders(reply, d);
     if (d.allowed) return sendError(reply, unauthorized);
-    return sendError(reply, new DomainError('rate_limited', `Over ${d.limit} failed authentications from this address in a minute; retry after ${d.retryAfterSeconds} s with a valid credential.`));
+    return sendError(reply, new TransportError('rate_limited', `Over ${d.limit} failed authentications from this address in a minute; retry after ${d.retryAfterSeconds} s with a valid credential.`));
   };
 }
 export type FailedAuthGuard = ReturnType<typeof failedAuthGuard>;
@@ -66,11 +66,11 @@ export function apiKeyHook(deps: Pick<CommandDeps, 'store'>, limiter: RateLimite
       if (!d.allowed)
         return sendError(
           reply,
-          new DomainError('rate_limited', `Rate limit exceeded for this key (${d.policy.replace(/;w=/g, ' per ').replace(/ per 1\b/, ' per second').replace(/ per 60\b/, ' per minute')}); retry after ${d.retryAfterSeconds} s.`),
+          new TransportError('rate_limited', `Rate limit exceeded for this key (${d.policy.replace(/;w=/g, ' per ').replace(/ per 1\b/, ' per second').replace(/ per 60\b/, ' per minute')}); retry after ${d.retryAfterSeconds} s.`),
         );
     }
     if (WRITE_METHODS.has(request.method) && key.scope !== 'read_write')
-      return sendError(reply, new DomainError('insufficient_scope', `The key "${key.name}" is Read only; use a Read & write key to make changes.`));
+      return sendError(reply, new TransportError('insufficient_scope', `The key "${key.name}" is Read only; use a Read & write key to make changes.`));
   };
 }
 
@@ -91,6 +91,6 @@ export function adminTokenHook(token: string, failed: FailedAuthGuard) {
     const presented = bearer(request);
     const actual = createHash('sha256').update(presented ?? randomUUID()).digest();
     if (!presented || !timingSafeEqual(expected, actual))
-      return failed(request, reply, new DomainError('unauthorized', 'Send the admin token as "Authorization: Bearer <token>".'));
+      return failed(request, reply, new TransportError('unauthorized', 'Send the admin token as "Authorization: Bearer <token>".'));
   };
 }

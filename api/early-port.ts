@@ -15,9 +15,9 @@ export interface Scrape {
 
 /**
  * The HTTP port, opened before the server has loaded its modules and built its routes (which
- * takes seconds on a busy machine), so that /healthz answers within a second of `npm start`
- * (issue 13). Until a handler is given it answers the probes itself (/readyz: not ready, or
- * what `probes` says) and holds every other request, which the handler then serves.
+ * takes seconds on a busy machine), so that /healthz answers within a second of `npm start`.
+ * Until a handler is given it answers the probes itself (/readyz: not ready, or what `probes`
+ * says) and holds every other request, which the handler then serves.
  */
 export class EarlyPort {
   private handler: Handler | null = null;

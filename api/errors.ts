@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../domain/shared/errors.js';
-import { sendTransportError, TRANSPORT_STATUS, type TransportCode, transportError } from './transport.js';
+import { type AjvError, fromValidation } from '../validation/errors.js';
+import { type EdgeCode, TRANSPORT_STATUS, type TransportCode, TransportError, transportError } from './transport.js';
 
 /** Spec section 7: one place maps codes to statuses. */
 export const STATUS: Record<ErrorCode, number> = {
@@ -24,75 +25,13 @@ export const STATUS: Record<ErrorCode, number> = {
 
 export const ERROR_CODES = Object.keys(STATUS) as ErrorCode[];
 
-export function sendError(reply: FastifyReply, e: DomainError): FastifyReply {
+const statusOf = (code: ErrorCode | EdgeCode): number => (code in TRANSPORT_STATUS ? TRANSPORT_STATUS[code as TransportCode] : STATUS[code as ErrorCode]);
+
+export function sendError(reply: FastifyReply, e: DomainError | TransportError): FastifyReply {
   const body: { error: { code: string; message: string; field?: string } } = { error: { code: e.code, message: e.message } };
   // An empty name is still a name ({"": 1} is an unknown field called "").
   if (e.field !== undefined) body.error.field = e.field;
-  return reply.code(STATUS[e.code]).send(body);
-}
-
-interface AjvError {
-  keyword: string;
-  instancePath: string;
-  params: Record<string, unknown>;
-  message?: string;
-}
-
-const PART: Record<string, string> = { body: 'body field', querystring: 'query parameter', params: 'path parameter', headers: 'header' };
-
-/** Turns the first schema violation into the spec's error: unknown, missing or invalid, naming the field. */
-export function fromValidation(errors: AjvError[], context: string): DomainError {
-  const e = errors[0];
-  const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
-  const part = PART[context] ?? 'field';
-  if (e.keyword === 'additionalProperties') {
-    const field = [path, String(e.params.additionalProperty)].filter((x, i) => i === 1 || x).join('.');
-    return new DomainError('unknown_field', `${JSON.stringify(field)} is not a recognised ${part} here; remove it.`, field);
-  }
-  if (e.keyword === 'required') {
-    const field = [path, String(e.params.missingProperty)].filter((x, i) => i === 1 || x).join('.');
-    return new DomainError('missing_field', `${field} is required.`, field);
-  }
-  if (!path && context === 'body') return new DomainError('invalid_json', 'The body must be a JSON object.');
-  const field = path;
-  let what: string;
-  switch (e.keyword) {
-    case 'type': {
-      const t = ([] as unknown[]).concat(e.params.type).filter((x) => x !== 'null');
-      const names: Record<string, string> = { integer: 'a whole number', number: 'a number', boolean: 'true or false', string: 'a string', object: 'an object', array: 'a list' };
-      what = `must be ${t.map((x) => names[String(x)] ?? x).join(' or ')}`;
-      break;
-    }
-    case 'maxLength':
-      what = `must be at most ${e.params.limit} characters`;
-      break;
-    case 'minLength':
-      what = `must be at least ${e.params.limit} characters`;
-      break;
-    case 'minimum':
-    case 'maximum':
-      what = `must be ${e.keyword === 'minimum' ? 'at least' : 'at most'} ${e.params.limit}`;
-      break;
-    case 'minItems':
-    case 'maxItems':
-      what = `must hold ${e.keyword === 'minItems' ? 'at least' : 'at most'} ${e.params.limit} item${e.params.limit === 1 ? '' : 's'}`;
-      break;
-    case 'exclusiveMinimum':
-      what = `must be greater than ${e.params.limit}`;
-      break;
-    case 'enum':
-      what = `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
-      break;
-    case 'const': {
-      // A union of literals fails each branch in turn: name every value it allows, not the first.
-      const allowed = errors.filter((x) => x.keyword === 'const' && x.instancePath === e.instancePath).map((x) => JSON.stringify(x.params.allowedValue));
-      what = allowed.length > 1 ? `must be one of ${allowed.join(', ')}` : `must be ${allowed[0]}`;
-      break;
-    }
-    default:
-      what = e.message ?? 'is not valid';
-  }
-  return new DomainError('invalid_field', `${field} ${what}.`, field);
+  return reply.code(statusOf(e.code)).send(body);
 }
 
 /** A body limit as people write it: 64 KB, 16 MiB. */
@@ -102,24 +41,37 @@ const limitText = (bytes: number | undefined) => (bytes && bytes >= 1 << 20 ? `$
 export const notFoundHandler = (request: FastifyRequest, reply: FastifyReply) =>
   sendError(reply, new DomainError('not_found', `No such resource: ${request.method} ${request.url.split('?')[0]}.`));
 
+/** Failures found by Fastify's router before any route, hook or error handler runs. */
+export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    sendError(reply, new TransportError('uri_too_long', 'A path parameter is over 100 characters; no id or name here is that long.'));
+    return;
+  }
+  if (err.code === 'FST_ERR_BAD_URL') {
+    sendError(reply, new TransportError('invalid_request', 'The URL path has an invalid percent-encoding (a "%" must start a UTF-8 byte as two hex digits).'));
+    return;
+  }
+  sendError(reply, new TransportError('invalid_request', 'The request could not be routed; check its method and URL.'));
+}
+
 /** One error handler: every error answers {error: {code, message, field}}; a 5xx never shows its internal message. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
-    if (err instanceof DomainError) return sendError(reply, err);
+    if (err instanceof DomainError || err instanceof TransportError) return sendError(reply, err);
     if (err.validation) return sendError(reply, fromValidation(err.validation, err.validationContext ?? 'body'));
     switch (err.code) {
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return sendError(reply, new DomainError('invalid_json', 'The body is empty; send a JSON object.'));
+        return sendError(reply, new TransportError('invalid_json', 'The body is empty; send a JSON object.'));
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         // integration-api.md §7 names it payload_too_large; it wins over decisions.md's body_too_large.
-        return sendError(reply, new DomainError('payload_too_large', `The body is over ${limitText(request.routeOptions.bodyLimit)}; send less.`));
+        return sendError(reply, new TransportError('payload_too_large', `The body is over ${limitText(request.routeOptions.bodyLimit)}; send less.`));
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return sendTransportError(reply, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
+        return sendError(reply, new TransportError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.'));
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return sendTransportError(reply, 'invalid_request', 'The Content-Length header does not match the body sent.');
+        return sendError(reply, new TransportError('invalid_request', 'The Content-Length header does not match the body sent.'));
     }
     if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message)))
-      return sendError(reply, new DomainError('invalid_json', 'The body is not valid JSON; check its syntax.'));
+      return sendError(reply, new TransportError('invalid_json', 'The body is not valid JSON; check its syntax.'));
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       const code = (Object.keys(TRANSPORT_STATUS) as TransportCode[]).find((c) => TRANSPORT_STATUS[c] === err.statusCode) ?? 'invalid_request';
       return reply.code(err.statusCode).send(transportError(code, err.message));

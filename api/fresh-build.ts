@@ -8,7 +8,7 @@ const SOURCE = /\.(ts|js|mts|mjs)$/;
 
 /**
  * The first source file changed after the build in `outDir`, or null when the build is fresh or
- * cannot be checked. `npm start` runs the compiled files without compiling (issue 13), so a
+ * cannot be checked. `npm start` runs the compiled files without compiling, so a
  * source edited since `npm run build` must stop the start rather than run old code silently.
  * The check applies only to the project's own build (`<root>/dist` beside tsconfig.build.json):
  * an image without the sources, or a test build elsewhere, is not checked. It stats a few hundred

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { DomainError } from '../domain/shared/errors.js';
+import { TransportError } from './transport.js';
 
 /** Line and column (both from 1) of a character offset in a text. */
 export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
@@ -122,7 +122,7 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
 
 /**
  * The only body this API reads is JSON. JSON bodies go through Fastify's own parser (it refuses prototype-poisoning keys), but a syntax
- * error says where it is: line, column and character offset (issue 14).
+ * error says where it is: line, column and character offset, so the sender can find it.
  */
 export function installJsonBodyParser(app: FastifyInstance): void {
   // Fastify also reads text/plain bodies by default; this API takes JSON only (415 otherwise).
@@ -132,7 +132,7 @@ export function installJsonBodyParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     secure(request, body as string, (err: (Error & { code?: string }) | null, value?: unknown) => {
       if (!err && nestedDeeperThan(value, MAX_DEPTH))
-        return done(new DomainError('invalid_json', `The body nests objects or arrays more than ${MAX_DEPTH} levels deep; no body of this API needs more.`), undefined);
+        return done(new TransportError('invalid_json', `The body nests objects or arrays more than ${MAX_DEPTH} levels deep; no body of this API needs more.`), undefined);
       if (err?.code !== 'FST_ERR_CTP_INVALID_JSON_BODY') return done(err, value);
       const text = body as string;
       try {
@@ -140,10 +140,10 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       } catch (syntax) {
         const offset = syntaxErrorOffset(text, syntax);
         const { line, column } = lineAndColumn(text, offset);
-        return done(new DomainError('invalid_json', `The body is not valid JSON: ${reason(syntax)} at line ${line}, column ${column} (character ${offset}); check its syntax there.`), undefined);
+        return done(new TransportError('invalid_json', `The body is not valid JSON: ${reason(syntax)} at line ${line}, column ${column} (character ${offset}); check its syntax there.`), undefined);
       }
       // Valid JSON that the secure parser refused: a prototype-poisoning key.
-      done(new DomainError('invalid_json', 'The body has a "__proto__" or "constructor.prototype" key, which is refused; remove it.'), undefined);
+      done(new TransportError('invalid_json', 'The body has a "__proto__" or "constructor.prototype" key, which is refused; remove it.'), undefined);
     });
   });
 }

@@ -36,7 +36,8 @@ type Spanned = { [SPAN]?: RequestSpan };
 
 /**
  * With tracing on, the request's span starts as Fastify makes its logger, before it logs the
- * request's arrival: both of its log lines then carry `trace_id` and `span_id` (issue 33 point 3).
+ * request's arrival: both of its log lines then carry `trace_id` and `span_id`, so the arrival
+ * joins its trace.
  */
 export function tracedChildLogger(tracing: Tracing): FastifyChildLoggerFactory {
   return function (logger, bindings, options, raw) {

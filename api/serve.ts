@@ -27,7 +27,7 @@ function adminToken(config: Config): { token: string; note: string } {
 }
 
 /**
- * Start order (issue 13): the port is already open (api/server.ts, answering the probes), the
+ * Start order: the port is already open (api/server.ts, answering the probes), the
  * stores open (quick), the routes are built and take over the port, and only then do the read
  * models catch up with the log, so /readyz says how far they are behind meanwhile. The
  * background roles (webhooks, mail) start once they have caught up.

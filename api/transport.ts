@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { ConnectionLimits } from '../runtime/config.js';
 
 /**
@@ -21,27 +21,28 @@ export type TransportCode = keyof typeof TRANSPORT_STATUS;
 
 export const transportError = (code: TransportCode, message: string) => ({ error: { code, message } });
 
-export function sendTransportError(reply: FastifyReply, code: TransportCode, message: string): FastifyReply {
-  return reply.code(TRANSPORT_STATUS[code]).send(transportError(code, message));
+/**
+ * What the HTTP edge refuses before any rule of the domain applies: the transport's own codes, a
+ * body that is not JSON or is too large, a missing or refused credential, a rate limit. The same
+ * {code, message, field} shape as a DomainError; api/errors.ts maps both to their statuses.
+ */
+export type EdgeCode = TransportCode | 'invalid_json' | 'payload_too_large' | 'unauthorized' | 'insufficient_scope' | 'rate_limited';
+
+export class TransportError extends Error {
+  constructor(
+    readonly code: EdgeCode,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = 'TransportError';
+  }
 }
 
 /** HTTP/1.1 requires a Host header (RFC 9112 §3.2): a request without one is 400 invalid_request, in the contract's shape. */
-export async function refuseNoHost(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export async function refuseNoHost(request: FastifyRequest): Promise<void> {
   if (request.headers.host === undefined && request.raw.httpVersion === '1.1')
-    return void sendTransportError(reply, 'invalid_request', 'The request has no Host header, which HTTP/1.1 requires; send one (such as Host: api.example.org).');
-}
-
-/** Failures found by Fastify's router before any route, hook or error handler runs. */
-export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    sendTransportError(reply, 'uri_too_long', 'A path parameter is over 100 characters; no id or name here is that long.');
-    return;
-  }
-  if (err.code === 'FST_ERR_BAD_URL') {
-    sendTransportError(reply, 'invalid_request', 'The URL path has an invalid percent-encoding (a "%" must start a UTF-8 byte as two hex digits).');
-    return;
-  }
-  sendTransportError(reply, 'invalid_request', 'The request could not be routed; check its method and URL.');
+    throw new TransportError('invalid_request', 'The request has no Host header, which HTTP/1.1 requires; send one (such as Host: api.example.org).');
 }
 
 function parserAnswer(err: NodeJS.ErrnoException & { rawPacket?: Buffer }): { code: TransportCode; message: string } {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { plainDecimalProblem } from '../api/validation.js';
+import { plainDecimalProblem } from '../validation/validator.js';
 import type { FieldRule, FieldSpec } from '../domain/shared/fields.js';
 import { CommandFailed, UsageError } from './errors.js';
 import type { Problem } from './validate.js';

@@ -1,10 +1,4 @@
 import type { TSchema } from '@sinclair/typebox';
-import { fromValidation } from '../api/errors.js';
-import * as C from '../api/schemas/constituent.js';
-import * as E from '../api/schemas/event.js';
-import * as T from '../api/schemas/volunteer-task.js';
-import * as V from '../api/schemas/volunteer.js';
-import { buildValidator } from '../api/validation.js';
 import { validateCreate as validateConstituent } from '../domain/constituent/decide.js';
 import { CONSTITUENT_FIELDS } from '../domain/constituent/rules.js';
 import { validateCreate as validateEvent } from '../domain/event/decide.js';
@@ -15,6 +9,9 @@ import { validateCreate as validateTask } from '../domain/volunteer-task/decide.
 import { TASK_FIELDS } from '../domain/volunteer-task/rules.js';
 import { validateCreate as validateVolunteer } from '../domain/volunteer/decide.js';
 import { VOLUNTEER_FIELDS } from '../domain/volunteer/rules.js';
+import { ConstituentBody, CreateTaskBody, CreateVolunteerBody, EventCreateBody } from '../validation/bodies.js';
+import { fromValidation } from '../validation/errors.js';
+import { buildValidator } from '../validation/validator.js';
 
 export const RESOURCES = ['constituents', 'volunteers', 'volunteer-tasks', 'events'] as const;
 export type Resource = (typeof RESOURCES)[number];
@@ -30,10 +27,10 @@ interface ResourceRules {
 const today = () => new Date().toISOString().slice(0, 10);
 
 const RULES: Record<Resource, ResourceRules> = {
-  constituents: { fields: CONSTITUENT_FIELDS, body: C.ConstituentBody, validate: validateConstituent },
-  volunteers: { fields: VOLUNTEER_FIELDS, body: V.CreateVolunteerBody, validate: (b) => validateVolunteer(b, today()) },
-  'volunteer-tasks': { fields: TASK_FIELDS, body: T.CreateTaskBody, validate: validateTask },
-  events: { fields: EVENT_FIELDS, body: E.EventCreateBody, validate: validateEvent },
+  constituents: { fields: CONSTITUENT_FIELDS, body: ConstituentBody, validate: validateConstituent },
+  volunteers: { fields: VOLUNTEER_FIELDS, body: CreateVolunteerBody, validate: (b) => validateVolunteer(b, today()) },
+  'volunteer-tasks': { fields: TASK_FIELDS, body: CreateTaskBody, validate: validateTask },
+  events: { fields: EVENT_FIELDS, body: EventCreateBody, validate: validateEvent },
 };
 
 export const fieldsOf = (resource: Resource): FieldSpec => RULES[resource].fields;
@@ -49,9 +46,9 @@ export interface Problem {
 
 /**
  * Checks one body as the server would, before anything is sent: the route's schema through the
- * API's own validator (unknown, missing and mistyped fields, in the API's words), then the domain's
- * create rules (formats, required names, an end before its start). What needs the server's
- * records (a lookup id, the team's constituent) is left to the server.
+ * validator the API uses (validation/: unknown, missing and mistyped fields, in the API's words),
+ * then the domain's create rules (formats, required names, an end before its start). What needs
+ * the server's records (a lookup id, the team's constituent) is left to the server.
  */
 export function validator(resource: Resource): (body: unknown) => Problem | null {
   const rules = RULES[resource];

@@ -51,8 +51,8 @@ function logLevel(env: NodeJS.ProcessEnv): LogLevel {
 }
 
 /**
- * How long the HTTP server waits for a client, and how many sockets it holds (issue 14: idle
- * sockets held for 90 s exhausted the file descriptors). Node checks the header and request
+ * How long the HTTP server waits for a client, and how many sockets it holds (idle sockets
+ * held too long exhaust the file descriptors). Node checks the header and request
  * time-outs on a timer; it runs every quarter of the shorter one.
  */
 export interface ConnectionLimits {

@@ -47,8 +47,8 @@ setTimeout(() => void warmUp().catch(() => undefined), WARM_UP_AFTER_MS).unref()
 
 /**
  * This thread's code starts cold (a thread is an isolate of its own): the first few dozen
- * attempts after a start took 30-110 ms each, interpreted, where a warm one takes under one
- * (docs/bench.md, issue 16). So once ready, it signs and sends a few hundred attempts to a
+ * attempts after a start run interpreted, tens of times slower than warm ones, and would hold
+ * the first real deliveries back. So once ready, it signs and sends a few hundred attempts to a
  * receiver of its own on the loopback, through a Sender of the same class (the JIT's work is per
  * function, not per instance). Real attempts arriving meanwhile go ahead beside them.
  */

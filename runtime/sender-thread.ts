@@ -6,13 +6,13 @@ import { startModuleThread } from './thread-projectors.js';
 
 /**
  * The webhook sender on a thread of its own (the embedded dispatcher's): signing and the HTTP
- * client were a third of the main thread's time per delivery, the thread that also serves the API
- * and the rest of the dispatcher (docs/bench.md, issue 16). The main thread hands over each turn's
- * attempts in one message and gets the outcomes back the same way.
+ * client are about a third of the main thread's time per delivery, and that thread also serves
+ * the API and the rest of the dispatcher. The main thread hands over each turn's attempts in one
+ * message and gets the outcomes back the same way.
  *
  * A hop between threads is cheap on an idle machine (0.1 ms) but not on a busy one with two cores:
- * the woken thread waits for a core, and at 500 writes/s the webhook bench's latency from a write's
- * 2xx to the receiver went from p50 3.7 / p99 21-28 ms to p50 7-9 / p99 31-55 ms. So with `here`
+ * the woken thread waits for a core, which roughly doubles a steady trickle's latency from a
+ * write's 2xx to the receiver. So with `here`
  * (a sender in this thread), while nothing waits on the sender thread, up to `hereUpTo` attempts at
  * a time are sent from this thread: a trickle keeps its latency, a burst gets the second core.
  *

@@ -29,9 +29,9 @@ const WEBHOOK_TABLES = ['webhook_tasks', 'webhook_checkpoints', 'webhook_deliver
 /**
  * The embedded SQLite database for webhook state: `webhooks.sqlite` in the data directory (the
  * delivery queue and its checkpoint, the delivery log, the replays), whatever the event log is.
- * Its commits never wait for the log's: they used to share the log's file, so the dispatcher's
- * bookkeeping waited for the log's writer thread to let go of the lock, and the log held its next
- * batch for it (the webhook latency's tail, docs/bench-history.md). A data directory from
+ * Its commits never wait for the log's: in the log's file the dispatcher's bookkeeping would wait
+ * for the log's writer thread to let go of the lock, and the log would hold its next batch for it
+ * (the webhook latency's tail). A data directory from
  * before keeps those tables in the log's file: they are moved here at the first start.
  *
  * Opened at synchronous=NORMAL (SqliteBatcher: delivery is at least once, so a power cut's last

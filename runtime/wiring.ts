@@ -85,7 +85,7 @@ async function openReadModelsThread(
  *
  * With `follow: false` the projectors do not start following the log until `startFollowing()`:
  * the server opens its port first, so that /healthz answers at once and /readyz says how far the
- * read models are behind while they catch up (issue 13).
+ * read models are behind while they catch up.
  */
 export async function openRuntime(
   config: Config,

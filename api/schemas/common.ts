@@ -2,11 +2,7 @@ import { type TObject, type TProperties, type TSchema, Type } from '@sinclair/ty
 import { ERROR_CODES } from '../errors.js';
 import { TRANSPORT_STATUS } from '../transport.js';
 
-/** `T or null`, as one JSON Schema type list (OpenAPI 3.1), which Ajv and fast-json-stringify both read natively. */
-export function Nullable<T extends TSchema>(schema: T) {
-  const { type, ...rest } = schema as unknown as { type: string };
-  return Type.Unsafe<T['static'] | null>({ ...rest, type: [type, 'null'] });
-}
+export { Nullable } from '../../validation/fields.js';
 
 export const ErrorSchema = Type.Object(
   {

@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import { CONSTITUENT_FIELDS } from '../../domain/constituent/rules.js';
 import { Created, ListOf, One, Paging, Query } from './common.js';
-import { readRecord, writeBody } from './fields.js';
+import { readRecord } from '../../validation/fields.js';
+export { ConstituentBody } from '../../validation/bodies.js';
 
 export const Constituent = Type.Object(readRecord('PkConstituent', CONSTITUENT_FIELDS).properties, { $id: 'Constituent' });
 export const ConstituentRef = Type.Ref(Constituent);
-export const ConstituentBody = writeBody(CONSTITUENT_FIELDS);
 
 export const CreateQuery = Query({
   mode: Type.Optional(Type.Literal('upsert', { description: 'With matchOn=email: update the one active constituent with this Email1, or create' })),

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { DONATION_FIELDS } from '../../domain/donation/rules.js';
 import { RECURRING_GIFT_FIELDS } from '../../domain/recurring-gift/decide.js';
 import { Body, Nullable } from './common.js';
-import { readRecord, writeBody } from './fields.js';
+import { readRecord, writeBody } from '../../validation/fields.js';
 
 export const Donation = readRecord('PkDonation', DONATION_FIELDS, {
   // A refund is a donation of its own whose Amount is the refunded sum, negated (domain/donation/decide.ts refundFields).

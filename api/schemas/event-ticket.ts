@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { TICKET_FIELDS } from '../../domain/event-ticket/rules.js';
 import { ListOf, Nullable, One, Paging, Query } from './common.js';
-import { readRecord, writeBody } from './fields.js';
+import { readRecord, writeBody } from '../../validation/fields.js';
 
 export const EventTicket = Type.Object(
   readRecord('PkEventTicket', TICKET_FIELDS, {

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { EVENT_FIELDS, GEOGRAPHY_FIELDS } from '../../domain/event/rules.js';
 import { Created, ListOf, Nullable, One, Paging, Query } from './common.js';
-import { readRecord, writeBody } from './fields.js';
+import { readRecord, writeBody } from '../../validation/fields.js';
+export { EventCreateBody } from '../../validation/bodies.js';
 
 const id = (description: string) => Nullable(Type.Integer({ description }));
 const name = (description: string) => Nullable(Type.String({ description }));
@@ -24,7 +25,6 @@ const READ_ONLY = {
 
 export const Event = Type.Object(readRecord('PkEvent', EVENT_FIELDS, READ_ONLY).properties, { $id: 'Event' });
 export const EventRef = Type.Ref(Event);
-export const EventCreateBody = writeBody(EVENT_FIELDS, ['EventTitle']);
 export const EventPatchBody = writeBody(EVENT_FIELDS);
 /** The application's geography PATCH (decisions.md 9). */
 export const EventGeographyBody = writeBody(GEOGRAPHY_FIELDS);

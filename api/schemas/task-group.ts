@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { TASK_GROUP_FIELDS } from '../../domain/task-group/events.js';
 import { ListOf, Nullable, One, Paging, Query } from './common.js';
-import { readRecord, writeBody } from './fields.js';
+import { readRecord, writeBody } from '../../validation/fields.js';
 
 const props = readRecord('PkTaskGroup', TASK_GROUP_FIELDS, { DistrictName: Nullable(Type.String()), PrecinctName: Nullable(Type.String()) }).properties;
 export const TaskGroup = Type.Object(props, { $id: 'VolunteerTaskGroup' });

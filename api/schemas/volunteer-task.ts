@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { TASK_FIELDS, TASK_GEOGRAPHY_FIELDS } from '../../domain/volunteer-task/rules.js';
 import { Body, Created, ListOf, Nullable, One, Paging, Query } from './common.js';
-import { readRecord, writeBody } from './fields.js';
+import { readRecord, writeBody } from '../../validation/fields.js';
+export { CreateTaskBody } from '../../validation/bodies.js';
 
 const derived = {
   NumberOfHours: Nullable(Type.Number({ description: '(end - start) in hours, 2 decimals; null unless both are set' })),
@@ -21,7 +22,6 @@ export const VolunteerTaskRef = Type.Ref(VolunteerTask);
 /** The same record for the application surface, which has its own schema registry. */
 export const VolunteerTaskPlain = Type.Object(props);
 
-export const CreateTaskBody = writeBody(TASK_FIELDS, ['VolunteerTaskTitle']);
 export const UpdateTaskBody = writeBody(TASK_FIELDS);
 export const GeographyBody = writeBody(TASK_GEOGRAPHY_FIELDS);
 export const SignUpBody = Body({ FkVolunteer: Type.Integer({ minimum: 1, description: 'The volunteer signing up' }) });

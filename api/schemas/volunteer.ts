@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { VOLUNTEER_FIELDS } from '../../domain/volunteer/rules.js';
 import { Created, ListOf, Nullable, One, Paging, Query } from './common.js';
-import { readRecord, writeBody } from './fields.js';
+import { readRecord, writeBody } from '../../validation/fields.js';
+export { CreateVolunteerBody } from '../../validation/bodies.js';
 
 const linked = {
   ConstituentName: Nullable(Type.String({ description: "The linked constituent's name (read-only)" })),
@@ -11,7 +12,6 @@ const linked = {
 
 export const Volunteer = Type.Object(readRecord('PkVolunteer', VOLUNTEER_FIELDS, linked).properties, { $id: 'Volunteer' });
 export const VolunteerRef = Type.Ref(Volunteer);
-export const CreateVolunteerBody = writeBody(VOLUNTEER_FIELDS, ['FkConstituent']);
 export const UpdateVolunteerBody = writeBody(VOLUNTEER_FIELDS);
 
 export const VolunteerListQuery = Query({

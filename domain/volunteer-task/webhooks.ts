@@ -37,8 +37,8 @@ export function taskWebhooks(e: TaskEvent, before: TaskState, after: TaskState):
 /**
  * The events appended in one write with an event of this type, and so part of its change: a task
  * created with a volunteer is created, then assigned in the same append (decide.ts decideCreate),
- * and volunteer_task.created shows it assigned, as the API reads it after the write (issue 16
- * point 10). Undefined when an event stands alone.
+ * and volunteer_task.created shows it assigned, as the API reads it after the write, so a
+ * subscriber sees the record the creator was answered with. Undefined when an event stands alone.
  */
 export function taskAppendedWith(e: TaskEvent): ((other: { type: string }) => boolean) | undefined {
   return e.type === 'VolunteerTaskCreated' ? assignmentPart : undefined;

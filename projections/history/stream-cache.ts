@@ -9,7 +9,7 @@ const MAX_EVENTS = 20_000;
  * The streams that history and as-of reads fold, kept per log object: a stream is append-only,
  * so a held copy needs only its new tail, found with one indexed read of the newest event. A
  * record with 1,000 revisions then reads in about a millisecond instead of parsing 1,000 events
- * per request (decisions.md §10; the issue's p99 < 20 ms), with no snapshot written anywhere.
+ * per request (decisions.md §10), with no snapshot written anywhere.
  */
 class StreamCache {
   private readonly streams = new Map<string, RecordedEvent[]>();
