@@ -1,5 +1,5 @@
 /**
- * SIGTERM and SIGINT, handled from before the port opens to the end (issue 30): a signal that
+ * SIGTERM and SIGINT, handled from before the port opens to the end: a signal that
  * arrives while the process starts (modules loading, stores opening, read models catching up)
  * used to end it by the signal, with files open. Each phase registers how to close what it
  * opened; a step that cannot be cut short (opening the stores, building the app) is awaited first,

@@ -65,7 +65,7 @@ export class EsdbTeamReader {
   private fault: string | null = null;
 
   /**
-   * Makes the projection what this version needs (issue 30), at the projector's start and every
+   * Makes the projection what this version needs, at the projector's start and every
    * so often after: created when missing, its query updated when its state names another version,
    * started again when stopped. A faulted one is reported (the log and /readyz) and the feed
    * refuses to serve pages it would leave stale; it needs an operator (its reason says why).

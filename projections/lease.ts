@@ -37,7 +37,7 @@ export interface LeaseKeeperOptions {
  * Renews the lease every third of its TTL, on a timer of its own, and runs the work only while it
  * holds it. Renewal never waits for the work: a start longer than the TTL (a dispatcher or
  * projector catching up) used to let the lease lapse mid-start and a standby take it, so two
- * holders ran (issue 30). A renewal that fails, or takes longer than a third of the TTL, stops the
+ * holders ran. A renewal that fails, or takes longer than a third of the TTL, stops the
  * work at once (a start in progress is stopped as soon as it ends, before the work is marked
  * running): the holder gives up at most two thirds into the TTL, before any standby can take over.
  * A start that fails gives the lease back (a standby may do better) and is tried again after a

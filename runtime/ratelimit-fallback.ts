@@ -7,7 +7,7 @@ export interface SharedRateLimiter extends RateLimiter {
 }
 
 export interface FallbackOptions {
-  /** How long a request waits for the shared store before it is counted here instead (issue 30: 100 ms). */
+  /** How long a request waits for the shared store before it is counted here instead (100 ms). */
   timeoutMs?: number;
   /** How often the shared store is asked again while it is away. */
   probeEveryMs?: number;

@@ -57,7 +57,7 @@ export const monotonicNow = (): number => Math.floor(performance.timeOrigin + pe
  * The pure step shared by every adapter. A request at `now` is served if, in each window, fewer
  * than its limit were served at or after `now - window`: both ends count, since times are whole
  * milliseconds (two requests logged 1000 ms apart may be 999.x ms apart in fact), so that no real
- * span of the window's length ever holds more than the limit (issue 30: 16 in one real second).
+ * span of the window's length ever holds more than the limit.
  * A refused request is not logged (it was not served).
  */
 export function step(limits: Limits, log: ServedLog | undefined, now: number): { log: ServedLog; decision: RateDecision } {

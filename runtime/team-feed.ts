@@ -9,7 +9,7 @@ const CHECK_EVERY_MS = 30_000;
  * On EventStoreDB, the process that runs the projectors makes the team projection of the change
  * feed what this version needs when it starts, and looks again every 30 s: a stopped or faulted
  * projection is reported in the log and in /readyz (`team-feed`) instead of serving stale pages
- * (issue 30, eventlog/esdb-team.ts). Null on any other log.
+ * (eventlog/esdb-team.ts). Null on any other log.
  */
 export async function watchTeamFeed(log: EventLog, report: (message: string) => void): Promise<{ status: () => FollowerStatus; stop: () => void } | null> {
   if (!(log instanceof EsdbEventLog)) return null;

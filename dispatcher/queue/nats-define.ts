@@ -16,7 +16,7 @@ function differing(have: Record<string, unknown>, want: Record<string, unknown>)
 }
 
 /**
- * Makes a stream or consumer follow its configuration (issue 30): created only when the server
+ * Makes a stream or consumer follow its configuration: created only when the server
  * says it is not found, updated where an existing one differs (a changed ack wait, a longer
  * duplicate window), kept as it is otherwise. Any other failure of the look-up is tried again:
  * turning it into a create fails with "already in use" (10058) and stopped the start.

@@ -4,7 +4,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
  * Whether a NATS connection is up, and a call on every reconnect. nats.js's own consumers heal
  * after a reconnect by asking the server for the consumer's info, and a failure of that (a server
  * just restarted, its JetStream not ready yet) waits out a backoff of up to 30 s before the next
- * pull (issue 30: deliveries stalled after an outage): our consumers start afresh instead.
+ * pull (deliveries stalled after an outage): our consumers start afresh instead.
  */
 export class NatsLink {
   private connected = true;

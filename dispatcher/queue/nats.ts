@@ -111,7 +111,7 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     await Promise.all(tasks.map((t) => this.js.publish(this.subject, JSON.stringify(t), { msgID: t.id })));
     // A compare-and-set on the revision this dispatcher read or wrote last: one that lost its lease
     // without knowing yet (a pause longer than the TTL) cannot move the checkpoint back under the
-    // new holder, which would enqueue again what was delivered (issue 30).
+    // new holder, which would enqueue again what was delivered.
     const value = positionToString(checkpoint);
     if (this.checkpointRevision === null) await this.checkpoint();
     try {
@@ -135,7 +135,7 @@ export class NatsDeliveryQueue implements DeliveryQueue {
 
     // A task's attempt is the one it was published for, whatever its redeliveries: a message
     // fetched and never run (buffered at a graceful stop, a crash) comes back with a higher
-    // delivery count but had no attempt (issue 30). One that did run and was not acked (the
+    // delivery count but had no attempt. One that did run and was not acked (the
     // process died mid-attempt) runs the same attempt again, under the same delivery id: at least
     // once, which the receiver de-duplicates on.
     const attemptOf = (m: JsMsg) => Number(m.headers?.get(ATTEMPT_HEADER) || 1);
