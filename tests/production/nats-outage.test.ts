@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readiness } from '../../api/routes/health.js';
-import { startReceiver } from '../dispatcher/support.js';
-import { startNats, type NatsServer, waitUntil } from '../support/nats.js';
-import { type Build, buildService, http, spawnTurnout, type TurnoutProcess } from '../support/process.js';
+import { type NatsServer, waitUntil } from '../support/nats.js';
+import { type ProductOnNats, startProductOnNats } from '../support/nats-product.js';
+import { http, type TurnoutProcess } from '../support/process.js';
 
 /**
  * The product on NATS with the default rate limits on (the shared limiter in NATS KV) while
@@ -13,26 +10,18 @@ import { type Build, buildService, http, spawnTurnout, type TurnoutProcess } fro
  * /readyz says degraded, and once NATS is back every webhook arrives. nats-restart.test.ts plays
  * an outage with the limits off.
  */
-let build: Build;
+let product: ProductOnNats;
 let nats: NatsServer;
-let dataDir: string;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let receiver: ProductOnNats['receiver'];
 let turnout: TurnoutProcess;
 
 beforeAll(async () => {
-  [build, nats, receiver] = await Promise.all([buildService(), startNats(), startReceiver()]);
-  dataDir = mkdtempSync(path.join(tmpdir(), 'turnout-natsout-'));
-  turnout = await spawnTurnout(build, {
-    env: { TURNOUT_DATA_DIR: dataDir, TURNOUT_NATS_URL: nats.url, TURNOUT_WEBHOOK_ALLOW_INSECURE: '1', TURNOUT_WEBHOOK_RETRY_BASE_MS: '100', TURNOUT_WEBHOOK_RETRY_MAX_MS: '500' },
-  });
+  product = await startProductOnNats('natsout', {});
+  ({ nats, receiver, turnout } = product);
 }, 180_000);
 
 afterAll(async () => {
-  await turnout?.stop();
-  await receiver?.close();
-  await nats?.stop();
-  build?.remove();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await product?.stop();
 });
 
 const follower = (body: { followers: Array<{ name: string; state: string }> }, name: string) => body.followers.find((f) => f.name === name)?.state;

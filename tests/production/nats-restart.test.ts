@@ -1,10 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReceiver } from '../dispatcher/support.js';
-import { startNats, type NatsServer, waitUntil } from '../support/nats.js';
-import { type Build, buildService, http, spawnTurnout, type TurnoutProcess } from '../support/process.js';
+import { type NatsServer, waitUntil } from '../support/nats.js';
+import { type ProductOnNats, startProductOnNats } from '../support/nats-product.js';
+import { http, type TurnoutProcess } from '../support/process.js';
 
 /**
  * The product on NATS through an outage: nats-server stops and starts again on the same port and
@@ -12,34 +9,18 @@ import { type Build, buildService, http, spawnTurnout, type TurnoutProcess } fro
  * once: every webhook must arrive; a copy may arrive twice only where an attempt's ack was in
  * flight when the server went away, which this test counts and bounds.
  */
-let build: Build;
+let product: ProductOnNats;
 let nats: NatsServer;
-let dataDir: string;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let receiver: ProductOnNats['receiver'];
 let turnout: TurnoutProcess;
 
 beforeAll(async () => {
-  [build, nats, receiver] = await Promise.all([buildService(), startNats(), startReceiver()]);
-  dataDir = mkdtempSync(path.join(tmpdir(), 'turnout-natsdown-'));
-  turnout = await spawnTurnout(build, {
-    env: {
-      TURNOUT_DATA_DIR: dataDir,
-      TURNOUT_NATS_URL: nats.url,
-      TURNOUT_WEBHOOK_ALLOW_INSECURE: '1',
-      TURNOUT_WEBHOOK_RETRY_BASE_MS: '100',
-      TURNOUT_WEBHOOK_RETRY_MAX_MS: '500',
-      TURNOUT_RATE_LIMIT_PER_SECOND: '0',
-      TURNOUT_RATE_LIMIT_PER_MINUTE: '0',
-    },
-  });
+  product = await startProductOnNats('natsdown', { TURNOUT_RATE_LIMIT_PER_SECOND: '0', TURNOUT_RATE_LIMIT_PER_MINUTE: '0' });
+  ({ nats, receiver, turnout } = product);
 }, 180_000);
 
 afterAll(async () => {
-  await turnout?.stop();
-  await receiver?.close();
-  await nats?.stop();
-  build?.remove();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await product?.stop();
 });
 
 describe('a process on NATS when the NATS server restarts', () => {
