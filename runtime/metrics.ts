@@ -77,6 +77,14 @@ export class Metrics {
     // series, so an abandonment counter born at 1 would never fire the alert on it.
     for (const outcome of DELIVERY_OUTCOMES) this.deliveries.inc({ outcome }, 0);
     const registers = [this.registry];
+    // Both follower families are collected in the same pass of a scrape: they share one reading
+    // of the followers (each may count the log behind it) rather than each asking for its own.
+    let reading: Promise<FollowerStatus[]> | null = null;
+    const followers = () =>
+      (reading ??= sources
+        .followers()
+        .catch(() => [])
+        .finally(() => (reading = null)));
     // Scraped, not pushed: each value is read from what /readyz, the queue and the files say now.
     new Gauge({
       name: 'turnout_follower_behind_events',
@@ -85,7 +93,7 @@ export class Metrics {
       registers,
       async collect() {
         this.reset();
-        for (const f of await sources.followers().catch(() => [])) if (f.behind !== null) this.set({ follower: f.name }, f.behind);
+        for (const f of await followers()) if (f.behind !== null) this.set({ follower: f.name }, f.behind);
       },
     });
     new Gauge({
@@ -95,7 +103,7 @@ export class Metrics {
       registers,
       async collect() {
         this.reset();
-        for (const f of await sources.followers().catch(() => [])) for (const s of FOLLOWER_STATES) this.set({ follower: f.name, state: s }, f.state === s ? 1 : 0);
+        for (const f of await followers()) for (const s of FOLLOWER_STATES) this.set({ follower: f.name, state: s }, f.state === s ? 1 : 0);
       },
     });
     new Gauge({

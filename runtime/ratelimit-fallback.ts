@@ -85,7 +85,7 @@ export class FallbackRateLimiter implements RateLimiter {
   private confirmAway(): void {
     if (this.confirming || this.away) return;
     this.confirming = true;
-    void within(this.shared.probe(), Math.max(this.probeEveryMs, this.timeoutMs)).then((answer) => {
+    void this.probe().then((answer) => {
       this.confirming = false;
       if (answer.ok) this.slow = 0;
       else this.fallBack(TIMED_OUT);
@@ -101,11 +101,15 @@ export class FallbackRateLimiter implements RateLimiter {
     this.scheduleProbe();
   }
 
+  /** A probe may take longer than a request may wait: it holds no request up. */
+  private probe() {
+    return within(this.shared.probe(), Math.max(this.probeEveryMs, this.timeoutMs));
+  }
+
   private scheduleProbe(): void {
     if (this.closed) return;
     this.timer = setTimeout(async () => {
-      // A probe may take longer than a request may wait: it holds no request up.
-      const answer = await within(this.shared.probe(), Math.max(this.probeEveryMs, this.timeoutMs));
+      const answer = await this.probe();
       if (this.closed) return;
       if (!answer.ok || !this.connected()) return this.scheduleProbe();
       this.away = false;

@@ -36,14 +36,32 @@ interface Window {
   seconds: number;
 }
 
-const windowsOf = (l: Limits): Window[] =>
-  [
-    { limit: l.perSecond, ms: 1000, seconds: 1 },
-    { limit: l.perMinute, ms: 60_000, seconds: 60 },
-  ].filter((w) => w.limit > 0);
+interface Shape {
+  windows: Window[];
+  policy: string;
+  longest: number;
+}
+
+/**
+ * A limiter's limits never change, but step runs on every request: their windows, policy header
+ * and longest window are worked out once per Limits object rather than on each call.
+ */
+const shapes = new WeakMap<Limits, Shape>();
+function shapeOf(l: Limits): Shape {
+  let shape = shapes.get(l);
+  if (!shape) {
+    const windows = [
+      { limit: l.perSecond, ms: 1000, seconds: 1 },
+      { limit: l.perMinute, ms: 60_000, seconds: 60 },
+    ].filter((w) => w.limit > 0);
+    shape = { windows, policy: windows.map((w) => `${w.limit};w=${w.seconds}`).join(', '), longest: Math.max(0, ...windows.map((w) => w.ms)) };
+    shapes.set(l, shape);
+  }
+  return shape;
+}
 
 /** The longest window of these limits (ms), for how long a log must be kept. */
-export const longestWindowMs = (l: Limits) => Math.max(0, ...windowsOf(l).map((w) => w.ms));
+export const longestWindowMs = (l: Limits) => shapeOf(l).longest;
 
 /**
  * Now in whole milliseconds since the epoch, by a clock that never goes back: the wall clock as
@@ -61,10 +79,8 @@ export const monotonicNow = (): number => Math.floor(performance.timeOrigin + pe
  * A refused request is not logged (it was not served).
  */
 export function step(limits: Limits, log: ServedLog | undefined, now: number): { log: ServedLog; decision: RateDecision } {
-  const windows = windowsOf(limits);
-  const policy = windows.map((w) => `${w.limit};w=${w.seconds}`).join(', ');
+  const { windows, policy, longest } = shapeOf(limits);
   if (!windows.length) return { log: [], decision: { allowed: true, limit: 0, remaining: 0, resetSeconds: 0, retryAfterSeconds: 0, policy } };
-  const longest = longestWindowMs(limits);
   // Sorted: logs shared between processes may carry times from clocks a little apart.
   const kept = (log ?? []).filter((t) => t >= now - longest).sort((a, b) => a - b);
   const inWindow = windows.map((w) => kept.filter((t) => t >= now - w.ms));

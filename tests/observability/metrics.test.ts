@@ -150,6 +150,23 @@ describe('the delivery outcomes', () => {
   });
 });
 
+describe('a scrape', () => {
+  it('reads the followers once for both follower families', async () => {
+    let reads = 0;
+    const metrics = new Metrics({
+      followers: async () => (reads++, [{ name: 'read-models', state: 'caught_up', behind: 2 }]),
+      queueDepth: async () => null,
+      dataDir: null,
+    });
+    const text = await metrics.text();
+    expect(sampleValue(parseMetrics(text), 'turnout_follower_behind_events', { follower: 'read-models' })).toBe(2);
+    expect(sampleValue(parseMetrics(text), 'turnout_follower_state', { follower: 'read-models', state: 'caught_up' })).toBe(1);
+    expect(reads).toBe(1);
+    await metrics.text();
+    expect(reads).toBe(2);
+  });
+});
+
 describe('the label sets', () => {
   it('name a stream by its category only, whatever its key holds, and anything unknown `other`', () => {
     expect(categoryLabel('constituent-12')).toBe('constituent');
