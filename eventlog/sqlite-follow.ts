@@ -1,4 +1,5 @@
 import type { Position, RecordedEvent } from '../domain/shared/events.js';
+import { Pause } from './pause.js';
 import type { SubscribeOptions, Subscription } from './port.js';
 import type { RecentEvents } from './sqlite-recent.js';
 
@@ -40,7 +41,7 @@ export class Followers {
     const { pollMs, batchSize } = this.settings;
     let after = from ? from.commit : 0n;
     let stopped = false;
-    let wake: (() => void) | null = null;
+    const pause = new Pause();
     // Set by a wake-up that arrives while the loop is reading, so that it reads again at once.
     let poked = false;
     // Set by a wake-up for another process's rows: the next read is from the file.
@@ -48,7 +49,7 @@ export class Followers {
     const listener = (fromFile?: boolean) => {
       poked = true;
       if (fromFile) fileWanted = true;
-      wake?.();
+      pause.wake();
     };
     this.listeners.add(listener);
     const loop = (async () => {
@@ -75,24 +76,14 @@ export class Followers {
           after = e.position.commit;
         }
         if (rows.length > 0 && options.onCheckpoint && !stopped) await options.onCheckpoint({ commit: after, prepare: after });
-        if (caughtUp && !stopped && !poked) {
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(done, pollMs);
-            function done() {
-              clearTimeout(timer);
-              wake = null;
-              resolve();
-            }
-            wake = done;
-          });
-        }
+        if (caughtUp && !stopped && !poked) await pause.for(pollMs);
       }
     })();
     loop.catch((err) => options.onError?.(err));
     return {
       stop: async () => {
         stopped = true;
-        wake?.();
+        pause.wake();
         this.listeners.delete(listener);
         await loop.catch(() => undefined);
       },

@@ -1,5 +1,6 @@
 import { type ConsumerConfig, JetStreamApiCodes, JetStreamApiError, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { isDeepStrictEqual } from 'node:util';
+import { Backoff, DEFAULT_RETRY } from '../../eventlog/backoff.js';
 
 export interface DefineOptions {
   /** Attempts at an `info()` that fails for another reason than "not found" (a server starting, a time-out). */
@@ -23,7 +24,7 @@ function differing(have: Record<string, unknown>, want: Record<string, unknown>)
  */
 async function define(what: string, look: () => Promise<Record<string, unknown>>, missing: (err: unknown) => boolean, add: () => Promise<unknown>, update: (have: Record<string, unknown>) => Promise<unknown>, want: Record<string, unknown>, options: DefineOptions): Promise<void> {
   const attempts = options.attempts ?? 5;
-  let wait = options.retryMs ?? 250;
+  const backoff = new Backoff({ initialMs: options.retryMs ?? 250, maxMs: DEFAULT_RETRY.maxMs });
   for (let attempt = 1; ; attempt++) {
     let have: Record<string, unknown>;
     try {
@@ -34,8 +35,7 @@ async function define(what: string, look: () => Promise<Record<string, unknown>>
         return;
       }
       if (attempt >= attempts) throw new Error(`${what}: could not look it up (${err instanceof Error ? err.message : String(err)})`, { cause: err });
-      await new Promise((r) => setTimeout(r, wait));
-      wait *= 2;
+      await new Promise((r) => setTimeout(r, backoff.next()));
       continue;
     }
     if (differing(have, want).length) await update(have);

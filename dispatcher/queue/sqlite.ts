@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
+import { Pause } from '../../eventlog/pause.js';
 import { batcherFor } from './sqlite-batch.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease } from './port.js';
 
@@ -106,7 +107,7 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
     let stopped = false;
     // A wake-up that arrives while the loop is busy is kept, so it is never lost.
     let kicked = false;
-    let wake: (() => void) | null = null;
+    const pause = new Pause();
     // Completions arrive in bursts: one scan after the current turn serves all of them.
     let wakeScheduled = false;
     const waker = () => {
@@ -115,7 +116,7 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
       wakeScheduled = true;
       setImmediate(() => {
         wakeScheduled = false;
-        wake?.();
+        pause.wake();
       });
     };
     this.wakers.add(waker);
@@ -184,22 +185,14 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
           if (next !== null && next !== undefined) waitMs = Math.max(1, Math.min(waitMs, Number(next) - now));
         }
         if (kicked || stopped) continue;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, waitMs);
-          function done() {
-            clearTimeout(timer);
-            wake = null;
-            resolve();
-          }
-          wake = done;
-        });
+        await pause.for(waitMs);
       }
     })();
 
     return {
       stop: async () => {
         stopped = true;
-        wake?.();
+        pause.wake();
         this.wakers.delete(waker);
         await loop;
         await Promise.all(inflight.values());

@@ -97,7 +97,8 @@ export class ProjectionRunner implements ReadModelsDriver {
 
   /** Applies until it succeeds: a skipped event would leave a read model wrong for good. */
   private async apply(p: Projector, event: LoggedEvent): Promise<void> {
-    const backoff = new Backoff(this.retry);
+    // Made at the first failure only: this runs for every event and projector.
+    let backoff: Backoff | null = null;
     for (let attempt = 1; ; attempt++) {
       try {
         await p.apply(event, this.store);
@@ -111,7 +112,7 @@ export class ProjectionRunner implements ReadModelsDriver {
         this.follower?.setFailing(true);
         this.options.onError?.(err, event);
         const why = err instanceof Error ? err.message : String(err);
-        const delay = backoff.next();
+        const delay = (backoff ??= new Backoff(this.retry)).next();
         this.options.report?.(`projection ${p.name}: ${event.type} at ${event.stream}@${event.revision} failed (${why}); retrying in ${delay} ms (attempt ${attempt})`);
         await this.pause.for(delay);
         // Stopping: the handler fails, so neither the checkpoint nor any waiter passes this event.

@@ -1,4 +1,5 @@
 import { Backoff } from '../../eventlog/backoff.js';
+import { Pause } from '../../eventlog/pause.js';
 import type { SqliteReadCore } from '../store/sqlite-core.js';
 import { ProgressMeter } from './progress.js';
 import { ProjectionFailure, type SqliteProjection } from './step.js';
@@ -23,26 +24,15 @@ export async function driveProjectorThread(projection: SqliteProjection, core: S
 
   let stopping = false;
   let poked = false;
-  let wake: (() => void) | null = null;
+  /** Waits out a poll or a backoff, or less: until a message comes (a write to settle, a stop). */
+  const pause = new Pause();
   /** While a failing event waits out its backoff, writes do not cut the wait short (only a stop does). */
   let backingOff = false;
   port.onMessage((m) => {
     if (m.type === 'stop') stopping = true;
     poked = true;
-    if (m.type === 'stop' || !backingOff) wake?.();
+    if (m.type === 'stop' || !backingOff) pause.wake();
   });
-
-  /** Waits `ms`, or less: until a message comes (a write to settle, a stop). */
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = null;
-        resolve();
-      }
-      wake = done;
-    });
 
   /**
    * The search tables catch up here, off the write path (a write's own commit only notes the rows
@@ -92,14 +82,14 @@ export async function driveProjectorThread(projection: SqliteProjection, core: S
         const delay = backoff.next();
         port.post({ type: 'failed', message: err instanceof Error ? err.message : String(err), retryInMs: delay });
         backingOff = true;
-        await pause(delay);
+        await pause.for(delay);
         backingOff = false;
         continue;
       }
     }
     // Caught up: this process's writes wake the thread at once (settle's message); another
     // process's at the next poll.
-    if (!poked) await pause(settings.pollMs);
+    if (!poked) await pause.for(settings.pollMs);
   }
 }
 
