@@ -7,6 +7,7 @@ import type { WriteContext } from '../../commands/context.js';
 import { createEvent } from '../../commands/events.js';
 import { createTask } from '../../commands/volunteer-tasks.js';
 import { registerVolunteer } from '../../commands/volunteers.js';
+import { RESOURCES } from '../../domain/resources.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import type { Values } from '../../domain/shared/fields.js';
 import type { CommandDeps } from '../../commands/deps.js';
@@ -31,11 +32,10 @@ export const BATCH_BODY_LIMIT = 16 * 1024 * 1024;
 type Created = { id: number; created: boolean };
 type Write = (deps: CommandDeps, ctx: WriteContext, body: Values) => Promise<Created>;
 
-interface Kind {
-  path: 'constituents' | 'volunteers' | 'volunteer-tasks' | 'events';
-  /** The answer's key for one record, as the single create's. */
-  key: 'constituent' | 'volunteer' | 'volunteerTask' | 'event';
-  category: string;
+/** The resources a batch writes; their path, stream category and answer key are domain/resources.ts's. */
+type Batched = (typeof RESOURCES)['constituent' | 'volunteer' | 'volunteerTask' | 'event'];
+
+interface Kind extends Pick<Batched, 'path' | 'key' | 'category'> {
   /** The single create's body schema: each item is checked against it on its own. */
   body: TSchema;
   record: TSchema;
@@ -47,13 +47,13 @@ interface Kind {
   read(services: Services, team: number, id: number): Promise<Values>;
 }
 
+const pick = ({ path, key, category }: Batched) => ({ path, key, category });
+
 const created = (create: (deps: CommandDeps, ctx: WriteContext, body: Values) => Promise<number>): Write => async (deps, ctx, body) => ({ id: await create(deps, ctx, body), created: true });
 
 const KINDS: Kind[] = [
   {
-    path: 'constituents',
-    key: 'constituent',
-    category: 'constituent',
+    ...pick(RESOURCES.constituent),
     body: C.ConstituentBody,
     record: C.ConstituentRef,
     fields: Object.keys(C.Constituent.properties),
@@ -64,9 +64,9 @@ const KINDS: Kind[] = [
     },
     read: readConstituent,
   },
-  { path: 'volunteers', key: 'volunteer', category: 'volunteer', body: V.CreateVolunteerBody, record: V.VolunteerRef, fields: Object.keys(V.Volunteer.properties), write: () => registerVolunteer, read: readVolunteer },
-  { path: 'volunteer-tasks', key: 'volunteerTask', category: 'volunteer_task', body: T.CreateTaskBody, record: T.VolunteerTaskRef, fields: Object.keys(T.VolunteerTask.properties), write: () => created(createTask), read: readTask },
-  { path: 'events', key: 'event', category: 'event', body: E.EventCreateBody, record: E.EventRef, fields: Object.keys(E.Event.properties), write: () => created(createEvent), read: (s, team, id) => readEvent(s.store, team, id) },
+  { ...pick(RESOURCES.volunteer), body: V.CreateVolunteerBody, record: V.VolunteerRef, fields: Object.keys(V.Volunteer.properties), write: () => registerVolunteer, read: readVolunteer },
+  { ...pick(RESOURCES.volunteerTask), body: T.CreateTaskBody, record: T.VolunteerTaskRef, fields: Object.keys(T.VolunteerTask.properties), write: () => created(createTask), read: readTask },
+  { ...pick(RESOURCES.event), body: E.EventCreateBody, record: E.EventRef, fields: Object.keys(E.Event.properties), write: () => created(createEvent), read: (s, team, id) => readEvent(s.store, team, id) },
 ];
 
 const BatchBody = (kind: Kind) =>
