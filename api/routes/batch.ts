@@ -12,7 +12,7 @@ import { DomainError } from '../../domain/shared/errors.js';
 import type { Values } from '../../domain/shared/fields.js';
 import type { CommandDeps } from '../../commands/deps.js';
 import type { Services } from '../../runtime/services.js';
-import { STATUS } from '../errors.js';
+import { errorOf, STATUS } from '../errors.js';
 import { fromValidation } from '../../validation/errors.js';
 import { buildValidator } from '../../validation/validator.js';
 import { TeamParams } from '../schemas/admin.js';
@@ -111,11 +111,7 @@ function itemChecker(schema: TSchema): (body: unknown) => Values {
 }
 
 const resultOf = async (kind: Kind, services: Services, team: number, outcome: ItemOutcome) => {
-  if (outcome instanceof DomainError) {
-    const error: { code: string; message: string; field?: string } = { code: outcome.code, message: outcome.message };
-    if (outcome.field !== undefined) error.field = outcome.field;
-    return { status: STATUS[outcome.code], error };
-  }
+  if (outcome instanceof DomainError) return { status: STATUS[outcome.code], error: errorOf(outcome) };
   const record = await kind.read(services, team, outcome.id);
   // What the single create's serializer writes: the schema's fields, in its order.
   const shown: Values = {};
