@@ -27,11 +27,16 @@ export const ERROR_CODES = Object.keys(STATUS) as ErrorCode[];
 
 const statusOf = (code: ErrorCode | EdgeCode): number => (code in TRANSPORT_STATUS ? TRANSPORT_STATUS[code as TransportCode] : STATUS[code as ErrorCode]);
 
-export function sendError(reply: FastifyReply, e: DomainError | TransportError): FastifyReply {
-  const body: { error: { code: string; message: string; field?: string } } = { error: { code: e.code, message: e.message } };
+/** The `error` of the spec's error shape; a batch item's result carries the same (api/routes/batch.ts). */
+export function errorOf(e: DomainError | TransportError): { code: string; message: string; field?: string } {
+  const error: { code: string; message: string; field?: string } = { code: e.code, message: e.message };
   // An empty name is still a name ({"": 1} is an unknown field called "").
-  if (e.field !== undefined) body.error.field = e.field;
-  return reply.code(statusOf(e.code)).send(body);
+  if (e.field !== undefined) error.field = e.field;
+  return error;
+}
+
+export function sendError(reply: FastifyReply, e: DomainError | TransportError): FastifyReply {
+  return reply.code(statusOf(e.code)).send({ error: errorOf(e) });
 }
 
 /** A body limit as people write it: 64 KB, 16 MiB. */

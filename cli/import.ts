@@ -101,6 +101,9 @@ interface ItemResult {
   error?: { code: string; message: string; field?: string };
 }
 
+/** A refusal as the report prints it, whether of one item or of the whole batch. */
+const problemOf = (status: number, e?: ItemResult['error']): Problem => ({ field: e?.field ?? '-', code: e?.code ?? `http_${status}`, message: e?.message ?? `HTTP ${status} from the server.` });
+
 async function send(client: AdminClient, rows: Row[], options: ImportOptions, sha: string) {
   const path = `/teams/${options.team}/${options.resource}/batch`;
   const batches = batchesOf(rows);
@@ -126,10 +129,10 @@ async function send(client: AdminClient, rows: Row[], options: ImportOptions, sh
         const r = await client.call('POST', path, { items: batch.map((row) => row.body) }, headers);
         if (r.status === 200 && Array.isArray(r.body?.results) && r.body.results.length === batch.length)
           return (r.body.results as ItemResult[]).map((item) =>
-            item.status >= 200 && item.status < 300 ? null : { field: item.error?.field ?? '-', code: item.error?.code ?? `http_${item.status}`, message: item.error?.message ?? `HTTP ${item.status} from the server.` },
+            item.status >= 200 && item.status < 300 ? null : problemOf(item.status, item.error),
           );
         const e = r.body?.error;
-        problem = { field: e?.field ?? '-', code: e?.code ?? `http_${r.status}`, message: e?.message ?? `HTTP ${r.status} from the server.` };
+        problem = problemOf(r.status, e);
         if (!RETRIED(r.status, e?.code)) return batch.map(() => problem);
       } catch (err) {
         problem = { field: '-', code: 'not_sent', message: (err as Error).message };

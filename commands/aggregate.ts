@@ -74,11 +74,13 @@ async function handleOnce<S>(
     try {
       // One append is one write: every event of it carries the revision it makes.
       const meta = { ...metadataOf(ctx), revision: recordRevision + 1 };
-      const r = await log.append(
+      const appending = log.append(
         stream,
         events.map((e) => ({ type: e.type, data: e.data, metadata: meta })),
         loaded.revision === null ? NO_STREAM : loaded.revision,
       );
+      ctx.onAppend?.(stream);
+      const r = await appending;
       const state = events.reduce(evolver.evolve, loaded.state);
       ctx.revisions?.set(stream, recordRevision + 1);
       return { state, events, position: r.position, revision: r.nextExpectedRevision };

@@ -56,6 +56,7 @@ export async function writeBatch(deps: CommandDeps, ctx: WriteContext, resource:
   // the items behind it until its id block's commit (a third of the import's rate, measured).
   await deps.ids.reserveAhead(resource.idKind, items.length - committed.size);
 
+  const prefix = `${resource.category}-`;
   const outcomes: Array<Promise<ItemOutcome>> = [];
   let failure: { error: unknown } | null = null;
   for (let i = 0; i < items.length && !failure; i++) {
@@ -66,9 +67,13 @@ export async function writeBatch(deps: CommandDeps, ctx: WriteContext, resource:
     }
     let handedOver!: () => void;
     const appended = new Promise<void>((resolve) => (handedOver = resolve));
-    const itemCtx: WriteContext = { ...ctx, ifMatch: undefined, revisions: undefined, batchItem: ref === undefined ? undefined : `${ref}#${i}` };
+    // Claims and id blocks are other streams: the item has not reached its record's append yet.
+    const onAppend = (stream: string) => {
+      if (stream.startsWith(prefix)) handedOver();
+    };
+    const itemCtx: WriteContext = { ...ctx, ifMatch: undefined, revisions: undefined, batchItem: ref === undefined ? undefined : `${ref}#${i}`, onAppend };
     // Called in an async function so a check that throws at once is the item's answer too.
-    const run = (async () => resource.write(watchAppends(deps, resource.category, handedOver), itemCtx, items[i]))().then(
+    const run = (async () => resource.write(deps, itemCtx, items[i]))().then(
       (r): ItemOutcome => r,
       (err: unknown): ItemOutcome => {
         if (err instanceof DomainError) return err;
@@ -89,27 +94,6 @@ export async function writeBatch(deps: CommandDeps, ctx: WriteContext, resource:
 /** The marker prefix of one batch: its key and scope, and the resource (a key is per route). */
 export const batchRef = (idem: BatchKey, category: string) =>
   createHash('sha256').update(`${idem.scope}\n${idem.key}\n${category}`).digest('hex').slice(0, 32);
-
-/**
- * The deps of one item, whose log tells when the item hands its record's append over (claims and
- * id blocks are other streams: the item has not reached its record yet).
- */
-function watchAppends(deps: CommandDeps, category: string, handedOver: () => void): CommandDeps {
-  const prefix = `${category}-`;
-  const log = new Proxy(deps.log, {
-    get(target, prop, receiver) {
-      if (prop === 'append')
-        return (stream: string, ...rest: Parameters<EventLog['append']> extends [string, ...infer R] ? R : never) => {
-          const p = target.append(stream, ...rest);
-          if (stream.startsWith(prefix)) handedOver();
-          return p;
-        };
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-  return { ...deps, log };
-}
 
 /**
  * Starts the batch's journal, or finds the earlier try's: the items it committed, by index. A

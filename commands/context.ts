@@ -16,6 +16,11 @@ export interface WriteContext {
   revisions?: Map<string, number>;
   /** The batch item this write is (decisions.md §14), stamped on its events: commands/batch.ts. */
   batchItem?: string;
+  /**
+   * Told each stream a write hands an append of to the log, before that append commits: a batch
+   * starts its next item then, so items keep their order yet share group commits (commands/batch.ts).
+   */
+  onAppend?: (stream: string) => void;
   /** Present only while tracing is on (decisions.md §15): the command becomes a span of the request. */
   trace?: TraceHooks;
 }

@@ -7,11 +7,12 @@ import type { WriteContext } from '../../commands/context.js';
 import { createEvent } from '../../commands/events.js';
 import { createTask } from '../../commands/volunteer-tasks.js';
 import { registerVolunteer } from '../../commands/volunteers.js';
+import { RESOURCES } from '../../domain/resources.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import type { Values } from '../../domain/shared/fields.js';
 import type { CommandDeps } from '../../commands/deps.js';
 import type { Services } from '../../runtime/services.js';
-import { STATUS } from '../errors.js';
+import { errorOf, STATUS } from '../errors.js';
 import { fromValidation } from '../../validation/errors.js';
 import { buildValidator } from '../../validation/validator.js';
 import { TeamParams } from '../schemas/admin.js';
@@ -31,11 +32,10 @@ export const BATCH_BODY_LIMIT = 16 * 1024 * 1024;
 type Created = { id: number; created: boolean };
 type Write = (deps: CommandDeps, ctx: WriteContext, body: Values) => Promise<Created>;
 
-interface Kind {
-  path: 'constituents' | 'volunteers' | 'volunteer-tasks' | 'events';
-  /** The answer's key for one record, as the single create's. */
-  key: 'constituent' | 'volunteer' | 'volunteerTask' | 'event';
-  category: string;
+/** The resources a batch writes; their path, stream category and answer key are domain/resources.ts's. */
+type Batched = (typeof RESOURCES)['constituent' | 'volunteer' | 'volunteerTask' | 'event'];
+
+interface Kind extends Pick<Batched, 'path' | 'key' | 'category'> {
   /** The single create's body schema: each item is checked against it on its own. */
   body: TSchema;
   record: TSchema;
@@ -47,13 +47,13 @@ interface Kind {
   read(services: Services, team: number, id: number): Promise<Values>;
 }
 
+const pick = ({ path, key, category }: Batched) => ({ path, key, category });
+
 const created = (create: (deps: CommandDeps, ctx: WriteContext, body: Values) => Promise<number>): Write => async (deps, ctx, body) => ({ id: await create(deps, ctx, body), created: true });
 
 const KINDS: Kind[] = [
   {
-    path: 'constituents',
-    key: 'constituent',
-    category: 'constituent',
+    ...pick(RESOURCES.constituent),
     body: C.ConstituentBody,
     record: C.ConstituentRef,
     fields: Object.keys(C.Constituent.properties),
@@ -64,9 +64,9 @@ const KINDS: Kind[] = [
     },
     read: readConstituent,
   },
-  { path: 'volunteers', key: 'volunteer', category: 'volunteer', body: V.CreateVolunteerBody, record: V.VolunteerRef, fields: Object.keys(V.Volunteer.properties), write: () => registerVolunteer, read: readVolunteer },
-  { path: 'volunteer-tasks', key: 'volunteerTask', category: 'volunteer_task', body: T.CreateTaskBody, record: T.VolunteerTaskRef, fields: Object.keys(T.VolunteerTask.properties), write: () => created(createTask), read: readTask },
-  { path: 'events', key: 'event', category: 'event', body: E.EventCreateBody, record: E.EventRef, fields: Object.keys(E.Event.properties), write: () => created(createEvent), read: (s, team, id) => readEvent(s.store, team, id) },
+  { ...pick(RESOURCES.volunteer), body: V.CreateVolunteerBody, record: V.VolunteerRef, fields: Object.keys(V.Volunteer.properties), write: () => registerVolunteer, read: readVolunteer },
+  { ...pick(RESOURCES.volunteerTask), body: T.CreateTaskBody, record: T.VolunteerTaskRef, fields: Object.keys(T.VolunteerTask.properties), write: () => created(createTask), read: readTask },
+  { ...pick(RESOURCES.event), body: E.EventCreateBody, record: E.EventRef, fields: Object.keys(E.Event.properties), write: () => created(createEvent), read: (s, team, id) => readEvent(s.store, team, id) },
 ];
 
 const BatchBody = (kind: Kind) =>
@@ -111,11 +111,7 @@ function itemChecker(schema: TSchema): (body: unknown) => Values {
 }
 
 const resultOf = async (kind: Kind, services: Services, team: number, outcome: ItemOutcome) => {
-  if (outcome instanceof DomainError) {
-    const error: { code: string; message: string; field?: string } = { code: outcome.code, message: outcome.message };
-    if (outcome.field !== undefined) error.field = outcome.field;
-    return { status: STATUS[outcome.code], error };
-  }
+  if (outcome instanceof DomainError) return { status: STATUS[outcome.code], error: errorOf(outcome) };
   const record = await kind.read(services, team, outcome.id);
   // What the single create's serializer writes: the schema's fields, in its order.
   const shown: Values = {};

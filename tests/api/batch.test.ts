@@ -75,6 +75,16 @@ describe('a batch of constituents', () => {
     expect((await api.post('/constituents/batch?mode=upsert', { items: [{ LastName: 'A' }] })).body.error).toMatchObject({ code: 'invalid_field', field: 'matchOn' });
   });
 
+  it('ignores If-Match: a stale one neither refuses the batch nor stops an upsert updating the matched record', async () => {
+    const team = await t.team();
+    const api = team.api.Integration;
+    const existing = (await api.post('/constituents', { FirstName: 'Old', LastName: 'Name', Email1: 'stale@example.org' })).body.constituent;
+    const r = await api.post('/constituents/batch?mode=upsert&matchOn=email', { items: [{ Email1: 'stale@example.org', Nickname: 'Kept' }, { FirstName: 'Fresh', LastName: 'One', Email1: 'fresh@example.org' }] }, { headers: { 'if-match': '"99"' } });
+    expect(r.status, r.raw).toBe(200);
+    expect(r.body.results.map((x: any) => [x.status, x.constituent?.PkConstituent])).toEqual([[200, existing.PkConstituent], [201, expect.any(Number)]]);
+    expect((await api.get(`/constituents/${existing.PkConstituent}`)).body.constituent.Nickname).toBe('Kept');
+  });
+
   it('refuses a malformed envelope whole: no items, none, more than 1000, an unknown member, not JSON', async () => {
     const team = await t.team();
     const api = team.api.Integration;
