@@ -49,15 +49,6 @@ describe('a batch of constituents', () => {
     expect((await api.post('/constituents', { FkConstituentType: 2 })).body).toEqual({ error: c.error });
   });
 
-  it('leaves If-Match out of it: an item is written as its single create would be, whatever the header says', async () => {
-    const team = await t.team();
-    const api = team.api.Integration;
-    const r = await api.post('/constituents/batch', { items: people(2, 'ifmatch') }, { headers: { 'if-match': '"7"' } });
-    expect(r.status, r.raw).toBe(200);
-    expect(r.body.results.map((x: { status: number }) => x.status)).toEqual([201, 201]);
-    expect((await api.get('/constituents?pageSize=1')).body.total).toBe(2);
-  });
-
   it('upserts every item by email with mode=upsert&matchOn=email, the matched ones answering 200 created: false', async () => {
     const team = await t.team();
     const api = team.api.Integration;
