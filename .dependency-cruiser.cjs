@@ -77,10 +77,10 @@ module.exports = {
       severity: 'error',
       comment:
         'Projectors, commands and the dispatcher use the event log through its port (port.ts, and ' +
-        'load.ts, follower.ts, pause.ts, backoff.ts and once.ts, written against it or needing nothing of an adapter); only the composition root (runtime/), and ' +
+        'load.ts, follower.ts, pause.ts, backoff.ts, once.ts and sealing.ts, written against it or needing nothing of an adapter); only the composition root (runtime/), and ' +
         'the harnesses, choose and open an adapter (sqlite*, esdb).',
       from: { path: '^(projections|commands|dispatcher)/' },
-      to: { path: '^eventlog/', pathNot: '^eventlog/(port|load|follower|pause|backoff|once)[.]ts$' },
+      to: { path: '^eventlog/', pathNot: '^eventlog/(port|load|follower|pause|backoff|once|sealing)[.]ts$' },
     },
     {
       name: 'no-circular',
