@@ -110,7 +110,8 @@ describe('webhook signing secrets at rest', () => {
     await server.stop();
 
     // Another main key: the start says which endpoints it cannot sign for, and nothing goes out.
-    server = await service.start({ env: { ...env, TURNOUT_MAIN_KEY: randomBytes(32).toString('base64') } });
+    // NODE_ENV production: the request log on, as an operator runs it.
+    server = await service.start({ env: { ...env, NODE_ENV: 'production', TURNOUT_MAIN_KEY: randomBytes(32).toString('base64') } });
     expect(server.output()).toMatch(new RegExp(`MAIN KEY MISMATCH: .*webhook endpoint\\(s\\) ${a.id}, ${b.id}\\b.*TURNOUT_MAIN_KEY`));
     admin = http(`${server.url}/admin/v1`, 'test-admin-token');
     await created('Refused');
@@ -120,6 +121,7 @@ describe('webhook signing secrets at rest', () => {
     expect(rx.got.filter((r) => r.json?.data?.FirstName === 'Refused')).toEqual([]);
     // Its GET cannot show a secret it cannot open: an internal error, logged with the reason.
     expect((await admin.get(`/teams/${team}/webhook-endpoints/${a.id}`)).status).toBe(500);
+    await until(() => server.output().split('\n').some((line) => line.includes('request failed') && line.includes(`endpoint ${a.id}'s signing secret was sealed under another main key`)));
     // A rotation needs no old secret: it is how an operator who lost the key recovers.
     const a3 = await rotate(a.id, 0);
     await created('Recovered');
