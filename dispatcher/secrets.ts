@@ -19,16 +19,32 @@ export class SecretUnopenable extends Error {
 }
 
 /**
+ * Secrets already opened, by the stored entry they came from: the worker's endpoint cache hands
+ * out the same entries until the endpoint changes, so each is opened once, not at every attempt
+ * (an open costs about as much as signing, which was moved off the main thread for its cost).
+ * Held in memory only, and weakly: an entry dropped from the cache takes its plaintext along.
+ */
+const opened = new WeakMap<Sealer, WeakMap<SigningSecret, { endpointId: number; plain: string }>>();
+
+/**
  * The plaintext of one stored secret (decisions.md §17): a sealed one opened with the main key
  * for its endpoint and generation, one written before sealing existed passed through.
  */
 export function openSecret(sealer: Sealer, endpointId: number, s: SigningSecret): string {
   if (!Sealer.isSealedText(s.secret)) return s.secret;
+  const known = opened.get(sealer)?.get(s);
+  // The binding holds for a remembered one too: the same entry asked for another endpoint is opened (and refused) again.
+  if (known?.endpointId === endpointId) return known.plain;
+  let plain: string;
   try {
-    return sealer.openText(s.secret, secretBinding(endpointId, s.generation));
+    plain = sealer.openText(s.secret, secretBinding(endpointId, s.generation));
   } catch {
     throw new SecretUnopenable(endpointId);
   }
+  let bySecret = opened.get(sealer);
+  if (!bySecret) opened.set(sealer, (bySecret = new WeakMap()));
+  bySecret.set(s, { endpointId, plain });
+  return plain;
 }
 
 /**

@@ -7,7 +7,7 @@ import { createEndpoint, rotateEndpointSecret } from '../../commands/webhook-end
 import type { WriteContext } from '../../commands/context.js';
 import { openSigningSecrets } from '../../dispatcher/secrets.js';
 import type { LoggedEvent } from '../../domain/events.js';
-import { emptyEndpoint, webhookEndpointStream } from '../../domain/webhook-endpoint/events.js';
+import { emptyEndpoint, secretBinding, webhookEndpointStream } from '../../domain/webhook-endpoint/events.js';
 import { EsdbEventLog } from '../../eventlog/esdb.js';
 import { Sealer } from '../../eventlog/sealing.js';
 import { MongoReadStore } from '../../projections/store/mongo.js';
@@ -102,5 +102,23 @@ describe('signing secrets sealed on EventStoreDB and MongoDB', () => {
     const ep = { ...emptyEndpoint(), id, secrets: doc!._secrets };
     expect(openSigningSecrets(mainSealer, ep, new Date())).toEqual([second, first]);
     expect(() => openSigningSecrets(new Sealer(Sealer.newKey()), ep, new Date())).toThrow(/sealed under another main key/);
+  });
+});
+
+describe('opening a stored secret', () => {
+  it('opens each stored entry once per key while the worker keeps it, still bound to its endpoint', () => {
+    const sealer = new Sealer(Sealer.newKey());
+    let opens = 0;
+    const openText = sealer.openText.bind(sealer);
+    sealer.openText = (sealed, associated) => (opens++, openText(sealed, associated));
+    const entry = { secret: sealer.sealText('whsec_once', secretBinding(5, 1)), expiresAt: null, generation: 1 };
+    const ep = { ...emptyEndpoint(), id: 5, secrets: [entry] };
+    for (let i = 0; i < 3; i++) expect(openSigningSecrets(sealer, ep, new Date())).toEqual(['whsec_once']);
+    expect(opens).toBe(1);
+    expect(() => openSigningSecrets(sealer, { ...ep, id: 6 }, new Date())).toThrow(/endpoint 6's signing secret/);
+    expect(() => openSigningSecrets(new Sealer(Sealer.newKey()), ep, new Date())).toThrow(/sealed under another main key/);
+    // A copy of the entry (a reloaded endpoint) is opened afresh.
+    expect(openSigningSecrets(sealer, { ...ep, secrets: [{ ...entry }] }, new Date())).toEqual(['whsec_once']);
+    expect(opens).toBe(3);
   });
 });
