@@ -2,6 +2,7 @@ import type { EventLog } from '../eventlog/port.js';
 import type { Position } from '../domain/shared/events.js';
 import type { IdAllocator } from './ids.js';
 import type { ReadStore } from '../projections/store/port.js';
+import type { Sealer } from '../eventlog/sealing.js';
 
 /** What command handlers need: the log to decide on, the read store for look-ups, ids, and a way to wait for reads. */
 export interface CommandDeps {
@@ -12,4 +13,6 @@ export interface CommandDeps {
   settle: (position: Position | null) => Promise<void>;
   /** Why a webhook URL may not be used (the dispatcher's SSRF guard), or null when it may. */
   checkWebhookUrl: (url: string) => Promise<string | null>;
+  /** The main key's sealer (TURNOUT_MAIN_KEY or <dataDir>/main-key, decisions.md §17): what must not lie in plaintext at rest. */
+  mainSealer: Sealer;
 }

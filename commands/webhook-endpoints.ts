@@ -9,7 +9,7 @@ import {
   validateEndpointCreate,
   validateEndpointUpdate,
 } from '../domain/webhook-endpoint/decide.js';
-import { type DisabledReason, endpointEvolver, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
+import { type DisabledReason, endpointEvolver, nextSecretGeneration, secretBinding, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
 import { invalidField } from '../domain/shared/errors.js';
 import { handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
@@ -17,6 +17,13 @@ import type { CommandDeps } from './deps.js';
 
 /** `whsec_` + 32 random bytes in base64 (decisions.md 7). */
 export const newSecret = () => 'whsec_' + randomBytes(32).toString('base64');
+
+/**
+ * A secret as the log and the read models keep it: sealed under the main key, bound to its
+ * endpoint and generation (decisions.md §17). Only the answer to the create or rotate that made
+ * it carries it in plaintext.
+ */
+const sealSecret = (deps: CommandDeps, id: number, generation: number, secret: string) => deps.mainSealer.sealText(secret, secretBinding(id, generation));
 
 async function checkUrl(deps: CommandDeps, url: unknown): Promise<void> {
   if (typeof url !== 'string') return; // the domain names the type error
@@ -29,7 +36,7 @@ export async function createEndpoint(deps: CommandDeps, ctx: WriteContext, input
   await checkUrl(deps, input.url);
   const id = await deps.ids.next('webhook_endpoint');
   const secret = newSecret();
-  const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) => decideCreateEndpoint({ id, input, secret }, s), { newStream: true });
+  const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) => decideCreateEndpoint({ id, input, secret: sealSecret(deps, id, 1, secret) }, s), { newStream: true });
   await deps.settle(r.position);
   return { id, secret };
 }
@@ -43,9 +50,11 @@ export async function updateEndpoint(deps: CommandDeps, ctx: WriteContext, id: n
 
 export async function rotateEndpointSecret(deps: CommandDeps, ctx: WriteContext, id: number, expiresInSeconds: unknown): Promise<string> {
   const secret = newSecret();
-  const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) =>
-    decideRotateSecret({ id, team: ctx.team, secret, expiresInSeconds, now: ctx.now }, s),
-  );
+  const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) => {
+    // Decided again on a conflict, so the generation comes from the state it is decided on.
+    const generation = nextSecretGeneration(s);
+    return decideRotateSecret({ id, team: ctx.team, secret: sealSecret(deps, id, generation, secret), generation, expiresInSeconds, now: ctx.now }, s);
+  });
   await deps.settle(r.position);
   return secret;
 }

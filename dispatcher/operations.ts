@@ -3,6 +3,7 @@ import { invalidField, missingField, notFound } from '../domain/shared/errors.js
 import { endpointEvolver, webhookEndpointStream } from '../domain/webhook-endpoint/events.js';
 import { load } from '../eventlog/load.js';
 import type { EventLog } from '../eventlog/port.js';
+import type { Sealer } from '../eventlog/sealing.js';
 import { type Delivery, type DeliveryLog, deliveryView } from './deliveries.js';
 import { checkEnvelope, envelopesIn } from './envelope.js';
 import { PING } from './event-types.js';
@@ -21,6 +22,8 @@ export interface OperationsDeps {
   queue: () => Promise<DeliveryQueue>;
   /** A sender for test deliveries, made on first use. */
   sender: () => WebhookSender;
+  /** The main key's sealer, which opens the endpoints' signing secrets (decisions.md §17). */
+  mainSealer: Sealer;
   now?: () => Date;
 }
 
@@ -57,7 +60,7 @@ export class WebhookOperations {
     const body = pingBody(eventId, team, endpointId);
     await checkEnvelope(JSON.parse(body));
     const task = { id: `test.${eventId}.${endpointId}`, endpointId, eventId, eventType: PING, body };
-    const r = await sendAttempt(this.deps.sender(), ep, task, deliveryId(task.id, 1), now);
+    const r = await sendAttempt(this.deps.sender(), this.deps.mainSealer, ep, task, deliveryId(task.id, 1), now);
     const row: Delivery = {
       ...pendingDelivery(task, 1, null),
       status: r.ok ? 'succeeded' : 'failed',

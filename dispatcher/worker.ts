@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { EventLog } from '../eventlog/port.js';
-import { type DisabledReason, type EndpointState, signingSecrets } from '../domain/webhook-endpoint/events.js';
+import type { DisabledReason, EndpointState } from '../domain/webhook-endpoint/events.js';
+import type { Sealer } from '../eventlog/sealing.js';
 import { retryAfterMs } from './back-pressure.js';
 import type { Delivery, DeliveryLog } from './deliveries.js';
 import { EndpointCache } from './endpoint-cache.js';
+import { openSigningSecrets, SecretUnopenable } from './secrets.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease, Outcome } from './queue/port.js';
 import { hasNextAttempt, retryDelayMs, type RetryPolicy } from './retry.js';
 import type { SendResult, WebhookSender } from './send.js';
@@ -35,6 +37,8 @@ export interface WorkerDeps {
   queue: DeliveryQueue;
   deliveries: DeliveryLog;
   sender: WebhookSender;
+  /** The main key's sealer, which opens the endpoints' signing secrets (decisions.md §17). */
+  mainSealer: Sealer;
   policy: RetryPolicy;
   now?: () => Date;
   report?: (message: string) => void;
@@ -60,9 +64,31 @@ export interface WorkerDeps {
  */
 type Attempted = ({ kind: 'done'; delivered: boolean } | Exclude<Outcome, { kind: 'done' }>) & { written?: Promise<void> };
 
-/** Signs and sends one attempt of a task to the endpoint as it is now (the queue's attempts and a test alike). */
-export function sendAttempt(sender: WebhookSender, ep: EndpointState, task: Pick<DeliveryTask, 'eventId' | 'eventType' | 'body'>, delivery: string, now: Date, traceparent?: string) {
-  const signing = { eventId: task.eventId, eventType: task.eventType, delivery, secrets: signingSecrets(ep, now), t: Math.floor(now.getTime() / 1000), ...(traceparent ? { traceparent } : {}) };
+/** An attempt not sent because a signing secret does not open with this process's main key. */
+export type Unsent = SendResult & { keyMismatch: true };
+
+/**
+ * Signs and sends one attempt of a task to the endpoint as it is now (the queue's attempts and a
+ * test alike). A secret this process's main key does not open sends nothing: the attempt fails
+ * with the reason, rather than reaching the receiver mis-signed.
+ */
+export async function sendAttempt(
+  sender: WebhookSender,
+  mainSealer: Sealer,
+  ep: EndpointState,
+  task: Pick<DeliveryTask, 'eventId' | 'eventType' | 'body'>,
+  delivery: string,
+  now: Date,
+  traceparent?: string,
+): Promise<SendResult | Unsent> {
+  let secrets: string[];
+  try {
+    secrets = openSigningSecrets(mainSealer, ep, now);
+  } catch (err) {
+    if (!(err instanceof SecretUnopenable)) throw err;
+    return { ok: false, responseStatus: null, durationMs: 0, error: `not sent: ${err.message}`, retryAfter: null, keyMismatch: true };
+  }
+  const signing = { eventId: task.eventId, eventType: task.eventType, delivery, secrets, t: Math.floor(now.getTime() / 1000), ...(traceparent ? { traceparent } : {}) };
   return sender.deliver(ep.url, task.body, signing);
 }
 
@@ -90,15 +116,18 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
   const row: Delivery = { ...pendingDelivery(task, attempt, null), attemptedAt: now.toISOString() };
   // The traceparent is made here, on the main thread, and handed to the sender (maybe on its own thread).
   const r = deps.trace
-    ? await deps.trace.attempt(task.traceparent, { 'turnout.webhook.event_type': task.eventType, 'turnout.webhook.attempt': attempt }, (tp) => sendAttempt(deps.sender, ep, task, row.id, now, tp))
-    : await sendAttempt(deps.sender, ep, task, row.id, now);
+    ? await deps.trace.attempt(task.traceparent, { 'turnout.webhook.event_type': task.eventType, 'turnout.webhook.attempt': attempt }, (tp) => sendAttempt(deps.sender, deps.mainSealer, ep, task, row.id, now, tp))
+    : await sendAttempt(deps.sender, deps.mainSealer, ep, task, row.id, now);
   const attempted = { ...row, responseStatus: r.responseStatus, durationMs: r.durationMs, error: r.error };
   const seconds = r.durationMs / 1000;
   if (r.ok) {
     deps.observe?.('succeeded', seconds);
     return { kind: 'done', delivered: true, written: deps.deliveries.record([{ ...attempted, status: 'succeeded' }]) };
   }
-  const disabled = deps.disable && (await disableReason(deps, task, ep.activeSince, r.responseStatus, now, deps.disable.afterMs));
+  // The operator's to fix (the process's main key), not the receiver's: said on every such
+  // attempt, retried as any failure, and never a reason to disable the endpoint.
+  if ('keyMismatch' in r) deps.report?.(`webhook ${task.eventType} ${task.eventId} to endpoint ${task.endpointId} ${r.error}`);
+  const disabled = !('keyMismatch' in r) && deps.disable && (await disableReason(deps, task, ep.activeSince, r.responseStatus, now, deps.disable.afterMs));
   if (disabled) {
     deps.observe?.('abandoned', seconds);
     await deps.deliveries.record([{ ...attempted, status: 'abandoned', error: `${r.error}; endpoint disabled (${disabled})` }]);

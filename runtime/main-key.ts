@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Sealer } from '../eventlog/sealing.js';
 import { privateFile, secureDataDir } from './private-files.js';
@@ -23,12 +23,18 @@ export function loadMainKey(dataDir: string, env: NodeJS.ProcessEnv = process.en
     return { key: decode(readFileSync(file, 'utf8').trim(), file), source: file };
   }
   const key = randomBytes(Sealer.KEY_BYTES);
-  // 'wx': two processes starting on one new data dir cannot both write a key.
+  // Written whole under a name of this process's, then linked into place: link() fails on an
+  // existing name, so of two processes starting on one new data dir one key wins, and the other
+  // never reads the file before its contents are there (as it could while 'wx' writes them).
+  const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(draft, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
   try {
-    writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+    linkSync(draft, file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     return { key: decode(readFileSync(file, 'utf8').trim(), file), source: file };
+  } finally {
+    rmSync(draft, { force: true });
   }
   return { key, source: file };
 }

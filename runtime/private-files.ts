@@ -1,8 +1,8 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 
 /**
- * The data dir holds the event log, the webhook signing secrets (in the log and its -wal), the
- * admin token and the outbox: only its owner may read it, whatever the umask.
+ * The data dir holds the event log, the main key that seals the webhook signing secrets kept in
+ * the log (main-key), the admin token and the outbox: only its owner may read it, whatever the umask.
  *
  * A mode given when creating is masked by the umask, which only ever removes bits, so 0700/0600
  * at creation are never widened; the chmod afterwards also narrows a dir or file that an older

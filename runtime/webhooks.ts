@@ -22,6 +22,8 @@ import { MemoryThrottle } from '../dispatcher/throttle.js';
 import { disableEndpoint } from '../commands/webhook-endpoints.js';
 import { type LeasedWork, LeaseKeeper } from '../projections/lease.js';
 import { onceUntilFailed } from '../eventlog/once.js';
+import type { Sealer } from '../eventlog/sealing.js';
+import { unopenableSecrets } from '../dispatcher/secrets.js';
 
 /** The webhook tables an older data directory keeps in the event log's file (moveWebhookTables). */
 const WEBHOOK_TABLES = ['webhook_tasks', 'webhook_checkpoints', 'webhook_deliveries', 'webhook_replays'];
@@ -123,7 +125,14 @@ async function openQueue(config: Config, webhookDb: Database.Database | null): P
  * the dispatcher consumes it) and the operations of decisions.md §12. `onClose` is told how to
  * close what was opened.
  */
-export function openWebhookState(config: Config, store: ReadStore, webhookDb: Database.Database | null, log: EventLog, onClose: (fn: () => Promise<void> | void) => void) {
+export function openWebhookState(
+  config: Config,
+  store: ReadStore,
+  webhookDb: Database.Database | null,
+  log: EventLog,
+  mainSealer: Sealer,
+  onClose: (fn: () => Promise<void> | void) => void,
+) {
   const retention = { retentionDays: config.deliveryLogDays };
   const deliveries = webhookDb ? new SqliteDeliveryLog(webhookDb, retention) : new StoreDeliveryLog(store, retention);
   const replays = webhookDb ? new SqliteReplayStore(webhookDb) : new StoreReplayStore(store);
@@ -140,6 +149,7 @@ export function openWebhookState(config: Config, store: ReadStore, webhookDb: Da
     deliveries,
     replays,
     queue: webhookQueue,
+    mainSealer,
     sender: () => (sender ??= new Sender({ timeoutMs: config.webhook.timeoutMs, allowInsecure: config.webhook.allowInsecure })),
   });
   // Read at scrape time (decisions.md §15): a process that never opened the queue reports no depth.
@@ -193,6 +203,15 @@ export async function startDispatcher(
   const queue = await services.webhookQueue();
   const { deliveries, replays } = services;
   const report = options.report ?? ((m: string) => console.warn(m));
+  // Said once at the start, before any attempt: a process given another main key than the one
+  // that sealed the secrets sends nothing to those endpoints (each attempt says so again).
+  const unopenable = await unopenableSecrets(services.store, services.mainSealer);
+  if (unopenable.length)
+    report(
+      `MAIN KEY MISMATCH: this process's main key does not open the signing secrets of webhook endpoint(s) ${unopenable.join(', ')}; ` +
+        'deliveries to them are not sent until every process runs with the TURNOUT_MAIN_KEY (or <dataDir>/main-key) that sealed them, ' +
+        'or the secrets are rotated (docs/production.md)',
+    );
   const follow = new FollowLog(
     () =>
       new Dispatcher({
@@ -247,6 +266,7 @@ export async function startDispatcher(
       queue,
       deliveries,
       sender,
+      mainSealer: services.mainSealer,
       policy: config.webhook,
       report,
       settled,

@@ -29,6 +29,8 @@ import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 import { instrumentAppend, traceSettle } from './instrument.js';
 import { Metrics } from './metrics.js';
 import { startTracing } from './tracing-start.js';
+import { loadMainKey } from './main-key.js';
+import { Sealer } from '../eventlog/sealing.js';
 
 export type { Runtime };
 
@@ -112,6 +114,8 @@ export async function openRuntime(
   // Spans still buffered are sent after everything else has closed.
   const tracing = await startTracing(hooks.env);
   if (tracing) closers.push(() => tracing.close());
+  // Before the log: a malformed TURNOUT_MAIN_KEY stops the start before anything is opened.
+  const mainSealer = new Sealer(loadMainKey(config.dataDir, hooks.env ?? process.env).key);
   const { log, database: logDatabase } = await openLog(config);
   closers.push(() => log.close());
   const topology = readModelTopology(config);
@@ -181,7 +185,7 @@ export async function openRuntime(
   // Delivery attempts are logged in the shared read store (MongoDB) when there is one, so every
   // API process sees them; else in an embedded SQLite file, which survives restarts.
   const webhookDb = config.mongoUrl ? null : openWebhookDb(config, logDatabase, (fn) => closers.push(fn));
-  const webhookState = openWebhookState(config, rawStore, webhookDb, log, (fn) => closers.push(fn));
+  const webhookState = openWebhookState(config, rawStore, webhookDb, log, mainSealer, (fn) => closers.push(fn));
 
   const idempotency = config.mongoUrl
     ? await (await import('./idempotency/mongo.js')).MongoIdempotencyStore.connect(config.mongoUrl)
@@ -214,6 +218,7 @@ export async function openRuntime(
     ...webhookState,
     idempotency,
     checkWebhookUrl: endpointUrlCheck({ allowInsecure: config.webhook.allowInsecure }),
+    mainSealer,
     reachable: async () => {
       const failure = log.failure?.();
       if (failure) throw failure;

@@ -92,8 +92,9 @@ export function decideUpdateEndpoint(cmd: { id: number; team: number; input: End
   return Object.keys(changes).length ? [{ type: 'WebhookEndpointUpdated', data: { id: cmd.id, changes } }] : [];
 }
 
+/** `secret` as it is to be stored (sealed by the command for `generation`). */
 export function decideRotateSecret(
-  cmd: { id: number; team: number; secret: string; expiresInSeconds?: unknown; now: Date },
+  cmd: { id: number; team: number; secret: string; generation: number; expiresInSeconds?: unknown; now: Date },
   s: EndpointState,
 ): EndpointEvent[] {
   const x = cmd.expiresInSeconds ?? 0;
@@ -101,7 +102,7 @@ export function decideRotateSecret(
     throw invalidField('expiresInSeconds', 'expiresInSeconds must be a whole number of seconds from 0 to 604800 (7 days).');
   assertEndpoint(s, cmd.team, cmd.id);
   const previousExpiresAt = x > 0 ? new Date(cmd.now.getTime() + x * 1000).toISOString() : null;
-  return [{ type: 'WebhookEndpointSecretRotated', data: { id: cmd.id, secret: cmd.secret, previousExpiresAt } }];
+  return [{ type: 'WebhookEndpointSecretRotated', data: { id: cmd.id, secret: cmd.secret, previousExpiresAt, generation: cmd.generation } }];
 }
 
 /**

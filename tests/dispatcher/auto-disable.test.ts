@@ -34,6 +34,7 @@ describe('auto-disabling an endpoint that has failed for TURNOUT_WEBHOOK_DISABLE
     queue: null as unknown as DeliveryQueue, // not used by one attempt
     deliveries: t.runtime.services.deliveries,
     sender,
+    mainSealer: t.runtime.services.mainSealer,
     policy: fastWebhooks(),
     now: () => new Date(Date.now() + hoursAhead * HOUR),
     disable: { endpoint: (target, reason) => disableEndpoint(t.runtime.services, target, reason), afterMs: 120 * HOUR },

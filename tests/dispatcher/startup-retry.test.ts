@@ -1,3 +1,4 @@
+import { Sealer } from '../../eventlog/sealing.js';
 import { describe, expect, it } from 'vitest';
 import { StoreDeliveryLog } from '../../dispatcher/deliveries.js';
 import { StoreReplayStore } from '../../dispatcher/replays.js';
@@ -83,7 +84,7 @@ describe('the webhook queue opened at its first use', () => {
       await nats.halt();
       const log = new SqliteEventLog(':memory:');
       closers.push(() => log.close());
-      const state = openWebhookState(testConfig({ natsUrl: nats.url }), new MemoryReadStore(), null, log, (fn) => closers.push(fn));
+      const state = openWebhookState(testConfig({ natsUrl: nats.url }), new MemoryReadStore(), null, log, new Sealer(Sealer.newKey()), (fn) => closers.push(fn));
       await expect(state.webhookQueue()).rejects.toThrow();
       await nats.resume();
       const queue = await state.webhookQueue();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endpointEvolver, type EndpointEvent, signingSecrets } from '../../domain/webhook-endpoint/events.js';
+import { endpointEvolver, type EndpointEvent, liveSecrets, nextSecretGeneration, secretBinding, signingSecrets } from '../../domain/webhook-endpoint/events.js';
 import { decideRotateSecret } from '../../domain/webhook-endpoint/decide.js';
 import { given, TEAM } from '../support/decider.js';
 
@@ -13,7 +13,7 @@ const created: EndpointEvent = {
 function rotate(events: EndpointEvent[], secret: string, expiresInSeconds?: number): string[] {
   const g = given(endpointEvolver, events);
   let rotated: EndpointEvent[] = [];
-  g.when((s) => decideRotateSecret({ id: 7, team: TEAM, secret, expiresInSeconds, now: NOW }, s)).then((e) => {
+  g.when((s) => decideRotateSecret({ id: 7, team: TEAM, secret, generation: nextSecretGeneration(s), expiresInSeconds, now: NOW }, s)).then((e) => {
     rotated = e as EndpointEvent[];
   });
   return signingSecrets(given(endpointEvolver, [...events, ...rotated]).state, NOW);
@@ -42,5 +42,32 @@ describe('rotating a signing secret (decisions.md 12)', () => {
       data: { id: 7, secret: 'whsec_second', previousExpiresAt: new Date(NOW.getTime() + 600_000).toISOString() },
     };
     expect(rotate([created, overlap], 'whsec_third', 60)).toEqual(['whsec_third', 'whsec_second', 'whsec_first']);
+  });
+});
+
+describe('the generations of a signing secret (what a sealed secret is bound to, decisions.md §17)', () => {
+  it('counts from 1 at the create, one more per rotation, and each secret keeps its own through an overlap', () => {
+    const state = (events: EndpointEvent[]) => given(endpointEvolver, events).state;
+    let events: EndpointEvent[] = [created];
+    for (const [secret, overlap] of [['whsec_second', 600], ['whsec_third', 60]] as const) {
+      const s = state(events);
+      events = [...events, ...decideRotateSecret({ id: 7, team: TEAM, secret, generation: nextSecretGeneration(s), expiresInSeconds: overlap, now: NOW }, s)];
+    }
+    expect(liveSecrets(state(events), NOW).map((x) => [x.secret, x.generation])).toEqual([
+      ['whsec_third', 3],
+      ['whsec_second', 2],
+      ['whsec_first', 1],
+    ]);
+  });
+
+  it('counts a rotation written before generations were recorded as the one after the previous', () => {
+    const old: EndpointEvent = { type: 'WebhookEndpointSecretRotated', data: { id: 7, secret: 'whsec_old', previousExpiresAt: null } };
+    const s = given(endpointEvolver, [created, old]).state;
+    expect(s.secrets).toEqual([{ secret: 'whsec_old', expiresAt: null, generation: 2 }]);
+    expect(nextSecretGeneration(s)).toBe(3);
+  });
+
+  it('binds a secret to its endpoint and generation', () => {
+    expect(new Set([secretBinding(7, 1), secretBinding(7, 2), secretBinding(8, 1)]).size).toBe(3);
   });
 });

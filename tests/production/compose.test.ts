@@ -29,6 +29,13 @@ describe('the compose file', () => {
     expect(scrape.dns_sd_configs.every((c: { port: number }) => c.port === 3000)).toBe(true);
   });
 
+  it('gives every Turnout process the same admin token and main key, and refuses to start without either', () => {
+    const env = parse(compose)['x-turnout'].environment;
+    // The API seals webhook secrets with the main key and the dispatcher opens them (decisions.md §17).
+    expect(env.TURNOUT_ADMIN_TOKEN).toMatch(/^\$\{TURNOUT_ADMIN_TOKEN:\?/);
+    expect(env.TURNOUT_MAIN_KEY).toMatch(/^\$\{TURNOUT_MAIN_KEY:\?.*openssl rand -base64 32/);
+  });
+
   it('uses an nginx whose upstream `resolve` parameter exists (open source nginx 1.27.3 and later)', () => {
     const nginx = images.find((i) => i.startsWith('nginx:'))!;
     const [major, minor, patch] = nginx.slice('nginx:'.length).split(/[.-]/).map(Number);

@@ -10,7 +10,7 @@ import { client } from '../support/app.js';
 import { buildApp } from '../../api/app.js';
 
 /**
- * The data dir holds the webhook signing secrets (in the log and its -wal) and mail to
+ * The data dir holds the main key that seals the webhook signing secrets in the log, and mail to
  * constituents: 0700, its files 0600, even under the common umask 022 that would make new files
  * world-readable. Vitest runs this file in a child process (pool: forks), so the umask is its own.
  */
@@ -33,18 +33,18 @@ function tempDir(): string {
 const mode = (file: string) => (statSync(file).mode & 0o777).toString(8);
 
 describe('the data dir under umask 022', () => {
-  it('is 0700, and the log, its -wal and -shm, the lock and its pid file are 0600', async () => {
+  it('is 0700, and the main key, the log, its -wal and -shm, the lock and its pid file are 0600', async () => {
     const dataDir = path.join(tempDir(), 'data');
     const runtime = await openRuntime(testConfig({ dataDir }));
     const app = await buildApp(runtime.services);
-    // A webhook endpoint: its signing secret is written to the log (and first to the -wal).
+    // A webhook endpoint: its signing secret is written, sealed, to the log (and first to the -wal).
     const admin = client(app, '/admin/v1', 'test-admin-token');
     const team = (await admin.post('/teams', { name: 'Modes' })).body.team;
     expect((await admin.post(`/teams/${team.id}/webhook-endpoints`, { url: 'http://127.0.0.1:9/hook', events: ['constituent.created'] })).status).toBe(201);
 
     expect(mode(dataDir)).toBe('700');
     const files = readdirSync(dataDir);
-    expect(files).toEqual(expect.arrayContaining(['turnout.sqlite', 'turnout.sqlite-wal', 'turnout.sqlite-shm', 'turnout.lock', 'turnout.lock.pid']));
+    expect(files).toEqual(expect.arrayContaining(['main-key', 'turnout.sqlite', 'turnout.sqlite-wal', 'turnout.sqlite-shm', 'turnout.lock', 'turnout.lock.pid']));
     for (const f of files) expect([f, mode(path.join(dataDir, f))]).toEqual([f, '600']);
     await app.close();
     await runtime.close();

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -41,6 +41,8 @@ describe('loadMainKey', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(Buffer.from(readFileSync(file, 'utf8').trim(), 'base64').equals(first.key)).toBe(true);
     expect(loadMainKey(dir, {}).key.equals(first.key)).toBe(true);
+    // The key is written aside and linked into place: nothing else is left in the data dir.
+    expect(readdirSync(dir)).toEqual(['main-key']);
   });
 
   it('prefers TURNOUT_MAIN_KEY and refuses one that is not 32 bytes of base64', () => {

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { createEndpoint, deleteEndpoint, rotateEndpointSecret, updateEndpoint } from '../../../commands/webhook-endpoints.js';
 import { notFound } from '../../../domain/shared/errors.js';
 import { deliveryView } from '../../../dispatcher/deliveries.js';
+import { openSecret } from '../../../dispatcher/secrets.js';
 import { endpointsOfTeam, WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections/webhook-endpoints.js';
 import { publicView } from '../../../projections/store/port.js';
 import { adminContext } from '../../auth.js';
@@ -51,7 +52,9 @@ export const webhookEndpointRoutes =
       { schema: { hide, params: S.EndpointParams, response: { 200: Type.Object({ webhookEndpoint: S.WebhookEndpoint, secret: Type.String() }), ...errors(401, 404) } } },
       async (request) => {
         const doc = await read(request.params.teamId, request.params.id);
-        return { webhookEndpoint: view(doc), secret: doc._secrets[0].secret };
+        // Sealed at rest (decisions.md §17); a process with another main key fails here, logged
+        // with the reason, rather than showing a secret that does not sign.
+        return { webhookEndpoint: view(doc), secret: openSecret(services.mainSealer, doc.id, doc._secrets[0]) };
       },
     );
 
