@@ -7,6 +7,11 @@ interface Entry {
   _id: string;
   fingerprint: string;
   startedAt: number;
+  /**
+   * While the entry runs, its process sets this to its clock every BEAT_MS. Absent on entries
+   * written before the heartbeat existed: those are judged by `startedAt` and STALE_MS.
+   */
+  beatAt?: number;
   /** When MongoDB's TTL monitor may drop the entry. */
   expiresAt: Date;
   answer: StoredAnswer | null;
@@ -14,22 +19,47 @@ interface Entry {
 
 const DUPLICATE_KEY = 11000;
 
+/** How often a process marks the entries it is running as alive. */
+export const BEAT_MS = 10_000;
+/**
+ * A running entry whose heartbeat is this old is taken to have died with its process (another
+ * machine's process cannot be probed as the embedded store probes a pid): three beats missed,
+ * which leaves room for a slow beat and for a few seconds between the machines' clocks.
+ */
+export const ABANDONED_MS = 3 * BEAT_MS;
+
+export interface MongoIdempotencyOptions {
+  beatMs?: number;
+  /** The heartbeat's clock (tests). */
+  now?: () => number;
+}
+
 /**
  * Idempotency keys in one MongoDB collection, shared by every API process of the production
  * stack. A TTL index drops entries a day old (MongoDB sweeps about once a minute, so begin()
  * also ignores an entry past its time). Racing requests: the insert of `_id` succeeds for
  * exactly one; an expired or abandoned entry is taken over by a replace conditioned on the
- * start time read, so again exactly one wins.
+ * start and beat read, so again exactly one wins. A running entry is abandoned once its
+ * process's heartbeat stops (a crash, a killed container): a retry then runs after about
+ * ABANDONED_MS instead of waiting out STALE_MS.
  */
 export class MongoIdempotencyStore implements IdempotencyStore {
   /** The TTL index, made at the first request; tried again after a failure. */
   private readonly index: () => Promise<unknown>;
+  /** The entries this process runs, which its heartbeat keeps alive. */
+  private readonly running = new Set<string>();
+  private readonly beat: ReturnType<typeof setInterval>;
+  private readonly now: () => number;
 
   constructor(
     private readonly keys: Collection<Entry>,
     private readonly client: MongoClient | null = null,
+    options: MongoIdempotencyOptions = {},
   ) {
     this.index = onceUntilFailed(() => this.keys.createIndexes([{ key: { expiresAt: 1 }, name: 'expires', expireAfterSeconds: 0 }]));
+    this.now = options.now ?? Date.now;
+    this.beat = setInterval(() => void this.heartbeat().catch(() => {}), options.beatMs ?? BEAT_MS);
+    this.beat.unref();
   }
 
   static async connect(url: string): Promise<MongoIdempotencyStore> {
@@ -38,37 +68,60 @@ export class MongoIdempotencyStore implements IdempotencyStore {
     return MongoIdempotencyStore.on(client.db(dbNameOf(url)), client);
   }
 
-  static on(db: Db, client: MongoClient | null = null): MongoIdempotencyStore {
-    return new MongoIdempotencyStore(db.collection<Entry>('idempotency_keys'), client);
+  static on(db: Db, client: MongoClient | null = null, options: MongoIdempotencyOptions = {}): MongoIdempotencyStore {
+    return new MongoIdempotencyStore(db.collection<Entry>('idempotency_keys'), client, options);
+  }
+
+  /**
+   * Marks every entry this process runs as alive, in one update. A failed beat is not fatal: the
+   * next one comes BEAT_MS later, well inside ABANDONED_MS.
+   */
+  async heartbeat(): Promise<void> {
+    if (this.running.size === 0) return;
+    await this.keys.updateMany({ _id: { $in: [...this.running] }, answer: null }, { $set: { beatAt: this.now() } });
   }
 
   async begin(scope: string, key: string, fingerprint: string, now: number): Promise<Begun> {
     await this.index();
     const _id = `${scope}\n${key}`;
-    const fresh: Entry = { _id, fingerprint, startedAt: now, expiresAt: new Date(now + TTL_MS), answer: null };
+    const fresh: Entry = { _id, fingerprint, startedAt: now, beatAt: now, expiresAt: new Date(now + TTL_MS), answer: null };
     try {
       await this.keys.insertOne(fresh);
+      this.running.add(_id);
       return { state: 'started' };
     } catch (err) {
       if (!(err instanceof MongoServerError && err.code === DUPLICATE_KEY)) throw err;
     }
     const found = await this.keys.findOne({ _id });
     if (!found) return this.begin(scope, key, fingerprint, now); // dropped in between
-    const live = found.answer ? found.startedAt > now - TTL_MS : found.startedAt > now - STALE_MS;
+    const live = found.answer ? found.startedAt > now - TTL_MS : runningAlive(found, now);
     if (live) return found.answer ? { state: 'done', fingerprint: found.fingerprint, answer: found.answer } : { state: 'running', fingerprint: found.fingerprint };
-    const taken = await this.keys.replaceOne({ _id, startedAt: found.startedAt }, fresh);
-    return taken.modifiedCount ? { state: 'started' } : this.begin(scope, key, fingerprint, now);
+    const beatAt = found.beatAt === undefined ? { $exists: false } : found.beatAt;
+    const taken = await this.keys.replaceOne({ _id, startedAt: found.startedAt, beatAt }, fresh);
+    if (!taken.modifiedCount) return this.begin(scope, key, fingerprint, now);
+    this.running.add(_id);
+    return { state: 'started' };
   }
 
   async complete(scope: string, key: string, answer: StoredAnswer): Promise<void> {
-    await this.keys.updateOne({ _id: `${scope}\n${key}` }, { $set: { answer } });
+    const _id = `${scope}\n${key}`;
+    this.running.delete(_id);
+    await this.keys.updateOne({ _id }, { $set: { answer } });
   }
 
   async release(scope: string, key: string): Promise<void> {
-    await this.keys.deleteOne({ _id: `${scope}\n${key}`, answer: null });
+    const _id = `${scope}\n${key}`;
+    this.running.delete(_id);
+    await this.keys.deleteOne({ _id, answer: null });
   }
 
   async close(): Promise<void> {
+    clearInterval(this.beat);
     await this.client?.close();
   }
+}
+
+function runningAlive(entry: Entry, now: number): boolean {
+  if (entry.beatAt === undefined) return entry.startedAt > now - STALE_MS;
+  return entry.beatAt > now - ABANDONED_MS;
 }

@@ -23,7 +23,8 @@ export type Begun =
 export interface IdempotencyStore {
   /**
    * Atomically starts a request under (scope, key) unless a live entry has it: an entry lives
-   * until `ttlMs` after its start, a running one only `staleMs` (its process may have died).
+   * until `ttlMs` after its start; a running one only while its process lives (the embedded
+   * store probes the pid, MongoDB's reads a heartbeat), and at most STALE_MS.
    */
   begin(scope: string, key: string, fingerprint: string, now: number): Promise<Begun>;
   complete(scope: string, key: string, answer: StoredAnswer): Promise<void>;

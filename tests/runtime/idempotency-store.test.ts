@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { MongoIdempotencyStore } from '../../runtime/idempotency/mongo.js';
+import { ABANDONED_MS, BEAT_MS, MongoIdempotencyStore } from '../../runtime/idempotency/mongo.js';
 import { STALE_MS, TTL_MS } from '../../runtime/idempotency/port.js';
 import { SqliteIdempotencyStore } from '../../runtime/idempotency/sqlite.js';
 
@@ -90,10 +90,10 @@ describe('the embedded idempotency store', () => {
 });
 
 /** A scripted collection: one document map, with MongoDB's duplicate-key error on insert. */
-function scripted() {
+function scripted(options: { now?: () => number } = {}) {
   const docs = new Map<string, any>();
   const calls: unknown[][] = [];
-  const matches = (d: any, f: any) => d && Object.entries(f).every(([k, v]) => d[k] === v);
+  const matches = (d: any, f: any) => d && Object.entries(f).every(([k, v]: [string, any]) => (v?.$exists === false ? d[k] === undefined : d[k] === v));
   const collection = {
     createIndexes: async (specs: unknown) => void calls.push(['createIndexes', specs]),
     insertOne: async (d: any) => {
@@ -109,10 +109,14 @@ function scripted() {
       return { modifiedCount: 1 };
     },
     updateOne: async (f: any, u: any) => void (docs.has(f._id) && Object.assign(docs.get(f._id), u.$set)),
+    updateMany: async (f: any, u: any) => {
+      calls.push(['updateMany', f]);
+      for (const id of f._id.$in) if (matches(docs.get(id), { answer: f.answer })) Object.assign(docs.get(id), u.$set);
+    },
     deleteOne: async (f: any) => void (matches(docs.get(f._id), f) && docs.delete(f._id)),
   };
   const db = { collection: () => collection } as unknown as Db;
-  return { store: MongoIdempotencyStore.on(db), calls, docs };
+  return { store: MongoIdempotencyStore.on(db, null, { beatMs: 3_600_000, ...options }), calls, docs };
 }
 
 describe('the MongoDB idempotency store', () => {
@@ -152,11 +156,43 @@ describe('the MongoDB idempotency store', () => {
     const { store, calls } = scripted();
     await store.begin('s', 'k', 'f', 0);
     expect(await store.begin('s', 'k', 'f', STALE_MS)).toEqual({ state: 'started' });
-    expect(calls.find((c) => c[0] === 'replaceOne')).toEqual(['replaceOne', { _id: 's\nk', startedAt: 0 }]);
+    expect(calls.find((c) => c[0] === 'replaceOne')).toEqual(['replaceOne', { _id: 's\nk', startedAt: 0, beatAt: 0 }]);
     await store.release('s', 'k');
     expect(await store.begin('s', 'k', 'f', STALE_MS + 1)).toEqual({ state: 'started' });
     await store.complete('s', 'k', answer);
     await store.release('s', 'k');
     expect(await store.begin('s', 'k', 'f', STALE_MS + 2)).toMatchObject({ state: 'done' });
+  });
+
+  it('keeps a running key while its process beats, and frees it once the beats stop, long before the stale time', async () => {
+    let clock = 0;
+    const { store: a, docs, calls } = scripted({ now: () => clock });
+    const { store: b } = scripted();
+    (b as unknown as { keys: unknown }).keys = (a as unknown as { keys: unknown }).keys; // two processes, one collection
+    expect(await a.begin('s', 'k', 'f', 0)).toEqual({ state: 'started' });
+    // Process a is alive: it beats, and b sees the key running past ABANDONED_MS since the start.
+    for (clock = BEAT_MS; clock <= 4 * BEAT_MS; clock += BEAT_MS) await a.heartbeat();
+    expect(await b.begin('s', 'k', 'f', 4 * BEAT_MS + 1)).toEqual({ state: 'running', fingerprint: 'f' });
+    // Process a dies (no more beats): b takes the key over once its last beat is ABANDONED_MS old.
+    expect(await b.begin('s', 'k', 'f', 4 * BEAT_MS + ABANDONED_MS - 1)).toMatchObject({ state: 'running' });
+    expect(await b.begin('s', 'k', 'f', 4 * BEAT_MS + ABANDONED_MS)).toEqual({ state: 'started' });
+    expect(ABANDONED_MS).toBeLessThan(STALE_MS);
+    // A's later beat does not revive what b took over; b's own beat covers it, and a completed key stops beating.
+    await b.complete('s', 'k', answer);
+    calls.length = 0;
+    await b.heartbeat();
+    expect(calls.filter((c) => c[0] === 'updateMany')).toHaveLength(0);
+    expect(docs.get('s\nk').answer).toEqual(answer);
+    await a.close();
+    await b.close();
+  });
+
+  it('judges an entry written before the heartbeat by its start and the stale time', async () => {
+    const { store, docs, calls } = scripted();
+    docs.set('s\nk', { _id: 's\nk', fingerprint: 'f', startedAt: 0, expiresAt: new Date(TTL_MS), answer: null });
+    expect(await store.begin('s', 'k', 'f', ABANDONED_MS)).toMatchObject({ state: 'running' });
+    expect(await store.begin('s', 'k', 'f', STALE_MS)).toEqual({ state: 'started' });
+    expect(calls.find((c) => c[0] === 'replaceOne')).toEqual(['replaceOne', { _id: 's\nk', startedAt: 0, beatAt: { $exists: false } }]);
+    await store.close();
   });
 });
