@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { WriteContext } from '../commands/context.js';
 import { invalidField } from '../domain/shared/errors.js';
 import { revisionOfStream } from '../eventlog/load.js';
+import type { Values } from '../domain/shared/fields.js';
 import type { Services } from '../runtime/services.js';
 
 /**
@@ -36,23 +37,49 @@ export function guardedContext(ctx: WriteContext, request: FastifyRequest, strea
   return { ...ctx, revisions, ifMatch: { stream, matches } };
 }
 
-/** Sets the ETag of the record a write answers with: the revision this write left, else the log's. */
+/** A record as its read model holds it, with the revision that body was projected from (projections/read.ts). */
+export interface TaggedRecord {
+  record: Values;
+  /** Null for a row written before read models kept it: the log's revision stands in. */
+  revision: number | null;
+}
+
+const revisionOf = async (services: Services, stream: string, read: TaggedRecord) => read.revision ?? (await revisionOfStream(services.log, stream));
+
+/**
+ * Sets the ETag of a write's answer to the revision of the record it shows, and answers that
+ * record: read after the write settled, it is at least what the write left, and a later write by
+ * another caller shows in both the body and its tag, never in one alone.
+ */
+export async function tagged(services: Services, reply: FastifyReply, stream: string, read: TaggedRecord): Promise<Values> {
+  reply.header('ETag', `"${await revisionOf(services, stream, read)}"`);
+  return read.record;
+}
+
+/** Sets the ETag of a write that answers no record (a deletion): the revision this write left, else the log's. */
 export async function setEtag(services: Services, reply: FastifyReply, stream: string, ctx?: WriteContext): Promise<void> {
   const revision = ctx?.revisions?.get(stream) ?? (await revisionOfStream(services.log, stream));
   reply.header('ETag', `"${revision}"`);
 }
 
 /**
- * A single read with its ETag, read after the record (a missing one is its 404); when
- * If-None-Match names the current ETag, the answer is 304 with no body.
+ * A single read, `{[key]: record}`, with the ETag of the revision its row holds (one read: a
+ * missing record is its 404); when If-None-Match names that ETag, the answer is 304 with no body.
  */
-export async function readTagged<T>(services: Services, request: FastifyRequest, reply: FastifyReply, stream: string, read: () => Promise<T>): Promise<T> {
+export async function readTagged<K extends string>(
+  services: Services,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  stream: string,
+  key: K,
+  read: () => Promise<TaggedRecord>,
+): Promise<Record<K, Values>> {
   const header = request.headers['if-none-match'];
   const tags = header === undefined ? null : tagsOf(String(header), 'If-None-Match');
-  const body = await read();
-  const revision = await revisionOfStream(services.log, stream);
+  const got = await read();
+  const revision = await revisionOf(services, stream, got);
   reply.header('ETag', `"${revision}"`);
   // Weak comparison for If-None-Match (RFC 9110).
   if (tags && (tags === '*' || tags.some((t) => t.revision === revision))) return reply.code(304).send() as never;
-  return body;
+  return { [key]: got.record } as Record<K, Values>;
 }

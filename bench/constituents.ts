@@ -1,13 +1,13 @@
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { NO_STREAM } from '../eventlog/port.js';
 import { IdAllocator } from '../commands/ids.js';
 import { decideCreate, validateCreate } from '../domain/constituent/decide.js';
 import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
-import { type BenchRequest, compare, formatComparison, formatMeasure, load } from './lib.js';
+import { type BenchRequest, compare, formatComparison, formatMeasure, load, mainThreadCpuUs, median } from './lib.js';
 import { person } from './names.js';
 import { type Product, startProduct } from './product.js';
 
@@ -17,6 +17,8 @@ const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4_000);
 const WRITE_CONNECTIONS = 64;
 const SEARCH_CONNECTIONS = 8;
 const SEARCH_SIZE = 100_000;
+const READ_SIZE = 10_000;
+const READ_CONNECTIONS = 64;
 
 /**
  * The baseline for writes: a bare Fastify route that inserts one row per request, in its own
@@ -157,10 +159,54 @@ async function search(): Promise<string[]> {
   }
 }
 
+/**
+ * A single read by id with a valid key (issue 32 item 4): the key, the record and its ETag.
+ * The baseline is `GET /healthz`, a constant answer on the same server, so the ratio is what the
+ * read costs above the HTTP stack's own.
+ */
+async function reads(): Promise<string[]> {
+  const product = await startProduct();
+  try {
+    const { firstId, ms } = await seed(product, READ_SIZE);
+    const auth = { authorization: product.auth };
+    const subjectReqs: BenchRequest[] = Array.from({ length: 500 }, (_, i) => ({ method: 'GET', path: `/api/v1/constituents/${firstId + ((i * 7919) % READ_SIZE)}`, headers: auth }));
+    const check = await product.app.inject({ method: 'GET', url: subjectReqs[0].path, headers: auth });
+    if (check.statusCode !== 200 || !check.headers.etag) throw new Error(`read: ${check.statusCode} ${check.body}`);
+    const spec = { connections: READ_CONNECTIONS, warmupMs: WARMUP_MS, durationMs: DURATION_MS, origin: product.origin };
+    const load0 = loadavg()[0];
+    // The server's CPU per request, warm-up included in the time (an over-estimate on both sides alike).
+    const cpu = { baseline: [] as number[], subject: [] as number[] };
+    const timed = async (side: 'baseline' | 'subject', requests: BenchRequest[]) => {
+      const c0 = mainThreadCpuUs();
+      const m = await load({ ...spec, requests });
+      cpu[side].push((mainThreadCpuUs() - c0) / m.count);
+      return m;
+    };
+    const c = await compare(
+      ROUNDS,
+      () => timed('baseline', [{ method: 'GET', path: '/healthz' }]),
+      () => timed('subject', subjectReqs),
+    );
+    const us = (xs: number[]) => `${median(xs).toFixed(0)} µs (rounds ${xs.map((x) => x.toFixed(0)).join(', ')})`;
+    return [
+      ...formatComparison(
+        `GET /constituents/:id with a valid key, ${READ_SIZE.toLocaleString('en-US')} constituents (seeded in ${(ms / 1000).toFixed(1)} s), ${READ_CONNECTIONS} connections, load average ${load0.toFixed(1)} then ${loadavg()[0].toFixed(1)}`,
+        { baseline: 'GET /healthz (constant JSON)', subject: 'GET /api/v1/constituents/:id' },
+        c,
+        [{ label: `throughput >= 0.5x /healthz (${c.ratio.toFixed(2)}x)`, ok: c.ratio >= 0.5 }],
+      ),
+      `  server main-thread CPU per request: /healthz ${us(cpu.baseline)}; the read ${us(cpu.subject)}; ratio ${(median(cpu.baseline) / median(cpu.subject)).toFixed(2)}x`,
+    ];
+  } finally {
+    await product.close();
+  }
+}
+
 export async function run(): Promise<{ name: string; lines: string[] }> {
   const only = process.env.BENCH_PART;
   const lines: string[] = [];
   if (!only || only === 'writes') lines.push(...(await writes()));
   if (!only || only === 'search') lines.push(...(await search()));
+  if (!only || only === 'read') lines.push(...(await reads()));
   return { name: 'constituents', lines };
 }

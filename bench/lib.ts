@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { Worker } from 'node:worker_threads';
 
@@ -167,4 +168,14 @@ export function post(agent: http.Agent, url: string, body: string, headers: Reco
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/**
+ * The main thread's CPU time so far, in µs (utime and stime of /proc/self/task/<pid>/stat, in
+ * ticks of 10 ms): where the server runs, apart from the load generator's thread. Per request it
+ * is steadier than a rate on a shared machine, where other processes take turns on the cores.
+ */
+export function mainThreadCpuUs(): number {
+  const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }

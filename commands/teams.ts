@@ -55,22 +55,30 @@ export async function revokeApiKey(deps: CommandDeps, ctx: WriteContext, keyId: 
 
 /**
  * Keys this process has verified, by a SHA-256 of the presented string (never the key itself,
- * which a heap dump would show), to the record they matched. A later request with the same key
- * skips the prefix query and the comparison, but still reads the record by id, so a revocation
- * counts at once. Bounded: emptied when full.
+ * which a heap dump would show), to the record they matched and the store's change mark when it
+ * was read. A later request with the same key skips the prefix query and the comparison, and
+ * while the store says nothing has changed since (ReadStore.changeMark: any commit to the read
+ * models, the revocation's included) it skips the read too; otherwise it reads the record by id
+ * again, so a revocation counts at once. Bounded: emptied when full.
  */
-const verified = new WeakMap<object, Map<string, ApiKeyDoc>>();
+const verified = new WeakMap<object, Map<string, { key: ApiKeyDoc; mark: number | undefined }>>();
 const VERIFIED_MAX = 10_000;
 
 /** The key's record when the presented key is genuine and not revoked; otherwise null. */
 export async function verifyApiKey(deps: Pick<CommandDeps, 'store'>, presented: string): Promise<ApiKeyDoc | null> {
   let cache = verified.get(deps.store);
   if (!cache) verified.set(deps.store, (cache = new Map()));
+  // Asked before the read: a commit the read below may not see still changes the next mark.
+  const mark = deps.store.changeMark?.();
   const digest = hash('sha256', presented, 'base64');
   const known = cache.get(digest);
   if (known) {
-    const current = await deps.store.get<ApiKeyDoc>(API_KEYS, known.id);
-    if (current && current._hash === known._hash && !current.revokedAt) return current;
+    if (mark !== undefined && known.mark === mark) return known.key;
+    const current = await deps.store.get<ApiKeyDoc>(API_KEYS, known.key.id);
+    if (current && current._hash === known.key._hash && !current.revokedAt) {
+      cache.set(digest, { key: current, mark });
+      return current;
+    }
     cache.delete(digest);
     return null;
   }
@@ -82,6 +90,6 @@ export async function verifyApiKey(deps: Pick<CommandDeps, 'store'>, presented: 
   const same = timingSafeEqual(expected, hash('sha256', m[2], 'buffer'));
   if (!key || !same || key.revokedAt) return null;
   if (cache.size >= VERIFIED_MAX) cache.clear();
-  cache.set(digest, key);
+  cache.set(digest, { key, mark });
   return key;
 }

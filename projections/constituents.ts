@@ -11,7 +11,8 @@ const CONSTITUENT_SEARCH_FIELDS = ['ConstituentName', 'FirstName', 'LastName', '
 
 export const constituentsProjection = recordProjection({
   category: 'constituent',
-  version: 1,
+  version: 2,
+  revisions: true,
   collection: {
     name: CONSTITUENTS,
     idField: 'PkConstituent',

@@ -20,7 +20,8 @@ const EVENT_ORDER: SortKey[] = [
 
 export const eventsProjection = recordProjection({
   category: EVENT_CATEGORY,
-  version: 1,
+  version: 2,
+  revisions: true,
   collection: {
     name: EVENTS,
     idField: 'PkEvent',

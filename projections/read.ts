@@ -10,6 +10,18 @@ export async function readTeamRecord(store: ReadStore, collection: string, what:
 }
 
 /**
+ * One record of the team with the revision (decisions.md §7) its body was projected from, read in
+ * one get: the record projectors keep it in the row (`_revision`, records.ts), so an ETag shown
+ * with the body is never newer than it. Null for a row written before they did (a MongoDB store
+ * of an older release, which is not rebuilt on a version change): the caller asks the log.
+ */
+export async function readTeamRecordTagged(store: ReadStore, collection: string, what: string, team: number, id: number): Promise<{ record: Values; revision: number | null }> {
+  const doc = await store.get<Values>(collection, id);
+  if (!doc || doc.FkTeam !== team) throw notFound(what, id);
+  return { record: publicView(doc), revision: typeof doc._revision === 'number' ? doc._revision : null };
+}
+
+/**
  * An Fk field must name a record of the team's own; a deleted one is gone from the read model, and
  * another team's reads as missing: otherwise invalid_field naming the field (decisions.md 3).
  * `what` carries its article: "a constituent".

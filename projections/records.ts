@@ -1,5 +1,6 @@
 import type { Category, LoggedEvent } from '../domain/events.js';
 import type { Values } from '../domain/shared/fields.js';
+import { markAfter, type RevisionMark } from '../domain/shared/revision.js';
 import { formatDateTime } from '../domain/shared/values.js';
 import type { Projector } from './engine/projector.js';
 import type { CollectionDef, Doc, ReadStore } from './store/port.js';
@@ -9,6 +10,11 @@ export interface RecordProjectionOptions<C extends Category> {
   category: C;
   /** The read model's schema version (Projector.version). */
   version: number;
+  /**
+   * Keep the record's revision in its document (`_revision`): the records whose single read
+   * answers an ETag (decisions.md §11) read it with the body instead of from the log.
+   */
+  revisions?: boolean;
   collection: CollectionDef;
   /** Every public field, so unset ones read as null, never absent (decisions.md 3). */
   fields: readonly string[];
@@ -49,8 +55,27 @@ export function copiedChanges(changes: Values, copy: Record<string, string>): Do
 }
 
 /**
+ * The document with the record's revision (decisions.md §7) it now shows: `_revision`, read in
+ * the same get as the body for its ETag (projections/read.ts), and `_write` only while the last
+ * event was written before appends were stamped (domain/shared/revision.ts markAfter).
+ */
+/** The mark a document holds; null for none (no document, or one written before marks were kept). */
+function markOf(doc: Doc | null): RevisionMark | null {
+  if (!doc || typeof doc._revision !== 'number') return null;
+  return { revision: doc._revision, write: typeof doc._write === 'string' ? doc._write : null };
+}
+
+function marked(doc: Doc, mark: RevisionMark): Doc {
+  doc._revision = mark.revision;
+  if (mark.write !== null) doc._write = mark.write;
+  else if ('_write' in doc) delete doc._write;
+  return doc;
+}
+
+/**
  * The read model of a record aggregate: one document per record, guarded by the stream
- * revision it last applied (`_rev`), so replaying an event changes nothing.
+ * revision it last applied (`_rev`), so replaying an event changes nothing. It keeps the
+ * record's revision beside the body, written in the same put (`marked`).
  */
 export function recordProjection<C extends Category>(o: RecordProjectionOptions<C>): Projector<C> {
   const idField = o.collection.idField;
@@ -72,10 +97,16 @@ export function recordProjection<C extends Category>(o: RecordProjectionOptions<
       const current = await store.get<Doc>(o.collection.name, id);
       const rev = Number(event.revision);
       if (current && (current._rev as number) >= rev) return;
+      const mark = o.revisions ? markAfter(event, markOf(current)) : null;
       const next = o.change(event, current, docs);
-      if (next === null) return;
       if (next === REMOVED) {
         await store.remove(o.collection.name, id);
+        return;
+      }
+      if (next === null) {
+        // A write that changes no field (a lock) still makes a revision: the ETag shown with
+        // this unchanged body is the log's, as If-Match will compare it.
+        if (mark && current && current._revision !== mark.revision) await store.put(o.collection.name, marked({ ...current, _rev: rev }, mark));
         return;
       }
       const at = utcDateTime(event.metadata.at);
@@ -88,7 +119,7 @@ export function recordProjection<C extends Category>(o: RecordProjectionOptions<
       next.DateLastModified = at;
       if (o.derive) Object.assign(next, await o.derive(next, store));
       next._rev = rev;
-      await store.put(o.collection.name, next);
+      await store.put(o.collection.name, mark ? marked(next, mark) : next);
     },
   };
 }

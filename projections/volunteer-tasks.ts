@@ -39,7 +39,8 @@ function volunteerFields(v: Doc | null): Doc {
 
 const base = recordProjection({
   category: 'volunteer_task',
-  version: 1,
+  version: 2,
+  revisions: true,
   collection: {
     name: VOLUNTEER_TASKS,
     idField: 'PkTask',

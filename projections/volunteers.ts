@@ -22,7 +22,8 @@ const LINKED_COPY = Object.fromEntries(VOLUNTEER_LINKED.map((f) => [f, f]));
 
 const base = recordProjection({
   category: 'volunteer',
-  version: 1,
+  version: 2,
+  revisions: true,
   collection: {
     name: VOLUNTEERS,
     idField: 'PkVolunteer',

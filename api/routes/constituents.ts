@@ -1,13 +1,13 @@
 import { constituentStream } from '../../domain/constituent/events.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { readTeamRecord } from '../../projections/read.js';
+import { readTeamRecord, readTeamRecordTagged } from '../../projections/read.js';
 import { createConstituent, updateConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { CONSTITUENTS, byEmail, constituentSearch } from '../../projections/constituents.js';
 import { and, publicView } from '../../projections/store/port.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { apiContext } from '../auth.js';
-import { guardedContext, readTagged, setEtag } from '../etag.js';
+import { guardedContext, readTagged, tagged } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/constituent.js';
 import type { Services } from '../../runtime/services.js';
@@ -15,6 +15,7 @@ import { pointRead } from '../point-in-time.js';
 import { OneAsOf, PointQuery } from '../schemas/history.js';
 
 export const readConstituent = (services: Services, team: number, id: number) => readTeamRecord(services.store, CONSTITUENTS, 'constituent', team, id);
+export const readConstituentTagged = (services: Services, team: number, id: number) => readTeamRecordTagged(services.store, CONSTITUENTS, 'constituent', team, id);
 
 export const constituentRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>
@@ -40,12 +41,10 @@ export const constituentRoutes =
           throw new DomainError('invalid_field', 'Upsert needs both mode=upsert and matchOn=email.', mode ? 'matchOn' : 'mode');
         if (mode === 'upsert') {
           const r = await upsertConstituentByEmail(services, ctx, request.body);
-          await setEtag(services, reply, constituentStream(r.id), ctx);
-          return reply.code(r.created ? 201 : 200).send({ created: r.created, constituent: await readConstituent(services, ctx.team, r.id) });
+          return reply.code(r.created ? 201 : 200).send({ created: r.created, constituent: await tagged(services, reply, constituentStream(r.id), await readConstituentTagged(services, ctx.team, r.id)) });
         }
         const id = await createConstituent(services, ctx, request.body);
-        await setEtag(services, reply, constituentStream(id), ctx);
-        return reply.code(201).send({ created: true, constituent: await readConstituent(services, ctx.team, id) });
+        return reply.code(201).send({ created: true, constituent: await tagged(services, reply, constituentStream(id), await readConstituentTagged(services, ctx.team, id)) });
       },
     );
 
@@ -58,8 +57,7 @@ export const constituentRoutes =
         const stream = constituentStream(request.params.id);
         const ctx = guardedContext(apiContext(request), request, stream);
         await updateConstituent(services, ctx, request.params.id, request.body);
-        await setEtag(services, reply, stream, ctx);
-        return { constituent: await readConstituent(services, ctx.team, request.params.id) };
+        return { constituent: await tagged(services, reply, stream, await readConstituentTagged(services, ctx.team, request.params.id)) };
       },
     );
 
@@ -70,7 +68,7 @@ export const constituentRoutes =
         const team = apiContext(request).team;
         const point = await pointRead(services, 'constituents', team, request.params.id, request.query);
         if (point) return point;
-        return readTagged(services, request, reply, constituentStream(request.params.id), async () => ({ constituent: await readConstituent(services, team, request.params.id) }));
+        return readTagged(services, request, reply, constituentStream(request.params.id), 'constituent', () => readConstituentTagged(services, team, request.params.id));
       },
     );
 

@@ -1,6 +1,6 @@
 import { eventStream } from '../../domain/event/events.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { readTeamRecord } from '../../projections/read.js';
+import { readTeamRecord, readTeamRecordTagged } from '../../projections/read.js';
 import { createEvent, updateEvent } from '../../commands/events.js';
 import { invalidField } from '../../domain/shared/errors.js';
 import type { Values } from '../../domain/shared/fields.js';
@@ -8,7 +8,7 @@ import { parseDate } from '../../domain/shared/values.js';
 import { EVENTS, eventSearch } from '../../projections/events.js';
 import { publicView, type ReadStore } from '../../projections/store/port.js';
 import { apiContext } from '../auth.js';
-import { guardedContext, readTagged, setEtag } from '../etag.js';
+import { guardedContext, readTagged, tagged } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/event.js';
 import type { Services } from '../../runtime/services.js';
@@ -16,6 +16,7 @@ import { pointRead } from '../point-in-time.js';
 import { OneAsOf, PointQuery } from '../schemas/history.js';
 
 export const readEvent = (store: ReadStore, team: number, id: number) => readTeamRecord(store, EVENTS, 'event', team, id);
+export const readEventTagged = (store: ReadStore, team: number, id: number) => readTeamRecordTagged(store, EVENTS, 'event', team, id);
 
 /** A date query parameter: YYYY-MM-DD and real on the calendar, else invalid_field naming it. */
 export function dateParam(name: string, value: string | undefined): string | undefined {
@@ -44,8 +45,7 @@ export const eventRoutes =
       async (request, reply) => {
         const ctx = apiContext(request);
         const id = await createEvent(services, ctx, request.body);
-        await setEtag(services, reply, eventStream(id), ctx);
-        return reply.code(201).send({ created: true, event: await readEvent(services.store, ctx.team, id) });
+        return reply.code(201).send({ created: true, event: await tagged(services, reply, eventStream(id), await readEventTagged(services.store, ctx.team, id)) });
       },
     );
 
@@ -56,8 +56,7 @@ export const eventRoutes =
         const stream = eventStream(request.params.id);
         const ctx = guardedContext(apiContext(request), request, stream);
         await updateEvent(services, ctx, request.params.id, request.body);
-        await setEtag(services, reply, stream, ctx);
-        return { event: await readEvent(services.store, ctx.team, request.params.id) };
+        return { event: await tagged(services, reply, stream, await readEventTagged(services.store, ctx.team, request.params.id)) };
       },
     );
 
@@ -70,7 +69,7 @@ export const eventRoutes =
         const team = apiContext(request).team;
         const point = await pointRead(services, 'events', team, request.params.id, request.query);
         if (point) return point;
-        return readTagged(services, request, reply, eventStream(request.params.id), async () => ({ event: await readEvent(services.store, team, request.params.id) }));
+        return readTagged(services, request, reply, eventStream(request.params.id), 'event', () => readEventTagged(services.store, team, request.params.id));
       },
     );
 

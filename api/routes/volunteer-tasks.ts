@@ -1,12 +1,12 @@
 import { taskStream } from '../../domain/volunteer-task/events.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { readTeamRecord } from '../../projections/read.js';
+import { readTeamRecord, readTeamRecordTagged } from '../../projections/read.js';
 import { createTask, updateTask } from '../../commands/volunteer-tasks.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { publicView } from '../../projections/store/port.js';
 import { VOLUNTEER_TASKS, taskSearch } from '../../projections/volunteer-tasks.js';
 import { apiContext } from '../auth.js';
-import { guardedContext, readTagged, setEtag } from '../etag.js';
+import { guardedContext, readTagged, tagged } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/volunteer-task.js';
 import type { Services } from '../../runtime/services.js';
@@ -14,6 +14,7 @@ import { pointRead } from '../point-in-time.js';
 import { OneAsOf, PointQuery } from '../schemas/history.js';
 
 export const readTask = (services: Services, team: number, id: number) => readTeamRecord(services.store, VOLUNTEER_TASKS, 'volunteer task', team, id);
+export const readTaskTagged = (services: Services, team: number, id: number) => readTeamRecordTagged(services.store, VOLUNTEER_TASKS, 'volunteer task', team, id);
 
 export const volunteerTaskRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>
@@ -34,8 +35,7 @@ export const volunteerTaskRoutes =
       async (request, reply) => {
         const ctx = apiContext(request);
         const id = await createTask(services, ctx, request.body);
-        await setEtag(services, reply, taskStream(id), ctx);
-        return reply.code(201).send({ created: true, volunteerTask: await readTask(services, ctx.team, id) });
+        return reply.code(201).send({ created: true, volunteerTask: await tagged(services, reply, taskStream(id), await readTaskTagged(services, ctx.team, id)) });
       },
     );
 
@@ -57,8 +57,7 @@ export const volunteerTaskRoutes =
         const stream = taskStream(request.params.id);
         const ctx = guardedContext(apiContext(request), request, stream);
         await updateTask(services, ctx, request.params.id, request.body, request.query.ifOpen === true);
-        await setEtag(services, reply, stream, ctx);
-        return { volunteerTask: await readTask(services, ctx.team, request.params.id) };
+        return { volunteerTask: await tagged(services, reply, stream, await readTaskTagged(services, ctx.team, request.params.id)) };
       },
     );
 
@@ -77,7 +76,7 @@ export const volunteerTaskRoutes =
         const team = apiContext(request).team;
         const point = await pointRead(services, 'volunteer-tasks', team, request.params.id, request.query);
         if (point) return point;
-        return readTagged(services, request, reply, taskStream(request.params.id), async () => ({ volunteerTask: await readTask(services, team, request.params.id) }));
+        return readTagged(services, request, reply, taskStream(request.params.id), 'volunteerTask', () => readTaskTagged(services, team, request.params.id));
       },
     );
 

@@ -1,12 +1,12 @@
 import { volunteerStream } from '../../domain/volunteer/events.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { readTeamRecord } from '../../projections/read.js';
+import { readTeamRecord, readTeamRecordTagged } from '../../projections/read.js';
 import { registerVolunteer, updateVolunteer } from '../../commands/volunteers.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { publicView } from '../../projections/store/port.js';
 import { VOLUNTEERS, volunteerSearch } from '../../projections/volunteers.js';
 import { apiContext } from '../auth.js';
-import { guardedContext, readTagged, setEtag } from '../etag.js';
+import { guardedContext, readTagged, tagged } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/volunteer.js';
 import type { Services } from '../../runtime/services.js';
@@ -14,6 +14,7 @@ import { pointRead } from '../point-in-time.js';
 import { OneAsOf, PointQuery } from '../schemas/history.js';
 
 export const readVolunteer = (services: Services, team: number, id: number) => readTeamRecord(services.store, VOLUNTEERS, 'volunteer', team, id);
+export const readVolunteerTagged = (services: Services, team: number, id: number) => readTeamRecordTagged(services.store, VOLUNTEERS, 'volunteer', team, id);
 
 export const volunteerRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>
@@ -34,8 +35,7 @@ export const volunteerRoutes =
       async (request, reply) => {
         const ctx = apiContext(request);
         const r = await registerVolunteer(services, ctx, request.body);
-        await setEtag(services, reply, volunteerStream(r.id), ctx);
-        return reply.code(r.created ? 201 : 200).send({ created: r.created, volunteer: await readVolunteer(services, ctx.team, r.id) });
+        return reply.code(r.created ? 201 : 200).send({ created: r.created, volunteer: await tagged(services, reply, volunteerStream(r.id), await readVolunteerTagged(services, ctx.team, r.id)) });
       },
     );
 
@@ -54,8 +54,7 @@ export const volunteerRoutes =
         const stream = volunteerStream(request.params.id);
         const ctx = guardedContext(apiContext(request), request, stream);
         await updateVolunteer(services, ctx, request.params.id, request.body);
-        await setEtag(services, reply, stream, ctx);
-        return { volunteer: await readVolunteer(services, ctx.team, request.params.id) };
+        return { volunteer: await tagged(services, reply, stream, await readVolunteerTagged(services, ctx.team, request.params.id)) };
       },
     );
 
@@ -66,7 +65,7 @@ export const volunteerRoutes =
         const team = apiContext(request).team;
         const point = await pointRead(services, 'volunteers', team, request.params.id, request.query);
         if (point) return point;
-        return readTagged(services, request, reply, volunteerStream(request.params.id), async () => ({ volunteer: await readVolunteer(services, team, request.params.id) }));
+        return readTagged(services, request, reply, volunteerStream(request.params.id), 'volunteer', () => readVolunteerTagged(services, team, request.params.id));
       },
     );
 

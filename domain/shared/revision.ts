@@ -28,6 +28,25 @@ export function revisionsOf(events: readonly RecordedEvent[]): number[] {
   return out;
 }
 
+/**
+ * What a read model keeps to follow a record's revision one event at a time, as revisionsOf
+ * counts it: the revision, and for an unstamped event the key of its write (correlation id and
+ * time), which tells whether the next unstamped event belongs to the same write.
+ */
+export interface RevisionMark {
+  revision: number;
+  write: string | null;
+}
+
+/** The mark after `event`, given the mark after the stream's event before it (null: none). */
+export function markAfter(event: RecordedEvent, before: RevisionMark | null): RevisionMark {
+  const m = event.metadata;
+  if (typeof m.revision === 'number') return { revision: m.revision, write: null };
+  const write = `${m.correlationId} ${m.at}`;
+  const revision = before?.revision ?? 0;
+  return { revision: before && before.write === write ? revision : revision + 1, write };
+}
+
 /** Whether two events of one stream were stored by one write (one append): its stamp, else its shared metadata. */
 export function sameWrite(a: RecordedEvent, b: RecordedEvent): boolean {
   const [m, n] = [a.metadata, b.metadata];

@@ -93,6 +93,13 @@ export interface ReadStore {
   updateWhere(collection: string, filter: Filter, set: Doc): Promise<void>;
   remove(collection: string, id: number | string): Promise<void>;
   getCheckpoint(name: string): Promise<Position | null>;
+  /**
+   * A number that changes whenever any document may have changed since it was last asked (a
+   * write by any connection or process), cheaper than a read: what a reader may cache stands
+   * while it is the same. A store that cannot tell cheaply (MongoDB) leaves it out, and its
+   * readers read.
+   */
+  changeMark?(): number;
   setCheckpoint(name: string, position: Position): Promise<void>;
   close(): Promise<void>;
 }

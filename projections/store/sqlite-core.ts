@@ -74,6 +74,25 @@ export class SqliteReadCore implements Connection {
     this.plans.set(def.name, plan);
   }
 
+  /** Bumped by every write through this connection, and when another connection's commit is seen (changeMark). */
+  private mark = 0;
+  private seenDataVersion: number | null = null;
+
+  /**
+   * A number that changes whenever what this connection reads may have changed since it was last
+   * asked: a write through this connection, or a commit by any other (the projector thread, the
+   * log's inline step, another process), which SQLite's data_version tells with one pragma and
+   * no table read (https://sqlite.org/pragma.html#pragma_data_version). Equal marks: nothing changed.
+   */
+  changeMark(): number {
+    const version = this.stmt('PRAGMA data_version').pluck().get() as number;
+    if (version !== this.seenDataVersion) {
+      this.seenDataVersion = version;
+      this.mark++;
+    }
+    return this.mark;
+  }
+
   get(collection: string, id: number | string): Doc | null {
     const plan = this.plan(collection);
     const row = this.stmt(`SELECT doc FROM ${plan.table} WHERE _key = ?`).get(String(id)) as { doc: string } | undefined;
@@ -87,6 +106,7 @@ export class SqliteReadCore implements Connection {
   /** Replaces (or inserts) the whole document; its rowid, and so its place among ties, stays. */
   put(collection: string, doc: Doc): void {
     const plan = this.plan(collection);
+    this.mark++;
     this.stmt(this.upsertSql(plan)).run(...rowOf(plan, doc));
   }
 
@@ -106,6 +126,7 @@ export class SqliteReadCore implements Connection {
     const plan = this.plan(collection);
     const cols = rowColumns(plan);
     const insert = `INSERT INTO ${plan.table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT(_key) DO NOTHING`;
+    this.mark++;
     return this.stmt(insert).run(...rowOf(plan, doc)).changes === 1;
   }
 
@@ -113,6 +134,7 @@ export class SqliteReadCore implements Connection {
   updateWhere(collection: string, filter: Filter, set: Doc): void {
     const plan = this.plan(collection);
     if (Object.keys(set).length === 0) return;
+    this.mark++;
     const where = compileWhere(plan, filter);
     const select = this.stmt(`SELECT rowid, doc FROM ${plan.table} WHERE rowid > ? AND ${where.sql} ORDER BY rowid LIMIT ${CHUNK}`);
     const cols = rowColumns(plan).slice(1);
@@ -134,6 +156,7 @@ export class SqliteReadCore implements Connection {
 
   remove(collection: string, id: number | string): void {
     const plan = this.plan(collection);
+    this.mark++;
     this.stmt(`DELETE FROM ${plan.table} WHERE _key = ?`).run(String(id));
   }
 
@@ -193,11 +216,13 @@ export class SqliteReadCore implements Connection {
   }
 
   dropCollection(name: string): void {
+    this.mark++;
     dropCollection(this, name);
   }
 
   /** Drops every collection, checkpoint and schema version. */
   reset(): void {
+    this.mark++;
     dropAll(this);
   }
 

@@ -23,6 +23,10 @@ export class SqliteReadStore implements ReadStore {
     return this.core.get(collection, id) as T | null;
   }
 
+  changeMark(): number {
+    return this.core.changeMark();
+  }
+
   async find<T = Doc>(query: Query): Promise<Page<T>> {
     return this.core.find(query) as Page<T>;
   }

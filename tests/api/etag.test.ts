@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { taskTeam } from './volunteer-support.js';
 
@@ -122,5 +122,72 @@ describe('If-Match on an admin DELETE', () => {
     expect(ok.status).toBe(200);
     expect(ok.headers.etag).toBe('"2"');
     expect((await call('GET', url, token, {})).status).toBe(404);
+  });
+});
+
+describe('the ETag of a single read: the revision its body was projected from, read with it', () => {
+  it('names the revision whose as-of read is the body shown, after several writes and a lock', async () => {
+    const { team, token, url, id } = await constituentTeam();
+    for (const name of ['B', 'C', 'D']) expect((await call('PATCH', url, token, {}, { FirstName: name })).status).toBe(200);
+    expect((await team.admin.post(`/constituents/${id}/lock`)).status).toBe(200);
+    const now = await call('GET', url, token, {});
+    const history = (await call('GET', `${url}/history`, token, {})).body.history as Array<{ revision: number }>;
+    expect(history.map((h) => h.revision)).toEqual([1, 2, 3, 4, 5]);
+    expect(now.headers.etag).toBe('"5"');
+    expect((await call('GET', `${url}?revision=5`, token, {})).body.constituent).toEqual(now.body.constituent);
+    expect(now.body.constituent.FirstName).toBe('D');
+    expect((await call('GET', url, token, { 'if-none-match': '"5"' })).status).toBe(304);
+  });
+
+  it('reads no event of the log for a single read or its 304', async () => {
+    const { token, url } = await constituentTeam();
+    await call('PATCH', url, token, {}, { FirstName: 'Two' });
+    const log = t.runtime.services.log;
+    const reads = [vi.spyOn(log, 'readStream'), ...(log.readStreamBackwards ? [vi.spyOn(log, 'readStreamBackwards')] : [])];
+    try {
+      expect((await call('GET', url, token, {})).headers.etag).toBe('"2"');
+      expect((await call('GET', url, token, { 'if-none-match': '"2"' })).status).toBe(304);
+      for (const read of reads) expect(read).not.toHaveBeenCalled();
+    } finally {
+      for (const read of reads) read.mockRestore();
+    }
+  });
+
+  it('is never newer than the body: a row the projector has not yet brought up shows its own revision, and If-Match still checks the log', async () => {
+    const { token, url, id } = await constituentTeam();
+    await call('PATCH', url, token, {}, { FirstName: 'Later' });
+    // The row as it stood before write 2 was projected: a read model lagging its log.
+    const store = t.runtime.services.store;
+    const row = await store.get<Record<string, unknown>>('constituents', id);
+    await store.put('constituents', { ...row, FirstName: null, _revision: 1 });
+    const lagging = await call('GET', url, token, {});
+    expect(lagging.headers.etag).toBe('"1"');
+    expect(lagging.body.constituent.FirstName).toBeNull();
+    const stale = await call('PATCH', url, token, { 'if-match': '"1"' }, { FirstName: 'Stale' });
+    expect(stale.status).toBe(412);
+    const ok = await call('PATCH', url, token, { 'if-match': '"2"' }, { FirstName: 'Fresh' });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.etag).toBe('"3"');
+    expect(ok.body.constituent.FirstName).toBe('Fresh');
+  });
+
+  it('tags the other three records from their rows too', async () => {
+    const { api, keys, volunteer, task } = await taskTeam(t);
+    const token = keys.Integration.key as string;
+    const v = await volunteer('Ann');
+    const k = await task();
+    const assigned = await call('PATCH', `/api/v1/volunteer-tasks/${k.PkTask}`, token, {}, { FkVolunteer: v.id });
+    expect(assigned.headers.etag).toBe('"2"');
+    const event = await api.post('/events', { EventTitle: 'Fair', StartDate: '2030-05-01' });
+    const log = t.runtime.services.log;
+    const reads = [vi.spyOn(log, 'readStream'), ...(log.readStreamBackwards ? [vi.spyOn(log, 'readStreamBackwards')] : [])];
+    try {
+      expect((await call('GET', `/api/v1/volunteer-tasks/${k.PkTask}`, token, {})).headers.etag).toBe('"2"');
+      expect((await call('GET', `/api/v1/volunteers/${v.id}`, token, {})).headers.etag).toBe('"1"');
+      expect((await call('GET', `/api/v1/events/${event.body.event.PkEvent}`, token, {})).headers.etag).toBe(event.headers.etag);
+      for (const read of reads) expect(read).not.toHaveBeenCalled();
+    } finally {
+      for (const read of reads) read.mockRestore();
+    }
   });
 });

@@ -3,6 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { MongoReadStore } from '../../projections/store/mongo.js';
 import { containsField, ngramsOf } from '../../projections/store/mongo-search.js';
 import { eq } from '../../projections/store/port.js';
+import { CONSTITUENTS, constituentsProjection } from '../../projections/constituents.js';
+import { readTeamRecordTagged } from '../../projections/read.js';
+import type { LoggedEvent } from '../../domain/events.js';
+import type { RecordedEvent } from '../../domain/shared/events.js';
+import { revisionsOf } from '../../domain/shared/revision.js';
 
 /**
  * The MongoDB read store driven through a scripted collection: each find answers from a queue of
@@ -124,5 +129,65 @@ describe('substring search on MongoDB', () => {
     // An anchored, case-sensitive prefix reads one range of the index (docs: reference/operator/query/regex, "Index Use").
     expect(containsField('City', 'Li', true)).toEqual({ $and: [{ _ngrams: { $regex: '^City:li' } }, { City: { $regex: 'Li', $options: 'i' } }] });
     expect(containsField('City', '.', true)).toEqual({ $and: [{ _ngrams: { $regex: '^City:\\.' } }, { City: { $regex: '\\.', $options: 'i' } }] });
+  });
+});
+
+describe('a record and its revision on MongoDB', () => {
+  /** A collection that keeps what replaceOne writes and answers findOne from it, counting reads. */
+  function kept() {
+    const docs = new Map<string, Document>();
+    let findOnes = 0;
+    const collection = {
+      createIndexes: async () => {},
+      find: () => ({ [Symbol.asyncIterator]: async function* () {} }),
+      findOne: async (filter: { _id: string }) => {
+        findOnes++;
+        const doc = docs.get(filter._id);
+        return doc ? Object.fromEntries(Object.entries(doc).filter(([k]) => k !== '_id' && k !== '_ngrams')) : null;
+      },
+      replaceOne: async (filter: { _id: string }, doc: Document) => void docs.set(filter._id, doc),
+    };
+    const db = { collection: () => collection } as unknown as Db;
+    return { store: new MongoReadStore(db), docs, reads: () => findOnes };
+  }
+  const logged = (revision: number, type: string, data: Record<string, unknown>, metadata: { correlationId: string; at: string; revision?: number }): RecordedEvent => ({
+    type,
+    data,
+    stream: 'constituent-7',
+    revision: BigInt(revision),
+    position: { commit: BigInt(revision + 1), prepare: BigInt(revision + 1) },
+    metadata: { team: 1, source: 'Application', keyName: null, ...metadata },
+  });
+
+  it('keeps the revision in the document the projector replaces, so one findOne reads body and ETag', async () => {
+    const { store, docs, reads } = kept();
+    for (const def of constituentsProjection.collections) await store.defineCollection(def);
+    const events = [
+      // Written before appends were stamped: one write per correlation id and time.
+      logged(0, 'ConstituentCreated', { id: 7, fields: { LastName: 'Roe' } }, { correlationId: 'a', at: '2026-01-01T00:00:00.000Z' }),
+      logged(1, 'ConstituentUpdated', { id: 7, changes: { FirstName: 'Ann' } }, { correlationId: 'b', at: '2026-01-02T00:00:00.000Z' }),
+      logged(2, 'ConstituentUpdated', { id: 7, changes: { Nickname: 'An' } }, { correlationId: 'b', at: '2026-01-02T00:00:00.000Z' }),
+      logged(3, 'ConstituentLocked', { id: 7 }, { correlationId: 'c', at: '2026-01-03T00:00:00.000Z', revision: 3 }),
+    ];
+    const seen: number[] = [];
+    for (const e of events) {
+      await constituentsProjection.apply(e as LoggedEvent<'constituent'>, store);
+      seen.push(docs.get('7')!._revision as number);
+    }
+    expect(seen).toEqual(revisionsOf(events));
+    expect(docs.get('7')).not.toHaveProperty('_write');
+    const before = reads();
+    const got = await readTeamRecordTagged(store, CONSTITUENTS, 'constituent', 1, 7);
+    expect(reads() - before).toBe(1);
+    expect(got.revision).toBe(3);
+    expect(got.record).toMatchObject({ PkConstituent: 7, FirstName: 'Ann', Nickname: 'An' });
+    expect(got.record).not.toHaveProperty('_revision');
+  });
+
+  it('answers no revision for a document written before read models kept one (the route then asks the log)', async () => {
+    const { store, docs } = kept();
+    for (const def of constituentsProjection.collections) await store.defineCollection(def);
+    docs.set('8', { _id: '8', PkConstituent: 8, FkTeam: 1, _rev: 0 });
+    expect((await readTeamRecordTagged(store, CONSTITUENTS, 'constituent', 1, 8)).revision).toBeNull();
   });
 });

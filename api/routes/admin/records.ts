@@ -3,16 +3,14 @@ import { eventStream } from '../../../domain/event/events.js';
 import { volunteerStream } from '../../../domain/volunteer/events.js';
 import { taskStream } from '../../../domain/volunteer-task/events.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { createConstituent, upsertConstituentByEmail } from '../../../commands/constituents.js';
-import type { WriteContext } from '../../../commands/context.js';
 import { createEvent } from '../../../commands/events.js';
 import { createTask } from '../../../commands/volunteer-tasks.js';
 import { registerVolunteer } from '../../../commands/volunteers.js';
 import { DomainError } from '../../../domain/shared/errors.js';
 import type { Services } from '../../../runtime/services.js';
 import { adminContext } from '../../auth.js';
-import { setEtag } from '../../etag.js';
+import { tagged } from '../../etag.js';
 import { idempotencyHooks } from '../../idempotency.js';
 import { TeamParams } from '../../schemas/admin.js';
 import { errors } from '../../schemas/common.js';
@@ -21,16 +19,13 @@ import * as E from '../../schemas/event.js';
 import * as T from '../../schemas/volunteer-task.js';
 import * as V from '../../schemas/volunteer.js';
 import { batchRoutes } from '../batch.js';
-import { readConstituent } from '../constituents.js';
-import { readEvent } from '../events.js';
-import { readTask } from '../volunteer-tasks.js';
-import { readVolunteer } from '../volunteers.js';
+import { readConstituentTagged } from '../constituents.js';
+import { readEventTagged } from '../events.js';
+import { readTaskTagged } from '../volunteer-tasks.js';
+import { readVolunteerTagged } from '../volunteers.js';
 
 const hide = true;
 const ERRORS = errors(400, 401, 403, 404, 409, 413, 422);
-
-/** The admin's write context, collecting each written stream's revision for the answer's ETag. */
-const contextOf = (request: FastifyRequest, team: number): WriteContext => ({ ...adminContext(request, team), revisions: new Map() });
 
 /**
  * decisions.md §9: the application creates the four records with the public create body and
@@ -53,13 +48,12 @@ export const adminRecordRoutes =
       '/teams/:teamId/constituents',
       { schema: { hide, params: TeamParams, querystring: C.CreateQuery, body: C.ConstituentBody, response: { 201: C.ConstituentCreated, 200: C.ConstituentCreated, ...ERRORS } } },
       async (request, reply) => {
-        const ctx = contextOf(request, request.params.teamId);
+        const ctx = adminContext(request, request.params.teamId);
         const { mode, matchOn } = request.query;
         if ((mode === 'upsert') !== (matchOn === 'email'))
           throw new DomainError('invalid_field', 'Upsert needs both mode=upsert and matchOn=email.', mode ? 'matchOn' : 'mode');
         const r = mode === 'upsert' ? await upsertConstituentByEmail(services, ctx, request.body) : { id: await createConstituent(services, ctx, request.body), created: true };
-        await setEtag(services, reply, constituentStream(r.id), ctx);
-        return reply.code(r.created ? 201 : 200).send({ created: r.created, constituent: await readConstituent(services, ctx.team, r.id) });
+        return reply.code(r.created ? 201 : 200).send({ created: r.created, constituent: await tagged(services, reply, constituentStream(r.id), await readConstituentTagged(services, ctx.team, r.id)) });
       },
     );
 
@@ -67,10 +61,9 @@ export const adminRecordRoutes =
       '/teams/:teamId/volunteers',
       { schema: { hide, params: TeamParams, body: V.CreateVolunteerBody, response: { 201: V.VolunteerCreated, 200: V.VolunteerCreated, ...ERRORS } } },
       async (request, reply) => {
-        const ctx = contextOf(request, request.params.teamId);
+        const ctx = adminContext(request, request.params.teamId);
         const r = await registerVolunteer(services, ctx, request.body);
-        await setEtag(services, reply, volunteerStream(r.id), ctx);
-        return reply.code(r.created ? 201 : 200).send({ created: r.created, volunteer: await readVolunteer(services, ctx.team, r.id) });
+        return reply.code(r.created ? 201 : 200).send({ created: r.created, volunteer: await tagged(services, reply, volunteerStream(r.id), await readVolunteerTagged(services, ctx.team, r.id)) });
       },
     );
 
@@ -78,10 +71,9 @@ export const adminRecordRoutes =
       '/teams/:teamId/volunteer-tasks',
       { schema: { hide, params: TeamParams, body: T.CreateTaskBody, response: { 201: T.TaskCreated, ...ERRORS } } },
       async (request, reply) => {
-        const ctx = contextOf(request, request.params.teamId);
+        const ctx = adminContext(request, request.params.teamId);
         const id = await createTask(services, ctx, request.body);
-        await setEtag(services, reply, taskStream(id), ctx);
-        return reply.code(201).send({ created: true, volunteerTask: await readTask(services, ctx.team, id) });
+        return reply.code(201).send({ created: true, volunteerTask: await tagged(services, reply, taskStream(id), await readTaskTagged(services, ctx.team, id)) });
       },
     );
 
@@ -89,10 +81,9 @@ export const adminRecordRoutes =
       '/teams/:teamId/events',
       { schema: { hide, params: TeamParams, body: E.EventCreateBody, response: { 201: E.EventCreated, ...ERRORS } } },
       async (request, reply) => {
-        const ctx = contextOf(request, request.params.teamId);
+        const ctx = adminContext(request, request.params.teamId);
         const id = await createEvent(services, ctx, request.body);
-        await setEtag(services, reply, eventStream(id), ctx);
-        return reply.code(201).send({ created: true, event: await readEvent(services.store, ctx.team, id) });
+        return reply.code(201).send({ created: true, event: await tagged(services, reply, eventStream(id), await readEventTagged(services.store, ctx.team, id)) });
       },
     );
   };
