@@ -109,9 +109,11 @@ async function follow(projection: SqliteProjection, log: LogReader, options: Pre
     events += step.read;
     const behind = Number(log.head() - step.position);
     const progress = meter.add(step.read, Math.max(0, behind));
-    if (progress) options.onProgress?.(progress);
+    if (progress && !step.caughtUp) options.onProgress?.(progress);
     if (step.caughtUp) {
-      options.onProgress?.(meter.now(0));
+      // Caught up, all there was is done: the total counted positions, which gaps in the log can outnumber.
+      const last = meter.now(0);
+      options.onProgress?.({ ...last, total: last.done });
       return { events, position: step.position };
     }
     // A step's awaits are microtasks only: this lets timers and signals in between.
