@@ -121,8 +121,9 @@ export async function prepare(dataDir: string, out: Out): Promise<number> {
   } catch {
     // Not allowed here (some containers): it runs at the normal priority.
   }
+  // Each made at its phase's first figures, so its rate counts from there.
   let copy = null as Progress | null;
-  const progress = startProgress({ label: 'prepare' });
+  let progress = null as Progress | null;
   try {
     const done = await prepareReadModels(dataDir, {
       progressEveryMs: 250,
@@ -131,16 +132,16 @@ export async function prepare(dataDir: string, out: Out): Promise<number> {
       onProgress: (p) => {
         copy?.stop();
         copy = null;
-        progress.update(p.done, p.total);
+        (progress ??= startProgress({ label: 'prepare' })).update(p.done, p.total);
       },
     });
-    progress.stop();
+    progress?.stop();
     const { file, built, resumed, events, position, ms } = done;
     out(JSON.stringify({ prepared: { dataDir: path.resolve(dataDir), file, readModels: built, resumed, events, position: String(position), seconds: Math.round(ms) / 1000 } }));
     return EXIT.done;
   } catch (err) {
     copy?.stop();
-    progress.stop();
+    progress?.stop();
     if (err instanceof PrepareBusy) throw new CommandFailed(err.message);
     throw err;
   }
