@@ -81,10 +81,13 @@ export async function prepareReadModels(dataDir: string, options: PrepareOptions
     privateFile(target, { sqlite: true });
     log = openLogReader(path.join(dataDir, LOG_FILE), { readonly: true });
     const opened = (core = new SqliteReadCore(target));
-    const projection = new SqliteProjection(opened, await loadProjectors(options.projectorsModule, { db: opened.db, log }), log);
+    const projectors = await loadProjectors(options.projectorsModule, { db: opened.db, log });
+    const projection = new SqliteProjection(opened, projectors, log);
     projection.prepare();
     if (!resumed) opened.transaction(() => writePreparedState(opened.db, { fingerprint, built: stale, done: false, position: 0n, stream: null, revision: null }));
-    const { events, position } = await follow(projection, log, options);
+    const collections = projectors.filter((p) => stale.includes(p.name)).flatMap((p) => p.collections.map((c) => c.name));
+    const indexesWait = () => collections.some((name) => opened.inBulk(name));
+    const { events, position } = await follow(projection, log, { ...options, report }, indexesWait);
     const last = position > 0n ? log.readAfter(position - 1n, 1)[0] : undefined;
     const state = readPreparedState(opened.db)!;
     opened.transaction(() => writePreparedState(opened.db, { ...state, done: true, position, stream: last?.stream ?? null, revision: last?.revision ?? null }));
@@ -99,12 +102,24 @@ export async function prepareReadModels(dataDir: string, options: PrepareOptions
   }
 }
 
-/** Steps the projection until it has caught up with the log, which the server may still be writing. */
-async function follow(projection: SqliteProjection, log: LogReader, options: PrepareOptions): Promise<{ events: number; position: bigint }> {
+/** A bulk step's events (engine/step.ts): a read model in bulk mode this close to the head builds its indexes in the next step. */
+const LAST_BULK_STEP = 20_000;
+
+/**
+ * Steps the projection until it has caught up with the log, which the server may still be writing.
+ * The step that catches up builds the search and list indexes of what was built in bulk mode, in
+ * one transaction that tells no progress (a minute or two at a million rows): that is said first.
+ */
+async function follow(projection: SqliteProjection, log: LogReader, options: PrepareOptions, indexesWait: () => boolean): Promise<{ events: number; position: bigint }> {
   const from = projection.position();
   const meter = new ProgressMeter(Number(log.head() - from), options.progressEveryMs ?? 5_000);
   let events = 0;
+  let said = false;
   for (;;) {
+    if (!said && Number(log.head() - projection.position()) <= LAST_BULK_STEP && indexesWait()) {
+      said = true;
+      options.report?.('the last events, then the search and list indexes of the read models built from the log, in one step that tells no progress');
+    }
     const step = await projection.step();
     events += step.read;
     const behind = Number(log.head() - step.position);
