@@ -113,6 +113,8 @@ const LAST_BULK_STEP = 20_000;
 async function follow(projection: SqliteProjection, log: LogReader, options: PrepareOptions, indexesWait: () => boolean): Promise<{ events: number; position: bigint }> {
   const from = projection.position();
   const meter = new ProgressMeter(Number(log.head() - from), options.progressEveryMs ?? 5_000);
+  // Told at once, so a rate counts from here (the first step may take seconds).
+  options.onProgress?.(meter.now(Number(log.head() - from)));
   let events = 0;
   let said = false;
   for (;;) {
