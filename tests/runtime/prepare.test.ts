@@ -204,6 +204,29 @@ describe('turnout rebuild --prepare', () => {
     await d.log.close();
   }, 60_000);
 
+  it('is not adopted by a start while unfinished, or prepared from another log, and goes with a log line saying so', async () => {
+    const d = dataDir();
+    const head = await d.append(50);
+    const server = await d.server(1);
+    await server.waitFor(head);
+    await server.stop();
+    const refusedFor = async (change: string) => {
+      const { file } = await d.prepare(2);
+      const db = new Database(file!);
+      db.prepare(`UPDATE _meta_prepared SET state = json_set(state, ${change})`).run();
+      db.close();
+      const reports: string[] = [];
+      expect(await d.adopt(2, reports)).toBeNull();
+      expect(d.prepared()).toEqual([]);
+      return reports;
+    };
+    expect(await refusedFor(`'$.done', json('false')`)).toEqual([expect.stringMatching(/^read models: removed readmodels\.prepared-\w+\.sqlite: unfinished: its prepare stopped before it caught up with the log$/)]);
+    expect(await refusedFor(`'$.stream', 'thing-elsewhere'`)).toEqual([expect.stringMatching(/: prepared from another log than this data dir holds$/)]);
+    // The live read models stay the old release's: the start builds what changed, as without a prepare.
+    expect(recordedVersions(path.join(d.dir, READ_MODELS_FILE)).get('projector:changed')).toBe(1);
+    await d.log.close();
+  }, 30_000);
+
   it('refuses to run beside another prepare, and has nothing to prepare when the live read models hold every version', async () => {
     const d = dataDir();
     const head = await d.append(20);
