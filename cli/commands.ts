@@ -1,13 +1,15 @@
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DataDirBusy } from '../runtime/datadir-lock.js';
+import { DataDirBusy, PrepareBusy } from '../runtime/datadir-lock.js';
+import { prepareReadModels } from '../runtime/prepare.js';
 import { LOG_FILE } from '../runtime/read-models.js';
 import { rebuildReadModels } from '../runtime/rebuild.js';
 import { AdminClient } from './client.js';
 import { CommandFailed, EXIT } from './errors.js';
-import { startProgress } from './progress.js';
+import { type Progress, startProgress } from './progress.js';
 
 type Out = (line: string) => void;
 
@@ -85,9 +87,13 @@ export const replay = (team: number, endpoint: number, range: { from: string; to
     return r.status === 'done' ? EXIT.done : EXIT.failed;
   });
 
+function mustHoldLog(dataDir: string): void {
+  if (!existsSync(path.join(dataDir, LOG_FILE))) throw new CommandFailed(`${path.resolve(dataDir)} holds no Turnout log (${LOG_FILE}); name the data dir with --data-dir or TURNOUT_DATA_DIR.`);
+}
+
 /** `rebuild`: every read model of an embedded data dir, again from its log, offline. */
 export async function rebuild(dataDir: string, out: Out): Promise<number> {
-  if (!existsSync(path.join(dataDir, LOG_FILE))) throw new CommandFailed(`${path.resolve(dataDir)} holds no Turnout log (${LOG_FILE}); name the data dir with --data-dir or TURNOUT_DATA_DIR.`);
+  mustHoldLog(dataDir);
   const progress = startProgress({ label: 'rebuild' });
   try {
     const { events, ms } = await rebuildReadModels(dataDir, { progressEveryMs: 250, onProgress: (p) => progress.update(p.done, p.total) });
@@ -97,6 +103,46 @@ export async function rebuild(dataDir: string, out: Out): Promise<number> {
   } catch (err) {
     progress.stop();
     if (err instanceof DataDirBusy) throw new CommandFailed(`${err.message} The rebuild runs offline: stop the server first.`);
+    throw err;
+  }
+}
+
+const MB = 1024 * 1024;
+
+/**
+ * `rebuild --prepare`: this release's read models built beside the live ones while the old
+ * release's server serves (runtime/prepare.ts); prints `{"prepared": {...}}`.
+ */
+export async function prepare(dataDir: string, out: Out): Promise<number> {
+  mustHoldLog(dataDir);
+  // Background work beside a server that serves: the server's threads come first for the CPU.
+  try {
+    os.setPriority(10);
+  } catch {
+    // Not allowed here (some containers): it runs at the normal priority.
+  }
+  // Each made at its phase's first figures, so its rate counts from there.
+  let copy = null as Progress | null;
+  let progress = null as Progress | null;
+  try {
+    const done = await prepareReadModels(dataDir, {
+      progressEveryMs: 250,
+      report: (line) => void process.stderr.write(`prepare: ${line}\n`),
+      onCopy: (bytes, total) => (copy ??= startProgress({ label: 'prepare: copy of the live read models, MB' })).update(Math.round(bytes / MB), Math.round(total / MB)),
+      onProgress: (p) => {
+        copy?.stop();
+        copy = null;
+        (progress ??= startProgress({ label: 'prepare' })).update(p.done, p.total);
+      },
+    });
+    progress?.stop();
+    const { file, built, resumed, events, position, ms } = done;
+    out(JSON.stringify({ prepared: { dataDir: path.resolve(dataDir), file, readModels: built, resumed, events, position: String(position), seconds: Math.round(ms) / 1000 } }));
+    return EXIT.done;
+  } catch (err) {
+    copy?.stop();
+    progress?.stop();
+    if (err instanceof PrepareBusy) throw new CommandFailed(err.message);
     throw err;
   }
 }

@@ -1,5 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { createKey, createTeam, exportTeam, rebuild, replay } from './commands.js';
+import { createKey, createTeam, exportTeam, prepare, rebuild, replay } from './commands.js';
 import { CommandFailed, EXIT, UsageError } from './errors.js';
 import { importFile } from './import.js';
 import { RESOURCES, type Resource } from './validate.js';
@@ -95,10 +95,20 @@ function program(): Command {
 
   turnout
     .command('rebuild')
-    .summary('rebuild the read models of a data dir, offline')
-    .description('Rebuild every read model of an embedded data dir from its log, offline; refuses while a server holds the data dir.')
+    .summary('rebuild the read models of a data dir, offline, or prepare them for an upgrade')
+    .description(
+      'Rebuild every read model of an embedded data dir from its log, offline; refuses while a server holds the data dir.\n\n' +
+        'With --prepare, the upgrade path: run it with the new release while the old release\'s server still serves the data dir. ' +
+        'It builds the read models whose version changed into a file beside the live ones, reading the log as the server writes it, ' +
+        'follows the log until caught up and prints {"prepared": {...}}; the new release started on the data dir adopts that file and applies only what was written since. ' +
+        'It writes neither the log nor the live read models, so stopping it at any point is harmless; run again, it goes on where it stopped.',
+    )
     .option('--data-dir <dir>', 'the data dir (default: TURNOUT_DATA_DIR, else ./data)')
-    .action(async (o: { dataDir?: string }) => result(await rebuild(o.dataDir ?? (process.env.TURNOUT_DATA_DIR || './data'), out)));
+    .option('--prepare', "build this release's changed read models beside the live ones while the old release's server serves", false)
+    .action(async (o: { dataDir?: string; prepare: boolean }) => {
+      const dir = o.dataDir ?? (process.env.TURNOUT_DATA_DIR || './data');
+      result(await (o.prepare ? prepare(dir, out) : rebuild(dir, out)));
+    });
 
   const withEnv = (c: Command): void => {
     c.commands.forEach(withEnv);

@@ -23,6 +23,9 @@ const DDL = `CREATE TABLE IF NOT EXISTS ${TABLE} (
   PRIMARY KEY (team, seq)
 ) WITHOUT ROWID`;
 
+/** The table's projector as a release's read-model versions name it (runtime/prepared.ts). */
+export const FEED_TABLE_VERSION = { name: 'change-feed', version: 1 } as const;
+
 /**
  * The projector that fills the table, run by the projector thread beside the read models and
  * in the same transaction as their checkpoints: once a write has answered (its events are
@@ -34,8 +37,7 @@ export function feedTableProjector(db: Database.Database, streams: StreamReader)
   db.exec(DDL);
   const insert = db.prepare<[number, bigint, number, string, string]>(`INSERT OR REPLACE INTO ${TABLE} (team, seq, at, type, json) VALUES (?, ?, ?, ?, ?)`);
   return {
-    name: 'change-feed',
-    version: 1,
+    ...FEED_TABLE_VERSION,
     collections: [],
     tables: [TABLE],
     independent: true,

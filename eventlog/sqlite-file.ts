@@ -80,10 +80,11 @@ export interface LogFileReader {
 /**
  * A reading connection to an existing log file, for a thread of its own that follows the log
  * (the read-model projector thread): the events after a position, the head, and streams (the
- * change feed's envelopes are built there). It never writes.
+ * change feed's envelopes are built there). It never writes; `readonly` makes SQLite hold it to
+ * that (a process that reads another's log: `turnout rebuild --prepare`).
  */
-export function openLogReader(file: string): LogFileReader {
-  const db = new Database(file, { fileMustExist: true });
+export function openLogReader(file: string, options: { readonly?: boolean } = {}): LogFileReader {
+  const db = new Database(file, { fileMustExist: true, readonly: options.readonly ?? false });
   db.defaultSafeIntegers(true);
   db.pragma('busy_timeout = 5000');
   const after = db.prepare<[bigint, number], Row>(`SELECT ${ROW} FROM events WHERE position > ? ORDER BY position LIMIT ?`);

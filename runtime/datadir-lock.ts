@@ -33,8 +33,36 @@ const PID_FILE = 'turnout.lock.pid';
  */
 export function lockDataDir(dir: string): DataDirLock {
   secureDataDir(dir);
-  privateFile(path.join(dir, LOCK_FILE), { sqlite: true });
-  const db = new Database(path.join(dir, LOCK_FILE));
+  return claim(dir, LOCK_FILE, PID_FILE, (pid) => new DataDirBusy(path.resolve(dir), pid));
+}
+
+/** A `turnout rebuild --prepare` (runtime/prepare.ts) already runs on the data dir. */
+export class PrepareBusy extends Error {
+  constructor(
+    readonly dir: string,
+    readonly holderPid: number | null,
+  ) {
+    super(`a turnout rebuild --prepare already runs on ${dir}${holderPid ? ` (pid ${holderPid})` : ''}: wait for it to end, or stop it.`);
+    this.name = 'PrepareBusy';
+  }
+}
+
+const PREPARE_LOCK_FILE = 'turnout.prepare.lock';
+const PREPARE_PID_FILE = 'turnout.prepare.lock.pid';
+
+/**
+ * Claims the prepared read models' files of the data dir for one prepare at a time, beside the
+ * server's own lock (which a prepare never takes: the old release's server holds it meanwhile).
+ * The start claims it too, for as long as it adopts or removes those files, so it never renames a
+ * file a prepare is still writing.
+ */
+export function lockPrepare(dir: string): DataDirLock {
+  return claim(dir, PREPARE_LOCK_FILE, PREPARE_PID_FILE, (pid) => new PrepareBusy(path.resolve(dir), pid));
+}
+
+function claim(dir: string, lockFile: string, pidFile: string, busy: (holderPid: number | null) => Error): DataDirLock {
+  privateFile(path.join(dir, lockFile), { sqlite: true });
+  const db = new Database(path.join(dir, lockFile));
   try {
     db.pragma('busy_timeout = 0');
     // The rollback journal: in WAL mode an exclusive connection would not block others' opens the same way.
@@ -47,16 +75,16 @@ export function lockDataDir(dir: string): DataDirLock {
     db.exec('COMMIT');
   } catch (err) {
     db.close();
-    if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY') || (err as { code?: string }).code === 'SQLITE_LOCKED') throw new DataDirBusy(path.resolve(dir), holderPid(dir));
+    if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY') || (err as { code?: string }).code === 'SQLITE_LOCKED') throw busy(holderPid(dir, pidFile));
     throw err;
   }
-  writeFileSync(path.join(dir, PID_FILE), `${process.pid}\n`, { mode: 0o600 });
+  writeFileSync(path.join(dir, pidFile), `${process.pid}\n`, { mode: 0o600 });
   return { release: () => db.close() };
 }
 
-function holderPid(dir: string): number | null {
+function holderPid(dir: string, pidFile: string): number | null {
   try {
-    const pid = Number(readFileSync(path.join(dir, PID_FILE), 'utf8').trim());
+    const pid = Number(readFileSync(path.join(dir, pidFile), 'utf8').trim());
     return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
   } catch {
     return null;

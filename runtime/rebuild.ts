@@ -219,7 +219,7 @@ class Flusher {
 }
 
 /** A database file and whatever SQLite keeps beside it. */
-function removeDatabase(file: string): void {
+export function removeDatabase(file: string): void {
   for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(file + suffix, { force: true });
 }
 
@@ -228,14 +228,14 @@ function removeDatabase(file: string): void {
  * file it would be read as the new file's. A crash in between leaves the old file without its
  * last transactions, still consistent: its checkpoints are as old as its rows, and those events are projected again.
  */
-function replaceDatabase(from: string, to: string): void {
+export function replaceDatabase(from: string, to: string): void {
   for (const suffix of ['-wal', '-shm', '-journal']) rmSync(to + suffix, { force: true });
   renameSync(from, to);
   syncPath(path.dirname(to));
 }
 
 /** Everything written to a file (or a directory's entries) on disk before this returns. */
-function syncPath(file: string): void {
+export function syncPath(file: string): void {
   const fd = openSync(file, 'r');
   try {
     fsyncSync(fd);

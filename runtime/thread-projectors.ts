@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { feedTableProjector } from '../dispatcher/feed-table.js';
+import { FEED_TABLE_VERSION, feedTableProjector } from '../dispatcher/feed-table.js';
 import type { StreamReader } from '../dispatcher/history.js';
 import { projectors as productProjectors } from '../projections/index.js';
 import type { Projector } from '../projections/engine/projector.js';
@@ -20,6 +20,15 @@ export async function loadProjectors(projectorsModule: string | undefined, threa
   if (!projectorsModule) return [...productProjectors, feedTableProjector(thread.db, thread.log)];
   const mod = (await import(projectorsModule)) as { projectors: Projector[] };
   return mod.projectors;
+}
+
+/**
+ * The name and version of every projector loadProjectors gives a thread, without opening a read
+ * database: what a release's read models are, for its prepared files (runtime/prepared.ts).
+ */
+export async function projectorVersions(projectorsModule?: string): Promise<Array<{ name: string; version: number }>> {
+  const all = projectorsModule ? ((await import(projectorsModule)) as { projectors: Projector[] }).projectors : [...productProjectors, FEED_TABLE_VERSION];
+  return all.map((p) => ({ name: p.name, version: p.version }));
 }
 
 /**

@@ -24,6 +24,8 @@ import { openWebhookDb, openWebhookState } from './webhooks.js';
 import { SqliteIdempotencyStore } from './idempotency/sqlite.js';
 import { type CatchUpProgress, LOG_FILE, READ_MODELS_FILE, startProjectorThread } from './read-models.js';
 import { readModelTopology } from './topology.js';
+import { adoptPrepared } from './prepared.js';
+import { projectorVersions } from './thread-projectors.js';
 import { FeedTable } from '../dispatcher/feed-table.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 import { instrumentAppend, traceSettle } from './instrument.js';
@@ -110,6 +112,9 @@ export async function openRuntime(
   if (!config.natsUrl && config.dataDir !== ':memory:') {
     const lock = lockDataDir(config.dataDir);
     closers.push(() => lock.release());
+    // Read models a `turnout rebuild --prepare` built for this release replace the live ones before
+    // anything opens them; only a process that holds the data dir alone may move them.
+    if (readModelTopology(config) === 'file-thread') adoptPrepared(config.dataDir, await projectorVersions(), report);
   }
   // Spans still buffered are sent after everything else has closed.
   const tracing = await startTracing(hooks.env);

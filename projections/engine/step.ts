@@ -13,8 +13,18 @@ export interface LogReader {
 }
 
 /** Each projector keeps its own checkpoint, so one read model can be rebuilt while the others stay. */
-export const checkpointName = (p: Projector): string => `projector:${p.name}`;
-const versionName = checkpointName;
+export const checkpointName = (p: Pick<Projector, 'name'>): string => `projector:${p.name}`;
+/** The name a projector's read-model version is recorded under. */
+export const versionName = checkpointName;
+
+/**
+ * The projectors whose read models a database does not hold at the code's version (a version
+ * raised, or never built), given the versions it records: those prepare() drops and builds again,
+ * and those `turnout rebuild --prepare` builds ahead of a release (runtime/prepare.ts).
+ */
+export function outOfDate<P extends Pick<Projector, 'name' | 'version'>>(projectors: readonly P[], recorded: (name: string) => number | null): P[] {
+  return projectors.filter((p) => recorded(versionName(p)) !== p.version);
+}
 
 /** Events per transaction: live (a write waits for it) and in bulk (a rebuild, where throughput counts). */
 const LIVE_CHUNK = 2_000;
@@ -83,8 +93,9 @@ export class SqliteProjection {
     const rebuilt: string[] = [];
     this.core.begin();
     try {
+      const stale = outOfDate(this.projectors, (name) => this.core.schemaVersion(name));
       for (const p of this.projectors) {
-        if (this.core.schemaVersion(versionName(p)) !== p.version) {
+        if (stale.includes(p)) {
           for (const c of p.collections) this.core.dropCollection(c.name);
           p.reset?.();
           // Recorded now, in the drop's transaction: another process starting meanwhile must not drop again.
