@@ -8,6 +8,7 @@ import { IdAllocator } from '../commands/ids.js';
 import { StartCatchUp } from '../projections/engine/catch-up.js';
 import { waitForCheckpoint } from '../projections/engine/checkpoint-wait.js';
 import { ProjectionRunner } from '../projections/engine/main-thread.js';
+import { defineReadModels } from '../projections/engine/step.js';
 import type { ProjectorThread } from '../projections/engine/thread.js';
 import { projectors } from '../projections/index.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
@@ -129,9 +130,9 @@ export async function openRuntime(
   // Read models rebuilt at start are per process, so every process that reads keeps its own
   // projector; with a shared store only the projector role writes, and only the lease holder.
   // In the embedded file, the projector thread writes (one per process, each applying what no
-  // other has: projections/engine/step.ts).
+  // other has: projections/engine/sqlite-step.ts).
   const runner = topology === 'in-process' || topology === 'leased' ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError, report }) : null;
-  for (const p of projectors) for (const c of p.collections) await rawStore.defineCollection(c);
+  await defineReadModels(rawStore, projectors);
   let leased: Awaited<ReturnType<typeof keepProjectionLease>> | null = null;
   // Reads wait for the catch-up after start only where this process's own projector writes the
   // read models it serves; a shared store is kept up by the lease holder, wherever it runs.

@@ -94,7 +94,24 @@ export interface ReadStore {
   remove(collection: string, id: number | string): Promise<void>;
   getCheckpoint(name: string): Promise<Position | null>;
   setCheckpoint(name: string, position: Position): Promise<void>;
+  /**
+   * The store's transactions, where it has them (SQLite: the connection's; MongoDB: a session's,
+   * on a replica set or sharded cluster only). Null, or left out, where it has none (the tests'
+   * memory store, a standalone MongoDB server): the projection engine then writes each
+   * projector's checkpoint after its writes, and relies on projectors being idempotent
+   * (engine/step.ts).
+   */
+  transactions?(): Promise<Transactions | null>;
   close(): Promise<void>;
+}
+
+export interface Transactions {
+  /**
+   * Runs `work` against the store it is handed: every write it makes lands together, or none
+   * does when it throws. The work may be run again (MongoDB retries a transaction that met a
+   * transient error), so it reads what it needs inside.
+   */
+  run<T>(work: (store: ReadStore) => Promise<T>): Promise<T>;
 }
 
 // ---- small builders so call sites read as the rule they state ----
