@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { DataDirBusy } from '../runtime/datadir-lock.js';
 import { LOG_FILE } from '../runtime/read-models.js';
 import { rebuildReadModels } from '../runtime/rebuild.js';
+import { dropUnusedAt } from '../runtime/drop-unused.js';
 import { AdminClient } from './client.js';
 import { CommandFailed, EXIT } from './errors.js';
 import { startProgress } from './progress.js';
@@ -84,6 +85,22 @@ export const replay = (team: number, endpoint: number, range: { from: string; to
     out(JSON.stringify({ replay: r }));
     return r.status === 'done' ? EXIT.done : EXIT.failed;
   });
+
+/**
+ * `rebuild --drop-unused`: the MongoDB read-model collections no running build reads, dropped
+ * (runtime/drop-unused.ts). A line per dropped collection on stdout, then the summary.
+ */
+export async function dropUnused(mongoUrl: string | undefined, out: Out): Promise<number> {
+  if (!mongoUrl) throw new CommandFailed('--drop-unused works on the MongoDB read store: set TURNOUT_MONGO_URL.');
+  try {
+    const plan = await dropUnusedAt(mongoUrl, (name) => out(JSON.stringify({ dropped: name })));
+    out(JSON.stringify({ dropUnused: { dropped: plan.drop.length, kept: plan.keep, checkpoints: plan.checkpoints.length } }));
+    return EXIT.done;
+  } catch (err) {
+    if (err instanceof Error && /nothing dropped/.test(err.message)) throw new CommandFailed(err.message);
+    throw err;
+  }
+}
 
 /** `rebuild`: every read model of an embedded data dir, again from its log, offline. */
 export async function rebuild(dataDir: string, out: Out): Promise<number> {

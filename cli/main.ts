@@ -1,5 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { createKey, createTeam, exportTeam, rebuild, replay } from './commands.js';
+import { createKey, createTeam, dropUnused, exportTeam, rebuild, replay } from './commands.js';
 import { CommandFailed, EXIT, UsageError } from './errors.js';
 import { importFile } from './import.js';
 import { RESOURCES, type Resource } from './validate.js';
@@ -96,9 +96,15 @@ function program(): Command {
   turnout
     .command('rebuild')
     .summary('rebuild the read models of a data dir, offline')
-    .description('Rebuild every read model of an embedded data dir from its log, offline; refuses while a server holds the data dir.')
+    .description(
+      'Rebuild every read model of an embedded data dir from its log, offline; refuses while a server holds the data dir. ' +
+        'With --drop-unused, drop instead the MongoDB read-model collections (TURNOUT_MONGO_URL) of versions no running process reads.',
+    )
     .option('--data-dir <dir>', 'the data dir (default: TURNOUT_DATA_DIR, else ./data)')
-    .action(async (o: { dataDir?: string }) => result(await rebuild(o.dataDir ?? (process.env.TURNOUT_DATA_DIR || './data'), out)));
+    .option('--drop-unused', 'drop the MongoDB read-model collections no running build uses (never done automatically)')
+    .action(async (o: { dataDir?: string; dropUnused?: boolean }) =>
+      result(o.dropUnused ? await dropUnused(process.env.TURNOUT_MONGO_URL || undefined, out) : await rebuild(o.dataDir ?? (process.env.TURNOUT_DATA_DIR || './data'), out)),
+    );
 
   const withEnv = (c: Command): void => {
     c.commands.forEach(withEnv);

@@ -6,11 +6,13 @@ import { type EventLog } from '../../eventlog/port.js';
 import type { ReadStore } from '../store/port.js';
 import type { Projector } from './projector.js';
 import { PositionWaiters, type ReadModelsDriver } from './status.js';
-import { defineReadModels, ProjectionFailure, ProjectionStep } from './step.js';
+import { defineReadModels, ProjectionFailure, ProjectionStep, versionedCheckpointName } from './step.js';
 
 export interface ProjectionRunnerOptions {
-  /** The summary checkpoint (step.ts): where every projector is, for the processes that wait on it. */
+  /** The follower's name in /readyz, and the summary checkpoint's unless `summary` names another. */
   checkpointName?: string;
+  /** The summary checkpoint (step.ts): where every projector is, for the processes that wait on it. */
+  summary?: string;
   /** How long a write waits for its events to become visible before giving up. */
   waitTimeoutMs?: number;
   /** Told of each failed attempt to apply an event; the event is retried until it applies. */
@@ -68,7 +70,8 @@ export class ProjectionRunner implements ReadModelsDriver {
   ) {
     this.checkpointName = options.checkpointName ?? 'read-models';
     this.applied = new PositionWaiters(options.waitTimeoutMs ?? 15_000);
-    this.step = new ProjectionStep(projectors, { summary: this.checkpointName });
+    // Versioned checkpoints: on a store that several builds share, each version is built on its own.
+    this.step = new ProjectionStep(projectors, { summary: options.summary ?? this.checkpointName, checkpointOf: versionedCheckpointName });
   }
 
   private get retry() {
@@ -97,6 +100,9 @@ export class ProjectionRunner implements ReadModelsDriver {
     await this.applying?.catch(() => undefined);
     this.chunk = [];
     await this.step.load(this.store, true);
+    // A build whose projectors are all built already (another build shared them) has its summary written now, not at the next event.
+    await this.step.save(this.store);
+    this.step.settle();
     const stored = this.step.lowest();
     if (stored.commit === 0n && stored.prepare === 0n) return null;
     // Another lease holder may have moved the shared store on while this process stood by.

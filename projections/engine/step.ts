@@ -5,6 +5,11 @@ import { categoryRouter, type Projector } from './projector.js';
 
 /** Each projector keeps its own checkpoint, so one read model can be rebuilt while the others stay. */
 export const checkpointName = (p: Projector): string => `projector:${p.name}`;
+/**
+ * The checkpoint of a projector's version, where versions live side by side (MongoDB): a build
+ * with a new version starts that one from the log's start, and the old build's stays where it is.
+ */
+export const versionedCheckpointName = (p: Projector): string => `projector:${p.name}@v${p.version}`;
 
 /** Where a projector with no checkpoint starts: before the first event. */
 export const START: Position = { commit: 0n, prepare: 0n };
@@ -24,10 +29,11 @@ export class ProjectionFailure extends Error {
 export interface StepOptions {
   /**
    * A checkpoint also kept for the whole set: the position every projector has reached, which
-   * processes that do not project wait on (checkpoint-wait.ts). Before each projector kept its
-   * own, it was the only one: a projector without a checkpoint of its own starts from it.
+   * processes that do not project wait on (checkpoint-wait.ts).
    */
   summary?: string;
+  /** Each projector's checkpoint name: checkpointName unless given. */
+  checkpointOf?: (p: Projector) => string;
 }
 
 /**
@@ -50,12 +56,14 @@ export class ProjectionStep {
   private storedSummary: Position | null = null;
   /** The projectors that read each stream category. */
   private readonly route: (stream: string) => Projector[];
+  private readonly nameOf: (p: Projector) => string;
 
   constructor(
     readonly projectors: readonly Projector[],
     private readonly options: StepOptions = {},
   ) {
     this.route = categoryRouter(projectors);
+    this.nameOf = options.checkpointOf ?? checkpointName;
   }
 
   /**
@@ -86,10 +94,9 @@ export class ProjectionStep {
    * past a checkpoint is applied, its checkpoint not yet written (a store without transactions).
    */
   async load(store: ReadStore, keepApplied = false): Promise<void> {
-    const summary = this.options.summary ? await store.getCheckpoint(this.options.summary) : null;
-    this.storedSummary = summary;
+    this.storedSummary = this.options.summary ? await store.getCheckpoint(this.options.summary) : null;
     for (const p of this.projectors) {
-      const at = (await store.getCheckpoint(checkpointName(p))) ?? summary ?? START;
+      const at = (await store.getCheckpoint(this.nameOf(p))) ?? START;
       this.stored.set(p, at);
       const working = this.working.get(p);
       if (!keepApplied || !working || comparePositions(working, at) < 0) this.working.set(p, at);
@@ -138,7 +145,7 @@ export class ProjectionStep {
    * those that move are written, so a step that found everything applied writes nothing.
    */
   async save(store: ReadStore): Promise<void> {
-    for (const [p, at] of this.working) if (comparePositions(at, this.stored.get(p)!) > 0) await store.setCheckpoint(checkpointName(p), at);
+    for (const [p, at] of this.working) if (comparePositions(at, this.stored.get(p)!) > 0) await store.setCheckpoint(this.nameOf(p), at);
     const summary = this.options.summary;
     const low = this.lowest();
     if (summary && (!this.storedSummary || comparePositions(low, this.storedSummary) > 0)) await store.setCheckpoint(summary, low);
@@ -161,7 +168,10 @@ export class ProjectionStep {
   }
 }
 
-/** Lays out (or checks) every collection of `projectors` in `store`: the one place they are listed. */
+/**
+ * Lays out (or checks) every collection of `projectors` in `store`, each with its projector's
+ * version: the one place they are listed.
+ */
 export async function defineReadModels(store: ReadStore, projectors: readonly Projector[]): Promise<void> {
-  for (const p of projectors) for (const c of p.collections) await store.defineCollection(c);
+  for (const p of projectors) for (const c of p.collections) await store.defineCollection({ ...c, version: p.version });
 }

@@ -1,6 +1,7 @@
 import { type ClientSession, type Collection, type Db, type Document, MongoClient } from 'mongodb';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
 import { containsField, escapeRegex, NGRAMS, ngramsOf } from './mongo-search.js';
+import { versionedName } from './mongo-versions.js';
 import { type CollectionDef, type Doc, type Filter, type Page, type Query, type ReadStore, searchedFields, type SortKey, type Transactions } from './port.js';
 
 export { escapeRegex };
@@ -10,7 +11,8 @@ export { escapeRegex };
  * documents it covers are acknowledged, so a process that reads the checkpoint from the primary
  * and then the documents sees them (read-your-writes across API processes).
  */
-const CHECKPOINTS = 'checkpoints';
+export const MONGO_CHECKPOINTS = 'checkpoints';
+const CHECKPOINTS = MONGO_CHECKPOINTS;
 /** Every document has an `_id`, so this matches none (an empty `$or` is an error in MongoDB). */
 const MATCH_NONE: Document = { _id: { $in: [] } };
 
@@ -28,6 +30,8 @@ export class MongoReadStore implements ReadStore {
   private readonly defs = new Map<string, CollectionDef>();
   /** Per collection, the fields whose n-grams are kept (every string field where none are named). */
   private readonly searched = new Map<string, string[] | undefined>();
+  /** Per collection, the name it has in the database (its version's). */
+  private readonly physical = new Map<string, string>();
   /** Set on a view of the store bound to a transaction's session (transactions()): every operation passes it. */
   private session: ClientSession | undefined = undefined;
   private transactional: Promise<Transactions | null> | null = null;
@@ -48,10 +52,13 @@ export class MongoReadStore implements ReadStore {
   async defineCollection(def: CollectionDef): Promise<void> {
     if (def.name === CHECKPOINTS) throw new Error(`"${CHECKPOINTS}" is reserved for projection checkpoints`);
     if (this.defs.has(def.name)) return;
+    // Read and written by its own name, kept under its version's (mongo-versions.ts).
+    const physical = versionedName(def.name, def.version);
+    this.physical.set(def.name, physical);
     const idKey = { [fieldName(def.idField)]: 1 } as const;
     const others = (def.indexes ?? []).filter((fields) => !(fields.length === 1 && fields[0] === def.idField));
     // createIndexes is idempotent, so every process may define the collections it reads.
-    await this.db.collection(def.name).createIndexes([
+    await this.db.collection(physical).createIndexes([
       { key: idKey, unique: true },
       ...others.map((fields) => ({ key: Object.fromEntries(fields.map((f) => [fieldName(f), 1 as const])) })),
       // Multikey: one entry per gram, for substring search (mongo-search.ts).
@@ -59,7 +66,7 @@ export class MongoReadStore implements ReadStore {
     ]);
     this.searched.set(def.name, searchedFields(def));
     await this.backfillNgrams(def);
-    if (def.expireAfter) await this.expireAfter(def.name, fieldName(def.expireAfter.field), def.expireAfter.seconds);
+    if (def.expireAfter) await this.expireAfter(physical, fieldName(def.expireAfter.field), def.expireAfter.seconds);
     this.defs.set(def.name, def);
   }
 
@@ -80,7 +87,7 @@ export class MongoReadStore implements ReadStore {
 
   /** Documents written before substring search had its index get their grams (once; then none lack them). */
   private async backfillNgrams(def: CollectionDef): Promise<void> {
-    const col = this.db.collection<Document & { _id: string }>(def.name);
+    const col = this.db.collection<Document & { _id: string }>(versionedName(def.name, def.version));
     const batch: Array<{ updateOne: { filter: Document; update: Document } }> = [];
     for await (const doc of col.find({ [NGRAMS]: { $exists: false } })) {
       batch.push({ updateOne: { filter: { _id: doc._id }, update: { $set: { [NGRAMS]: ngramsOf(doc, this.searched.get(def.name)) } } } });
@@ -226,7 +233,7 @@ export class MongoReadStore implements ReadStore {
   /** Keyed by the id as text, as the memory store is, so get(c, 12) and get(c, '12') agree. */
   private col(name: string): Collection<Document & { _id: string }> {
     this.def(name);
-    return this.db.collection<Document & { _id: string }>(name);
+    return this.db.collection<Document & { _id: string }>(this.physical.get(name)!);
   }
 
   private checkpoints(): Collection<CheckpointDoc> {

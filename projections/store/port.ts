@@ -67,6 +67,13 @@ export interface CollectionDef {
    * process and ignores it.
    */
   expireAfter?: { field: string; seconds: number };
+  /**
+   * The version of the projector that writes it (engine/step.ts defineReadModels sets it). A
+   * store that processes of several builds share (MongoDB) keeps each version's collection apart,
+   * named after it, so that a new version is built beside the one the old build reads
+   * (docs/production.md); a store of one process ignores it.
+   */
+  version?: number;
 }
 
 export interface OrderDef {
