@@ -163,7 +163,7 @@ export async function openRuntime(
         await keepTeamFeed();
         leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err), `read-models-${buildOf(projectors)}`);
         closers.push(() => leased!.close());
-        void catchUp.follow(log, (p) => waitForCheckpoint(rawStore, p, summary));
+        void catchUp.followShared(log, rawStore, summary);
       } else if (runner) {
         await keepTeamFeed();
         await runner.start();
@@ -174,7 +174,7 @@ export async function openRuntime(
         void catchUp.follow(log, (p) => inFile.thread.waitFor(p));
       } else {
         // Another process keeps this build's versions: ready once they reach the log's head at start.
-        void catchUp.follow(log, (p) => waitForCheckpoint(rawStore, p, summary));
+        void catchUp.followShared(log, rawStore, summary);
       }
     })());
   if (hooks.follow !== false) await startFollowing();
@@ -205,9 +205,8 @@ export async function openRuntime(
   // Readiness asks every follower this process runs; a standby (the lease is elsewhere) runs none.
   // Elsewhere the shared read models are another process's: caught up once this build's versions
   // reached the log's head at start (a new version is built from the log meanwhile).
-  const sharedStatus = (): FollowerStatus => ({ name: 'read-models', state: catchUp.pending() ? 'catching_up' : 'caught_up', behind: null });
-  if (runner) followers.push(async () => (leased && !leased.keeper.held ? sharedStatus() : runner.status()));
-  else if (shared) followers.push(async () => sharedStatus());
+  if (runner) followers.push(async () => (leased && !leased.keeper.held ? catchUp.status() : runner.status()));
+  else if (shared) followers.push(async () => catchUp.status());
   if (inFile) followers.push(() => inFile.thread.status());
   if (limiter instanceof FallbackRateLimiter) followers.push(async () => limiter.status());
 

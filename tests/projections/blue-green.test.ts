@@ -2,7 +2,9 @@ import type { Db, Document } from 'mongodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ANY, type NewEvent } from '../../eventlog/port.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
+import { readiness } from '../../api/routes/health.js';
 import { buildOf, READ_MODEL_USERS, registerReadModels, summaryOf } from '../../projections/engine/builds.js';
+import { StartCatchUp } from '../../projections/engine/catch-up.js';
 import { ProjectionRunner } from '../../projections/engine/main-thread.js';
 import type { Projector } from '../../projections/engine/projector.js';
 import { versionedCheckpointName } from '../../projections/engine/step.js';
@@ -81,6 +83,36 @@ describe('two builds over one shared store (a rolling deploy of a new read-model
     closing.push(() => second.stop());
     await second.start();
     expect(await store.getCheckpoint(summaryOf(fewer))).toEqual(at);
+  });
+});
+
+describe('a process of a new build on the shared store', () => {
+  it('is not ready (/readyz 503, read-models catching up) until its build\'s versions have reached the log\'s head at its start, whatever the old build\'s have', async () => {
+    const log = new SqliteEventLog(':memory:');
+    const store = new MemoryReadStore();
+    const old = [counting('people', 1)];
+    const next = [counting('people', 2)];
+    let head = null;
+    for (let i = 0; i < 3; i++) head = (await log.append(`thing-${i}`, [event('Something')], ANY)).position;
+    // The old build's read models are current; the new build's are not built yet.
+    await store.setCheckpoint(summaryOf(old), head!);
+    const catchUp = new StartCatchUp();
+    const runner = new ProjectionRunner(log, store, next, { summary: summaryOf(next) });
+    try {
+      void catchUp.followShared(log, store, summaryOf(next));
+      const ready = () => readiness({ reachable: async () => {}, followers: async () => [catchUp.status()], starting: () => false });
+      expect(await ready()).toMatchObject({ code: 503, body: { followers: [{ name: 'read-models', state: 'catching_up' }] } });
+
+      // The new build's lease holder builds its versions from the log.
+      await runner.start();
+      await catchUp.pending();
+      expect(await ready()).toMatchObject({ code: 200, body: { followers: [{ name: 'read-models', state: 'caught_up' }] } });
+      expect(next[0].applied).toBe(3);
+    } finally {
+      catchUp.stop();
+      await runner.stop();
+      await log.close();
+    }
   });
 });
 
