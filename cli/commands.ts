@@ -7,6 +7,7 @@ import { DataDirBusy, PrepareBusy } from '../runtime/datadir-lock.js';
 import { prepareReadModels } from '../runtime/prepare.js';
 import { LOG_FILE } from '../runtime/read-models.js';
 import { rebuildReadModels } from '../runtime/rebuild.js';
+import { dropUnusedAt } from '../runtime/drop-unused.js';
 import { AdminClient } from './client.js';
 import { CommandFailed, EXIT } from './errors.js';
 import { type Progress, startProgress } from './progress.js';
@@ -86,6 +87,22 @@ export const replay = (team: number, endpoint: number, range: { from: string; to
     out(JSON.stringify({ replay: r }));
     return r.status === 'done' ? EXIT.done : EXIT.failed;
   });
+
+/**
+ * `rebuild --drop-unused`: the MongoDB read-model collections no running build reads, dropped
+ * (runtime/drop-unused.ts). A line per dropped collection on stdout, then the summary.
+ */
+export async function dropUnused(mongoUrl: string | undefined, out: Out): Promise<number> {
+  if (!mongoUrl) throw new CommandFailed('--drop-unused works on the MongoDB read store: set TURNOUT_MONGO_URL.');
+  try {
+    const plan = await dropUnusedAt(mongoUrl, (name) => out(JSON.stringify({ dropped: name })));
+    out(JSON.stringify({ dropUnused: { dropped: plan.drop.length, kept: plan.keep, checkpoints: plan.checkpoints.length } }));
+    return EXIT.done;
+  } catch (err) {
+    if (err instanceof Error && /nothing dropped/.test(err.message)) throw new CommandFailed(err.message);
+    throw err;
+  }
+}
 
 function mustHoldLog(dataDir: string): void {
   if (!existsSync(path.join(dataDir, LOG_FILE))) throw new CommandFailed(`${path.resolve(dataDir)} holds no Turnout log (${LOG_FILE}); name the data dir with --data-dir or TURNOUT_DATA_DIR.`);

@@ -1,5 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { createKey, createTeam, exportTeam, prepare, rebuild, replay } from './commands.js';
+import { createKey, createTeam, dropUnused, exportTeam, prepare, rebuild, replay } from './commands.js';
 import { CommandFailed, EXIT, UsageError } from './errors.js';
 import { importFile } from './import.js';
 import { RESOURCES, type Resource } from './validate.js';
@@ -101,13 +101,16 @@ function program(): Command {
         'With --prepare, the upgrade path: run it with the new release while the old release\'s server still serves the data dir. ' +
         'It builds the read models whose version changed into a file beside the live ones, reading the log as the server writes it, ' +
         'follows the log until caught up and prints {"prepared": {...}}; the new release started on the data dir adopts that file and applies only what was written since. ' +
-        'It writes neither the log nor the live read models, so stopping it at any point is harmless; run again, it goes on where it stopped.',
+        'It writes neither the log nor the live read models, so stopping it at any point is harmless; run again, it goes on where it stopped.\n\n' +
+        'With --drop-unused, drop instead the MongoDB read-model collections (TURNOUT_MONGO_URL) of versions no running process reads.',
     )
     .option('--data-dir <dir>', 'the data dir (default: TURNOUT_DATA_DIR, else ./data)')
     .option('--prepare', "build this release's changed read models beside the live ones while the old release's server serves", false)
-    .action(async (o: { dataDir?: string; prepare: boolean }) => {
+    .option('--drop-unused', 'drop the MongoDB read-model collections no running build uses (never done automatically)')
+    .action(async (o: { dataDir?: string; prepare: boolean; dropUnused?: boolean }) => {
+      if (o.prepare && o.dropUnused) throw new UsageError('--prepare and --drop-unused are two different commands: give one');
       const dir = o.dataDir ?? (process.env.TURNOUT_DATA_DIR || './data');
-      result(await (o.prepare ? prepare(dir, out) : rebuild(dir, out)));
+      result(await (o.dropUnused ? dropUnused(process.env.TURNOUT_MONGO_URL || undefined, out) : o.prepare ? prepare(dir, out) : rebuild(dir, out)));
     });
 
   const withEnv = (c: Command): void => {

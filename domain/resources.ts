@@ -80,5 +80,18 @@ export const RESOURCES = {
   },
 } as const satisfies Record<string, Resource>;
 
+type Resources = (typeof RESOURCES)[keyof typeof RESOURCES];
+/** The resources whose events fire webhooks (those with `fires`). */
+export type FiringResource = Extract<Resources, { fires: string }>;
+/** Their stream categories: the webhook catalog has a mapper for each (dispatcher/catalog.ts). */
+export type FiringCategory = FiringResource['category'];
+/** Their webhook names: the records a payload carries (dispatcher/event-types.ts), each with its schema (api/schemas/webhook-event-types.ts). */
+export type PayloadRecord = FiringResource['resource'];
+
+/** The prefix of the webhook types each firing category's events fire. */
+export const FIRES = Object.fromEntries(
+  Object.values(RESOURCES as Record<string, Resource>).flatMap((r) => (r.fires ? [[r.category, r.fires]] : [])),
+) as Record<FiringCategory, string>;
+
 /** A record's stream: `constituent-12`. */
 export const streamOf = (r: Pick<Resource, 'category'>, id: number): string => `${r.category}-${id}`;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openLogReader } from '../eventlog/sqlite-file.js';
 import { type CatchUpProgress, ProgressMeter } from '../projections/engine/progress.js';
-import { type LogReader, SqliteProjection } from '../projections/engine/step.js';
+import { type LogReader, SqliteProjection } from '../projections/engine/sqlite-step.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { lockPrepare } from './datadir-lock.js';
 import { fingerprintOf, preparedFile, preparedFiles, readPreparedState, staleReadModels, writePreparedState } from './prepared.js';
@@ -111,14 +111,14 @@ const LAST_BULK_STEP = 20_000;
  * one transaction that tells no progress (a minute or two at a million rows): that is said first.
  */
 async function follow(projection: SqliteProjection, log: LogReader, options: PrepareOptions, indexesWait: () => boolean): Promise<{ events: number; position: bigint }> {
-  const from = projection.position();
+  const from = await projection.position();
   const meter = new ProgressMeter(Number(log.head() - from), options.progressEveryMs ?? 5_000);
   // Told at once, so a rate counts from here (the first step may take seconds).
   options.onProgress?.(meter.now(Number(log.head() - from)));
   let events = 0;
   let said = false;
   for (;;) {
-    if (!said && Number(log.head() - projection.position()) <= LAST_BULK_STEP && indexesWait()) {
+    if (!said && Number(log.head() - (await projection.position())) <= LAST_BULK_STEP && indexesWait()) {
       said = true;
       options.report?.('the last events, then the search and list indexes of the read models built from the log, in one step that tells no progress');
     }

@@ -7,7 +7,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openLogReader } from '../eventlog/sqlite-file.js';
-import { SqliteProjection } from '../projections/engine/step.js';
+import { SqliteProjection } from '../projections/engine/sqlite-step.js';
 import { driveProjectorThread } from '../projections/engine/thread-loop.js';
 import type { FromThread, ThreadSettings, ToThread } from '../projections/engine/wire.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';

@@ -68,15 +68,17 @@ export async function keepProjectionLease(
   nats: NatsConnection | null,
   runner: ProjectionRunner,
   onError: (err: unknown) => void,
+  /** One lease per build (its projector versions): each build's holder keeps its own versions. */
+  name = 'read-models',
 ): Promise<{ keeper: LeaseKeeper; close: () => Promise<void> }> {
   let lease: Lease;
   let closeLease = async () => {};
   if (nats) {
     const { NatsLease } = await import('../projections/lease-nats.js');
-    lease = await NatsLease.open(nats, 'read-models');
+    lease = await NatsLease.open(nats, name);
   } else {
     const { MongoLease } = await import('../projections/lease-mongo.js');
-    const l = await MongoLease.connect(config.mongoUrl!, 'read-models');
+    const l = await MongoLease.connect(config.mongoUrl!, name);
     lease = l;
     closeLease = () => l.close();
   }

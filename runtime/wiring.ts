@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
 import type { FollowerStatus } from '../eventlog/follower.js';
@@ -8,6 +10,8 @@ import { IdAllocator } from '../commands/ids.js';
 import { StartCatchUp } from '../projections/engine/catch-up.js';
 import { waitForCheckpoint } from '../projections/engine/checkpoint-wait.js';
 import { ProjectionRunner } from '../projections/engine/main-thread.js';
+import { defineReadModels } from '../projections/engine/step.js';
+import { buildOf, registerReadModels, summaryOf } from '../projections/engine/builds.js';
 import type { ProjectorThread } from '../projections/engine/thread.js';
 import { projectors } from '../projections/index.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
@@ -138,15 +142,21 @@ export async function openRuntime(
   // Read models rebuilt at start are per process, so every process that reads keeps its own
   // projector; with a shared store only the projector role writes, and only the lease holder.
   // In the embedded file, the projector thread writes (one per process, each applying what no
-  // other has: projections/engine/step.ts).
-  const runner = topology === 'in-process' || topology === 'leased' ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError, report }) : null;
-  for (const p of projectors) for (const c of p.collections) await rawStore.defineCollection(c);
+  // other has: projections/engine/sqlite-step.ts).
+  // On a store several builds share, each build keeps (and waits on) its own versions' summary.
+  const shared = topology === 'leased' || topology === 'reader';
+  const summary = shared ? summaryOf(projectors) : 'read-models';
+  const runner = topology === 'in-process' || topology === 'leased' ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError, report, summary }) : null;
+  await defineReadModels(rawStore, projectors);
+  if (shared) {
+    const registration = await registerReadModels(rawStore, projectors, `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, report);
+    closers.push(() => registration.stop());
+  }
   let leased: Awaited<ReturnType<typeof keepProjectionLease>> | null = null;
   // Reads wait for the catch-up after start only where this process's own projector writes the
   // read models it serves; a shared store is kept up by the lease holder, wherever it runs.
   const catchUp = new StartCatchUp();
   closers.push(() => catchUp.stop());
-  if (topology === 'leased' || topology === 'reader') catchUp.skip();
   const followers: Array<() => Promise<FollowerStatus | null>> = [];
   // The change feed's projection on EventStoreDB, checked by the processes that project.
   const keepTeamFeed = async () => {
@@ -160,8 +170,9 @@ export async function openRuntime(
     (following ??= (async () => {
       if (runner && topology === 'leased') {
         await keepTeamFeed();
-        leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err));
+        leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err), `read-models-${buildOf(projectors)}`);
         closers.push(() => leased!.close());
+        void catchUp.followShared(log, rawStore, summary);
       } else if (runner) {
         await keepTeamFeed();
         await runner.start();
@@ -170,6 +181,9 @@ export async function openRuntime(
       } else if (inFile) {
         // The projector thread follows the log from its start; reads wait until it has caught up.
         void catchUp.follow(log, (p) => inFile.thread.waitFor(p));
+      } else {
+        // Another process keeps this build's versions: ready once they reach the log's head at start.
+        void catchUp.followShared(log, rawStore, summary);
       }
     })());
   if (hooks.follow !== false) await startFollowing();
@@ -180,7 +194,7 @@ export async function openRuntime(
     if (!position) return;
     if (inFile) return inFile.thread.waitFor(position);
     if (runner && topology === 'in-process') return runner.waitFor(position);
-    return waitForCheckpoint(rawStore, position);
+    return waitForCheckpoint(rawStore, position, summary);
   };
   const settle = traceSettle(settleHere, tracing);
   const settleReads = runner && readsSettleToHead(config) ? readSettler(log, (p) => runner.waitFor(p)) : undefined;
@@ -198,7 +212,10 @@ export async function openRuntime(
   closers.push(() => idempotency.close());
 
   // Readiness asks every follower this process runs; a standby (the lease is elsewhere) runs none.
-  if (runner) followers.push(async () => (leased && !leased.keeper.held ? null : runner.status()));
+  // Elsewhere the shared read models are another process's: caught up once this build's versions
+  // reached the log's head at start (a new version is built from the log meanwhile).
+  if (runner) followers.push(async () => (leased && !leased.keeper.held ? catchUp.status() : runner.status()));
+  else if (shared) followers.push(async () => catchUp.status());
   if (inFile) followers.push(() => inFile.thread.status());
   if (limiter instanceof FallbackRateLimiter) followers.push(async () => limiter.status());
 

@@ -1,5 +1,8 @@
 import type { Position } from '../../domain/shared/events.js';
+import type { FollowerStatus } from '../../eventlog/follower.js';
 import type { EventLog } from '../../eventlog/port.js';
+import type { ReadStore } from '../store/port.js';
+import { waitForCheckpoint } from './checkpoint-wait.js';
 
 /**
  * Whether this process's read models have caught up with the log as it stood when they began
@@ -37,6 +40,20 @@ export class StartCatchUp {
       }
     }
     if (!this.stopped) this.done();
+  }
+
+  /**
+   * For a process whose read models another process keeps (a shared MongoDB store, read or
+   * stood by for): waits until the build's summary checkpoint (builds.ts) passes the log's head,
+   * so that a process of a new build is not ready while its versions are being built.
+   */
+  followShared(log: EventLog, store: ReadStore, summary: string): Promise<void> {
+    return this.follow(log, (p) => waitForCheckpoint(store, p, summary));
+  }
+
+  /** The shared read models as a follower of /readyz: catching up until followShared has passed. */
+  status(): FollowerStatus {
+    return { name: 'read-models', state: this.caughtUp ? 'caught_up' : 'catching_up', behind: null };
   }
 
   stop(): void {

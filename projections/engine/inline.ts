@@ -5,12 +5,12 @@
  * wait for that thread's step in progress. It applies only while the read models are close
  * behind the log; catch-up, rebuilds, other processes' appends and failing projectors stay the
  * projector thread's (thread-loop.ts). Both write under BEGIN IMMEDIATE and read the checkpoints
- * inside it (step.ts), so neither applies an event the other did.
+ * inside it (sqlite-step.ts), so neither applies an event the other did.
  */
 import type { InlineStep } from '../../eventlog/port.js';
 import type { SqliteReadCore } from '../store/sqlite-core.js';
 import type { Projector } from './projector.js';
-import { type LogReader, SqliteProjection } from './step.js';
+import { type LogReader, SqliteProjection } from './sqlite-step.js';
 
 /** What the writer thread is given to open the inline step (runtime/inline-projection.ts). */
 export interface InlineSettings {
@@ -35,7 +35,7 @@ export function inlineStep(core: SqliteReadCore, projectors: Projector[], log: L
   // write path and took most of the commit time of a write's read models. The projector thread
   // checkpoints instead (thread-loop.ts), off the write path.
   core.db.pragma('wal_autocheckpoint = 0');
-  for (const p of projectors) for (const c of p.collections) core.define(c);
+  for (const c of projectors.flatMap((p) => p.collections)) core.define(c);
   const projection = new SqliteProjection(core, projectors, log);
   return { afterCommit: (last) => projection.applyNear(last), close };
 }

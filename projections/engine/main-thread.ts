@@ -1,15 +1,18 @@
-import { fromLog, type LoggedEvent } from '../../domain/events.js';
-import { comparePositions, type Position, type RecordedEvent } from '../../domain/shared/events.js';
+import type { Position, RecordedEvent } from '../../domain/shared/events.js';
 import { Backoff, DEFAULT_RETRY } from '../../eventlog/backoff.js';
 import { type FollowerStatus, LogFollower } from '../../eventlog/follower.js';
 import { Pause } from '../../eventlog/pause.js';
 import { type EventLog } from '../../eventlog/port.js';
 import type { ReadStore } from '../store/port.js';
-import { categoryRouter, type Projector } from './projector.js';
+import type { Projector } from './projector.js';
 import { PositionWaiters, type ReadModelsDriver } from './status.js';
+import { defineReadModels, ProjectionFailure, ProjectionStep, versionedCheckpointName } from './step.js';
 
 export interface ProjectionRunnerOptions {
+  /** The follower's name in /readyz, and the summary checkpoint's unless `summary` names another. */
   checkpointName?: string;
+  /** The summary checkpoint (step.ts): where every projector is, for the processes that wait on it. */
+  summary?: string;
   /** How long a write waits for its events to become visible before giving up. */
   waitTimeoutMs?: number;
   /** Told of each failed attempt to apply an event; the event is retried until it applies. */
@@ -19,32 +22,43 @@ export interface ProjectionRunnerOptions {
   /** The wait before retrying an event or resubscribing, doubling up to the longest (eventlog/backoff.ts). */
   retryInitialMs?: number;
   retryMaxMs?: number;
-  /** The checkpoint is stored once per batch: after this many events, or this long after the first unstored one. */
+  /**
+   * Without transactions, the checkpoints are stored once per batch: after this many events, or
+   * this long after the first unstored one. With them, each chunk's transaction holds its own.
+   */
   checkpointEvery?: number;
   checkpointEveryMs?: number;
 }
 
+/** Events a chunk holds at most: a transaction on MongoDB stays well inside its time and size limits. */
+const CHUNK = 256;
+
 /**
  * The engine's driver on the main thread, for the read stores that are not a SQLite file of the
  * data dir (MongoDB, the in-memory store of an in-memory log or of EventStoreDB alone): follows
- * the log from the stored checkpoint and feeds every event to every projector, in log order.
- * Writers await `waitFor(position)` so that a write answers only once its events are visible to
- * reads (read-your-writes).
+ * the log from the projectors' lowest checkpoint and applies what it delivers through the
+ * engine's step (step.ts) in chunks: the events delivered while the previous chunk applied, up
+ * to CHUNK, each chunk one transaction where the store has them. Writers await
+ * `waitFor(position)` so that a write answers only once its events are visible to reads
+ * (read-your-writes): once applied, or, in a transaction, once committed.
  *
- * It never skips an event: one that fails to apply is retried, with capped backoff, until it
- * applies (the follower reports `failed` meanwhile, and the checkpoint stays before it). A lost
- * log or read store resubscribes from the stored checkpoint (eventlog/follower.ts).
+ * It never skips an event: a chunk that fails is applied up to the failing event, which is then
+ * retried, with capped backoff, until it applies (the follower reports `failed` meanwhile, and
+ * no checkpoint passes it). A lost log or read store resubscribes from the stored checkpoints
+ * (eventlog/follower.ts).
  */
 export class ProjectionRunner implements ReadModelsDriver {
   private follower: LogFollower | null = null;
   private stopping = false;
   private readonly pause = new Pause();
-  /** The projectors that read each stream category. */
-  private readonly route: (stream: string) => Projector[];
+  private readonly step: ProjectionStep;
   private readonly applied: PositionWaiters;
   private readonly checkpointName: string;
-  /** The last stored checkpoint, and how many events the runner has applied past it. */
-  private stored: Position | null = null;
+  /** The events delivered and not yet applied, and the chunk being applied. */
+  private chunk: RecordedEvent[] = [];
+  private applying: Promise<void> | null = null;
+  private flushSoon: NodeJS.Immediate | null = null;
+  /** Without transactions: events applied past the stored checkpoints, and the timer that stores them. */
   private unstored = 0;
   private storeTimer: NodeJS.Timeout | null = null;
 
@@ -56,7 +70,8 @@ export class ProjectionRunner implements ReadModelsDriver {
   ) {
     this.checkpointName = options.checkpointName ?? 'read-models';
     this.applied = new PositionWaiters(options.waitTimeoutMs ?? 15_000);
-    this.route = categoryRouter(projectors);
+    // Versioned checkpoints: on a store that several builds share, each version is built on its own.
+    this.step = new ProjectionStep(projectors, { summary: options.summary ?? this.checkpointName, checkpointOf: versionedCheckpointName });
   }
 
   private get retry() {
@@ -64,7 +79,7 @@ export class ProjectionRunner implements ReadModelsDriver {
   }
 
   async start(): Promise<void> {
-    for (const p of this.projectors) for (const c of p.collections) await this.store.defineCollection(c);
+    await defineReadModels(this.store, this.projectors);
     this.stopping = false;
     const { initialMs, maxMs } = this.retry;
     this.follower = new LogFollower({
@@ -72,7 +87,7 @@ export class ProjectionRunner implements ReadModelsDriver {
       log: this.log,
       resume: () => this.resume(),
       handle: (e) => this.handle(e),
-      onCheckpoint: (p) => this.advance(p),
+      onCheckpoint: (p) => this.passFiltered(p),
       report: this.options.report,
       retryInitialMs: initialMs,
       retryMaxMs: maxMs,
@@ -80,74 +95,131 @@ export class ProjectionRunner implements ReadModelsDriver {
     await this.follower.start();
   }
 
-  /** Where a (re)subscription starts: the stored checkpoint. */
+  /** Where a (re)subscription starts: the lowest stored checkpoint, every projector past it skipping what it applied. */
   private async resume(): Promise<Position | null> {
-    const stored = await this.store.getCheckpoint(this.checkpointName);
+    await this.applying?.catch(() => undefined);
+    this.chunk = [];
+    await this.step.load(this.store, true);
+    // A build whose projectors are all built already (another build shared them) has its summary written now, not at the next event.
+    await this.step.save(this.store);
+    this.step.settle();
+    const stored = this.step.lowest();
+    if (stored.commit === 0n && stored.prepare === 0n) return null;
     // Another lease holder may have moved the shared store on while this process stood by.
-    if (stored) this.applied.reach(stored);
-    this.stored = stored;
+    this.applied.reach(stored);
     return stored;
   }
 
-  private async handle(recorded: RecordedEvent): Promise<void> {
-    const event = fromLog(recorded);
-    for (const p of this.route(event.stream)) await this.apply(p, event);
-    await this.advance(event.position);
+  /**
+   * Takes the event into the next chunk, applied once the current one is done and the
+   * subscription has delivered what it had at hand (a chunk that is full is applied at once).
+   */
+  private async handle(event: RecordedEvent): Promise<void> {
+    if (this.applying) await this.applying;
+    this.chunk.push(event);
+    if (this.chunk.length >= CHUNK) await this.flush();
+    else this.flushSoon ??= setImmediate(() => void this.flush().catch(() => undefined));
   }
 
-  /** Applies until it succeeds: a skipped event would leave a read model wrong for good. */
-  private async apply(p: Projector, event: LoggedEvent): Promise<void> {
-    // Made at the first failure only: this runs for every event and projector.
+  /** A stretch the subscription filtered out: every projector passes it, once what came before has applied. */
+  private async passFiltered(position: Position): Promise<void> {
+    await this.flush();
+    const transaction = await this.stepThrough([], position);
+    await this.reached(position, transaction, 0);
+  }
+
+  private flush(): Promise<void> {
+    if (this.flushSoon) clearImmediate(this.flushSoon);
+    this.flushSoon = null;
+    if (this.applying) return this.applying.then(() => this.flush());
+    const events = this.chunk.splice(0);
+    if (!events.length) return Promise.resolve();
+    const applying = this.applyChunk(events).finally(() => {
+      if (this.applying === applying) this.applying = null;
+    });
+    return (this.applying = applying);
+  }
+
+  /** Applies a chunk, retrying from its failing event until every event of it applied. */
+  private async applyChunk(events: RecordedEvent[]): Promise<void> {
+    // Made at the first failure only: this runs for every chunk.
     let backoff: Backoff | null = null;
-    for (let attempt = 1; ; attempt++) {
+    let attempt = 1;
+    while (events.length) {
       try {
-        await p.apply(event, this.store);
+        const transaction = await this.stepChunk(events);
         if (attempt > 1) {
           this.follower?.setFailing(false);
-          this.options.report?.(`projection ${p.name}: ${event.type} at ${event.stream}@${event.revision} applied on attempt ${attempt}`);
+          const e = events[0];
+          this.options.report?.(`projection: ${e.type} at ${e.stream}@${e.revision} applied on attempt ${attempt}`);
         }
+        await this.reached(events[events.length - 1].position, transaction, events.length);
         return;
       } catch (err) {
         if (this.stopping) throw err;
+        if (err instanceof ProjectionFailure && err.index > 0) {
+          // The events before the failing one apply on their own; the failing one is retried, never passed.
+          const before = events.splice(0, err.index);
+          const transaction = await this.stepChunk(before).catch(() => null);
+          if (transaction !== null) await this.reached(before[before.length - 1].position, transaction, before.length);
+          else events.unshift(...before);
+          continue;
+        }
         this.follower?.setFailing(true);
-        this.options.onError?.(err, event);
-        const why = err instanceof Error ? err.message : String(err);
+        const failed = err instanceof ProjectionFailure ? err.event : events[0];
+        const cause = err instanceof ProjectionFailure ? err.cause : err;
+        this.options.onError?.(cause, failed);
+        const why = cause instanceof Error ? cause.message : String(cause);
         const delay = (backoff ??= new Backoff(this.retry)).next();
-        this.options.report?.(`projection ${p.name}: ${event.type} at ${event.stream}@${event.revision} failed (${why}); retrying in ${delay} ms (attempt ${attempt})`);
+        const who = err instanceof ProjectionFailure ? `projection ${err.projector}` : 'projection';
+        this.options.report?.(`${who}: ${failed.type} at ${failed.stream}@${failed.revision} failed (${why}); retrying in ${delay} ms (attempt ${attempt})`);
+        attempt++;
         await this.pause.for(delay);
-        // Stopping: the handler fails, so neither the checkpoint nor any waiter passes this event.
+        // Stopping: the chunk fails, so neither a checkpoint nor any waiter passes its events.
         if (this.stopping) throw err;
       }
     }
   }
 
-  /**
-   * Wakes the writers waiting for this position at once (they need the read models, which are
-   * applied) and stores the checkpoint once per batch, not per event (three round trips per event
-   * on MongoDB). A crash loses at most a batch of checkpoint: the events after the stored one are
-   * applied again on restart, which changes nothing, as every projector ignores an event its
-   * document has already seen (the `_rev` guard, projections/records.ts).
-   */
-  private async advance(position: Position): Promise<void> {
-    if (!this.applied.reach(position)) return;
-    if (++this.unstored >= (this.options.checkpointEvery ?? 256)) await this.storeCheckpoint();
-    else this.storeTimer ??= setTimeout(() => void this.storeCheckpoint().catch((err) => this.reportStoreError(err)), this.options.checkpointEveryMs ?? 20);
+  /** One step over the chunk; answers whether it ran in a transaction (its checkpoints then stored with it). */
+  private stepChunk(events: RecordedEvent[]): Promise<boolean> {
+    return this.stepThrough(events, events[events.length - 1].position);
   }
 
-  private async storeCheckpoint(): Promise<void> {
+  private async stepThrough(events: RecordedEvent[], through: Position): Promise<boolean> {
+    const { transaction } = await this.step.run(this.store, async (store, transaction) => {
+      await this.step.apply(events, store);
+      this.step.advance(through);
+      if (transaction) await this.step.save(store);
+    });
+    return transaction;
+  }
+
+  /**
+   * Wakes the writers waiting for this position (they need the read models, which are applied,
+   * or committed) and, without transactions, stores the checkpoints once per batch, not per
+   * chunk (a round trip each on MongoDB). A crash loses at most a batch of checkpoints: the
+   * events after them are applied again on restart, which changes nothing.
+   */
+  private async reached(position: Position, transaction: boolean, events: number): Promise<void> {
+    if (!this.applied.reach(position) || transaction) return;
+    this.unstored += Math.max(events, 1);
+    if (this.unstored >= (this.options.checkpointEvery ?? 256)) await this.storeCheckpoints();
+    else this.storeTimer ??= setTimeout(() => void this.storeCheckpoints().catch((err) => this.reportStoreError(err)), this.options.checkpointEveryMs ?? 20);
+  }
+
+  private async storeCheckpoints(): Promise<void> {
     if (this.storeTimer) clearTimeout(this.storeTimer);
     this.storeTimer = null;
-    const position = this.applied.position;
-    if (!position || (this.stored && comparePositions(position, this.stored) <= 0)) return;
     const count = this.unstored;
     this.unstored = 0;
     try {
-      await this.store.setCheckpoint(this.checkpointName, position);
+      await this.step.save(this.store);
+      this.step.settle();
     } catch (err) {
       this.unstored += count;
       throw err;
     }
-    if (!this.stored || comparePositions(position, this.stored) > 0) this.stored = position;
   }
 
   private reportStoreError(err: unknown): void {
@@ -174,6 +246,8 @@ export class ProjectionRunner implements ReadModelsDriver {
     this.pause.wake();
     await this.follower?.stop();
     this.follower = null;
-    await this.storeCheckpoint().catch((err) => this.reportStoreError(err));
+    // What was delivered before the stop is applied unless it is failing (then it is left to the next start).
+    await this.flush().catch(() => undefined);
+    if (this.storeTimer || this.unstored) await this.storeCheckpoints().catch((err) => this.reportStoreError(err));
   }
 }

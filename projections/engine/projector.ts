@@ -16,7 +16,7 @@ export interface Projector<C extends Category = Category> {
   categories?: readonly C[];
   /**
    * Empties what the projector keeps outside its collections (a table of its own, written in
-   * apply), when the embedded store rebuilds it (engine/step.ts prepare).
+   * apply), when the embedded store rebuilds it (engine/sqlite-step.ts prepare).
    */
   reset?(): void;
   /**

@@ -1,20 +1,11 @@
 import { fromLog } from '../../domain/events.js';
-import type { RecordedEvent } from '../../domain/shared/events.js';
-import type { SqliteReadCore } from '../store/sqlite-core.js';
-import { SqliteReadStore } from '../store/sqlite.js';
+import { comparePositions, type Position, type RecordedEvent } from '../../domain/shared/events.js';
+import type { ReadStore } from '../store/port.js';
 import { categoryRouter, type Projector } from './projector.js';
-
-/** The log as the projection reads it: events after a position, and the last position. */
-export interface LogReader {
-  /** Up to `max` events after position `after`, in log order. */
-  readAfter(after: bigint, max: number): RecordedEvent[];
-  /** The last position, 0 for an empty log. */
-  head(): bigint;
-}
 
 /** Each projector keeps its own checkpoint, so one read model can be rebuilt while the others stay. */
 export const checkpointName = (p: Pick<Projector, 'name'>): string => `projector:${p.name}`;
-/** The name a projector's read-model version is recorded under. */
+/** The name a projector's read-model version is recorded under (SQLite, where one version is live at a time). */
 export const versionName = checkpointName;
 
 /**
@@ -25,14 +16,14 @@ export const versionName = checkpointName;
 export function outOfDate<P extends Pick<Projector, 'name' | 'version'>>(projectors: readonly P[], recorded: (name: string) => number | null): P[] {
   return projectors.filter((p) => recorded(versionName(p)) !== p.version);
 }
+/**
+ * The checkpoint of a projector's version, where versions live side by side (MongoDB): a build
+ * with a new version starts that one from the log's start, and the old build's stays where it is.
+ */
+export const versionedCheckpointName = (p: Projector): string => `projector:${p.name}@v${p.version}`;
 
-/** Events per transaction: live (a write waits for it) and in bulk (a rebuild, where throughput counts). */
-const LIVE_CHUNK = 2_000;
-const BULK_CHUNK = 20_000;
-/** A projector this far behind the head catches up in bulk mode (search indexes built once at the end). */
-const BULK_BEHIND = 20_000;
-/** Rows waiting for a search table's sync beyond which a step syncs it itself. */
-const SEARCH_BACKLOG = 5_000;
+/** Where a projector with no checkpoint starts: before the first event. */
+export const START: Position = { commit: 0n, prepare: 0n };
 
 /** An event a projector could not apply; `index` events of the chunk before it applied. */
 export class ProjectionFailure extends Error {
@@ -46,141 +37,108 @@ export class ProjectionFailure extends Error {
   }
 }
 
-export interface StepResult {
-  /** Events read from the log in this step (applied, or found applied by another process). */
-  read: number;
-  /** The position every projector has reached. */
-  position: bigint;
-  /** Whether the log holds nothing after it (as seen inside this step's transaction). */
-  caughtUp: boolean;
+export interface StepOptions {
+  /**
+   * A checkpoint also kept for the whole set: the position every projector has reached, which
+   * processes that do not project wait on (checkpoint-wait.ts).
+   */
+  summary?: string;
+  /** Each projector's checkpoint name: checkpointName unless given. */
+  checkpointOf?: (p: Projector) => string;
 }
 
 /**
- * The embedded read models in SQLite, fed from the log in chunks: each chunk is one transaction
- * on the read database, holding every projector's changes and its checkpoint, so what a crash
- * leaves is always consistent with the checkpoints and a restart replays nothing twice.
+ * The engine's one step, over any read store: a chunk of events applied to every projector that
+ * reads their stream and has not applied them yet, each projector with its own checkpoint. Where
+ * the store has transactions (ReadStore.transactions), a chunk's writes and the checkpoints that
+ * moved are one transaction, so what a crash leaves is consistent with the checkpoints and a
+ * restart applies nothing twice. Where it has none, each checkpoint is written after the writes
+ * it covers: a crash between them applies those events again on restart, which changes nothing
+ * as every projector is idempotent (the `_rev` guard, projections/records.ts).
  *
- * Several processes may feed one database (with NATS): each step takes the write lock first
- * (BEGIN IMMEDIATE), reads the checkpoints inside it and applies only what is after them, so no
- * event is applied twice or out of order whichever process gets there first.
- *
- * The projectors' async apply runs over the synchronous core, so a chunk's awaits are microtasks
- * only and nothing else uses the connection meanwhile.
+ * The drivers (thread-loop.ts and inline.ts through sqlite-step.ts, main-thread.ts) say where
+ * the events come from and when a chunk ends; this holds what every one of them applies.
  */
-export class SqliteProjection {
-  private readonly store: SqliteReadStore;
-  private readonly positions = new Map<Projector, bigint>();
+export class ProjectionStep {
+  /** What each projector has applied, in this step's working view (ahead of `stored` until saved). */
+  private readonly working = new Map<Projector, Position>();
+  /** What each projector's checkpoint holds, as last read or committed. */
+  private readonly stored = new Map<Projector, Position>();
+  private storedSummary: Position | null = null;
   /** The projectors that read each stream category. */
   private readonly route: (stream: string) => Projector[];
+  private readonly nameOf: (p: Projector) => string;
 
-  /** `bulk`: every step in bulk mode, however little is behind (a build from nothing: runtime/rebuild.ts). */
   constructor(
-    private readonly core: SqliteReadCore,
-    private readonly projectors: Projector[],
-    private readonly log: LogReader,
-    private readonly options: { bulk?: boolean } = {},
+    readonly projectors: readonly Projector[],
+    private readonly options: StepOptions = {},
   ) {
-    this.store = new SqliteReadStore(core);
     this.route = categoryRouter(projectors);
+    this.nameOf = options.checkpointOf ?? checkpointName;
   }
 
   /**
-   * Lays out every collection and drops the read models whose schema version differs from the
-   * code's (or that were never built): they are rebuilt from the log by the steps that follow.
-   * Answers the names of those dropped.
+   * Runs `work` in the store's transaction where it has one (telling it, and answering, whether
+   * it did), else against the store itself. A transaction that fails leaves the working view as
+   * stored; one that commits stores it.
    */
-  prepare(): string[] {
-    const rebuilt: string[] = [];
-    this.core.begin();
+  async run<T>(store: ReadStore, work: (store: ReadStore, transaction: boolean) => Promise<T>): Promise<{ result: T; transaction: boolean }> {
+    const transactions = (await store.transactions?.()) ?? null;
+    if (!transactions) return { result: await work(store, false), transaction: false };
     try {
-      const stale = outOfDate(this.projectors, (name) => this.core.schemaVersion(name));
-      for (const p of this.projectors) {
-        if (stale.includes(p)) {
-          for (const c of p.collections) this.core.dropCollection(c.name);
-          p.reset?.();
-          // Recorded now, in the drop's transaction: another process starting meanwhile must not drop again.
-          this.core.setSchemaVersion(versionName(p), p.version);
-          this.core.setCheckpoint(checkpointName(p), { commit: 0n, prepare: 0n });
-          rebuilt.push(p.name);
-        }
-        for (const c of p.collections) this.core.define(c);
-      }
-      this.core.commit();
+      const result = await transactions.run(async (tx) => {
+        // Run again after a transient error, the work starts from what is stored.
+        this.discard();
+        return work(tx, true);
+      });
+      this.settle();
+      return { result, transaction: true };
     } catch (err) {
-      this.core.rollback();
-      throw err;
-    }
-    return rebuilt;
-  }
-
-  /** The position every projector has reached, as stored. */
-  position(): bigint {
-    this.loadPositions();
-    return this.lowest();
-  }
-
-  /**
-   * Applies the next chunk of events (at most `max`) in one transaction with the checkpoints.
-   * Throws a ProjectionFailure, having rolled everything of the chunk back, when a projector
-   * throws: the caller may apply the `index` events before it, then retry the failing one.
-   */
-  async step(max?: number): Promise<StepResult> {
-    this.core.begin();
-    try {
-      this.loadPositions();
-      const from = this.lowest();
-      const head = this.log.head();
-      const bulk = this.enterBulk(head);
-      const events = this.log.readAfter(from, Math.min(max ?? Infinity, bulk ? BULK_CHUNK : LIVE_CHUNK));
-      await this.applyAll(events);
-      // The search tables' backlog stays small whoever else syncs it (the projector thread, idle
-      // between writes): searches test the waiting rows one by one.
-      if (!bulk) this.core.syncSearch(SEARCH_BACKLOG);
-      const last = events.length ? events[events.length - 1].position.commit : from;
-      // Only checkpoints that move are written: a step that found everything applied writes nothing.
-      for (const p of this.projectors) {
-        if (this.positions.get(p)! >= last) continue;
-        this.positions.set(p, last);
-        this.core.setCheckpoint(checkpointName(p), { commit: last, prepare: last });
-      }
-      const caughtUp = last >= head;
-      if (caughtUp) this.leaveBulk();
-      this.core.commit();
-      return { read: events.length, position: this.lowest(), caughtUp };
-    } catch (err) {
-      this.core.rollback();
+      this.discard();
       throw err;
     }
   }
 
   /**
-   * Applies the events up to `upTo` when every read model is close behind it: the log's writer
-   * thread calls this right after its commit (inline projection), so the write can answer without
-   * a round trip to the projector thread. Answers the position reached, or null when it leaves
-   * the events to the projector thread: read models far behind (a catch-up or rebuild runs
-   * there), the write lock busy beyond the connection's busy timeout, or a projector failing
-   * (the projector thread retries and reports it).
+   * Reads every projector's checkpoint (inside the step's transaction, so no other writer's
+   * events are applied again). `keepApplied`: the working view does not go back, as what it holds
+   * past a checkpoint is applied, its checkpoint not yet written (a store without transactions).
    */
-  async applyNear(upTo: bigint): Promise<bigint | null> {
-    this.loadPositions();
-    const from = this.lowest();
-    if (from >= upTo) return from;
-    if (upTo - from > BigInt(LIVE_CHUNK)) return null;
-    try {
-      return (await this.step(LIVE_CHUNK)).position;
-    } catch {
-      return null;
+  async load(store: ReadStore, keepApplied = false): Promise<void> {
+    this.storedSummary = this.options.summary ? await store.getCheckpoint(this.options.summary) : null;
+    for (const p of this.projectors) {
+      const at = (await store.getCheckpoint(this.nameOf(p))) ?? START;
+      this.stored.set(p, at);
+      const working = this.working.get(p);
+      if (!keepApplied || !working || comparePositions(working, at) < 0) this.working.set(p, at);
     }
   }
 
-  private async applyAll(events: RecordedEvent[]): Promise<void> {
+  /** The position every projector has reached (in the working view). */
+  lowest(): Position {
+    let low: Position | null = null;
+    for (const v of this.working.values()) if (low === null || comparePositions(v, low) < 0) low = v;
+    return low ?? START;
+  }
+
+  /** The position every projector's stored checkpoint has reached. */
+  lowestStored(): Position {
+    let low: Position | null = null;
+    for (const v of this.stored.values()) if (low === null || comparePositions(v, low) < 0) low = v;
+    return low ?? START;
+  }
+
+  /**
+   * Applies `events` (in log order) to every projector that reads its stream and is not past it;
+   * moves no position (advance does). Throws a ProjectionFailure when a projector throws.
+   */
+  async apply(events: readonly RecordedEvent[], store: ReadStore): Promise<void> {
     for (let i = 0; i < events.length; i++) {
       const e = events[i];
-      const at = e.position.commit;
       for (const p of this.route(e.stream)) {
-        if (this.positions.get(p)! >= at) continue;
+        if (comparePositions(this.working.get(p)!, e.position) >= 0) continue;
         try {
-          await p.apply(fromLog(e), this.store);
+          await p.apply(fromLog(e), store);
         } catch (err) {
           throw new ProjectionFailure(p.name, e, i, err);
         }
@@ -188,31 +146,43 @@ export class SqliteProjection {
     }
   }
 
+  /** Every projector has applied everything up to `through`, the events it does not read included. */
+  advance(through: Position): void {
+    for (const [p, at] of this.working) if (comparePositions(at, through) < 0) this.working.set(p, through);
+  }
+
   /**
-   * Read models far behind the head stop keeping their search and list indexes row by row until
-   * caught up. Answers whether any is that far behind (its steps then take bigger chunks).
+   * Writes the checkpoints the working view moved: each projector's, then the summary. Only
+   * those that move are written, so a step that found everything applied writes nothing.
    */
-  private enterBulk(head: bigint): boolean {
-    const behind = this.options.bulk ? this.projectors : this.projectors.filter((p) => head - this.positions.get(p)! > BULK_BEHIND);
-    const names = behind.flatMap((p) => p.collections.map((c) => c.name)).filter((n) => !this.core.inBulk(n));
-    if (names.length) this.core.beginBulk(names);
-    return behind.length > 0;
+  async save(store: ReadStore): Promise<void> {
+    for (const [p, at] of this.working) if (comparePositions(at, this.stored.get(p)!) > 0) await store.setCheckpoint(this.nameOf(p), at);
+    const summary = this.options.summary;
+    const low = this.lowest();
+    if (summary && (!this.storedSummary || comparePositions(low, this.storedSummary) > 0)) await store.setCheckpoint(summary, low);
   }
 
-  /** Builds the search indexes of every collection still in bulk mode: once, at the end of a catch-up. */
-  private leaveBulk(): void {
-    const names = this.projectors.flatMap((p) => p.collections.map((c) => c.name)).filter((n) => this.core.inBulk(n));
-    if (names.length) this.core.endBulk(names);
+  /** The working view is stored (its transaction committed, or its checkpoints written). */
+  settle(): void {
+    for (const [p, at] of this.working) this.stored.set(p, at);
+    if (this.options.summary) this.storedSummary = this.lowest();
   }
 
-  private loadPositions(): void {
-    for (const p of this.projectors) this.positions.set(p, this.core.getCheckpoint(checkpointName(p))?.commit ?? 0n);
+  /** Back to what is stored (a transaction rolled back). */
+  discard(): void {
+    for (const [p, at] of this.stored) this.working.set(p, at);
   }
 
-  private lowest(): bigint {
-    let low: bigint | null = null;
-    for (const v of this.positions.values()) if (low === null || v < low) low = v;
-    return low ?? 0n;
+  /** Whether a projector is `behind` events or more behind `head`, by its working position. */
+  behind(head: bigint, behind: number): Projector[] {
+    return this.projectors.filter((p) => head - this.working.get(p)!.commit > BigInt(behind));
   }
+}
 
+/**
+ * Lays out (or checks) every collection of `projectors` in `store`, each with its projector's
+ * version: the one place they are listed.
+ */
+export async function defineReadModels(store: ReadStore, projectors: readonly Projector[]): Promise<void> {
+  for (const p of projectors) for (const c of p.collections) await store.defineCollection({ ...c, version: p.version });
 }

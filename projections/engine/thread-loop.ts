@@ -2,7 +2,8 @@ import { Backoff } from '../../eventlog/backoff.js';
 import { Pause } from '../../eventlog/pause.js';
 import type { SqliteReadCore } from '../store/sqlite-core.js';
 import { ProgressMeter } from './progress.js';
-import { ProjectionFailure, type SqliteProjection } from './step.js';
+import type { SqliteProjection } from './sqlite-step.js';
+import { ProjectionFailure } from './step.js';
 import type { FromThread, ThreadSettings, ToThread } from './wire.js';
 
 /** The thread's side of its messages (node:worker_threads' parentPort, in the product). */
@@ -19,7 +20,7 @@ export interface ThreadPort {
  */
 export async function driveProjectorThread(projection: SqliteProjection, core: SqliteReadCore, log: { head(): bigint }, settings: ThreadSettings, port: ThreadPort): Promise<void> {
   const rebuilt = projection.prepare();
-  let position = projection.position();
+  let position = await projection.position();
   port.post({ type: 'ready', position: String(position), head: String(log.head()), rebuilt });
 
   let stopping = false;

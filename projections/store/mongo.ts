@@ -1,7 +1,8 @@
-import { type Collection, type Db, type Document, MongoClient } from 'mongodb';
+import { type ClientSession, type Collection, type Db, type Document, MongoClient } from 'mongodb';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
 import { containsField, escapeRegex, NGRAMS, ngramsOf } from './mongo-search.js';
-import { type CollectionDef, type Doc, type Filter, type Page, type Query, type ReadStore, searchedFields, type SortKey } from './port.js';
+import { versionedName } from './mongo-versions.js';
+import { type CollectionDef, type Doc, type Filter, type Page, type Query, type ReadStore, searchedFields, type SortKey, type Transactions } from './port.js';
 
 export { escapeRegex };
 
@@ -10,7 +11,8 @@ export { escapeRegex };
  * documents it covers are acknowledged, so a process that reads the checkpoint from the primary
  * and then the documents sees them (read-your-writes across API processes).
  */
-const CHECKPOINTS = 'checkpoints';
+export const MONGO_CHECKPOINTS = 'checkpoints';
+const CHECKPOINTS = MONGO_CHECKPOINTS;
 /** Every document has an `_id`, so this matches none (an empty `$or` is an error in MongoDB). */
 const MATCH_NONE: Document = { _id: { $in: [] } };
 
@@ -28,6 +30,11 @@ export class MongoReadStore implements ReadStore {
   private readonly defs = new Map<string, CollectionDef>();
   /** Per collection, the fields whose n-grams are kept (every string field where none are named). */
   private readonly searched = new Map<string, string[] | undefined>();
+  /** Per collection, the name it has in the database (its version's). */
+  private readonly physical = new Map<string, string>();
+  /** Set on a view of the store bound to a transaction's session (transactions()): every operation passes it. */
+  private session: ClientSession | undefined = undefined;
+  private transactional: Promise<Transactions | null> | null = null;
 
   constructor(
     private readonly db: Db,
@@ -45,10 +52,13 @@ export class MongoReadStore implements ReadStore {
   async defineCollection(def: CollectionDef): Promise<void> {
     if (def.name === CHECKPOINTS) throw new Error(`"${CHECKPOINTS}" is reserved for projection checkpoints`);
     if (this.defs.has(def.name)) return;
+    // Read and written by its own name, kept under its version's (mongo-versions.ts).
+    const physical = versionedName(def.name, def.version);
+    this.physical.set(def.name, physical);
     const idKey = { [fieldName(def.idField)]: 1 } as const;
     const others = (def.indexes ?? []).filter((fields) => !(fields.length === 1 && fields[0] === def.idField));
     // createIndexes is idempotent, so every process may define the collections it reads.
-    await this.db.collection(def.name).createIndexes([
+    await this.db.collection(physical).createIndexes([
       { key: idKey, unique: true },
       ...others.map((fields) => ({ key: Object.fromEntries(fields.map((f) => [fieldName(f), 1 as const])) })),
       // Multikey: one entry per gram, for substring search (mongo-search.ts).
@@ -56,7 +66,7 @@ export class MongoReadStore implements ReadStore {
     ]);
     this.searched.set(def.name, searchedFields(def));
     await this.backfillNgrams(def);
-    if (def.expireAfter) await this.expireAfter(def.name, fieldName(def.expireAfter.field), def.expireAfter.seconds);
+    if (def.expireAfter) await this.expireAfter(physical, fieldName(def.expireAfter.field), def.expireAfter.seconds);
     this.defs.set(def.name, def);
   }
 
@@ -77,7 +87,7 @@ export class MongoReadStore implements ReadStore {
 
   /** Documents written before substring search had its index get their grams (once; then none lack them). */
   private async backfillNgrams(def: CollectionDef): Promise<void> {
-    const col = this.db.collection<Document & { _id: string }>(def.name);
+    const col = this.db.collection<Document & { _id: string }>(versionedName(def.name, def.version));
     const batch: Array<{ updateOne: { filter: Document; update: Document } }> = [];
     for await (const doc of col.find({ [NGRAMS]: { $exists: false } })) {
       batch.push({ updateOne: { filter: { _id: doc._id }, update: { $set: { [NGRAMS]: ngramsOf(doc, this.searched.get(def.name)) } } } });
@@ -87,7 +97,7 @@ export class MongoReadStore implements ReadStore {
   }
 
   async get<T = Doc>(collection: string, id: number | string): Promise<T | null> {
-    const doc = await this.col(collection).findOne({ _id: String(id) }, { projection: HIDDEN });
+    const doc = await this.col(collection).findOne({ _id: String(id) }, { projection: HIDDEN, ...this.inSession() });
     return (doc as T | null) ?? null;
   }
 
@@ -105,11 +115,16 @@ export class MongoReadStore implements ReadStore {
     const sort = query.sort ?? [];
     const sums = query.sums ?? [];
     const page = query.page;
-    const [items, total, totals] = await Promise.all([
-      page && page.pageSize <= 0 ? [] : pageOf(col, filter, sort, page),
-      col.countDocuments(filter),
-      sums.length ? sumsOf(col, filter, sums) : {},
-    ]);
+    const session = this.session;
+    const reads = [
+      () => (page && page.pageSize <= 0 ? [] : pageOf(col, filter, sort, page, session)),
+      () => col.countDocuments(filter, this.options()),
+      () => (sums.length ? sumsOf(col, filter, sums, session) : {}),
+    ] as const;
+    // A transaction's operations may not run in parallel (ClientSession.withTransaction).
+    const [items, total, totals] = session
+      ? [await reads[0](), await reads[1](), await reads[2]()]
+      : await Promise.all([reads[0](), reads[1](), reads[2]()]);
     const sumsOut: Record<string, number> = {};
     // Rounded to cents like the memory store: float sums differ in the last bits between the two.
     sums.forEach((f, i) => (sumsOut[f] = Math.round(Number((totals as Document)[`s${i}`] ?? 0) * 100) / 100));
@@ -121,14 +136,14 @@ export class MongoReadStore implements ReadStore {
     const id = doc[def.idField];
     if (id === undefined || id === null) throw new Error(`${collection}: document without ${def.idField}`);
     const _id = String(id);
-    await this.col(collection).replaceOne({ _id }, { ...doc, _id, [NGRAMS]: ngramsOf(doc, this.searched.get(def.name)) }, { upsert: true });
+    await this.col(collection).replaceOne({ _id }, { ...doc, _id, [NGRAMS]: ngramsOf(doc, this.searched.get(def.name)) }, { upsert: true, ...this.inSession() });
   }
 
   async insertIfAbsent(collection: string, doc: Doc): Promise<boolean> {
     const def = this.def(collection);
     const _id = String(doc[def.idField]);
     // An upsert that only sets on insert: one atomic step, whoever else writes the same id.
-    const r = await this.col(collection).updateOne({ _id }, { $setOnInsert: { ...doc, _id, [NGRAMS]: ngramsOf(doc, this.searched.get(def.name)) } }, { upsert: true });
+    const r = await this.col(collection).updateOne({ _id }, { $setOnInsert: { ...doc, _id, [NGRAMS]: ngramsOf(doc, this.searched.get(def.name)) } }, { upsert: true, ...this.inSession() });
     return r.upsertedCount === 1;
   }
 
@@ -141,29 +156,68 @@ export class MongoReadStore implements ReadStore {
     const fieldsOf = this.searched.get(def.name);
     const changesText = fields.some((f) => (fieldsOf ? fieldsOf.includes(f) : true) && (typeof set[f] === 'string' || set[f] == null));
     if (!changesText) {
-      await col.updateMany(compileFilter(filter, fieldsOf), { $set: set });
+      await col.updateMany(compileFilter(filter, fieldsOf), { $set: set }, this.options());
       return;
     }
     // A searchable text changes: each document's grams are made again from its new text.
     const batch: Array<{ updateOne: { filter: Document; update: Document } }> = [];
-    for await (const doc of col.find(compileFilter(filter, fieldsOf))) {
+    for await (const doc of col.find(compileFilter(filter, fieldsOf), this.options())) {
       batch.push({ updateOne: { filter: { _id: doc._id }, update: { $set: { ...set, [NGRAMS]: ngramsOf({ ...doc, ...set }, fieldsOf) } } } });
-      if (batch.length >= 500) await col.bulkWrite(batch.splice(0));
+      if (batch.length >= 500) await col.bulkWrite(batch.splice(0), this.options());
     }
-    if (batch.length) await col.bulkWrite(batch);
+    if (batch.length) await col.bulkWrite(batch, this.options());
   }
 
   async remove(collection: string, id: number | string): Promise<void> {
-    await this.col(collection).deleteOne({ _id: String(id) });
+    await this.col(collection).deleteOne({ _id: String(id) }, this.options());
   }
 
   async getCheckpoint(name: string): Promise<Position | null> {
-    const doc = await this.checkpoints().findOne({ _id: name });
+    const doc = await this.checkpoints().findOne({ _id: name }, this.options());
     return doc ? positionFromString(doc.position) : null;
   }
 
   async setCheckpoint(name: string, position: Position): Promise<void> {
-    await this.checkpoints().updateOne({ _id: name }, { $set: { position: positionToString(position) } }, { upsert: true });
+    await this.checkpoints().updateOne({ _id: name }, { $set: { position: positionToString(position) } }, { upsert: true, ...this.inSession() });
+  }
+
+  /**
+   * Session transactions, on a replica set or a sharded cluster (a standalone server has none:
+   * https://www.mongodb.com/docs/manual/core/transactions/), asked of the server once.
+   */
+  transactions(): Promise<Transactions | null> {
+    if (this.session) throw new Error('a transaction does not nest');
+    return (this.transactional ??= this.askTransactions().catch((err) => {
+      // Asked again next time: the server may be back.
+      this.transactional = null;
+      throw err;
+    }));
+  }
+
+  private async askTransactions(): Promise<Transactions | null> {
+    const client = this.client;
+    if (!client) return null;
+    const hello = await this.db.command({ hello: 1 });
+    if (!hello.setName && hello.msg !== 'isdbgrid') return null;
+    return {
+      run: (work) => client.withSession((session) => session.withTransaction(() => work(this.boundTo(session)))),
+    };
+  }
+
+  /** This store seen through a transaction's session: the same definitions, every operation in the session. */
+  private boundTo(session: ClientSession): MongoReadStore {
+    const view = Object.create(this) as MongoReadStore;
+    view.session = session;
+    return view;
+  }
+
+  /** The options of an operation: the session, when bound to one; none otherwise (undefined, as the driver's default). */
+  private options(): { session: ClientSession } | undefined {
+    return this.session ? { session: this.session } : undefined;
+  }
+
+  private inSession(): { session?: ClientSession } {
+    return this.session ? { session: this.session } : {};
   }
 
   async close(): Promise<void> {
@@ -179,7 +233,7 @@ export class MongoReadStore implements ReadStore {
   /** Keyed by the id as text, as the memory store is, so get(c, 12) and get(c, '12') agree. */
   private col(name: string): Collection<Document & { _id: string }> {
     this.def(name);
-    return this.db.collection<Document & { _id: string }>(name);
+    return this.db.collection<Document & { _id: string }>(this.physical.get(name)!);
   }
 
   private checkpoints(): Collection<CheckpointDoc> {
@@ -198,15 +252,16 @@ const HIDDEN = { _id: 0, [NGRAMS]: 0 } as const;
  * split that way (its nulls lie within each value of the keys before it): such a sort goes through
  * the aggregation with a null flag per key (compileSort), which no index serves.
  */
-async function pageOf(col: Collection<Document & { _id: string }>, filter: Document, sort: SortKey[], page?: { page: number; pageSize: number }): Promise<Document[]> {
+async function pageOf(col: Collection<Document & { _id: string }>, filter: Document, sort: SortKey[], page?: { page: number; pageSize: number }, session?: ClientSession): Promise<Document[]> {
+  const inSession = session ? { session } : {};
   const skip = page ? Math.max(0, (page.page - 1) * page.pageSize) : 0;
   const limit = page ? page.pageSize : 0; // 0: no limit
   const order = mongoOrder(sort);
   if (sort.slice(1).some(nullsOtherSide)) {
     const stages: Document[] = [{ $match: filter }, ...compileSort(sort), ...(skip ? [{ $skip: skip }] : []), ...(limit ? [{ $limit: limit }] : [])];
-    return col.aggregate([...stages, { $unset: ['_id', NGRAMS, ...sort.map((_, i) => nullFlag(i))] }], { allowDiskUse: true }).toArray();
+    return col.aggregate([...stages, { $unset: ['_id', NGRAMS, ...sort.map((_, i) => nullFlag(i))] }], { allowDiskUse: true, ...inSession }).toArray();
   }
-  const read = (f: Document, from: number, n: number) => col.find(f, { projection: HIDDEN }).sort(order).skip(from).limit(n).toArray();
+  const read = (f: Document, from: number, n: number) => col.find(f, { projection: HIDDEN, ...inSession }).sort(order).skip(from).limit(n).toArray();
   if (!sort.length || !nullsOtherSide(sort[0])) return read(filter, skip, limit);
   const field = fieldName(sort[0].field);
   const present = { $and: [filter, { [field]: { $ne: null } }] };
@@ -215,15 +270,15 @@ async function pageOf(col: Collection<Document & { _id: string }>, filter: Docum
   const head = await read(first, skip, limit);
   if (limit && head.length === limit) return head;
   // The first part's size: known when this page reached into it, else counted.
-  const firstSize = head.length ? skip + head.length : await col.countDocuments(first);
+  const firstSize = head.length ? skip + head.length : await col.countDocuments(first, session ? { session } : undefined);
   const tail = await read(second, Math.max(0, skip - firstSize), limit ? limit - head.length : 0);
   return [...head, ...tail];
 }
 
-async function sumsOf(col: Collection<Document & { _id: string }>, filter: Document, sums: string[]): Promise<Document> {
+async function sumsOf(col: Collection<Document & { _id: string }>, filter: Document, sums: string[], session?: ClientSession): Promise<Document> {
   const group: Document = { _id: null };
   sums.forEach((f, i) => (group[`s${i}`] = { $sum: `$${fieldName(f)}` }));
-  const [r] = await col.aggregate([{ $match: filter }, { $group: group }]).toArray();
+  const [r] = await col.aggregate([{ $match: filter }, { $group: group }], session ? { session } : undefined).toArray();
   return r ?? {};
 }
 

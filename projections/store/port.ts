@@ -67,6 +67,13 @@ export interface CollectionDef {
    * process and ignores it.
    */
   expireAfter?: { field: string; seconds: number };
+  /**
+   * The version of the projector that writes it (engine/step.ts defineReadModels sets it). A
+   * store that processes of several builds share (MongoDB) keeps each version's collection apart,
+   * named after it, so that a new version is built beside the one the old build reads
+   * (docs/production.md); a store of one process ignores it.
+   */
+  version?: number;
 }
 
 export interface OrderDef {
@@ -101,7 +108,24 @@ export interface ReadStore {
    */
   changeMark?(): number;
   setCheckpoint(name: string, position: Position): Promise<void>;
+  /**
+   * The store's transactions, where it has them (SQLite: the connection's; MongoDB: a session's,
+   * on a replica set or sharded cluster only). Null, or left out, where it has none (the tests'
+   * memory store, a standalone MongoDB server): the projection engine then writes each
+   * projector's checkpoint after its writes, and relies on projectors being idempotent
+   * (engine/step.ts).
+   */
+  transactions?(): Promise<Transactions | null>;
   close(): Promise<void>;
+}
+
+export interface Transactions {
+  /**
+   * Runs `work` against the store it is handed: every write it makes lands together, or none
+   * does when it throws. The work may be run again (MongoDB retries a transaction that met a
+   * transient error), so it reads what it needs inside.
+   */
+  run<T>(work: (store: ReadStore) => Promise<T>): Promise<T>;
 }
 
 // ---- small builders so call sites read as the rule they state ----

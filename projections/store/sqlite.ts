@@ -1,5 +1,5 @@
 import type { Position } from '../../domain/shared/events.js';
-import type { CollectionDef, Doc, Filter, Page, Query, ReadStore } from './port.js';
+import type { CollectionDef, Doc, Filter, Page, Query, ReadStore, Transactions } from './port.js';
 import { SqliteReadCore } from './sqlite-core.js';
 
 /**
@@ -54,6 +54,28 @@ export class SqliteReadStore implements ReadStore {
   async setCheckpoint(name: string, position: Position): Promise<void> {
     this.core.setCheckpoint(name, position);
   }
+
+  /**
+   * The connection's transactions. The work's awaits are microtasks only (the core is
+   * synchronous), so nothing else on the thread uses the connection while one is open.
+   */
+  async transactions(): Promise<Transactions> {
+    return this.connection;
+  }
+
+  private readonly connection: Transactions = {
+    run: async (work) => {
+      this.core.begin();
+      try {
+        const result = await work(this);
+        this.core.commit();
+        return result;
+      } catch (err) {
+        this.core.rollback();
+        throw err;
+      }
+    },
+  };
 
   async close(): Promise<void> {
     this.core.close();

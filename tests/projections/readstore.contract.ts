@@ -197,6 +197,19 @@ export function readStoreContract(name: string, make: () => Promise<StoreUnderTe
       });
     });
 
+    describe('a read model\'s version', () => {
+      it('reads and writes a collection defined with its projector\'s version by its own name, as one without', async () => {
+        await store.defineCollection({ name: 'places', idField: 'Pk', indexes: [['Team']], version: 3 });
+        await store.put('places', { Pk: 1, Team: 1, Name: 'Lisbon' });
+        expect(await store.insertIfAbsent('places', { Pk: 2, Team: 1, Name: 'Porto' })).toBe(true);
+        await store.updateWhere('places', eq('Team', 1), { Region: 'South' });
+        expect(await store.get('places', 1)).toEqual({ Pk: 1, Team: 1, Name: 'Lisbon', Region: 'South' });
+        expect((await store.find({ collection: 'places', filter: eq('Team', 1), sort: [...byPk] })).items.map((d) => d.Name)).toEqual(['Lisbon', 'Porto']);
+        await store.remove('places', 2);
+        expect((await store.find({ collection: 'places' })).total).toBe(1);
+      });
+    });
+
     describe('checkpoints', () => {
       it('keeps a position per name, exactly, and answers null for an unknown name', async () => {
         expect(await store.getCheckpoint('read-models')).toBeNull();

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { GenericContainer, type StartedTestContainer, Wait } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIVE_FOR_MS, READ_MODEL_USERS, registerReadModels } from '../../projections/engine/builds.js';
 import { compileFilter, MongoReadStore } from '../../projections/store/mongo.js';
+import { dropUnusedReadModels } from '../../projections/store/mongo-versions.js';
 import { eq } from '../../projections/store/port.js';
 import { IMAGES } from '../support/containers.js';
 import { dockerAvailable } from '../support/docker.js';
@@ -67,6 +69,39 @@ describe.skipIf(!docker.ok)('the MongoDB read store (container)', () => {
       const plan = JSON.stringify(await db.collection('people').aggregate([{ $match: compileFilter(eq('Team', 3)) }]).explain());
       expect(plan).toContain('IXSCAN');
       expect(plan).toContain('Team_1');
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('keeps two versions of a read model apart, one per build, and drops only the one no live process registered', async () => {
+    const { store: blue, db, cleanup } = await open();
+    const green = await MongoReadStore.connect(url, db.databaseName);
+    try {
+      await blue.defineCollection({ name: 'people', idField: 'Pk', version: 1 });
+      await green.defineCollection({ name: 'people', idField: 'Pk', version: 2 });
+      await blue.put('people', { Pk: 1, Name: 'old' });
+      await green.put('people', { Pk: 1, Name: 'new' });
+      expect(await blue.get('people', 1)).toEqual({ Pk: 1, Name: 'old' });
+      expect(await green.get('people', 1)).toEqual({ Pk: 1, Name: 'new' });
+      const registrations = await registerReadModels(green, [{ name: 'people', version: 2, collections: [{ name: 'people', idField: 'Pk' }], apply: async () => {} }], 'green', () => {});
+      const plan = await dropUnusedReadModels(db, { users: READ_MODEL_USERS.name, checkpoints: 'checkpoints', liveForMs: LIVE_FOR_MS, legacy: new Set(['people']) });
+      expect(plan.drop).toEqual(['people.v1']);
+      const names = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
+      expect(names).toContain('people.v2');
+      expect(names).not.toContain('people.v1');
+      await registrations.stop();
+    } finally {
+      await green.close();
+      await cleanup();
+    }
+  });
+
+  it('offers no transactions on a standalone server (this container), so the step writes each checkpoint after its writes', async () => {
+    const { store, cleanup } = await open();
+    try {
+      // The container is a standalone mongod: transactions need a replica set (docs: core/transactions).
+      expect(await store.transactions()).toBeNull();
     } finally {
       await cleanup();
     }

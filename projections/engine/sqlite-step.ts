@@ -1,0 +1,157 @@
+import type { RecordedEvent } from '../../domain/shared/events.js';
+import type { SqliteReadCore } from '../store/sqlite-core.js';
+import { SqliteReadStore } from '../store/sqlite.js';
+import type { Projector } from './projector.js';
+import { checkpointName, outOfDate, ProjectionStep, versionName } from './step.js';
+
+/** The log as the projection reads it: events after a position, and the last position. */
+export interface LogReader {
+  /** Up to `max` events after position `after`, in log order. */
+  readAfter(after: bigint, max: number): RecordedEvent[];
+  /** The last position, 0 for an empty log. */
+  head(): bigint;
+}
+
+
+/** Events per transaction: live (a write waits for it) and in bulk (a rebuild, where throughput counts). */
+const LIVE_CHUNK = 2_000;
+const BULK_CHUNK = 20_000;
+/** A projector this far behind the head catches up in bulk mode (search indexes built once at the end). */
+const BULK_BEHIND = 20_000;
+/** Rows waiting for a search table's sync beyond which a step syncs it itself. */
+const SEARCH_BACKLOG = 5_000;
+
+export interface StepResult {
+  /** Events read from the log in this step (applied, or found applied by another process). */
+  read: number;
+  /** The position every projector has reached. */
+  position: bigint;
+  /** Whether the log holds nothing after it (as seen inside this step's transaction). */
+  caughtUp: boolean;
+}
+
+/**
+ * The engine's step (step.ts) over the embedded read models in SQLite, fed from the log file in
+ * chunks: each chunk is one transaction on the read database, holding every projector's changes
+ * and its checkpoint. What it adds for SQLite: projector versions (prepare), bulk mode while far
+ * behind, and the search tables' backlog.
+ *
+ * Several processes may feed one database (with NATS): each step takes the write lock first
+ * (BEGIN IMMEDIATE), reads the checkpoints inside it and applies only what is after them, so no
+ * event is applied twice or out of order whichever process gets there first.
+ *
+ * The projectors' async apply runs over the synchronous core, so a chunk's awaits are microtasks
+ * only and nothing else uses the connection meanwhile.
+ */
+export class SqliteProjection {
+  private readonly store: SqliteReadStore;
+  private readonly engine: ProjectionStep;
+
+  /** `bulk`: every step in bulk mode, however little is behind (a build from nothing: runtime/rebuild.ts). */
+  constructor(
+    private readonly core: SqliteReadCore,
+    private readonly projectors: Projector[],
+    private readonly log: LogReader,
+    private readonly options: { bulk?: boolean } = {},
+  ) {
+    this.store = new SqliteReadStore(core);
+    this.engine = new ProjectionStep(projectors);
+  }
+
+  /**
+   * Lays out every collection and drops the read models whose schema version differs from the
+   * code's (or that were never built): they are rebuilt from the log by the steps that follow.
+   * Answers the names of those dropped.
+   */
+  prepare(): string[] {
+    const rebuilt: string[] = [];
+    this.core.begin();
+    try {
+      const stale = outOfDate(this.projectors, (name) => this.core.schemaVersion(name));
+      for (const p of this.projectors) {
+        if (stale.includes(p)) {
+          for (const c of p.collections) this.core.dropCollection(c.name);
+          p.reset?.();
+          // Recorded now, in the drop's transaction: another process starting meanwhile must not drop again.
+          this.core.setSchemaVersion(versionName(p), p.version);
+          this.core.setCheckpoint(checkpointName(p), { commit: 0n, prepare: 0n });
+          rebuilt.push(p.name);
+        }
+        for (const c of p.collections) this.core.define(c);
+      }
+      this.core.commit();
+    } catch (err) {
+      this.core.rollback();
+      throw err;
+    }
+    return rebuilt;
+  }
+
+  /** The position every projector has reached, as stored. */
+  async position(): Promise<bigint> {
+    await this.engine.load(this.store);
+    return this.engine.lowest().commit;
+  }
+
+  /**
+   * Applies the next chunk of events (at most `max`) in one transaction with the checkpoints.
+   * Throws a ProjectionFailure, having rolled everything of the chunk back, when a projector
+   * throws: the caller may apply the `index` events before it, then retry the failing one.
+   */
+  async step(max?: number): Promise<StepResult> {
+    const { result } = await this.engine.run(this.store, async (tx) => {
+      await this.engine.load(tx);
+      const from = this.engine.lowest().commit;
+      const head = this.log.head();
+      const bulk = this.enterBulk(head);
+      const events = this.log.readAfter(from, Math.min(max ?? Infinity, bulk ? BULK_CHUNK : LIVE_CHUNK));
+      await this.engine.apply(events, tx);
+      // The search tables' backlog stays small whoever else syncs it (the projector thread, idle
+      // between writes): searches test the waiting rows one by one.
+      if (!bulk) this.core.syncSearch(SEARCH_BACKLOG);
+      const last = events.length ? events[events.length - 1].position.commit : from;
+      this.engine.advance({ commit: last, prepare: last });
+      await this.engine.save(tx);
+      const caughtUp = last >= head;
+      if (caughtUp) this.leaveBulk();
+      return { read: events.length, position: this.engine.lowest().commit, caughtUp };
+    });
+    return result;
+  }
+
+  /**
+   * Applies the events up to `upTo` when every read model is close behind it: the log's writer
+   * thread calls this right after its commit (inline projection), so the write can answer without
+   * a round trip to the projector thread. Answers the position reached, or null when it leaves
+   * the events to the projector thread: read models far behind (a catch-up or rebuild runs
+   * there), the write lock busy beyond the connection's busy timeout, or a projector failing
+   * (the projector thread retries and reports it).
+   */
+  async applyNear(upTo: bigint): Promise<bigint | null> {
+    const from = await this.position();
+    if (from >= upTo) return from;
+    if (upTo - from > BigInt(LIVE_CHUNK)) return null;
+    try {
+      return (await this.step(LIVE_CHUNK)).position;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Read models far behind the head stop keeping their search and list indexes row by row until
+   * caught up. Answers whether any is that far behind (its steps then take bigger chunks).
+   */
+  private enterBulk(head: bigint): boolean {
+    const behind = this.options.bulk ? this.projectors : this.engine.behind(head, BULK_BEHIND);
+    const names = behind.flatMap((p) => p.collections.map((c) => c.name)).filter((n) => !this.core.inBulk(n));
+    if (names.length) this.core.beginBulk(names);
+    return behind.length > 0;
+  }
+
+  /** Builds the search indexes of every collection still in bulk mode: once, at the end of a catch-up. */
+  private leaveBulk(): void {
+    const names = this.projectors.flatMap((p) => p.collections.map((c) => c.name)).filter((n) => this.core.inBulk(n));
+    if (names.length) this.core.endBulk(names);
+  }
+}

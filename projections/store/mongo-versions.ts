@@ -1,0 +1,78 @@
+import type { Db } from 'mongodb';
+
+/**
+ * How MongoDB names a read model's collection: after its projector's version, so that two builds
+ * with different versions of one read model (a rolling deploy) each keep theirs
+ * (docs/production.md). A collection without a version (webhook deliveries, replays) keeps its name.
+ */
+export const versionedName = (name: string, version?: number): string => (version === undefined ? name : `${name}.v${version}`);
+
+const VERSIONED = /^(.+)\.v(\d+)$/;
+
+export interface Registration {
+  build: string;
+  projectors: Array<{ name: string; version: number }>;
+  collections: Array<{ name: string; version: number }>;
+  seenAt: Date;
+}
+
+export interface DropPlan {
+  /** Read-model collections no live registration names. */
+  drop: string[];
+  /** Those some live registration names. */
+  keep: string[];
+  /** The checkpoints of the versions and builds no live registration names. */
+  checkpoints: string[];
+}
+
+const VERSIONED_CHECKPOINT = /^projector:(.+@v\d+)$/;
+const BUILD_SUMMARY = /^read-models@(.+)$/;
+
+/**
+ * Which read-model collections of `existing` no live process uses: those named after a version
+ * (`<name>.v<n>`) and, of the layout before versions, those named as a read model is (`legacy`),
+ * that no registration in `live` names; and the checkpoints of versions and builds no live
+ * registration names. Anything else in the database (leases, webhook deliveries, the
+ * registrations) is never a candidate.
+ */
+export function planDrop(existing: readonly string[], checkpoints: readonly string[], live: readonly Registration[], legacy: ReadonlySet<string>): DropPlan {
+  const used = new Set(live.flatMap((r) => r.collections.map((c) => versionedName(c.name, c.version))));
+  const candidates = existing.filter((n) => VERSIONED.test(n) || legacy.has(n)).sort();
+  const versions = new Set(live.flatMap((r) => r.projectors.map((p) => `${p.name}@v${p.version}`)));
+  const builds = new Set(live.map((r) => r.build));
+  const unusedCheckpoint = (id: string) => {
+    const version = VERSIONED_CHECKPOINT.exec(id)?.[1];
+    if (version !== undefined) return !versions.has(version);
+    const build = BUILD_SUMMARY.exec(id)?.[1];
+    return build !== undefined && !builds.has(build);
+  };
+  return {
+    drop: candidates.filter((n) => !used.has(n)),
+    keep: candidates.filter((n) => used.has(n)),
+    checkpoints: checkpoints.filter(unusedCheckpoint).sort(),
+  };
+}
+
+/**
+ * `turnout rebuild --drop-unused`: drops the read-model collections (and their checkpoints) that
+ * no process registered within `liveForMs` uses (projections/engine/builds.ts). Refuses, dropping
+ * nothing, when no process is registered at all: an empty registry more likely means processes
+ * that cannot reach the database than a deployment with nothing running.
+ */
+export async function dropUnusedReadModels(
+  db: Db,
+  options: { users: string; checkpoints: string; liveForMs: number; legacy: ReadonlySet<string>; now?: Date; onDrop?: (name: string) => void },
+): Promise<DropPlan> {
+  const since = new Date((options.now ?? new Date()).getTime() - options.liveForMs);
+  const live = (await db.collection(options.users).find({ seenAt: { $gte: since } }).toArray()) as unknown as Registration[];
+  if (!live.length) throw new Error(`no running process has registered the read models it uses in the last ${Math.round(options.liveForMs / 1000)} s: nothing dropped`);
+  const existing = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
+  const checkpoints = (await db.collection<{ _id: string }>(options.checkpoints).find({}, { projection: { _id: 1 } }).toArray()).map((c) => c._id);
+  const plan = planDrop(existing, checkpoints, live, options.legacy);
+  for (const name of plan.drop) {
+    await db.collection(name).drop();
+    options.onDrop?.(name);
+  }
+  if (plan.checkpoints.length) await db.collection<{ _id: string }>(options.checkpoints).deleteMany({ _id: { $in: plan.checkpoints } });
+  return plan;
+}
