@@ -1,11 +1,16 @@
 import Fastify from 'fastify';
-import { loadavg } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { SqliteEventLog } from '../eventlog/sqlite.js';
+import { createConstituent } from '../commands/constituents.js';
+import type { Values } from '../domain/shared/fields.js';
 import { NO_STREAM } from '../eventlog/port.js';
 import { IdAllocator } from '../commands/ids.js';
 import { decideCreate, validateCreate } from '../domain/constituent/decide.js';
 import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
 import { ConstituentBody } from '../validation/bodies.js';
-import { type BenchRequest, compare, formatComparison, load } from './lib.js';
+import { type BenchRequest, compare, formatComparison, formatMeasure, load, type Measure, median } from './lib.js';
 import { person } from './names.js';
 import { type Product, startProduct } from './product.js';
 
@@ -56,6 +61,63 @@ async function writes(): Promise<string[]> {
     );
   } finally {
     await baseline.close();
+    await product.close();
+  }
+}
+
+/**
+ * The floor of each hop of one write (issue 29 item 3), each measured alone as a bare Fastify
+ * route validating the same body with the same schema, in alternated rounds: the route alone;
+ * plus a group-committed append to a log file of its own (writer thread, synchronous=FULL, no
+ * projection); plus the whole command (`createConstituent` on the product's runtime: id, decide,
+ * append, the inline projection, read-your-writes) answering the id only; the product's route.
+ */
+async function floors(): Promise<string[]> {
+  const product = await startProduct();
+  const dir = mkdtempSync(path.join(tmpdir(), 'turnout-bench-floor-'));
+  const log = new SqliteEventLog(path.join(dir, 'events.sqlite'));
+  const app = Fastify({ logger: false });
+  let n = 0;
+  app.post('/bare', { schema: { body: ConstituentBody } }, async (_request, reply) => reply.code(201).send({ id: ++n }));
+  app.post('/append', { schema: { body: ConstituentBody } }, async (request, reply) => {
+    const id = ++n;
+    await log.append(constituentStream(id), [{ type: 'ConstituentCreated', data: { id, fields: request.body as Values }, metadata: { team: 1, source: 'Public API', keyName: 'Bench', correlationId: request.id, at: new Date().toISOString(), revision: 1 } }], NO_STREAM);
+    return reply.code(201).send({ id });
+  });
+  const ctx = () => ({ team: product.team, source: 'Public API' as const, keyName: 'Bench', correlationId: 'bench', now: new Date() });
+  app.post('/command', { schema: { body: ConstituentBody } }, async (request, reply) => reply.code(201).send({ id: await createConstituent(product.runtime.services, ctx(), request.body as Values) }));
+  const origin = await app.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    const bodies = Array.from({ length: 500 }, (_, i) => JSON.stringify(person(i, '{{n}}')));
+    const json = { 'content-type': 'application/json' };
+    const sides = [
+      { label: 'bare route (validates)', origin, path: '/bare', headers: json },
+      { label: '+ append, no projection', origin, path: '/append', headers: json },
+      { label: '+ command, projection, settle', origin, path: '/command', headers: json },
+      { label: 'POST /api/v1/constituents', origin: product.origin, path: '/api/v1/constituents', headers: { ...json, authorization: product.auth } },
+    ];
+    const load0 = loadavg()[0];
+    const rounds: Measure[][] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const round: Measure[] = [];
+      for (const side of sides) {
+        (globalThis as { gc?: () => void }).gc?.();
+        round.push(await load({ connections: WRITE_CONNECTIONS, warmupMs: WARMUP_MS, durationMs: DURATION_MS, origin: side.origin, requests: bodies.map((body) => ({ method: 'POST', path: side.path, headers: side.headers, body })) }));
+      }
+      rounds.push(round);
+    }
+    return [
+      `The floor of each hop of POST /constituents, ${WRITE_CONNECTIONS} connections, ${ROUNDS} alternated rounds, medians (load average ${load0.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after)`,
+      ...sides.map((side, i) => {
+        const m = (f: (x: Measure) => number) => median(rounds.map((round) => f(round[i])));
+        const line = formatMeasure(side.label, { rps: m((x) => x.rps), p50: m((x) => x.p50), p90: m((x) => x.p90), p99: m((x) => x.p99), count: 0, errors: 0 });
+        return `  ${line}   ${median(rounds.map((round) => round[i].rps / round[0].rps)).toFixed(2)}x the bare route`;
+      }),
+    ];
+  } finally {
+    await app.close();
+    await log.close();
+    rmSync(dir, { recursive: true, force: true });
     await product.close();
   }
 }
@@ -134,5 +196,7 @@ export async function run(): Promise<{ name: string; lines: string[] }> {
   const lines: string[] = [];
   if (!only || only === 'writes') lines.push(...(await writes()));
   if (!only || only === 'search') lines.push(...(await search()));
+  // Only when named: the floors of the write's hops take four sides' rounds.
+  if (only === 'floors') lines.push(...(await floors()));
   return { name: 'constituents', lines };
 }
