@@ -1,7 +1,7 @@
 import { constituentStream } from '../../domain/constituent/events.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readTeamRecord } from '../../projections/read.js';
-import { createConstituent, updateConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
+import { createConstituentRecord, updateConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { CONSTITUENTS, byEmail, constituentSearch } from '../../projections/constituents.js';
 import { and, publicView } from '../../projections/store/port.js';
@@ -43,9 +43,9 @@ export const constituentRoutes =
           await setEtag(services, reply, constituentStream(r.id), ctx);
           return reply.code(r.created ? 201 : 200).send({ created: r.created, constituent: await readConstituent(services, ctx.team, r.id) });
         }
-        const id = await createConstituent(services, ctx, request.body);
+        const { id, record } = await createConstituentRecord(services, ctx, request.body);
         await setEtag(services, reply, constituentStream(id), ctx);
-        return reply.code(201).send({ created: true, constituent: await readConstituent(services, ctx.team, id) });
+        return reply.code(201).send({ created: true, constituent: record });
       },
     );
 
