@@ -1,4 +1,4 @@
-import type { DomainEvent, Evolver, Position } from '../domain/shared/events.js';
+import type { DomainEvent, EventMetadata, Evolver, Position } from '../domain/shared/events.js';
 import { type Loaded, load, revisionOfStream } from '../eventlog/load.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 import { currentRevision } from '../domain/shared/revision.js';
@@ -13,6 +13,8 @@ export interface Decided<S> {
   /** Log position of the last appended event; null when the decision appended nothing. */
   position: Position | null;
   revision: bigint | null;
+  /** The metadata the events were appended with; null when the decision appended nothing. */
+  metadata: EventMetadata | null;
 }
 
 export interface HandleOptions<S> {
@@ -69,7 +71,7 @@ async function handleOnce<S>(
     if (expect && !expect.matches(recordRevision)) throw preconditionFailed(recordRevision);
     if (events.length === 0) {
       ctx.revisions?.set(stream, recordRevision);
-      return { state: loaded.state, events, position: null, revision: loaded.revision };
+      return { state: loaded.state, events, position: null, revision: loaded.revision, metadata: null };
     }
     try {
       // One append is one write: every event of it carries the revision it makes.
@@ -83,7 +85,7 @@ async function handleOnce<S>(
       const r = await appending;
       const state = events.reduce(evolver.evolve, loaded.state);
       ctx.revisions?.set(stream, recordRevision + 1);
-      return { state, events, position: r.position, revision: r.nextExpectedRevision };
+      return { state, events, position: r.position, revision: r.nextExpectedRevision, metadata: meta };
     } catch (err) {
       if (!(err instanceof WrongExpectedRevision)) throw err;
       if (expect) throw preconditionFailed(await revisionOfStream(log, stream));

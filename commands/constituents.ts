@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import { CONSTITUENTS, activeByEmail } from '../projections/constituents.js';
+import { CONSTITUENTS, activeByEmail, constituentsProjection } from '../projections/constituents.js';
+import { newRecordDoc } from '../projections/records.js';
+import { publicView } from '../projections/store/port.js';
+import { fromLog } from '../domain/events.js';
 import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
 import { decideCreate, decideUpdate, validateCreate } from '../domain/constituent/decide.js';
 import type { Values } from '../domain/shared/fields.js';
@@ -11,11 +14,29 @@ import { claimedRecord, createOnce } from './claims.js';
 import type { CommandDeps } from './deps.js';
 
 export async function createConstituent(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<number> {
+  return (await create(deps, ctx, body)).id;
+}
+
+/**
+ * A create answered with its record as the read model shows it once settled, made from the
+ * appended events by the read model's own projector rather than read back (one read and parse
+ * less per write). Reads after the answer see the same, read-your-writes being unchanged.
+ */
+export async function createConstituentRecord(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<{ id: number; record: Values }> {
+  const { id, stream, r } = await create(deps, ctx, body);
+  // A new stream: its events are revisions 0, 1, ...; the record projector reads no position.
+  const logged = r.events.map((e, k) => fromLog({ ...e, stream, revision: BigInt(k), position: r.position!, metadata: r.metadata! }));
+  const doc = await newRecordDoc(constituentsProjection, logged);
+  return { id, record: publicView(doc!) };
+}
+
+async function create(deps: CommandDeps, ctx: WriteContext, body: Values) {
   const fields = validateCreate(body); // before an id is taken: a failed create writes nothing
   const id = await deps.ids.next('constituent');
-  const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, fields }, s), { newStream: true });
+  const stream = constituentStream(id);
+  const r = await handle(deps.log, stream, constituentEvolver, ctx, (s) => decideCreate({ id, fields }, s), { newStream: true });
   await deps.settle(r.position);
-  return id;
+  return { id, stream, r };
 }
 
 export async function updateConstituent(deps: CommandDeps, ctx: WriteContext, id: number, body: Values): Promise<void> {

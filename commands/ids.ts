@@ -26,9 +26,24 @@ export class IdAllocator {
     for (;;) {
       const list = this.blocks.get(kind);
       while (list?.length && list[0].next > list[0].end) list.shift();
-      if (list?.length) return list[0].next++;
+      if (list?.length) {
+        const id = list[0].next++;
+        this.reserveBeforeRunningOut(kind, list);
+        return id;
+      }
       await this.reserving(kind, this.blockSize);
     }
+  }
+
+  /**
+   * Once half of the last reserved block is left, the next block is reserved meanwhile:
+   * otherwise every write arriving while that reservation commits (a whole group commit under
+   * load) waits for it. A failed reservation here is left to the next call that runs out.
+   */
+  private reserveBeforeRunningOut(kind: string, list: Array<{ next: number; end: number }>): void {
+    if (list.length !== 1 || this.inflight.has(kind)) return;
+    const left = list[0].end - list[0].next + 1;
+    if (left > 0 && left <= this.blockSize / 2) this.reserving(kind, this.blockSize).catch(() => {});
   }
 
   /**

@@ -123,3 +123,19 @@ export function recordProjection<C extends Category>(o: RecordProjectionOptions<
     },
   };
 }
+
+/**
+ * The document a record projector makes of a new record's events, made in memory by the
+ * projector's own apply (which reads nothing but the record's own document): a create answers
+ * with it, once settled, instead of reading back the row the same projector has just written.
+ */
+export async function newRecordDoc(projector: Projector, events: LoggedEvent[]): Promise<Doc | null> {
+  let doc: Doc | null = null;
+  const one = {
+    get: async () => doc,
+    put: async (_collection: string, next: Doc) => void (doc = next),
+    remove: async () => void (doc = null),
+  } as Pick<ReadStore, 'get' | 'put' | 'remove'> as ReadStore;
+  for (const e of events) await projector.apply(e, one);
+  return doc;
+}

@@ -1,13 +1,13 @@
 import { constituentStream } from '../../domain/constituent/events.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readTeamRecord, readTeamRecordTagged } from '../../projections/read.js';
-import { createConstituent, updateConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
+import { createConstituentRecord, updateConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { CONSTITUENTS, byEmail, constituentSearch } from '../../projections/constituents.js';
 import { and, publicView } from '../../projections/store/port.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { apiContext } from '../auth.js';
-import { guardedContext, readTagged, tagged } from '../etag.js';
+import { guardedContext, readTagged, setEtag, tagged } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/constituent.js';
 import type { Services } from '../../runtime/services.js';
@@ -43,8 +43,11 @@ export const constituentRoutes =
           const r = await upsertConstituentByEmail(services, ctx, request.body);
           return reply.code(r.created ? 201 : 200).send({ created: r.created, constituent: await tagged(services, reply, constituentStream(r.id), await readConstituentTagged(services, ctx.team, r.id)) });
         }
-        const id = await createConstituent(services, ctx, request.body);
-        return reply.code(201).send({ created: true, constituent: await tagged(services, reply, constituentStream(id), await readConstituentTagged(services, ctx.team, id)) });
+        // The record the read model's projector makes of this write's own events, and the
+        // revision they left: body and ETag of one state, without reading the row back.
+        const { id, record } = await createConstituentRecord(services, ctx, request.body);
+        await setEtag(services, reply, constituentStream(id), ctx);
+        return reply.code(201).send({ created: true, constituent: record });
       },
     );
 

@@ -37,8 +37,28 @@ describe('allocating ids', () => {
     await ids.reserveAhead('thing', 250);
     const got = [];
     for (let i = 0; i < 250; i++) got.push(await ids.next('thing'));
-    expect(appends).toHaveBeenCalledTimes(1);
     expect(got).toEqual(Array.from({ length: 250 }, (_, i) => i + 2));
+    // The batch's reservation, and the next block's, reserved as the last few ids went out.
+    expect(appends).toHaveBeenCalledTimes(2);
+    expect(appends.mock.calls[1][1][0].data).toEqual({ kind: 'thing', from: 252, to: 261 });
+    await log.close();
+  });
+
+  it('reserves the next block while half of the current one is left, so no write waits for it', async () => {
+    const log = new SqliteEventLog(':memory:');
+    const ids = new IdAllocator(log, 8);
+    const appends = vi.spyOn(log, 'append');
+    for (let i = 0; i < 3; i++) await ids.next('thing');
+    expect(appends).toHaveBeenCalledTimes(1);
+    // Four of eight left: the next block is asked for now, once, not when the block runs out.
+    expect(await ids.next('thing')).toBe(4);
+    expect(await ids.next('thing')).toBe(5);
+    expect(appends).toHaveBeenCalledTimes(2);
+    await vi.waitFor(async () => expect((await log.readStream('ids-thing')).length).toBe(2));
+    const got = [];
+    for (let i = 0; i < 9; i++) got.push(await ids.next('thing'));
+    expect(got).toEqual([6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    expect(appends).toHaveBeenCalledTimes(3);
     await log.close();
   });
 
