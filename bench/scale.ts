@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,8 @@ export interface ScaleOptions {
   lookups?: number;
   /** Where phases are told while it runs (stderr). */
   note?: (line: string) => void;
+  /** A data dir to write into and keep afterwards (BENCH_SCALE_DIR), instead of a temporary one. */
+  keepDir?: string;
 }
 
 interface Figure {
@@ -70,7 +72,8 @@ export async function measureScale(options: ScaleOptions): Promise<string[]> {
   const searches12 = options.searches12 ?? 100;
   const lookups = options.lookups ?? 300;
   const updates = Math.floor(n / 10);
-  const dir = mkdtempSync(path.join(tmpdir(), 'turnout-bench-scale-'));
+  const dir = options.keepDir ?? mkdtempSync(path.join(tmpdir(), 'turnout-bench-scale-'));
+  if (options.keepDir) mkdirSync(dir, { recursive: true });
   const lines: string[] = [];
   let current: ServerProcess | null = null;
   try {
@@ -168,7 +171,7 @@ export async function measureScale(options: ScaleOptions): Promise<string[]> {
     return lines;
   } finally {
     await current?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -176,5 +179,5 @@ export async function run(): Promise<{ name: string; lines: string[] }> {
   const n = Number(process.env.BENCH_SCALE_N ?? 1_000_000);
   if (!Number.isInteger(n) || n < 10) throw new Error(`BENCH_SCALE_N must be a whole number of at least 10 (got "${process.env.BENCH_SCALE_N}")`);
   const server = fileURLToPath(new URL('../api/server.js', import.meta.url));
-  return { name: `scale, ${n.toLocaleString('en-US')} constituents`, lines: await measureScale({ n, server }) };
+  return { name: `scale, ${n.toLocaleString('en-US')} constituents`, lines: await measureScale({ n, server, keepDir: process.env.BENCH_SCALE_DIR || undefined }) };
 }

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import type { Projector } from '../projections/engine/projector.js';
 import { mayFire } from './catalog.js';
 import { envelopesIn } from './envelope.js';
+import { BLOCK, BLOCKS, BLOCKS_DDL, entriesOf, type FeedReads, feedReads, packTeam } from './feed-blocks.js';
 import { ALL, type Cursor, type FeedQuery, type JsonPage } from './feed-cursor.js';
 import type { StreamReader } from './history.js';
 
@@ -11,6 +12,8 @@ import type { StreamReader } from './history.js';
  * the type's index), holding its JSON as the webhook sends it. A page is one range scan of the
  * primary key and its JSON is written out verbatim, instead of reading every change's record
  * streams again at each read. Cursors stay log positions, so they survive rebuilds of this table.
+ * A team's older envelopes are packed into compressed blocks (feed-blocks.ts): a row each, they
+ * were a third of the data dir.
  */
 const TABLE = 'feed_envelopes';
 
@@ -30,33 +33,41 @@ const DDL = `CREATE TABLE IF NOT EXISTS ${TABLE} (
  * its reader of the log file, for the payloads as of each change (the dispatcher's own code).
  * Replays rewrite the same rows (INSERT OR REPLACE), so it is idempotent.
  */
-export function feedTableProjector(db: Database.Database, streams: StreamReader): Projector {
+export function feedTableProjector(db: Database.Database, streams: StreamReader, options: { block?: number } = {}): Projector {
+  const block = options.block ?? BLOCK;
   db.exec(DDL);
+  db.exec(BLOCKS_DDL);
   const insert = db.prepare<[number, bigint, number, string, string]>(`INSERT OR REPLACE INTO ${TABLE} (team, seq, at, type, json) VALUES (?, ?, ?, ?, ?)`);
+  const count = db.prepare<[number], number>(`SELECT count(*) FROM ${TABLE} WHERE team = ?`).pluck();
+  // The teams written since their rows were last counted: counted every so many envelopes, not
+  // at each (the count is a range scan of up to a block's rows).
+  const touched = new Set<number>();
+  let since = 0;
+  const checkEvery = Math.min(64, block);
   return {
     name: 'change-feed',
-    version: 1,
+    version: 2,
     collections: [],
-    tables: [TABLE],
+    tables: [TABLE, BLOCKS],
     independent: true,
-    reset: () => db.exec(`DELETE FROM ${TABLE}`),
+    reset: () => db.exec(`DELETE FROM ${TABLE}; DELETE FROM ${BLOCKS}`),
     async apply(event) {
       if (!mayFire(event)) return;
       const envelopes = await envelopesIn(streams, event);
       const at = Date.parse(event.metadata.at);
-      envelopes.forEach((e, i) => insert.run(e.team, event.position.prepare * 10n + BigInt(i), at, e.type, JSON.stringify(e)));
+      envelopes.forEach((e, i) => {
+        insert.run(e.team, event.position.prepare * 10n + BigInt(i), at, e.type, JSON.stringify(e));
+        touched.add(e.team);
+        since++;
+      });
+      if (since < checkEvery) return;
+      since = 0;
+      for (const team of touched) if (count.get(team)! >= block) packTeam(db, TABLE, team, block);
+      touched.clear();
     },
   };
 }
 
-interface Row {
-  seq: bigint;
-  type: string;
-  json: string;
-}
-
-/** Rows read per look when a page is filtered by type (it may take several). */
-const BATCH = 1_000;
 const EARLIEST = Number.MIN_SAFE_INTEGER;
 const LATEST = Number.MAX_SAFE_INTEGER;
 
@@ -75,7 +86,7 @@ const cursorAt = (seq: bigint): Cursor => {
  */
 export class FeedTable {
   private readonly db: Database.Database;
-  private readonly range: Database.Statement<[number, bigint, bigint, number, number, number], Row>;
+  private readonly reads: FeedReads;
 
   constructor(
     file: string,
@@ -83,11 +94,7 @@ export class FeedTable {
   ) {
     this.db = new Database(file, { fileMustExist: true });
     this.db.pragma('busy_timeout = 10000');
-    this.range = this.db
-      .prepare<[number, bigint, bigint, number, number, number], Row>(
-        `SELECT seq, type, json FROM ${TABLE} WHERE team = ? AND seq > ? AND seq <= ? AND at BETWEEN ? AND ? ORDER BY seq LIMIT ?`,
-      )
-      .safeIntegers(true);
+    this.reads = feedReads(this.db, TABLE);
   }
 
   /** One page, as ChangeFeed.page answers it from the log: the same envelopes, `next` and `hasMore`. */
@@ -98,20 +105,18 @@ export class FeedTable {
     const to = q.at?.to ?? LATEST;
     const changes: string[] = [];
     let next = q.after;
-    let after = lastGiven(q.after);
-    // Unfiltered, one row past the limit tells whether more follow; filtered, read ahead in batches.
-    const batch = q.types ? Math.max(BATCH, q.limit + 1) : q.limit + 1;
-    for (;;) {
-      const rows = this.range.all(team, after, until, Math.max(from, EARLIEST), Math.min(to, LATEST), batch);
-      for (const r of rows) {
-        if (q.types && !q.types(r.type)) continue;
-        if (changes.length === q.limit) return { changes, next, hasMore: true };
-        changes.push(r.json);
-        next = cursorAt(r.seq);
-      }
-      if (rows.length < batch) return { changes, next, hasMore: false };
-      after = rows[rows.length - 1].seq;
-    }
+    // One snapshot for the page: blocks and rows are read by several statements.
+    return this.db
+      .transaction(() => {
+        for (const e of entriesOf(this.reads, team, lastGiven(q.after), until)) {
+          if (e.at < from || e.at > to || (q.types && !q.types(e.type))) continue;
+          if (changes.length === q.limit) return { changes, next, hasMore: true };
+          changes.push(e.json);
+          next = cursorAt(e.seq);
+        }
+        return { changes, next, hasMore: false };
+      })
+      .deferred();
   }
 
   close(): void {
