@@ -58,22 +58,20 @@ export function unpackBlock(body: Buffer): Entry[] {
  * Moves a team's oldest envelopes from single rows into blocks of `block`, as many whole blocks
  * as its rows make; the rest stay rows until more come. Runs in the projector's transaction.
  */
-export function packTeam(db: Database.Database, table: string, team: number, block: number): void {
-  const rows = db.prepare(`SELECT seq, at, type, json FROM ${table} WHERE team = ? ORDER BY seq`).safeIntegers(true).all(team) as Array<{
-    seq: bigint;
-    at: bigint;
-    type: string;
-    json: string;
-  }>;
+export function packer(db: Database.Database, table: string, block: number): (team: number) => void {
+  const tail = db.prepare(`SELECT seq, at, type, json FROM ${table} WHERE team = ? ORDER BY seq`).safeIntegers(true);
   const insert = db.prepare(`INSERT OR REPLACE INTO ${BLOCKS} (team, last, first, body) VALUES (?, ?, ?, ?)`);
   const remove = db.prepare(`DELETE FROM ${table} WHERE team = ? AND seq BETWEEN ? AND ?`);
-  for (let i = 0; i + block <= rows.length; i += block) {
-    const entries = rows.slice(i, i + block).map((r) => ({ seq: r.seq, at: Number(r.at), type: r.type, json: r.json }));
-    const first = entries[0].seq;
-    const last = entries[entries.length - 1].seq;
-    insert.run(team, last, first, packBlock(entries));
-    remove.run(team, first, last);
-  }
+  return (team) => {
+    const rows = tail.all(team) as Array<{ seq: bigint; at: bigint; type: string; json: string }>;
+    for (let i = 0; i + block <= rows.length; i += block) {
+      const entries = rows.slice(i, i + block).map((r) => ({ seq: r.seq, at: Number(r.at), type: r.type, json: r.json }));
+      const first = entries[0].seq;
+      const last = entries[entries.length - 1].seq;
+      insert.run(team, last, first, packBlock(entries));
+      remove.run(team, first, last);
+    }
+  };
 }
 
 /** Rows read per look from the single rows. */

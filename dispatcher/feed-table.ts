@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
+import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Projector } from '../projections/engine/projector.js';
 import { mayFire } from './catalog.js';
 import { envelopesIn } from './envelope.js';
-import { BLOCK, BLOCKS, BLOCKS_DDL, entriesOf, type FeedReads, feedReads, packTeam } from './feed-blocks.js';
+import { BLOCK, BLOCKS, BLOCKS_DDL, entriesOf, type FeedReads, feedReads, packer } from './feed-blocks.js';
 import { ALL, type Cursor, type FeedQuery, type JsonPage } from './feed-cursor.js';
 import type { StreamReader } from './history.js';
 
@@ -39,6 +40,7 @@ export function feedTableProjector(db: Database.Database, streams: StreamReader,
   db.exec(BLOCKS_DDL);
   const insert = db.prepare<[number, bigint, number, string, string]>(`INSERT OR REPLACE INTO ${TABLE} (team, seq, at, type, json) VALUES (?, ?, ?, ?, ?)`);
   const count = db.prepare<[number], number>(`SELECT count(*) FROM ${TABLE} WHERE team = ?`).pluck();
+  const pack = packer(db, TABLE, block);
   // The teams written since their rows were last counted: counted every so many envelopes, not
   // at each (the count is a range scan of up to a block's rows).
   const touched = new Set<number>();
@@ -53,7 +55,7 @@ export function feedTableProjector(db: Database.Database, streams: StreamReader,
     reset: () => db.exec(`DELETE FROM ${TABLE}; DELETE FROM ${BLOCKS}`),
     async apply(event) {
       if (!mayFire(event)) return;
-      const envelopes = await envelopesIn(streams, event);
+      const envelopes = await envelopesIn(asOfFirst(streams, event), event);
       const at = Date.parse(event.metadata.at);
       envelopes.forEach((e, i) => {
         insert.run(e.team, event.position.prepare * 10n + BigInt(i), at, e.type, JSON.stringify(e));
@@ -62,9 +64,24 @@ export function feedTableProjector(db: Database.Database, streams: StreamReader,
       });
       if (since < checkEvery) return;
       since = 0;
-      for (const team of touched) if (count.get(team)! >= block) packTeam(db, TABLE, team, block);
+      for (const team of touched) if (count.get(team)! >= block) pack(team);
       touched.clear();
     },
+  };
+}
+
+/**
+ * A reader for one event's payloads that knows the first event of a stream is all of that stream
+ * up to the event (in this log, positions are one per event), so it reads nothing for it: most
+ * events of a big team are creations. Every other stream it reads from the log.
+ */
+function asOfFirst(streams: StreamReader, event: RecordedEvent): StreamReader {
+  const { readStreamUntil } = streams;
+  if (event.revision !== 0n || !readStreamUntil) return streams;
+  return {
+    readStream: (stream) => streams.readStream(stream),
+    readStreamUntil: (stream, position) =>
+      stream === event.stream && position.commit === event.position.commit ? Promise.resolve([event]) : readStreamUntil.call(streams, stream, position),
   };
 }
 

@@ -52,7 +52,8 @@ function actionOf(recordType: string, type: string): string {
 /** The account's activity log: every change, labelled with its source and key name. */
 export const activityProjection: Projector = {
   name: ACTIVITY,
-  version: 1,
+  // 2: entries stored without what their columns hold (sqlite-schema.ts storedDoc).
+  version: 2,
   collections: [{ name: ACTIVITY, idField: 'id', indexes: [['FkTeam']] }],
   categories: RECORD_CATEGORY_LIST,
   independent: true,

@@ -11,7 +11,8 @@ const CONSTITUENT_SEARCH_FIELDS = ['ConstituentName', 'FirstName', 'LastName', '
 
 export const constituentsProjection = recordProjection({
   category: 'constituent',
-  version: 1,
+  // 2: documents stored without their nulls and what their columns hold (sqlite-schema.ts storedDoc).
+  version: 2,
   collection: {
     name: CONSTITUENTS,
     idField: 'PkConstituent',

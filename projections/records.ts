@@ -63,7 +63,8 @@ export function recordProjection<C extends Category>(o: RecordProjectionOptions<
   return {
     name: o.collection.name,
     version: o.version,
-    collections: [o.collection],
+    // Declared, so the SQLite store leaves their nulls out of each document and gives them back.
+    collections: [{ ...o.collection, fields: o.fields }],
     categories: [o.category],
     async apply(event, store) {
       if (!event.stream.startsWith(streamPrefix)) return;
