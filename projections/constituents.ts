@@ -11,7 +11,7 @@ const CONSTITUENT_SEARCH_FIELDS = ['ConstituentName', 'FirstName', 'LastName', '
 
 export const constituentsProjection = recordProjection({
   category: 'constituent',
-  // 2: documents stored without their nulls and what their columns hold (sqlite-schema.ts storedDoc).
+  // 2: documents stored without their nulls and what their columns hold, fields keyed by place (sqlite-schema.ts storedDoc).
   version: 2,
   collection: {
     name: CONSTITUENTS,

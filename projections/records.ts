@@ -63,8 +63,9 @@ export function recordProjection<C extends Category>(o: RecordProjectionOptions<
   return {
     name: o.collection.name,
     version: o.version,
-    // Declared, so the SQLite store leaves their nulls out of each document and gives them back.
-    collections: [{ ...o.collection, fields: o.fields }],
+    // Declared, so the SQLite store leaves their nulls out of each document and keys the rest by
+    // their place in the list; with the times and revision every document holds.
+    collections: [{ ...o.collection, fields: [...o.fields, 'DateCreated', 'DateLastModified', '_rev'] }],
     categories: [o.category],
     async apply(event, store) {
       if (!event.stream.startsWith(streamPrefix)) return;

@@ -2,7 +2,7 @@ import type { Connection } from './sqlite-connection.js';
 import type { Doc, Filter, Page, Query } from './port.js';
 import { compileWhere } from './sqlite-query.js';
 import { planSearched } from './sqlite-search.js';
-import { docColumns, docOf, jsonPath, orderTerms, type TablePlan } from './sqlite-schema.js';
+import { docColumns, docOf, docPath, orderTerms, type TablePlan } from './sqlite-schema.js';
 
 /**
  * The store's queries: a list, a page with its total and sums, and a search through its index.
@@ -89,8 +89,8 @@ export class Finder {
     // A number a column holds is not in the JSON (storedDoc); a boolean always is, so a column's 1 there is a number.
     const sumTerms = sums.map((f) => {
       const column = plan.columns.get(f);
-      const fromColumn = column ? ` WHEN json_type(doc, ${jsonPath(f)}) IS NULL AND typeof(${column}) IN ('integer', 'real') THEN ${column}` : '';
-      return `total(CASE WHEN json_type(doc, ${jsonPath(f)}) IN ('integer', 'real') THEN json_extract(doc, ${jsonPath(f)})${fromColumn} END)`;
+      const fromColumn = column ? ` WHEN json_type(doc, ${docPath(plan, f)}) IS NULL AND typeof(${column}) IN ('integer', 'real') THEN ${column}` : '';
+      return `total(CASE WHEN json_type(doc, ${docPath(plan, f)}) IN ('integer', 'real') THEN json_extract(doc, ${docPath(plan, f)})${fromColumn} END)`;
     });
     const totals = stmt(`SELECT ${['count(*)', ...sumTerms].join(', ')} FROM ${searched?.countFrom ?? plan.table} WHERE ${where.sql}`)
       .raw()

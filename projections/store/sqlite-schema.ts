@@ -16,6 +16,8 @@ export interface TablePlan {
   columns: Map<string, string>;
   /** The declared fields (CollectionDef.fields), each null: what a stored document lacks of them reads so. */
   blank: Doc | null;
+  /** Each declared field's place in that list: its key in a stored document (storedDoc). */
+  slots: Map<string, number> | null;
   searches: SearchPlan[];
   /** The statements that create the table, its indexes and search tables, in order. */
   ddl: string[];
@@ -94,12 +96,17 @@ export function checkFieldName(name: string): string {
 }
 
 /** The SQL that reads a field of a row: its column, or the document's JSON. */
-export function fieldExpr(plan: TablePlan, field: string): string {
-  return plan.columns.get(field) ?? `json_extract(doc, ${jsonPath(field)})`;
+export function fieldExpr(plan: Pick<TablePlan, 'columns' | 'slots'>, field: string): string {
+  return plan.columns.get(field) ?? `json_extract(doc, ${docPath(plan, field)})`;
 }
 
-/** The JSON path of a top-level field, as an SQL literal. */
-export const jsonPath = (field: string): string => quoteText(`$."${checkFieldName(field)}"`);
+/** The JSON path of a top-level field in a stored document (storedDoc), as an SQL literal. */
+export function docPath(plan: Pick<TablePlan, 'slots'>, field: string): string {
+  checkFieldName(field);
+  if (!plan.slots) return quoteText(`$."${field}"`);
+  const slot = plan.slots.get(field);
+  return quoteText(slot === undefined ? `$[1]."${field}"` : `$[0]."${slot}"`);
+}
 
 /**
  * ORDER BY terms for a sort. Nulls go by an explicit `IS NULL` flag before each key (SQLite puts
@@ -145,7 +152,8 @@ export function planOf(def: CollectionDef): TablePlan {
   });
   const table = quoteId(base);
   const blank = def.fields ? Object.fromEntries(def.fields.map((f) => [f, null])) : null;
-  const plan: TablePlan = { def, table, columns, blank, searches, ddl: [], triggers: [], listIndexes: [] };
+  const slots = def.fields ? new Map(def.fields.map((f, i) => [f, i])) : null;
+  const plan: TablePlan = { def, table, columns, blank, slots, searches, ddl: [], triggers: [], listIndexes: [] };
 
   const cols = [...columns.values()];
   const texts = searches.map((s) => `${s.column} TEXT NOT NULL`);
@@ -235,28 +243,51 @@ export const rowColumns = (plan: TablePlan): string[] => ['_key', ...plan.column
 /** A value its column gives back exactly as it was (a boolean reads as 1, -0 as 0, an object as its JSON). */
 const keptByColumn = (v: unknown): v is string | number => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v) && !Object.is(v, -0));
 
-/** The document's JSON without what the row holds anyway: texts and numbers in a column, nulls of declared fields. */
+/**
+ * The document's JSON without what the row holds anyway: texts and numbers in a column, nulls of
+ * declared fields. A collection with declared fields keeps `[declared, rest]`: the declared
+ * fields keyed by their place in the list (a record's names were a third of its JSON), the others
+ * by name (left out when there are none).
+ */
 export function storedDoc(plan: TablePlan, doc: Doc): string {
+  const { slots } = plan;
   const kept: Doc = {};
+  let rest: Doc | null = null;
   for (const k of Object.keys(doc)) {
     const v = doc[k];
-    if (v === null ? plan.blank !== null && Object.hasOwn(plan.blank, k) : plan.columns.has(k) && keptByColumn(v)) continue;
-    kept[k] = v;
+    if (v === undefined) continue;
+    const slot = slots?.get(k);
+    if (v === null ? slot !== undefined : plan.columns.has(k) && keptByColumn(v)) continue;
+    if (slots === null) kept[k] = v;
+    else if (slot !== undefined) kept[slot] = v;
+    else (rest ??= {})[k] = v;
   }
-  return JSON.stringify(kept);
+  return JSON.stringify(slots === null ? kept : rest ? [kept, rest] : [kept]);
 }
 
 /** What to select to read documents back (docOf): the JSON, then every column. */
 export const docColumns = (plan: Pick<TablePlan, 'columns'>): string => ['doc', ...plan.columns.values()].join(', ');
 
-/** A document from its row as docColumns reads it: the JSON, with what the columns hold and the declared fields it lacks as null. */
-export function docOf(plan: Pick<TablePlan, 'columns' | 'blank'>, row: unknown[]): Doc {
-  const doc = JSON.parse(row[0] as string) as Doc;
+/**
+ * A document from its row as docColumns reads it: the JSON (either form storedDoc writes), with
+ * what the columns hold and the declared fields it lacks as null.
+ */
+export function docOf(plan: Pick<TablePlan, 'columns' | 'blank' | 'def'>, row: unknown[]): Doc {
+  const stored = JSON.parse(row[0] as string) as Doc | [Doc, Doc?];
+  const doc = Array.isArray(stored) ? fromSlots(plan.def.fields ?? [], stored) : stored;
   let i = 1;
   for (const field of plan.columns.keys()) {
     const v = row[i++];
     if (keptByColumn(v) && !Object.hasOwn(doc, field)) doc[field] = v;
   }
   if (plan.blank) for (const field in plan.blank) if (!Object.hasOwn(doc, field)) doc[field] = null;
+  return doc;
+}
+
+function fromSlots(fields: readonly string[], [declared, rest]: [Doc, Doc?]): Doc {
+  const doc: Doc = {};
+  for (let i = 0; i < fields.length; i++) if (Object.hasOwn(declared, i)) doc[fields[i]] = declared[i];
+  // Defined, not assigned: a field named __proto__ stays a field, as JSON.parse keeps it.
+  if (rest) for (const k of Object.keys(rest)) Object.defineProperty(doc, k, { value: rest[k], enumerable: true, writable: true, configurable: true });
   return doc;
 }

@@ -278,6 +278,24 @@ describe('the SQLite read store, beyond the contract', () => {
     core.close();
   });
 
+  it('lays a table out again when its declared fields change, reading each document as the old layout stored it', () => {
+    const file = tempFile();
+    const docs: Doc[] = Array.from({ length: 12 }, (_, i) => ({ ...person(i + 1), City: i % 2 ? 'Porto' : null, Score: i % 3 ? i : null }));
+    let core = new SqliteReadCore(file);
+    core.define({ ...constituents, search: [] });
+    for (const d of docs) core.put('constituents', d);
+    core.close();
+    // Plain documents to declared fields, then the declared fields' places moved and one added.
+    for (const fields of [['Name', 'City', 'Score', 'Email'], ['Added', 'Score', 'Email', 'City', 'Name']]) {
+      core = new SqliteReadCore(file);
+      core.define({ ...constituents, fields });
+      for (const d of docs) expect(core.get('constituents', d.Pk as number)).toEqual(Object.fromEntries([...fields.map((f) => [f, null]), ...Object.entries(d)]));
+      const found = core.find({ collection: 'constituents', filter: and(eq('Team', 1), { op: 'eq', field: 'City', value: 'Porto' }), sort: [{ field: 'Pk', dir: 'asc' }] });
+      expect(found.items.map((d) => d.Pk)).toEqual(docs.filter((d) => d.Team === 1 && d.City === 'Porto').map((d) => d.Pk));
+      core.close();
+    }
+  });
+
   it('commits a batch and its checkpoint together, or neither', () => {
     const core = new SqliteReadCore(':memory:');
     core.define(constituents);
