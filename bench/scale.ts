@@ -1,7 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { openLogReader } from '../eventlog/sqlite-file.js';
+import { LOG_FILE } from '../runtime/read-models.js';
 import { rebuildReadModels } from '../runtime/rebuild.js';
 import { type BenchRequest, load, type Measure } from './lib.js';
 import { nameTerms, person, random } from './names.js';
@@ -27,6 +29,8 @@ export interface ScaleOptions {
   lookups?: number;
   /** Where phases are told while it runs (stderr). */
   note?: (line: string) => void;
+  /** A data dir to write into and keep afterwards (BENCH_SCALE_DIR), instead of a temporary one. */
+  keepDir?: string;
 }
 
 interface Figure {
@@ -53,14 +57,78 @@ const sequential = (origin: string, requests: BenchRequest[], count = requests.l
   load({ origin, connections: 1, warmupMs: 0, durationMs: 0, requests, total: count });
 
 /**
- * The rebuild of every read model from the log (issue 13 point 4), offline on the data dir the
- * server just left, through the entry point `turnout rebuild` uses (runtime/read-models.ts).
+ * Reads and parses the whole log as the rebuild reads it (openLogReader, chunks of 20,000 events)
+ * and applies nothing: the floor of any rebuild, issue 32's baseline.
  */
-async function measureRebuild(dataDir: string): Promise<Figure> {
-  const target = '>= 50,000 events/s';
+function readLogAlone(dataDir: string): { events: number; ms: number } {
+  const log = openLogReader(path.join(dataDir, LOG_FILE));
+  try {
+    const t0 = performance.now();
+    let events = 0;
+    for (let after = 0n; ; ) {
+      const chunk = log.readAfter(after, 20_000);
+      events += chunk.length;
+      if (chunk.length < 20_000) break;
+      after = chunk[chunk.length - 1].position.commit;
+    }
+    return { events, ms: performance.now() - t0 };
+  } finally {
+    log.close();
+  }
+}
+
+/** The data dir's files and their sizes, biggest first, and their total. */
+export function dataDirSize(dataDir: string): { total: number; files: Array<[string, number]> } {
+  const files: Array<[string, number]> = [];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else files.push([path.relative(dataDir, p), statSync(p).size]);
+    }
+  };
+  walk(dataDir);
+  files.sort((a, b) => b[1] - a[1]);
+  return { total: files.reduce((n, [, size]) => n + size, 0), files };
+}
+
+const mbText = (bytes: number) => `${(bytes / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`;
+const sizeLine = (label: string, dataDir: string) => {
+  const { total, files } = dataDirSize(dataDir);
+  return `${label}: ${mbText(total)} (${files.filter(([, n]) => n >= 1e6).map(([f, n]) => `${f} ${mbText(n)}`).join(', ')})`;
+};
+
+/**
+ * The rebuild of every read model from the log (issue 13 point 4), offline on the data dir the
+ * server just left, through the entry point `turnout rebuild` uses (runtime/read-models.ts),
+ * between two reads of the log alone (issue 32 item 3: its rate against theirs, their mean).
+ */
+async function measureRebuild(dataDir: string): Promise<{ figures: Figure[]; lines: string[] }> {
+  const before = readLogAlone(dataDir);
   const { events, ms } = await rebuildReadModels(dataDir);
+  const after = readLogAlone(dataDir);
   const rate = events / (ms / 1000);
-  return { figure: 'rebuild of every read model from the log', value: `${fmt(rate)} events/s (${fmt(events)} events in ${(ms / 1000).toFixed(1)} s)`, target, met: rate >= 50_000 };
+  const readRates = [before, after].map((r) => r.events / (r.ms / 1000));
+  const readRate = (readRates[0] + readRates[1]) / 2;
+  const ratio = rate / readRate;
+  return {
+    figures: [
+      { figure: 'rebuild of every read model from the log', value: `${fmt(rate)} events/s (${fmt(events)} events in ${(ms / 1000).toFixed(1)} s)`, target: '>= 50,000 events/s', met: rate >= 50_000 },
+      { figure: 'rebuild against reading the log alone', value: `${ratio.toFixed(2)}x`, target: '>= 0.25x', met: ratio >= 0.25 },
+    ],
+    lines: [
+      `  baseline: the log read and parsed alone, before and after the rebuild: ${readRates.map((r) => `${fmt(r)} events/s`).join(', ')} (${((1000 * 1000) / readRate).toFixed(1)} µs an event); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+      `  ${sizeLine('data dir after the rebuild', dataDir)}`,
+    ],
+  };
+}
+
+/** Only the rebuild and the data dir's size, on a data dir a run with BENCH_SCALE_DIR kept (BENCH_PART=rebuild). */
+export async function measureRebuildOnly(dataDir: string): Promise<string[]> {
+  const lines = [sizeLine('data dir before the rebuild', dataDir)];
+  const { figures, lines: more } = await measureRebuild(dataDir);
+  for (const f of figures) lines.push(`  ${f.figure}: ${f.value} (target ${f.target}: ${f.met ? 'met' : 'MISSED'})`);
+  return [...lines, ...more];
 }
 
 export async function measureScale(options: ScaleOptions): Promise<string[]> {
@@ -70,7 +138,8 @@ export async function measureScale(options: ScaleOptions): Promise<string[]> {
   const searches12 = options.searches12 ?? 100;
   const lookups = options.lookups ?? 300;
   const updates = Math.floor(n / 10);
-  const dir = mkdtempSync(path.join(tmpdir(), 'turnout-bench-scale-'));
+  const dir = options.keepDir ?? mkdtempSync(path.join(tmpdir(), 'turnout-bench-scale-'));
+  if (options.keepDir) mkdirSync(dir, { recursive: true });
   const lines: string[] = [];
   let current: ServerProcess | null = null;
   try {
@@ -155,26 +224,35 @@ export async function measureScale(options: ScaleOptions): Promise<string[]> {
       { figure: `search, 1-2 characters, p99 (${searches12})`, value: msText(short.p99), target: '< 300 ms', met: short.p99 < 300 },
       { figure: `email look-up, p99 (${lookups})`, value: msText(emails.p99), target: '< 10 ms', met: emails.p99 < 10 },
       { figure: `read by id, p99 (${lookups})`, value: msText(byId.p99), target: '< 10 ms', met: byId.p99 < 10 },
-      await measureRebuild(dir),
     ];
+    // Before the rebuild replaces the read models the server built live.
+    const liveSize = sizeLine('data dir as the server left it', dir);
+    const rebuilt = await measureRebuild(dir);
+    figures.push(...rebuilt.figures);
     const width = Math.max(...figures.map((f) => f.figure.length));
     const valueWidth = Math.max(...figures.map((f) => f.value.length));
     lines.push(`  ${'figure'.padEnd(width)}  ${'value'.padEnd(valueWidth)}  ${'target'.padEnd(18)}  verdict`);
     for (const f of figures) lines.push(`  ${f.figure.padEnd(width)}  ${f.value.padEnd(valueWidth)}  ${f.target.padEnd(18)}  ${f.met === null ? '-' : f.met ? 'met' : 'MISSED'}`);
     lines.push(`  baseline: GET /healthz, one at a time, p50 ${msText(healthz.p50)} p99 ${msText(healthz.p99)}; searches of 3 characters p50 ${msText(three.p50)}, of 1-2 p50 ${msText(short.p50)}`);
     for (const f of figures) if (f.note) lines.push(`  ${f.note}`);
+    lines.push(`  ${liveSize}`, ...rebuilt.lines);
     lines.push(`  /readyz while catching up: ${catchingUp ?? '(never seen: ready at the first answer)'}`);
     for (const l of progress) lines.push(`  server: ${l.trim()}`);
     return lines;
   } finally {
     await current?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
   }
 }
 
 export async function run(): Promise<{ name: string; lines: string[] }> {
   const n = Number(process.env.BENCH_SCALE_N ?? 1_000_000);
   if (!Number.isInteger(n) || n < 10) throw new Error(`BENCH_SCALE_N must be a whole number of at least 10 (got "${process.env.BENCH_SCALE_N}")`);
+  const keepDir = process.env.BENCH_SCALE_DIR || undefined;
+  if (process.env.BENCH_PART === 'rebuild') {
+    if (!keepDir) throw new Error('BENCH_PART=rebuild rebuilds the data dir BENCH_SCALE_DIR names (one a run with BENCH_SCALE_DIR kept)');
+    return { name: `scale, the rebuild of ${keepDir}`, lines: await measureRebuildOnly(keepDir) };
+  }
   const server = fileURLToPath(new URL('../api/server.js', import.meta.url));
-  return { name: `scale, ${n.toLocaleString('en-US')} constituents`, lines: await measureScale({ n, server }) };
+  return { name: `scale, ${n.toLocaleString('en-US')} constituents`, lines: await measureScale({ n, server, keepDir }) };
 }

@@ -1,7 +1,9 @@
 import Database from 'better-sqlite3';
+import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Projector } from '../projections/engine/projector.js';
 import { mayFire } from './catalog.js';
 import { envelopesIn } from './envelope.js';
+import { BLOCK, BLOCKS, BLOCKS_DDL, entriesOf, type FeedReads, feedReads, packer } from './feed-blocks.js';
 import { ALL, type Cursor, type FeedQuery, type JsonPage } from './feed-cursor.js';
 import type { StreamReader } from './history.js';
 
@@ -11,6 +13,8 @@ import type { StreamReader } from './history.js';
  * the type's index), holding its JSON as the webhook sends it. A page is one range scan of the
  * primary key and its JSON is written out verbatim, instead of reading every change's record
  * streams again at each read. Cursors stay log positions, so they survive rebuilds of this table.
+ * A team's older envelopes are packed into compressed blocks (feed-blocks.ts): a row each, they
+ * were a third of the data dir.
  */
 const TABLE = 'feed_envelopes';
 
@@ -24,7 +28,8 @@ const DDL = `CREATE TABLE IF NOT EXISTS ${TABLE} (
 ) WITHOUT ROWID`;
 
 /** The table's projector as a release's read-model versions name it (runtime/prepared.ts). */
-export const FEED_TABLE_VERSION = { name: 'change-feed', version: 1 } as const;
+// 2: a team's older envelopes packed in deflated blocks (feed_blocks).
+export const FEED_TABLE_VERSION = { name: 'change-feed', version: 2 } as const;
 
 /**
  * The projector that fills the table, run by the projector thread beside the read models and
@@ -33,32 +38,56 @@ export const FEED_TABLE_VERSION = { name: 'change-feed', version: 1 } as const;
  * its reader of the log file, for the payloads as of each change (the dispatcher's own code).
  * Replays rewrite the same rows (INSERT OR REPLACE), so it is idempotent.
  */
-export function feedTableProjector(db: Database.Database, streams: StreamReader): Projector {
+export function feedTableProjector(db: Database.Database, streams: StreamReader, options: { block?: number } = {}): Projector {
+  const block = options.block ?? BLOCK;
   db.exec(DDL);
+  db.exec(BLOCKS_DDL);
   const insert = db.prepare<[number, bigint, number, string, string]>(`INSERT OR REPLACE INTO ${TABLE} (team, seq, at, type, json) VALUES (?, ?, ?, ?, ?)`);
+  const count = db.prepare<[number], number>(`SELECT count(*) FROM ${TABLE} WHERE team = ?`).pluck();
+  const pack = packer(db, TABLE, block);
+  // The teams written since their rows were last counted: counted every so many envelopes, not
+  // at each (the count is a range scan of up to a block's rows).
+  const touched = new Set<number>();
+  let since = 0;
+  const checkEvery = Math.min(64, block);
   return {
     ...FEED_TABLE_VERSION,
     collections: [],
-    tables: [TABLE],
+    tables: [TABLE, BLOCKS],
     independent: true,
-    reset: () => db.exec(`DELETE FROM ${TABLE}`),
+    reset: () => db.exec(`DELETE FROM ${TABLE}; DELETE FROM ${BLOCKS}`),
     async apply(event) {
       if (!mayFire(event)) return;
-      const envelopes = await envelopesIn(streams, event);
+      const envelopes = await envelopesIn(asOfFirst(streams, event), event);
       const at = Date.parse(event.metadata.at);
-      envelopes.forEach((e, i) => insert.run(e.team, event.position.prepare * 10n + BigInt(i), at, e.type, JSON.stringify(e)));
+      envelopes.forEach((e, i) => {
+        insert.run(e.team, event.position.prepare * 10n + BigInt(i), at, e.type, JSON.stringify(e));
+        touched.add(e.team);
+        since++;
+      });
+      if (since < checkEvery) return;
+      since = 0;
+      for (const team of touched) if (count.get(team)! >= block) pack(team);
+      touched.clear();
     },
   };
 }
 
-interface Row {
-  seq: bigint;
-  type: string;
-  json: string;
+/**
+ * A reader for one event's payloads that knows the first event of a stream is all of that stream
+ * up to the event (in this log, positions are one per event), so it reads nothing for it: most
+ * events of a big team are creations. Every other stream it reads from the log.
+ */
+function asOfFirst(streams: StreamReader, event: RecordedEvent): StreamReader {
+  const { readStreamUntil } = streams;
+  if (event.revision !== 0n || !readStreamUntil) return streams;
+  return {
+    readStream: (stream) => streams.readStream(stream),
+    readStreamUntil: (stream, position) =>
+      stream === event.stream && position.commit === event.position.commit ? Promise.resolve([event]) : readStreamUntil.call(streams, stream, position),
+  };
 }
 
-/** Rows read per look when a page is filtered by type (it may take several). */
-const BATCH = 1_000;
 const EARLIEST = Number.MIN_SAFE_INTEGER;
 const LATEST = Number.MAX_SAFE_INTEGER;
 
@@ -77,7 +106,7 @@ const cursorAt = (seq: bigint): Cursor => {
  */
 export class FeedTable {
   private readonly db: Database.Database;
-  private readonly range: Database.Statement<[number, bigint, bigint, number, number, number], Row>;
+  private readonly reads: FeedReads;
 
   constructor(
     file: string,
@@ -85,11 +114,7 @@ export class FeedTable {
   ) {
     this.db = new Database(file, { fileMustExist: true });
     this.db.pragma('busy_timeout = 10000');
-    this.range = this.db
-      .prepare<[number, bigint, bigint, number, number, number], Row>(
-        `SELECT seq, type, json FROM ${TABLE} WHERE team = ? AND seq > ? AND seq <= ? AND at BETWEEN ? AND ? ORDER BY seq LIMIT ?`,
-      )
-      .safeIntegers(true);
+    this.reads = feedReads(this.db, TABLE);
   }
 
   /** One page, as ChangeFeed.page answers it from the log: the same envelopes, `next` and `hasMore`. */
@@ -100,20 +125,18 @@ export class FeedTable {
     const to = q.at?.to ?? LATEST;
     const changes: string[] = [];
     let next = q.after;
-    let after = lastGiven(q.after);
-    // Unfiltered, one row past the limit tells whether more follow; filtered, read ahead in batches.
-    const batch = q.types ? Math.max(BATCH, q.limit + 1) : q.limit + 1;
-    for (;;) {
-      const rows = this.range.all(team, after, until, Math.max(from, EARLIEST), Math.min(to, LATEST), batch);
-      for (const r of rows) {
-        if (q.types && !q.types(r.type)) continue;
-        if (changes.length === q.limit) return { changes, next, hasMore: true };
-        changes.push(r.json);
-        next = cursorAt(r.seq);
-      }
-      if (rows.length < batch) return { changes, next, hasMore: false };
-      after = rows[rows.length - 1].seq;
-    }
+    // One snapshot for the page: blocks and rows are read by several statements.
+    return this.db
+      .transaction(() => {
+        for (const e of entriesOf(this.reads, team, lastGiven(q.after), until)) {
+          if (e.at < from || e.at > to || (q.types && !q.types(e.type))) continue;
+          if (changes.length === q.limit) return { changes, next, hasMore: true };
+          changes.push(e.json);
+          next = cursorAt(e.seq);
+        }
+        return { changes, next, hasMore: false };
+      })
+      .deferred();
   }
 
   close(): void {

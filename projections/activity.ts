@@ -52,8 +52,11 @@ function actionOf(recordType: string, type: string): string {
 /** The account's activity log: every change, labelled with its source and key name. */
 export const activityProjection: Projector = {
   name: ACTIVITY,
-  version: 1,
-  collections: [{ name: ACTIVITY, idField: 'id', indexes: [['FkTeam']] }],
+  // 2: entries stored without what their columns hold, fields keyed by place (sqlite-schema.ts storedDoc).
+  version: 2,
+  // Every entry holds these (keyName null for the application's own changes): declared, so the
+  // SQLite store keys them by place, not name.
+  collections: [{ name: ACTIVITY, idField: 'id', indexes: [['FkTeam']], fields: ['at', 'source', 'keyName', 'action', 'recordType', 'recordId'] }],
   categories: RECORD_CATEGORY_LIST,
   independent: true,
   async apply(event, store) {

@@ -11,7 +11,9 @@ const CONSTITUENT_SEARCH_FIELDS = ['ConstituentName', 'FirstName', 'LastName', '
 
 export const constituentsProjection = recordProjection({
   category: 'constituent',
-  version: 2,
+  // 2: the record's revision kept with its row (one-read GET and ETag); 3: documents stored without
+  // their nulls and what their columns hold, fields keyed by place (sqlite-schema.ts storedDoc).
+  version: 3,
   revisions: true,
   collection: {
     name: CONSTITUENTS,

@@ -88,7 +88,9 @@ export function recordProjection<C extends Category>(o: RecordProjectionOptions<
   return {
     name: o.collection.name,
     version: o.version,
-    collections: [o.collection],
+    // Declared, so the SQLite store leaves their nulls out of each document and keys the rest by
+    // their place in the list; with the times and revision every document holds.
+    collections: [{ ...o.collection, fields: [...o.fields, 'DateCreated', 'DateLastModified', '_rev', ...(o.revisions ? ['_revision'] : [])] }],
     categories: [o.category],
     async apply(event, store) {
       if (!event.stream.startsWith(streamPrefix)) return;

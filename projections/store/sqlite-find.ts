@@ -2,7 +2,7 @@ import type { Connection } from './sqlite-connection.js';
 import type { Doc, Filter, Page, Query } from './port.js';
 import { compileWhere } from './sqlite-query.js';
 import { planSearched } from './sqlite-search.js';
-import { jsonPath, orderTerms, type TablePlan } from './sqlite-schema.js';
+import { docColumns, docOf, docPath, orderTerms, type TablePlan } from './sqlite-schema.js';
 
 /**
  * The store's queries: a list, a page with its total and sums, and a search through its index.
@@ -34,11 +34,14 @@ export class Finder {
     // start). Only a query holding a search asks, so lists and look-ups pay nothing for it.
     const plan = holdsText(query.filter) && this.inBulk(query.collection) ? { ...tablePlan, searches: [] } : tablePlan;
     const where = compileWhere(plan, query.filter);
-    const order = [...orderTerms(plan, query.sort ?? []), 'rowid'].join(', ');
+    // Ties go by rowid (the order documents came in), except after the id, which has none: its
+    // index then serves the order alone (a scan index holds the search text between id and rowid).
+    const sort = query.sort ?? [];
+    const order = [...orderTerms(plan, sort), ...(sort.some((k) => k.field === plan.def.idField) ? [] : ['rowid'])].join(', ');
     const sums = query.sums ?? [];
     if (!query.page) {
-      const rows = stmt(`SELECT doc FROM ${plan.table} WHERE ${where.sql} ORDER BY ${order}`).pluck().all(...where.params) as string[];
-      const items = rows.map((d) => JSON.parse(d) as Doc);
+      const rows = stmt(`SELECT ${docColumns(plan)} FROM ${plan.table} WHERE ${where.sql} ORDER BY ${order}`).raw().all(...where.params) as unknown[][];
+      const items = rows.map((r) => docOf(plan, r));
       return { items, total: items.length, sums: sumsOf(items, sums) };
     }
     const searched = planSearched(plan, query, stmt);
@@ -77,13 +80,18 @@ export class Finder {
         : (stmt(`SELECT rowid FROM ${searched?.from ?? plan.table} WHERE ${where.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
             .pluck()
             .all(...where.params, limit, offset) as number[]));
-    const byRowid = stmt(`SELECT doc FROM ${plan.table} WHERE rowid = ?`).pluck();
-    const items = rowids.map((r) => JSON.parse(byRowid.get(r) as string) as Doc);
+    const byRowid = stmt(`SELECT ${docColumns(plan)} FROM ${plan.table} WHERE rowid = ?`).raw();
+    const items = rowids.map((r) => docOf(plan, byRowid.get(r) as unknown[]));
     // A short first page is the whole set: its count needs no second pass.
     if (offset === 0 && items.length < size && sums.length === 0) return { items, total: items.length, sums: {} };
     if (searched?.total != null) return { items, total: searched.total, sums: {} };
     // Numbers only, as the memory store sums them (a boolean's column would read as 1).
-    const sumTerms = sums.map((f) => `total(CASE WHEN json_type(doc, ${jsonPath(f)}) IN ('integer', 'real') THEN json_extract(doc, ${jsonPath(f)}) END)`);
+    // A number a column holds is not in the JSON (storedDoc); a boolean always is, so a column's 1 there is a number.
+    const sumTerms = sums.map((f) => {
+      const column = plan.columns.get(f);
+      const fromColumn = column ? ` WHEN json_type(doc, ${docPath(plan, f)}) IS NULL AND typeof(${column}) IN ('integer', 'real') THEN ${column}` : '';
+      return `total(CASE WHEN json_type(doc, ${docPath(plan, f)}) IN ('integer', 'real') THEN json_extract(doc, ${docPath(plan, f)})${fromColumn} END)`;
+    });
     const totals = stmt(`SELECT ${['count(*)', ...sumTerms].join(', ')} FROM ${searched?.countFrom ?? plan.table} WHERE ${where.sql}`)
       .raw()
       .get(...where.params) as number[];

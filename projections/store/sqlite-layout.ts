@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { CHECKPOINTS, COLLECTIONS, type Connection, VERSIONS } from './sqlite-connection.js';
-import { quoteId, rowColumns, rowOf, type TablePlan } from './sqlite-schema.js';
+import { docColumns, docOf, quoteId, rowColumns, rowOf, type TablePlan } from './sqlite-schema.js';
 import { rebuildGrams } from './sqlite-search-sync.js';
 
 /** FTS5's in-memory hash of pending terms: its default, and while a search table is built whole. */
@@ -22,13 +22,14 @@ export function createMetaTables(db: Database.Database): void {
  * and one left in bulk mode by a crash gets its search index rebuilt.
  */
 export function layOut(conn: Connection, plan: TablePlan): void {
-  const layout = JSON.stringify([plan.ddl, plan.triggers]);
+  // The declared fields too: their places are the keys of stored documents (storedDoc).
+  const layout = JSON.stringify(plan.def.fields ? [plan.ddl, plan.triggers, plan.def.fields] : [plan.ddl, plan.triggers]);
   const row = conn.stmt(`SELECT layout, bulk FROM ${COLLECTIONS} WHERE name = ?`).get(plan.def.name) as { layout: string; bulk: number } | undefined;
   conn.transaction(() => {
     if (!row) {
       for (const sql of [...plan.ddl, ...plan.triggers]) conn.db.exec(sql);
       conn.stmt(`INSERT INTO ${COLLECTIONS} (name, layout) VALUES (?, ?)`).run(plan.def.name, layout);
-    } else if (row.layout !== layout) relayout(conn, plan, layout);
+    } else if (row.layout !== layout) relayout(conn, plan, layout, (JSON.parse(row.layout) as [unknown, unknown, string[]?])[2]);
     else if (row.bulk) finishBulk(conn, plan);
   });
 }
@@ -113,23 +114,27 @@ function dropObjects(db: Database.Database, name: string): void {
 }
 
 /** A table laid out for another definition, moved to the new layout from its own documents. */
-function relayout(conn: Connection, plan: TablePlan, layout: string): void {
+function relayout(conn: Connection, plan: TablePlan, layout: string, oldFields: string[] | undefined): void {
   const { db } = conn;
   const name = plan.def.name;
   const old = quoteId(`${name}__relayout`);
   db.exec(`DROP TABLE IF EXISTS ${old}`);
-  db.exec(`CREATE TABLE ${old} AS SELECT rowid AS r, doc FROM ${plan.table}`);
+  // The old layout's columns come too: its documents may have left out what they held (storedDoc).
+  db.exec(`CREATE TABLE ${old} AS SELECT rowid AS r, * FROM ${plan.table}`);
+  const held = (db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(`${name}__relayout`) as string[]).filter((c) => c === 'doc' || c.startsWith('f_'));
+  // Documents as the old layout stored them: its columns, its declared fields' places.
+  const oldPlan = { columns: new Map(held.filter((c) => c !== 'doc').map((c) => [c.slice(2), quoteId(c)])), blank: plan.blank, def: { ...plan.def, fields: oldFields } };
   dropObjects(db, name);
   conn.forgetStatements();
   for (const sql of plan.ddl) db.exec(sql);
   const cols = rowColumns(plan);
   const insert = db.prepare(`INSERT INTO ${plan.table} (rowid, ${cols.join(', ')}) VALUES (?, ${cols.map(() => '?').join(', ')})`);
-  const select = db.prepare(`SELECT r, doc FROM ${old} WHERE r > ? ORDER BY r LIMIT ${CHUNK}`);
+  const select = db.prepare(`SELECT r, ${docColumns(oldPlan)} FROM ${old} WHERE r > ? ORDER BY r LIMIT ${CHUNK}`).raw();
   for (let after = -Infinity; ; ) {
-    const rows = select.all(after) as Array<{ r: number; doc: string }>;
-    for (const row of rows) insert.run(row.r, ...rowOf(plan, JSON.parse(row.doc)));
+    const rows = select.all(after) as unknown[][];
+    for (const row of rows) insert.run(row[0], ...rowOf(plan, docOf(oldPlan, row.slice(1))));
     if (rows.length < CHUNK) break;
-    after = rows[rows.length - 1].r;
+    after = rows[rows.length - 1][0] as number;
   }
   db.exec(`DROP TABLE ${old}`);
   finishBulk(conn, plan);

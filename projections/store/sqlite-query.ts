@@ -33,6 +33,7 @@ function compile(plan: TablePlan, f: Filter, params: unknown[]): string {
     case 'eq': {
       const e = fieldExpr(plan, f.field);
       if (f.value === null) return `${e} IS NULL`;
+      if (f.field === plan.def.idField) return idEquals(plan, f.value, params);
       params.push(bindable(f.value));
       return `${e} = ?`;
     }
@@ -46,7 +47,8 @@ function compile(plan: TablePlan, f: Filter, params: unknown[]): string {
       const e = fieldExpr(plan, f.field);
       const values = f.values.filter((v) => v !== null);
       const parts: string[] = [];
-      if (values.length) {
+      if (values.length && f.field === plan.def.idField) parts.push(...values.map((v) => idEquals(plan, v, params)));
+      else if (values.length) {
         params.push(...values.map(bindable));
         parts.push(`${e} IN (${values.map(() => '?').join(', ')})`);
       }
@@ -69,9 +71,26 @@ function compile(plan: TablePlan, f: Filter, params: unknown[]): string {
   }
 }
 
-/** The declared search over these fields, unless the search could meet a row's team marker. */
+/**
+ * The id equal to a value, through the key's index (the id has none of its own): a row's key is
+ * its id as text, so the key's test only narrows; the column's keeps 1 and '1' apart.
+ */
+export function idEquals(plan: TablePlan, value: Exclude<Scalar, null>, params: unknown[]): string {
+  const e = fieldExpr(plan, plan.def.idField);
+  if (typeof value !== 'number' && typeof value !== 'string') {
+    params.push(bindable(value));
+    return `${e} = ?`;
+  }
+  params.push(String(value), value);
+  return `(_key = ? AND ${e} = ?)`;
+}
+
+/**
+ * The declared search over these fields, unless the search could meet a row's team marker, or
+ * span two fields (a needle holding U+0001: the stored text leaves some fields out, storedSearchText).
+ */
 export const searchOf = (plan: TablePlan, fields: string[], needle: string): SearchPlan | undefined => {
-  if (hasMarkerCharacters(needle)) return undefined;
+  if (hasMarkerCharacters(needle) || needle.includes('\u0001')) return undefined;
   const key = fields.join('\u0001');
   return plan.searches.find((s) => s.key === key);
 };
@@ -128,8 +147,7 @@ function rowidUnion(plan: TablePlan, branches: Filter[], params: unknown[]): str
   const values: unknown[] = [];
   for (const b of branches) {
     if (b.op === 'eq' && b.field === plan.def.idField && b.value !== null) {
-      parts.push(`SELECT rowid FROM ${plan.table} WHERE ${fieldExpr(plan, b.field)} = ?`);
-      values.push(bindable(b.value));
+      parts.push(`SELECT rowid FROM ${plan.table} WHERE ${idEquals(plan, b.value, values)}`);
     } else if (b.op === 'contains' && b.text !== '' && trigramable(b.text.toLowerCase()) && searchOf(plan, b.fields, b.text.toLowerCase())) {
       parts.push(hitsOf(plan, searchOf(plan, b.fields, b.text.toLowerCase())!, b.text.toLowerCase(), null, values));
     } else return null;

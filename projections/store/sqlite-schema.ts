@@ -1,11 +1,12 @@
-import { searchTextOf } from './search-text.js';
+import { storedSearchText } from './search-text.js';
 import type { CollectionDef, Doc, SortKey } from './port.js';
 
 /**
- * How one collection lies in SQLite. The document is kept whole as JSON text; beside it, every
- * field a declared index, order or search names is copied into a column of its own (computed in
- * JS at write time, so writes parse nothing in SQL), and each declared search field set gets a
- * column of lower-cased search text with an FTS5 trigram index over it.
+ * How one collection lies in SQLite. The document is kept as JSON text; beside it, every field a
+ * declared index, order or search names is copied into a column of its own (computed in JS at
+ * write time, so writes parse nothing in SQL), and each declared search field set gets a column
+ * of lower-cased search text with an FTS5 trigram index over it. The JSON leaves out what the row
+ * holds anyway (storedDoc): a text or number a column holds, and a declared field that is null.
  */
 export interface TablePlan {
   def: CollectionDef;
@@ -13,6 +14,10 @@ export interface TablePlan {
   table: string;
   /** Field to its column, quoted. */
   columns: Map<string, string>;
+  /** The declared fields (CollectionDef.fields), each null: what a stored document lacks of them reads so. */
+  blank: Doc | null;
+  /** Each declared field's place in that list: its key in a stored document (storedDoc). */
+  slots: Map<string, number> | null;
   searches: SearchPlan[];
   /** The statements that create the table, its indexes and search tables, in order. */
   ddl: string[];
@@ -91,12 +96,17 @@ export function checkFieldName(name: string): string {
 }
 
 /** The SQL that reads a field of a row: its column, or the document's JSON. */
-export function fieldExpr(plan: TablePlan, field: string): string {
-  return plan.columns.get(field) ?? `json_extract(doc, ${jsonPath(field)})`;
+export function fieldExpr(plan: Pick<TablePlan, 'columns' | 'slots'>, field: string): string {
+  return plan.columns.get(field) ?? `json_extract(doc, ${docPath(plan, field)})`;
 }
 
-/** The JSON path of a top-level field, as an SQL literal. */
-export const jsonPath = (field: string): string => quoteText(`$."${checkFieldName(field)}"`);
+/** The JSON path of a top-level field in a stored document (storedDoc), as an SQL literal. */
+export function docPath(plan: Pick<TablePlan, 'slots'>, field: string): string {
+  checkFieldName(field);
+  if (!plan.slots) return quoteText(`$."${field}"`);
+  const slot = plan.slots.get(field);
+  return quoteText(slot === undefined ? `$[1]."${field}"` : `$[0]."${slot}"`);
+}
 
 /**
  * ORDER BY terms for a sort. Nulls go by an explicit `IS NULL` flag before each key (SQLite puts
@@ -141,13 +151,17 @@ export function planOf(def: CollectionDef): TablePlan {
     };
   });
   const table = quoteId(base);
-  const plan: TablePlan = { def, table, columns, searches, ddl: [], triggers: [], listIndexes: [] };
+  const blank = def.fields ? Object.fromEntries(def.fields.map((f) => [f, null])) : null;
+  const slots = def.fields ? new Map(def.fields.map((f, i) => [f, i])) : null;
+  const plan: TablePlan = { def, table, columns, blank, slots, searches, ddl: [], triggers: [], listIndexes: [] };
 
   const cols = [...columns.values()];
   const texts = searches.map((s) => `${s.column} TEXT NOT NULL`);
   // Columns of no declared type keep each value's own type: 1 and '1' stay apart, as in memory.
   plan.ddl.push(`CREATE TABLE ${table} (_key TEXT PRIMARY KEY NOT NULL, ${[...cols, ...texts].join(', ')}, doc TEXT NOT NULL)`);
-  const indexes: string[][] = [[columns.get(def.idField)!]];
+  // No index of the id alone: the key's own index finds a row by id (idEquals), and a second
+  // one was as big again.
+  const indexes: string[][] = [];
   const idTail = [columns.get(def.idField)!];
   for (const ix of def.indexes ?? []) {
     if (ix.length === 1 && ix[0] === def.idField) continue;
@@ -156,26 +170,31 @@ export function planOf(def: CollectionDef): TablePlan {
   }
   const lookups = indexes.length;
   for (const o of def.sorts ?? []) indexes.push([...(o.where ?? []).map((f) => columns.get(f)!), ...orderTerms(plan, o.sort)]);
+  // The short-search scan indexes (built below) hold the search text after the list's order.
+  const scans = searches.map((s, i) => [...s.where.map((f) => columns.get(f)!), ...orderTerms(plan, def.search![i].sort ?? idAsc), s.column]);
+  const bare = (term: string) => term.replace(/ (ASC|DESC)$/, '');
+  // A look-up index that begins a scan index is left out: the scan index serves its look-ups as
+  // well (only during a bulk load, when the scan index waits for its end, would it be missed).
+  const covered = (terms: string[]) => scans.some((scan) => terms.length < scan.length && terms.every((t, k) => bare(t) === bare(scan[k])));
   const seen = new Set<string>();
   indexes.forEach((terms, i) => {
     const text = terms.join(', ');
-    if (seen.has(text)) return;
+    if (seen.has(text) || (i < lookups && covered(terms))) return;
     seen.add(text);
     plan.ddl.push(`CREATE INDEX ${quoteId(`${base}__ix${i}`)} ON ${table} (${text})`);
     if (i >= lookups) plan.listIndexes.push(plan.ddl[plan.ddl.length - 1]);
   });
   searches.forEach((s, i) => {
-    const d = def.search![i];
     // The short-search scan reads this index alone (it holds the text), in the list's order.
-    const terms = [...s.where.map((f) => columns.get(f)!), ...orderTerms(plan, d.sort ?? idAsc), s.column];
-    plan.ddl.push(`CREATE INDEX ${s.scanIndex} ON ${table} (${terms.join(', ')})`);
+    plan.ddl.push(`CREATE INDEX ${s.scanIndex} ON ${table} (${scans[i].join(', ')})`);
     plan.listIndexes.push(plan.ddl[plan.ddl.length - 1]);
   });
   searches.forEach((s, i) => {
     // External content: the text lives once, in the table; case_sensitive because it is
-    // lower-cased in JS already, exactly as the memory store folds it.
+    // lower-cased in JS already, exactly as the memory store folds it. No column sizes: they
+    // serve only ranking, which no search does.
     plan.ddl.push(
-      `CREATE VIRTUAL TABLE ${s.fts} USING fts5(${s.column}, content=${quoteText(base)}, content_rowid='rowid', tokenize='trigram case_sensitive 1')`,
+      `CREATE VIRTUAL TABLE ${s.fts} USING fts5(${s.column}, content=${quoteText(base)}, content_rowid='rowid', tokenize='trigram case_sensitive 1', columnsize=0)`,
       `CREATE TABLE ${s.pending} (row INTEGER PRIMARY KEY, old TEXT)`,
       `CREATE TABLE ${s.grams} (m TEXT NOT NULL, g TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (m, g)) WITHOUT ROWID`,
     );
@@ -214,9 +233,61 @@ export function keyOf(plan: TablePlan, doc: Doc): string {
 export function rowOf(plan: TablePlan, doc: Doc): unknown[] {
   const row: unknown[] = [keyOf(plan, doc)];
   for (const f of plan.columns.keys()) row.push(columnValue(doc[f]));
-  for (const s of plan.searches) row.push((s.where.length ? (markerOf(s.where.map((f) => doc[f])) ?? '') : '') + searchTextOf(doc, s.fields));
-  row.push(JSON.stringify(doc));
+  for (const s of plan.searches) row.push((s.where.length ? (markerOf(s.where.map((f) => doc[f])) ?? '') : '') + storedSearchText(doc, s.fields));
+  row.push(storedDoc(plan, doc));
   return row;
 }
 
 export const rowColumns = (plan: TablePlan): string[] => ['_key', ...plan.columns.values(), ...plan.searches.map((s) => s.column), 'doc'];
+
+/** A value its column gives back exactly as it was (a boolean reads as 1, -0 as 0, an object as its JSON). */
+const keptByColumn = (v: unknown): v is string | number => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v) && !Object.is(v, -0));
+
+/**
+ * The document's JSON without what the row holds anyway: texts and numbers in a column, nulls of
+ * declared fields. A collection with declared fields keeps `[declared, rest]`: the declared
+ * fields keyed by their place in the list (a record's names were a third of its JSON), the others
+ * by name (left out when there are none).
+ */
+export function storedDoc(plan: TablePlan, doc: Doc): string {
+  const { slots } = plan;
+  const kept: Doc = {};
+  let rest: Doc | null = null;
+  for (const k of Object.keys(doc)) {
+    const v = doc[k];
+    if (v === undefined) continue;
+    const slot = slots?.get(k);
+    if (v === null ? slot !== undefined : plan.columns.has(k) && keptByColumn(v)) continue;
+    if (slots === null) kept[k] = v;
+    else if (slot !== undefined) kept[slot] = v;
+    else (rest ??= {})[k] = v;
+  }
+  return JSON.stringify(slots === null ? kept : rest ? [kept, rest] : [kept]);
+}
+
+/** What to select to read documents back (docOf): the JSON, then every column. */
+export const docColumns = (plan: Pick<TablePlan, 'columns'>): string => ['doc', ...plan.columns.values()].join(', ');
+
+/**
+ * A document from its row as docColumns reads it: the JSON (either form storedDoc writes), with
+ * what the columns hold and the declared fields it lacks as null.
+ */
+export function docOf(plan: Pick<TablePlan, 'columns' | 'blank' | 'def'>, row: unknown[]): Doc {
+  const stored = JSON.parse(row[0] as string) as Doc | [Doc, Doc?];
+  const doc = Array.isArray(stored) ? fromSlots(plan.def.fields ?? [], stored) : stored;
+  let i = 1;
+  for (const field of plan.columns.keys()) {
+    const v = row[i++];
+    if (keptByColumn(v) && !Object.hasOwn(doc, field)) doc[field] = v;
+  }
+  if (plan.blank) for (const field in plan.blank) if (!Object.hasOwn(doc, field)) doc[field] = null;
+  return doc;
+}
+
+function fromSlots(fields: readonly string[], [declared, rest]: [Doc, Doc?]): Doc {
+  const doc: Doc = {};
+  for (let i = 0; i < fields.length; i++) if (Object.hasOwn(declared, i)) doc[fields[i]] = declared[i];
+  // Defined, not assigned: a field named __proto__ stays a field, as JSON.parse keeps it.
+  if (rest) for (const k of Object.keys(rest)) Object.defineProperty(doc, k, { value: rest[k], enumerable: true, writable: true, configurable: true });
+  return doc;
+}

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { conjunctsOf } from './search-text.js';
 import { and, type Filter, type Query } from './port.js';
 import { isGrammable } from './sqlite-grams.js';
-import { compileWhere, phrase, searchOf, trigramable } from './sqlite-query.js';
+import { compileWhere, idEquals, phrase, searchOf, trigramable } from './sqlite-query.js';
 import { fieldExpr, markerOf, orderTerms, type SearchPlan, type TablePlan } from './sqlite-schema.js';
 
 /**
@@ -100,8 +100,9 @@ function idsBeyond(plan: TablePlan, search: SearchPlan, rest: Filter[], ids: Eq[
   let more = 0;
   const restWhere = compileWhere(plan, and(...rest));
   for (const b of ids) {
-    const sql = `SELECT count(*) FROM ${plan.table} WHERE ${fieldExpr(plan, plan.def.idField)} = ? AND ${restWhere.sql} AND instr(${search.column}, ?) = 0`;
-    more += prepare(sql).pluck().get(b.value, ...restWhere.params, needle) as number;
+    const params: unknown[] = [];
+    const sql = `SELECT count(*) FROM ${plan.table} WHERE ${idEquals(plan, b.value!, params)} AND ${restWhere.sql} AND instr(${search.column}, ?) = 0`;
+    more += prepare(sql).pluck().get(...params, ...restWhere.params, needle) as number;
   }
   return more;
 }

@@ -27,8 +27,12 @@ describe('the scale benchmark (bench/scale.ts), as a smoke at a tiny size', () =
       'email look-up, p99 (20)',
       'read by id, p99 (20)',
       'rebuild of every read model from the log',
+      'rebuild against reading the log alone',
     ])
       expect(text).toMatch(new RegExp(`^  ${figure.replace(/[()/]/g, '\\$&')}.*  (met|MISSED|-)$`, 'm'));
     expect(text).toContain('baseline: GET /healthz');
+    expect(text).toMatch(/baseline: the log read and parsed alone, before and after the rebuild: [\d,]+ events\/s, [\d,]+ events\/s/);
+    expect(text).toMatch(/data dir as the server left it: [\d.,]+ MB/);
+    expect(text).toMatch(/data dir after the rebuild: [\d.,]+ MB/);
   }, 120_000);
 });

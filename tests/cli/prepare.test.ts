@@ -31,8 +31,8 @@ function nextRelease(): { server: string; cli: string } {
   removals.push(() => rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'projections/constituents.js');
   const source = readFileSync(file, 'utf8');
-  const raised = source.replace(/(category: 'constituent',\s*version: )(\d+),/, (_m, head: string, v: string) => `${head}${Number(v) + 1},`);
-  expect(raised, 'the constituents projector names its version right after its category').not.toBe(source);
+  const raised = source.replace(/(constituentsProjection = recordProjection\(\{[^]*?\bversion: )(\d+),/, (_m, head: string, v: string) => `${head}${Number(v) + 1},`);
+  expect(raised, 'the constituents projector names its version in its definition').not.toBe(source);
   writeFileSync(file, raised);
   return { server: path.join(dir, 'api/server.js'), cli: path.join(dir, 'cli/main.js') };
 }
@@ -136,7 +136,7 @@ describe('an upgrade without downtime: turnout rebuild --prepare, then the switc
     const db = new Database(path.join(dir, 'readmodels.sqlite'), { readonly: true });
     const version = db.prepare(`SELECT version FROM _meta_versions WHERE name = 'projector:constituents'`).pluck().get() as number;
     db.close();
-    const oldVersion = Number(/category: 'constituent',\s*version: (\d+),/.exec(readFileSync(service.built('projections/constituents.js'), 'utf8'))![1]);
+    const oldVersion = Number(/constituentsProjection = recordProjection\(\{[^]*?\bversion: (\d+),/.exec(readFileSync(service.built('projections/constituents.js'), 'utf8'))![1]);
     expect(version).toBe(oldVersion + 1);
   }, 180_000);
 });

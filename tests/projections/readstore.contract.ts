@@ -83,6 +83,25 @@ export function readStoreContract(name: string, make: () => Promise<StoreUnderTe
         expect(await ids()).toEqual([1, 2, 3, 4, 5]);
       });
 
+      it('gives a collection with declared fields its documents back whole: nulls, column values, numbers it sums', async () => {
+        // Stores may keep such documents without their null fields and what their columns hold.
+        const declared: CollectionDef = { name: 'declared', idField: 'Pk', indexes: [['Team', 'Score'], ['Flag'], ['Nested']], fields: ['Name', 'City', 'Score', 'Flag', 'Nested'] };
+        await store.defineCollection(declared);
+        const docs: Doc[] = [
+          { Pk: 1, Team: 1, Name: 'Ana', City: null, Score: 4.5, Flag: true, Nested: { a: [1, null] }, _x: null },
+          { Pk: 2, Team: 1, Name: null, City: 'Faro', Score: 1, Flag: 0, Nested: null, Extra: '' },
+          { Pk: 3, Team: 1, Name: '', City: null, Score: null, Flag: false, Nested: 'text' },
+        ];
+        for (const d of docs) await store.put('declared', d);
+        for (const d of docs) expect(await store.get('declared', d.Pk as number)).toEqual(d);
+        const r = await store.find({ collection: 'declared', filter: eq('Team', 1), sort: [...byPk], page: { page: 1, pageSize: 2 }, sums: ['Score', 'Flag'] });
+        expect(r.items).toEqual(docs.slice(0, 2));
+        expect(r.sums).toEqual({ Score: 5.5, Flag: 0 });
+        expect((await store.find({ collection: 'declared', filter: eq('Flag', true) })).items).toEqual([docs[0]]);
+        await store.updateWhere('declared', eq('Team', 1), { City: 'Lagos' });
+        expect(await store.get('declared', 2)).toEqual({ ...docs[1], City: 'Lagos' });
+      });
+
       it('refuses a collection it was never given', async () => {
         await expect(store.find({ collection: 'nobody' })).rejects.toThrow();
       });

@@ -83,6 +83,34 @@ describe('the SQLite read store, beyond the contract', () => {
     await sqlite.close();
   });
 
+  it('keeps a field inside another field out of the stored search text, and answers every search as the memory store does', async () => {
+    const fields = ['Full', 'First', 'Last'];
+    const people: CollectionDef = { name: 'people', idField: 'Pk', indexes: [['Team']], search: [{ fields, where: ['Team'] }] };
+    const docs: Doc[] = [
+      { Pk: 1, Team: 1, Full: 'Ann Annan', First: 'Ann', Last: 'Annan' },
+      { Pk: 2, Team: 1, Full: 'Bo Lee', First: 'Bob', Last: 'Lee' },
+      { Pk: 3, Team: 1, Full: 'ann', First: 'ANN', Last: 'ann' },
+      { Pk: 4, Team: 1, Full: null, First: 'Nan', Last: 'A\u0001B' },
+      { Pk: 5, Team: 1, Full: 'Xn', First: 'a', Last: 'nnx' },
+    ];
+    const sqlite = new SqliteReadStore(':memory:');
+    const memory = new MemoryReadStore();
+    for (const s of [sqlite, memory]) {
+      await s.defineCollection(people);
+      for (const d of docs) await s.put('people', d);
+    }
+    const core = (sqlite as unknown as { core: SqliteReadCore }).core;
+    core.syncSearch();
+    const stored = core.db.prepare('SELECT substr(s_0, 4) FROM people ORDER BY f_Pk').pluck().all();
+    expect(stored).toEqual(['ann annan\u0001\u0001', 'bo lee\u0001bob\u0001', 'ann\u0001\u0001', '\u0001nan\u0001a\u0001b', 'xn\u0001a\u0001nnx']);
+    for (const text of ['ann', 'an', 'a', 'n', 'nn', 'bo', 'lee', 'b l', 'nan', 'n\u0001a', 'an\u0001', '\u0001', 'xn\u0001a\u0001n', 'a\u0001b']) {
+      const q: Query = { collection: 'people', filter: and(eq('Team', 1), searchFilter(text, fields, 'Pk')), sort: [{ field: 'Pk', dir: 'asc' }], page: { page: 1, pageSize: 10 } };
+      const [a, b] = await Promise.all([sqlite.find(q), memory.find(q)]);
+      expect({ text, ids: a.items.map((d) => d.Pk), total: a.total }).toEqual({ text, ids: b.items.map((d) => d.Pk), total: b.total });
+    }
+    await sqlite.close();
+  });
+
   it('keeps searches exact while the search table waits for its sync, and the search table exact after it', async () => {
     const sqlite = new SqliteReadStore(':memory:');
     const memory = new MemoryReadStore();
@@ -248,6 +276,24 @@ describe('the SQLite read store, beyond the contract', () => {
     core.define(constituents);
     expect(core.get('constituents', 12)).toBeNull();
     core.close();
+  });
+
+  it('lays a table out again when its declared fields change, reading each document as the old layout stored it', () => {
+    const file = tempFile();
+    const docs: Doc[] = Array.from({ length: 12 }, (_, i) => ({ ...person(i + 1), City: i % 2 ? 'Porto' : null, Score: i % 3 ? i : null }));
+    let core = new SqliteReadCore(file);
+    core.define({ ...constituents, search: [] });
+    for (const d of docs) core.put('constituents', d);
+    core.close();
+    // Plain documents to declared fields, then the declared fields' places moved and one added.
+    for (const fields of [['Name', 'City', 'Score', 'Email'], ['Added', 'Score', 'Email', 'City', 'Name']]) {
+      core = new SqliteReadCore(file);
+      core.define({ ...constituents, fields });
+      for (const d of docs) expect(core.get('constituents', d.Pk as number)).toEqual(Object.fromEntries([...fields.map((f) => [f, null]), ...Object.entries(d)]));
+      const found = core.find({ collection: 'constituents', filter: and(eq('Team', 1), { op: 'eq', field: 'City', value: 'Porto' }), sort: [{ field: 'Pk', dir: 'asc' }] });
+      expect(found.items.map((d) => d.Pk)).toEqual(docs.filter((d) => d.Team === 1 && d.City === 'Porto').map((d) => d.Pk));
+      core.close();
+    }
   });
 
   it('commits a batch and its checkpoint together, or neither', () => {
