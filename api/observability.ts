@@ -1,16 +1,16 @@
-import type { FastifyInstance, FastifyPluginAsync, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { FastifyChildLoggerFactory } from 'fastify/types/logger.js';
-import type { TraceHooks } from '../commands/context.js';
 import type { Services } from '../runtime/services.js';
 import type { RequestSpan, Tracing } from '../runtime/tracing-port.js';
 import { adminTokenHook, failedAuthGuard } from './auth.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The request's server span, while tracing is on (decisions.md §15). */
+    /**
+     * The request's server span, while tracing is on (decisions.md §15): a command of the request
+     * is given it on its WriteContext (api/auth.ts), so its spans are the request's children.
+     */
     span?: RequestSpan;
-    /** What a command of this request traces through; absent while tracing is off. */
-    traced?: TraceHooks;
   }
 }
 
@@ -48,24 +48,15 @@ export function tracedChildLogger(tracing: Tracing): FastifyChildLoggerFactory {
 }
 
 /**
- * A server span per request (continuing an incoming `traceparent`), with the handler run inside
- * it so the command, the append and the wait for the read models are its children. Installed
- * only while tracing is on.
+ * A server span per request (continuing an incoming `traceparent`), carried on the request so the
+ * command, the append and the wait for the read models are its children. Installed only while
+ * tracing is on.
  */
 export function traceRequests(app: FastifyInstance, services: Services): void {
   const tracing = services.tracing;
   if (!tracing) return;
   app.addHook('onRequest', async (request) => {
     request.span = (request.raw as Spanned)[SPAN] ?? tracing.request(request.method, request.headers);
-    request.traced = tracing;
-  });
-  // The body is read between the hooks and the handler, outside any context the hooks could
-  // set: the handler itself is what is run inside the span.
-  app.addHook('onRoute', (route: RouteOptions) => {
-    const handler = route.handler;
-    route.handler = function (request, reply) {
-      return request.span ? request.span.run(() => handler.call(this, request, reply)) : handler.call(this, request, reply);
-    };
   });
   app.addHook('onResponse', async (request, reply) => {
     request.span?.end(request.routeOptions.url ?? null, reply.statusCode);
