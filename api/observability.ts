@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { FastifyChildLoggerFactory } from 'fastify/types/logger.js';
 import type { Services } from '../runtime/services.js';
 import type { RequestSpan, Tracing } from '../runtime/tracing-port.js';
@@ -48,18 +48,22 @@ export function tracedChildLogger(tracing: Tracing): FastifyChildLoggerFactory {
 }
 
 /**
- * A server span per request (continuing an incoming `traceparent`), carried on the request so the
- * command, the append and the wait for the read models are its children. Installed only while
- * tracing is on.
+ * The request's server span (started by tracedChildLogger, continuing an incoming `traceparent`)
+ * as `request.span`, so the command, the append and the wait for the read models are its
+ * children; ended when the answer has gone. Installed only while tracing is on.
  */
 export function traceRequests(app: FastifyInstance, services: Services): void {
-  const tracing = services.tracing;
-  if (!tracing) return;
-  app.addHook('onRequest', async (request) => {
-    request.span = (request.raw as Spanned)[SPAN] ?? tracing.request(request.method, request.headers);
+  if (!services.tracing) return;
+  // A getter, not an onRequest hook: the span is already on the raw request, and a hook would
+  // add a step (and a promise) to every request for nothing.
+  app.decorateRequest('span', {
+    getter(this: FastifyRequest) {
+      return (this.raw as Spanned)[SPAN];
+    },
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.span?.end(request.routeOptions.url ?? null, reply.statusCode);
+    done();
   });
 }
 
