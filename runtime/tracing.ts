@@ -13,7 +13,7 @@ import {
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { TraceHooks } from '../commands/context.js';
 import type { AttemptResult, RequestSpan, Tracing } from './tracing-port.js';
 
@@ -21,18 +21,19 @@ import type { AttemptResult, RequestSpan, Tracing } from './tracing-port.js';
  * The OpenTelemetry SDK behind the Tracing port: spans exported over OTLP/HTTP (JSON) to
  * OTEL_EXPORTER_OTLP_ENDPOINT, configured by the standard OTEL_* variables (service name and
  * resource attributes, headers, sampler, batch sizes). Loaded by startTracing (tracing-start.ts)
- * only when the endpoint is set.
+ * only when the endpoint is set. (`exporter` replaces the OTLP one for the cost bench, which
+ * times the spans without their export.)
  *
  * Nothing is registered globally, and there is no context manager: each span's children are
  * started from it explicitly (SpanHooks), carried on the request and the WriteContext. An
  * AsyncLocalStorage context manager would turn on Node's promise hooks for every promise the
  * process makes, traced or not, and that alone cost more than the spans (docs/bench.md).
  */
-export function openTracing(version: string): Tracing {
+export function openTracing(version: string, options: { exporter?: SpanExporter } = {}): Tracing {
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': 'turnout', 'service.version': version }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
+  const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(options.exporter ?? new OTLPTraceExporter())] });
   const tracer = provider.getTracer('turnout', version);
   const propagator = new W3CTraceContextPropagator();
 
