@@ -1,4 +1,5 @@
 import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type BenchRequest, type Comparison, compare, formatComparison, load, type Measure, median, percentile } from './lib.js';
 import { person } from './names.js';
@@ -58,6 +59,21 @@ function scraping(product: Product): () => void {
     void fetch(`${product.origin}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } }).then((r) => r.text(), () => undefined);
   }, 1_000);
   return () => clearInterval(timer);
+}
+
+/**
+ * The main thread's CPU time in µs (Linux: /proc), NaN elsewhere. The process's figure counts
+ * the load generator's thread and the projector thread too, which tracing does not touch; the
+ * main thread is where a span's work is done.
+ */
+function mainThreadCpu(): number {
+  try {
+    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime, in clock ticks of 10 ms (USER_HZ is 100 on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return NaN;
+  }
 }
 
 /**
@@ -151,6 +167,10 @@ export async function run(): Promise<{ name: string; lines: string[] }> {
   const metered = all ? await startProduct({ metrics: true, env: {} }) : null;
   // The exporter reads the standard variables from the process environment.
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = sink.url;
+  // BENCH_SAMPLER=parentbased_traceidratio:0.1 (say) samples as OTEL_TRACES_SAMPLER would; by
+  // default every request is sampled. The SDK reads its sampler from the process environment.
+  const [sampler, samplerArg] = (process.env.BENCH_SAMPLER ?? '').split(':');
+  if (sampler) Object.assign(process.env, { OTEL_TRACES_SAMPLER: sampler, ...(samplerArg ? { OTEL_TRACES_SAMPLER_ARG: samplerArg } : {}) });
   const traceEnv = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url };
   const traced = await startProduct({ metrics: false, env: traceEnv });
   const stopScraping = metered ? scraping(metered) : () => undefined;
@@ -160,24 +180,39 @@ export async function run(): Promise<{ name: string; lines: string[] }> {
       bodies.map((body) => ({ method: 'POST', path: '/api/v1/constituents', headers: { 'content-type': 'application/json', authorization: p.auth }, body }));
     const spec = (p: Product) => ({ connections: CONNECTIONS, warmupMs: WARMUP_MS, durationMs: DURATION_MS, origin: p.origin, requests: writes(p) });
     const cpuPerRequest = { baseline: [] as number[], subject: [] as number[] };
+    const mainPerRequest = { baseline: [] as number[], subject: [] as number[] };
     const timed = (p: Product, side: 'baseline' | 'subject') => async (): Promise<Measure> => {
-      const [cpu0, t0] = [process.cpuUsage(), performance.now()];
+      const [cpu0, main0, t0] = [process.cpuUsage(), mainThreadCpu(), performance.now()];
       const m = await load(spec(p));
       const cpu = process.cpuUsage(cpu0);
+      const wall = (performance.now() - t0) / 1000;
       // CPU busy per wall second over the whole round, divided by requests per second.
-      cpuPerRequest[side].push(((cpu.user + cpu.system) / ((performance.now() - t0) / 1000)) / m.rps);
+      cpuPerRequest[side].push((cpu.user + cpu.system) / wall / m.rps);
+      mainPerRequest[side].push((mainThreadCpu() - main0) / wall / m.rps);
       return m;
     };
     const against = async (subject: Product) => {
-      cpuPerRequest.baseline = [];
-      cpuPerRequest.subject = [];
+      for (const x of [cpuPerRequest, mainPerRequest]) {
+        x.baseline = [];
+        x.subject = [];
+      }
       const c = await compare(ROUNDS, timed(baseline, 'baseline'), timed(subject, 'subject'));
-      const [b, s] = [median(cpuPerRequest.baseline), median(cpuPerRequest.subject)];
-      return { ...c, cpu: { baseline: b, subject: s, rounds: cpuPerRequest.subject.map((x, i) => x / cpuPerRequest.baseline[i]) } };
+      const of = (x: typeof cpuPerRequest) => ({ baseline: median(x.baseline), subject: median(x.subject), rounds: x.subject.map((v, i) => v / x.baseline[i]) });
+      return { ...c, cpu: of(cpuPerRequest), main: of(mainPerRequest) };
     };
     const cost = (c: Comparison) => (1 - c.ratio) * 100;
     const cpuLine = (c: Awaited<ReturnType<typeof against>>) =>
-      `  CPU per request ${c.cpu.baseline.toFixed(0)} µs baseline, ${c.cpu.subject.toFixed(0)} µs subject: ${((c.cpu.subject / c.cpu.baseline - 1) * 100).toFixed(1)}% (rounds: ${c.cpu.rounds.map((r) => ((r - 1) * 100).toFixed(1) + '%').join(', ')})`;
+      [
+        ['CPU per request (the process)', c.cpu],
+        ['the main thread alone', c.main],
+      ]
+        .filter(([, x]) => !Number.isNaN((x as typeof c.cpu).baseline))
+        .map(([what, x]) => {
+          const { baseline: b, subject: s, rounds } = x as typeof c.cpu;
+          // The median of the rounds' own ratios, as for throughput: each side's median may come from another round.
+          return `  ${what}: ${b.toFixed(0)} µs baseline, ${s.toFixed(0)} µs subject (medians); ${((median(rounds) - 1) * 100).toFixed(1)}% (median of the rounds: ${rounds.map((r) => ((r - 1) * 100).toFixed(1) + '%').join(', ')})`;
+        })
+        .join('\n');
     const title = (what: string) => `POST /api/v1/constituents, ${CONNECTIONS} connections, ${what}`;
     const labels = (subject: string) => ({ baseline: 'metrics off, tracing off', subject });
     const lines: string[] = [];
@@ -204,10 +239,10 @@ export async function run(): Promise<{ name: string; lines: string[] }> {
     }
     const tracing = await against(traced);
     const exported = await sink.exports();
-    if (traced.runtime.services.tracing === null || exported === 0) throw new Error('the traced product exported no spans');
+    if (traced.runtime.services.tracing === null || (exported === 0 && sampler !== 'always_off')) throw new Error('the traced product exported no spans');
     const [t1, t3] = quartiles(tracing);
     lines.push(
-      ...formatComparison(title(`tracing on (every request sampled, ${exported} OTLP exports to a sink in another process)`), labels('tracing on'), tracing, [
+      ...formatComparison(title(`tracing on (${sampler ? `sampler ${process.env.BENCH_SAMPLER}` : 'every request sampled'}, ${exported} OTLP exports to a sink in another process)`), labels('tracing on'), tracing, [
         { label: `tracing cost <= 15% of throughput (${cost(tracing).toFixed(1)}%; rounds' inter-quartile range ${t1.toFixed(2)}-${t3.toFixed(2)}x)`, ok: cost(tracing) <= 15 },
       ]),
       cpuLine(tracing),
@@ -226,7 +261,7 @@ export async function run(): Promise<{ name: string; lines: string[] }> {
     return { name: all ? 'observability' : 'observability (tracing only)', lines };
   } finally {
     stopScraping();
-    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    for (const k of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG']) delete process.env[k];
     for (const p of [baseline, twin, metered, traced]) await p?.close();
     await sink.close();
   }
