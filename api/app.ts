@@ -56,7 +56,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.addHook('onRequest', refuseNoHost);
   installJsonBodyParser(app);
   app.addHook('onRoute', refuseUnknownQuery);
-  // Before any route is added: the tracing hook wraps each route's handler as it is added.
+  // Before any route is added, so every route answers with its request counted and its span ended.
   countRequests(app, services);
   traceRequests(app, services);
   await app.register(swagger, {

@@ -77,11 +77,11 @@ export function apiKeyHook(deps: Pick<CommandDeps, 'store'>, limiter: RateLimite
 export function apiContext(request: FastifyRequest): WriteContext {
   const key = request.apiKey!;
   // `revisions` collects what each write leaves, for the answer's ETag (api/etag.ts).
-  return { team: key.FkTeam, source: 'Public API', keyName: key.name, correlationId: String(request.id), now: new Date(), revisions: new Map(), ...(request.traced ? { trace: request.traced } : {}) };
+  return { team: key.FkTeam, source: 'Public API', keyName: key.name, correlationId: String(request.id), now: new Date(), revisions: new Map(), ...(request.span ? { trace: request.span } : {}) };
 }
 
 export function adminContext(request: FastifyRequest, team: number): WriteContext {
-  return { team, source: 'Application', keyName: null, correlationId: String(request.id), now: new Date(), ...(request.traced ? { trace: request.traced } : {}) };
+  return { team, source: 'Application', keyName: null, correlationId: String(request.id), now: new Date(), ...(request.span ? { trace: request.span } : {}) };
 }
 
 /** /admin/v1: one bearer token, compared in constant time; failures count as for API keys. */

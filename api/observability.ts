@@ -1,16 +1,16 @@
-import type { FastifyInstance, FastifyPluginAsync, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { FastifyChildLoggerFactory } from 'fastify/types/logger.js';
-import type { TraceHooks } from '../commands/context.js';
 import type { Services } from '../runtime/services.js';
 import type { RequestSpan, Tracing } from '../runtime/tracing-port.js';
 import { adminTokenHook, failedAuthGuard } from './auth.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The request's server span, while tracing is on (decisions.md §15). */
+    /**
+     * The request's server span, while tracing is on (decisions.md §15): a command of the request
+     * is given it on its WriteContext (api/auth.ts), so its spans are the request's children.
+     */
     span?: RequestSpan;
-    /** What a command of this request traces through; absent while tracing is off. */
-    traced?: TraceHooks;
   }
 }
 
@@ -48,27 +48,22 @@ export function tracedChildLogger(tracing: Tracing): FastifyChildLoggerFactory {
 }
 
 /**
- * A server span per request (continuing an incoming `traceparent`), with the handler run inside
- * it so the command, the append and the wait for the read models are its children. Installed
- * only while tracing is on.
+ * The request's server span (started by tracedChildLogger, continuing an incoming `traceparent`)
+ * as `request.span`, so the command, the append and the wait for the read models are its
+ * children; ended when the answer has gone. Installed only while tracing is on.
  */
 export function traceRequests(app: FastifyInstance, services: Services): void {
-  const tracing = services.tracing;
-  if (!tracing) return;
-  app.addHook('onRequest', async (request) => {
-    request.span = (request.raw as Spanned)[SPAN] ?? tracing.request(request.method, request.headers);
-    request.traced = tracing;
+  if (!services.tracing) return;
+  // A getter, not an onRequest hook: the span is already on the raw request, and a hook would
+  // add a step (and a promise) to every request for nothing.
+  app.decorateRequest('span', {
+    getter(this: FastifyRequest) {
+      return (this.raw as Spanned)[SPAN];
+    },
   });
-  // The body is read between the hooks and the handler, outside any context the hooks could
-  // set: the handler itself is what is run inside the span.
-  app.addHook('onRoute', (route: RouteOptions) => {
-    const handler = route.handler;
-    route.handler = function (request, reply) {
-      return request.span ? request.span.run(() => handler.call(this, request, reply)) : handler.call(this, request, reply);
-    };
-  });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.span?.end(request.routeOptions.url ?? null, reply.statusCode);
+    done();
   });
 }
 

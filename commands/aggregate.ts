@@ -46,7 +46,7 @@ export function handle<S>(
   options: HandleOptions<S> = {},
 ): Promise<Decided<S>> {
   // Traced, the command is a span of the request: its load, decide and append (a child) within.
-  if (ctx.trace) return ctx.trace.span(`command ${stream.slice(0, Math.max(0, stream.indexOf('-')))}`, () => handleOnce(log, stream, evolver, ctx, decide, options));
+  if (ctx.trace) return ctx.trace.span(`command ${stream.slice(0, Math.max(0, stream.indexOf('-')))}`, (trace) => handleOnce(log, stream, evolver, { ...ctx, trace }, decide, options));
   return handleOnce(log, stream, evolver, ctx, decide, options);
 }
 
@@ -76,11 +76,9 @@ async function handleOnce<S>(
     try {
       // One append is one write: every event of it carries the revision it makes.
       const meta = { ...metadataOf(ctx), revision: recordRevision + 1 };
-      const appending = log.append(
-        stream,
-        events.map((e) => ({ type: e.type, data: e.data, metadata: meta })),
-        loaded.revision === null ? NO_STREAM : loaded.revision,
-      );
+      const append = () => log.append(stream, events.map((e) => ({ type: e.type, data: e.data, metadata: meta })), loaded.revision === null ? NO_STREAM : loaded.revision);
+      // Traced, the append is a span of the command's (started at once: onAppend still comes before it commits).
+      const appending = ctx.trace ? ctx.trace.span('append', append) : append();
       ctx.onAppend?.(stream);
       const r = await appending;
       const state = events.reduce(evolver.evolve, loaded.state);

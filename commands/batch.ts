@@ -50,7 +50,7 @@ export async function writeBatch(deps: CommandDeps, ctx: WriteContext, resource:
   const ref = idem ? batchRef(idem, resource.category) : undefined;
   const committed = ref ? await resume(deps.log, ctx, ref, items.length, resource.category) : new Map<number, { id: number; created: boolean }>();
   // Items committed by an earlier try are answered from the read models: bring them up to date.
-  if (committed.size) await deps.settle(await deps.log.head());
+  if (committed.size) await deps.settle(await deps.log.head(), ctx);
 
   // The items' ids in one durable reservation up front: otherwise every 100th item would hold
   // the items behind it until its id block's commit (a third of the import's rate, measured).

@@ -35,13 +35,13 @@ async function create(deps: CommandDeps, ctx: WriteContext, body: Values) {
   const id = await deps.ids.next('constituent');
   const stream = constituentStream(id);
   const r = await handle(deps.log, stream, constituentEvolver, ctx, (s) => decideCreate({ id, fields }, s), { newStream: true });
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
   return { id, stream, r };
 }
 
 export async function updateConstituent(deps: CommandDeps, ctx: WriteContext, id: number, body: Values): Promise<void> {
   const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideUpdate({ id, team: ctx.team, body }, s));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
 }
 
 const claimStream = (team: number, email: string) =>
@@ -62,7 +62,7 @@ export async function upsertConstituentByEmail(
   const email = upsertEmail(body);
   const create = async (id: number) => {
     const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, fields: validateCreate(body) }, s), { newStream: true });
-    await deps.settle(r.position);
+    await deps.settle(r.position, ctx);
     return { id, created: true };
   };
   return createOnce<{ id: number; created: boolean }, 'constituent_email'>(deps, ctx, {
@@ -70,7 +70,7 @@ export async function upsertConstituentByEmail(
     category: 'constituent_email',
     idKind: 'constituent',
     resolve: async (last) => {
-      if (last) await waitUntilReadable(deps, last.data.constituentId);
+      if (last) await waitUntilReadable(deps, ctx, last.data.constituentId);
       const decision = decideUpsert(email, await activeMatches(deps, ctx.team, email));
       if (decision.action === 'create') return null;
       await updateConstituent(deps, ctx, decision.id, body);
@@ -94,8 +94,8 @@ async function activeMatches(deps: CommandDeps, team: number, email: string): Pr
 }
 
 /** The claim's constituent, readable once its winner has written it (claimedRecord). */
-async function waitUntilReadable(deps: CommandDeps, id: number): Promise<void> {
+async function waitUntilReadable(deps: CommandDeps, ctx: WriteContext, id: number): Promise<void> {
   const claimed = await claimedRecord(deps, constituentStream(id), constituentEvolver);
   // Null: the winner died between its claim and its create; the claim is stale, carry on without it.
-  if (claimed) await deps.settle(claimed.position);
+  if (claimed) await deps.settle(claimed.position, ctx);
 }

@@ -21,15 +21,18 @@ export interface WriteContext {
    * starts its next item then, so items keep their order yet share group commits (commands/batch.ts).
    */
   onAppend?: (stream: string) => void;
-  /** Present only while tracing is on (decisions.md §15): the command becomes a span of the request. */
+  /**
+   * Present only while tracing is on (decisions.md §15): the span this write happens in (the
+   * request's, then the command's), whose children its command, append and wait become.
+   */
   trace?: TraceHooks;
 }
 
-/** The part of tracing a command uses (runtime/tracing.ts implements it). */
+/** One span as a command sees it (runtime/tracing.ts implements it). */
 export interface TraceHooks {
-  /** Runs `fn` in a child span of the current one. */
-  span<T>(name: string, fn: () => Promise<T>): Promise<T>;
-  /** The W3C traceparent of the current span, kept in the events a write appends. */
+  /** Runs `fn` in a child span of this one; `fn` is given the child's hooks, for its own children. */
+  span<T>(name: string, fn: (trace: TraceHooks) => Promise<T>): Promise<T>;
+  /** The W3C traceparent of this span, kept in the events a write appends. */
   traceparent(): string | undefined;
 }
 

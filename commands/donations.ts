@@ -23,7 +23,7 @@ export async function recordDonation(deps: CommandDeps, ctx: WriteContext, body:
   await checkDonor(deps, ctx.team, fields.FkConstituent);
   const id = await deps.ids.next('donation');
   const r = await handle(deps.log, donationStream(id), donationEvolver, ctx, (s) => decideRecordDonation({ id, fields }, s), { newStream: true });
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
   return id;
 }
 
@@ -34,12 +34,12 @@ export async function updateDonation(deps: CommandDeps, ctx: WriteContext, id: n
   assertWritable((await load(deps.log, donationStream(id), donationEvolver)).state, ctx.team, 'donation', id);
   await checkDonor(deps, ctx.team, sent.FkConstituent ?? undefined);
   const r = await handle(deps.log, donationStream(id), donationEvolver, ctx, (s) => decideUpdateDonation({ id, team: ctx.team, body }, s));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
 }
 
 export async function flagDonation(deps: CommandDeps, ctx: WriteContext, id: number, flag: 'Receipted' | 'Thanked'): Promise<void> {
   const r = await handle(deps.log, donationStream(id), donationEvolver, ctx, (s) => decideFlag({ id, team: ctx.team, flag }, s));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
 }
 
 /**
@@ -52,6 +52,6 @@ export async function refundDonation(deps: CommandDeps, ctx: WriteContext, id: n
   const original = await handle(deps.log, donationStream(id), donationEvolver, ctx, (s) => decideRefund({ id, team: ctx.team, refundId, amount }, s));
   const fields = refundFields(original.state, original.events[0].data.Amount as number, ctx.now);
   const r = await handle(deps.log, donationStream(refundId), donationEvolver, ctx, (s) => decideRecordDonation({ id: refundId, fields }, s), { newStream: true });
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
   return refundId;
 }

@@ -22,6 +22,6 @@ export async function recordTicketSale(deps: CommandDeps, ctx: WriteContext, bod
   for (const [field, collection, what] of TICKET_LINKS) await assertTeamRecord(deps.store, collection, ctx.team, fields[field], field, what);
   const id = await deps.ids.next('event_ticket');
   const r = await handle(deps.log, eventTicketStream(id), eventTicketEvolver, ctx, (s) => decideRecordTicketSale({ id, team: ctx.team, body, now: ctx.now }, s), { newStream: true });
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
   return id;
 }

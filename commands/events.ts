@@ -22,19 +22,19 @@ export async function createEvent(deps: CommandDeps, ctx: WriteContext, body: Va
     decideCreate({ id, team: ctx.team, body, templates: DEFAULT_NOTIFICATION_TEMPLATES, formDefaults: DEFAULT_PUBLIC_FORM }, s),
     { newStream: true },
   );
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
   return id;
 }
 
 export async function updateEvent(deps: CommandDeps, ctx: WriteContext, id: number, body: Values): Promise<void> {
   await assertLookups(deps, ctx.team, validateUpdate(body), EVENT_LOOKUPS);
   const r = await handle(deps.log, eventStream(id), eventEvolver, ctx, (s) => decideUpdate({ id, team: ctx.team, body }, s));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
 }
 
 /** The application's PATCH of the read-only geography (decisions.md 9). */
 export async function setEventGeography(deps: CommandDeps, ctx: WriteContext, id: number, body: Values): Promise<void> {
   await assertLookups(deps, ctx.team, validateGeography(body), GEOGRAPHY_LOOKUPS);
   const r = await handle(deps.log, eventStream(id), eventEvolver, ctx, (s) => decideGeography({ id, team: ctx.team, body }, s));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
 }

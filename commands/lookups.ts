@@ -7,6 +7,6 @@ export async function addLookup(deps: CommandDeps, ctx: WriteContext, list: Look
   validateLookupName(name); // before an id is taken: a failed create writes nothing
   const id = await deps.ids.next('lookup');
   const r = await handle(deps.log, lookupStream(ctx.team), lookupEvolver, ctx, (s) => decideAddLookup({ list, id, name }, s));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
   return id;
 }

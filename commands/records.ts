@@ -33,11 +33,11 @@ registerRecordKind(RESOURCES.eventTicket);
 
 export async function lockRecord(deps: CommandDeps, ctx: WriteContext, kind: RecordKind, id: number, lock: boolean): Promise<void> {
   const r = await handle(deps.log, streamOf(kind, id), kind.evolver, ctx, (s) => decideLock(kind.prefix, s, ctx.team, kind.what, id, lock));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
 }
 
 export async function deleteRecord(deps: CommandDeps, ctx: WriteContext, kind: RecordKind, id: number): Promise<void> {
   const r = await handle(deps.log, streamOf(kind, id), kind.evolver, ctx, (s) => decideDelete(kind.prefix, s, ctx.team, kind.what, id));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
   await kind.afterDelete?.(deps, ctx, id);
 }

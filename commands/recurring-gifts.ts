@@ -11,11 +11,11 @@ export async function startRecurringGift(deps: CommandDeps, ctx: WriteContext, b
   await checkDonor(deps, ctx.team, fields.FkConstituent);
   const id = await deps.ids.next('recurring_gift');
   const r = await handle(deps.log, recurringGiftStream(id), recurringGiftEvolver, ctx, (s) => decideStartRecurringGift({ id, fields }, s), { newStream: true });
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
   return id;
 }
 
 export async function cancelRecurringGift(deps: CommandDeps, ctx: WriteContext, id: number): Promise<void> {
   const r = await handle(deps.log, recurringGiftStream(id), recurringGiftEvolver, ctx, (s) => decideCancelRecurringGift({ id, team: ctx.team }, s));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
 }

@@ -11,6 +11,6 @@ export async function createTaskGroup(deps: CommandDeps, ctx: WriteContext, body
   await assertLookup(deps.store, ctx.team, 'precincts', fields.FkPrecinct, 'FkPrecinct');
   const id = await deps.ids.next('volunteer_task_group'); // only after validation: a failed create writes nothing
   const r = await handle(deps.log, taskGroupStream(id), taskGroupEvolver, ctx, (s) => decideCreateGroup({ id, body }, s), { newStream: true });
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
   return id;
 }

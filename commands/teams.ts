@@ -10,13 +10,13 @@ import type { CommandDeps } from './deps.js';
 export async function createTeam(deps: CommandDeps, ctx: Omit<WriteContext, 'team'>, input: TeamInput): Promise<number> {
   const id = await deps.ids.next('team');
   const r = await handle(deps.log, teamStream(id), teamEvolver, { ...ctx, team: id }, (s) => decideCreateTeam({ id, input }, s));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
   return id;
 }
 
 export async function updateTeam(deps: CommandDeps, ctx: WriteContext, input: TeamInput): Promise<void> {
   const r = await handle(deps.log, teamStream(ctx.team), teamEvolver, ctx, (s) => decideUpdateTeam({ id: ctx.team, input }, s));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
 }
 
 export async function teamExists(deps: CommandDeps, team: number): Promise<boolean> {
@@ -44,13 +44,13 @@ export async function issueApiKey(
   const r = await handle(deps.log, teamStream(ctx.team), teamEvolver, ctx, (s) =>
     decideIssueKey({ keyId, name: input.name, scope: input.scope, prefix: `tko_${prefix}`, hash: hashSecret(secret) }, s),
   );
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
   return { keyId, key: `tko_${prefix}_${secret}` };
 }
 
 export async function revokeApiKey(deps: CommandDeps, ctx: WriteContext, keyId: number): Promise<void> {
   const r = await handle(deps.log, teamStream(ctx.team), teamEvolver, ctx, (s) => decideRevokeKey({ keyId }, s));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
 }
 
 /**

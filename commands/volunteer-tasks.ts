@@ -65,7 +65,7 @@ async function decideTask(deps: CommandDeps, ctx: WriteContext, id: number, clai
     },
     options,
   );
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
 }
 
 export async function createTask(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<number> {
@@ -105,6 +105,6 @@ export async function unassignDeletedVolunteer(deps: CommandDeps, ctx: WriteCont
   });
   for (const t of held.items) {
     const r = await handle(deps.log, taskStream(t.PkTask), taskEvolver, ctx, (s) => decideVolunteerDeleted({ id: t.PkTask, volunteerId }, s));
-    await deps.settle(r.position);
+    await deps.settle(r.position, ctx);
   }
 }

@@ -34,13 +34,13 @@ export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, bo
     resolve: async (last) => {
       const existing = last ? await claimedVolunteer(deps, last.data.volunteerId) : null;
       if (!existing) return null;
-      await deps.settle(existing.position);
+      await deps.settle(existing.position, ctx);
       return { id: last!.data.volunteerId, created: false };
     },
     claim: (id) => ({ type: 'VolunteerConstituentClaimed', data: { volunteerId: id, constituentId } }),
     create: async (id) => {
       const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => decideCreate({ id, body, today }, s), { newStream: true });
-      await deps.settle(r.position);
+      await deps.settle(r.position, ctx);
       return { id, created: true };
     },
     busy: 'Too many concurrent registrations of this constituent; retry.',
@@ -57,7 +57,7 @@ async function claimedVolunteer(deps: CommandDeps, id: number) {
 export async function updateVolunteer(deps: CommandDeps, ctx: WriteContext, id: number, body: Values): Promise<void> {
   const today = todayUtc(ctx.now);
   const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => decideUpdate({ id, team: ctx.team, body, today }, s));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
 }
 
 /**
@@ -69,7 +69,7 @@ export async function deleteVolunteerOfConstituent(deps: CommandDeps, ctx: Write
   const found = await deps.store.find<{ PkVolunteer: number }>({ collection: VOLUNTEERS, filter: and(eq('FkTeam', ctx.team), eq('FkConstituent', constituentId)) });
   for (const { PkVolunteer: id } of found.items) {
     const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => (s.deleted ? [] : decideDelete(VOLUNTEER, s, ctx.team, 'volunteer', id)));
-    await deps.settle(r.position);
+    await deps.settle(r.position, ctx);
     await unassignDeletedVolunteer(deps, ctx, id);
   }
 }

@@ -37,7 +37,7 @@ export async function createEndpoint(deps: CommandDeps, ctx: WriteContext, input
   const id = await deps.ids.next('webhook_endpoint');
   const secret = newSecret();
   const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) => decideCreateEndpoint({ id, input, secret: sealSecret(deps, id, 1, secret) }, s), { newStream: true });
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
   return { id, secret };
 }
 
@@ -45,7 +45,7 @@ export async function updateEndpoint(deps: CommandDeps, ctx: WriteContext, id: n
   validateEndpointUpdate(input);
   if (input.url !== undefined) await checkUrl(deps, input.url);
   const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) => decideUpdateEndpoint({ id, team: ctx.team, input }, s));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
 }
 
 export async function rotateEndpointSecret(deps: CommandDeps, ctx: WriteContext, id: number, expiresInSeconds: unknown): Promise<string> {
@@ -55,18 +55,18 @@ export async function rotateEndpointSecret(deps: CommandDeps, ctx: WriteContext,
     const generation = nextSecretGeneration(s);
     return decideRotateSecret({ id, team: ctx.team, secret: sealSecret(deps, id, generation, secret), generation, expiresInSeconds, now: ctx.now }, s);
   });
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
   return secret;
 }
 
 export async function deleteEndpoint(deps: CommandDeps, ctx: WriteContext, id: number): Promise<void> {
   const r = await handle(deps.log, webhookEndpointStream(id), endpointEvolver, ctx, (s) => decideDeleteEndpoint({ id, team: ctx.team }, s));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
 }
 
 /** The dispatcher's auto-disable; it runs outside any request, so its source is the application. */
 export async function disableEndpoint(deps: CommandDeps, target: { id: number; team: number }, reason: DisabledReason, now = new Date()): Promise<void> {
   const ctx: WriteContext = { team: target.team, source: 'Application', keyName: null, correlationId: `webhook-auto-disable-${target.id}`, now };
   const r = await handle(deps.log, webhookEndpointStream(target.id), endpointEvolver, ctx, (s) => decideDisableEndpoint({ id: target.id, team: target.team, reason }, s));
-  await deps.settle(r.position);
+  await deps.settle(r.position, ctx);
 }

@@ -1,11 +1,13 @@
 import type { TraceHooks } from '../commands/context.js';
 
-/** One request's server span (api/tracing.ts starts it in onRequest and ends it in onResponse). */
-export interface RequestSpan {
+/**
+ * One request's server span (api/observability.ts starts it as Fastify makes the request's logger
+ * and ends it in onResponse). Its hooks start the request's child spans (command, wait for the
+ * read models), carried explicitly on the WriteContext: there is no ambient context.
+ */
+export interface RequestSpan extends TraceHooks {
   readonly traceId: string;
   readonly spanId: string;
-  /** Runs `fn` inside the span, so the spans started within it (command, append, wait) are its children. */
-  run<T>(fn: () => T): T;
   /** `route` is the route pattern; null when no route matched (the span is then named by the method alone). */
   end(route: string | null, status: number): void;
 }
@@ -22,7 +24,7 @@ export interface AttemptResult {
  * OpenTelemetry SDK, which is loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set: with it unset
  * the runtime holds no Tracing and the hooks that take one are never installed.
  */
-export interface Tracing extends TraceHooks {
+export interface Tracing {
   /** A server span for an incoming request, continuing its W3C `traceparent` when it has one. */
   request(method: string, headers: Record<string, string | string[] | undefined>): RequestSpan;
   /**

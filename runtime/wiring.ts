@@ -224,7 +224,7 @@ export async function openRuntime(
     hooks.metrics === false
       ? null
       : new Metrics({ followers: followerStatus, queueDepth: webhookState.queueDepth, dataDir: config.dataDir === ':memory:' ? null : config.dataDir });
-  instrumentAppend(log, metrics, tracing);
+  instrumentAppend(log, metrics);
 
   const services: Services = {
     log,
