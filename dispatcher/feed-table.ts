@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { truncateWal } from '../eventlog/erase.js';
 import type { Projector } from '../projections/engine/projector.js';
 import { mayFire } from './catalog.js';
 import { envelopesIn } from './envelope.js';
@@ -83,6 +84,8 @@ export class FeedTable {
   ) {
     this.db = new Database(file, { fileMustExist: true });
     this.db.pragma('busy_timeout = 10000');
+    // Rows an erasure rewrites (rewrite below) leave no old bytes in free space.
+    this.db.pragma('secure_delete = ON');
     this.range = this.db
       .prepare<[number, bigint, bigint, number, number, number], Row>(
         `SELECT seq, type, json FROM ${TABLE} WHERE team = ? AND seq > ? AND seq <= ? AND at BETWEEN ? AND ? ORDER BY seq LIMIT ?`,
@@ -112,6 +115,32 @@ export class FeedTable {
       if (rows.length < batch) return { changes, next, hasMore: false };
       after = rows[rows.length - 1].seq;
     }
+  }
+
+  /**
+   * decisions.md §17: the team's rows that `stale` picks (by envelope number or JSON) are built
+   * again by `rebuild` from the log as the erasure left it (or dropped, when nothing fires any
+   * more), then the WAL is emptied so no old page stays in it. Answers how many rows changed.
+   */
+  async rewrite(team: number, stale: (seq: bigint, json: string) => boolean, rebuild: (seq: bigint) => Promise<string | null>): Promise<number> {
+    const scan = this.db.prepare<[number, bigint, number], Row>(`SELECT seq, type, json FROM ${TABLE} WHERE team = ? AND seq > ? ORDER BY seq LIMIT ?`).safeIntegers(true);
+    const update = this.db.prepare<[string, number, bigint]>(`UPDATE ${TABLE} SET json = ? WHERE team = ? AND seq = ?`);
+    const drop = this.db.prepare<[number, bigint]>(`DELETE FROM ${TABLE} WHERE team = ? AND seq = ?`);
+    const changes: Array<{ seq: bigint; json: string | null }> = [];
+    for (let after = -1n; ; ) {
+      const rows = scan.all(team, after, BATCH);
+      for (const r of rows) if (stale(r.seq, r.json)) changes.push({ seq: r.seq, json: await rebuild(r.seq) });
+      if (rows.length < BATCH) break;
+      after = rows[rows.length - 1].seq;
+    }
+    this.db.transaction(() => {
+      for (const c of changes) {
+        if (c.json) update.run(c.json, team, c.seq);
+        else drop.run(team, c.seq);
+      }
+    })();
+    await truncateWal(this.db);
+    return changes.length;
   }
 
   close(): void {

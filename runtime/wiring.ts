@@ -29,6 +29,9 @@ import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 import { instrumentAppend, traceSettle } from './instrument.js';
 import { Metrics } from './metrics.js';
 import { startTracing } from './tracing-start.js';
+import { Sealer } from '../eventlog/sealing.js';
+import { loadMainKey } from './main-key.js';
+import { Erasure } from './erasure.js';
 
 export type { Runtime };
 
@@ -147,8 +150,11 @@ export async function openRuntime(
     followers.push(async () => watched.status());
   };
   let following: Promise<void> | null = null;
+  let markFollowing!: () => void;
+  const followingBegun = new Promise<void>((resolve) => (markFollowing = resolve));
   const startFollowing = () =>
     (following ??= (async () => {
+      markFollowing();
       if (runner && topology === 'leased') {
         await keepTeamFeed();
         leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err));
@@ -200,11 +206,33 @@ export async function openRuntime(
       : new Metrics({ followers: followerStatus, queueDepth: webhookState.queueDepth, dataDir: config.dataDir === ':memory:' ? null : config.dataDir });
   instrumentAppend(log, metrics, tracing);
 
+  // The main key (decisions.md §17): seals webhook secrets and what must not lie in plaintext at rest.
+  const mainSealer = new Sealer(loadMainKey(config.dataDir, hooks.env ?? process.env).key);
+  const commandDeps = { log, store: rawStore, ids: new IdAllocator(log), settle, checkWebhookUrl: endpointUrlCheck({ allowInsecure: config.webhook.allowInsecure }) };
+  const erasure = new Erasure({
+    deps: commandDeps,
+    dataDir: config.dataDir,
+    mainSealer,
+    feedTable,
+    webhookDb,
+    idempotency,
+    readModelsFile: inFile ? path.join(config.dataDir, READ_MODELS_FILE) : null,
+    report,
+  });
+  closers.push(() => erasure.close());
+  followers.push(async () => erasure.status());
+  // An erasure a previous run began is finished once the read models have caught up (they apply its event first).
+  void (async () => {
+    await followingBegun;
+    await following;
+    await (catchUp.pending() ?? Promise.resolve());
+    await erasure.resume();
+  })().catch((err) => report(`erasure: could not finish an erasure begun before: ${String(err)}`));
+
   const services: Services = {
-    log,
-    store: rawStore,
-    ids: new IdAllocator(log),
-    settle,
+    ...commandDeps,
+    mainSealer,
+    erasure,
     settleReads,
     feedTable,
     readsCaughtUp: () => catchUp.pending(),
@@ -213,7 +241,6 @@ export async function openRuntime(
     limiter,
     ...webhookState,
     idempotency,
-    checkWebhookUrl: endpointUrlCheck({ allowInsecure: config.webhook.allowInsecure }),
     reachable: async () => {
       const failure = log.failure?.();
       if (failure) throw failure;
