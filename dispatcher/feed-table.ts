@@ -1,5 +1,4 @@
 import Database from 'better-sqlite3';
-import { truncateWal } from '../eventlog/erase.js';
 import type { Projector } from '../projections/engine/projector.js';
 import { mayFire } from './catalog.js';
 import { envelopesIn } from './envelope.js';
@@ -120,7 +119,7 @@ export class FeedTable {
   /**
    * decisions.md §17: the team's rows that `stale` picks (by envelope number or JSON) are built
    * again by `rebuild` from the log as the erasure left it (or dropped, when nothing fires any
-   * more), then the WAL is emptied so no old page stays in it. Answers how many rows changed.
+   * more); the erasure empties the file's WAL after (runtime/erasure.ts). Answers how many rows changed.
    */
   async rewrite(team: number, stale: (seq: bigint, json: string) => boolean, rebuild: (seq: bigint) => Promise<string | null>): Promise<number> {
     const scan = this.db.prepare<[number, bigint, number], Row>(`SELECT seq, type, json FROM ${TABLE} WHERE team = ? AND seq > ? ORDER BY seq LIMIT ?`).safeIntegers(true);
@@ -139,7 +138,6 @@ export class FeedTable {
         else drop.run(team, c.seq);
       }
     })();
-    await truncateWal(this.db);
     return changes.length;
   }
 
