@@ -89,7 +89,9 @@ async function populate(server: TurnoutProcess, dir: string, tag: string) {
   const key = (await admin.post(`/teams/${team}/api-keys`, { name: 'Sync', scope: 'read_write' })).body.key as string;
   const api = http(`${server.url}/api/v1`, key);
   const rx = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  expect((await admin.post(`/teams/${team}/webhook-endpoints`, { url: `${rx}/up`, events: ['*'] })).status).toBe(201);
+  const up = await admin.post(`/teams/${team}/webhook-endpoints`, { url: `${rx}/up`, events: ['*'] });
+  expect(up.status).toBe(201);
+  const endpoint = up.body.webhookEndpoint.id as number;
   expect((await admin.post(`/teams/${team}/webhook-endpoints`, { url: `${rx}/down`, events: ['*'] })).status).toBe(201);
 
   const first = markers(tag, 1);
@@ -113,7 +115,7 @@ async function populate(server: TurnoutProcess, dir: string, tag: string) {
   const person = [...scanned(first), ...scanned(second)];
   // Sanity: before the erasure the scan does find the person.
   expect(scan(dir, person).length).toBeGreaterThan(0);
-  return { team, id, api, admin, person, control: scanned(control) };
+  return { team, id, api, admin, endpoint, person, control: scanned(control) };
 }
 
 describe('erasure on the files (decisions.md §17)', () => {
@@ -134,6 +136,28 @@ describe('erasure on the files (decisions.md §17)', () => {
     // While the server runs (its WAL files in place), then once it has stopped.
     expect(scan(dir, s.person)).toEqual([]);
     expect(scan(dir, s.control).length).toBeGreaterThan(0);
+
+    // A replay sends the person's changes again with their ids and versions, erased.
+    const sentBefore = received.length;
+    const replay = await s.admin.post(`/teams/${s.team}/webhook-endpoints/${s.endpoint}/replay`, { from: '2000-01-01T00:00:00Z', types: ['constituent.*'] });
+    expect(replay.status).toBe(202);
+    const replayId = replay.body.replay.id;
+    await waitUntil('the replay', async () => (await s.admin.get(`/teams/${s.team}/webhook-endpoints/${s.endpoint}/replays/${replayId}`)).body.replay.status === 'done', 20_000);
+    await waitUntil('the replayed envelopes', () => received.slice(sentBefore).filter((b) => b.includes(`"PkConstituent":${s.id},`)).length >= 3, 20_000);
+    const replayed = received
+      .slice(sentBefore)
+      .map((b) => JSON.parse(b))
+      .filter((e) => e.data.PkConstituent === s.id);
+    expect(replayed.map((e) => [e.type, e.version])).toEqual([
+      ['constituent.created', 1],
+      ['constituent.updated', 2],
+      ['constituent.erased', 3],
+    ]);
+    for (const e of replayed) {
+      expect(e.erased).toBe(true);
+      if (e.type !== 'constituent.erased') expect(e.data).toMatchObject({ FirstName: null, Email1: null, Phone1: null, DateOfBirth: null });
+    }
+    expect(scan(dir, s.person)).toEqual([]);
     await server.stop();
     expect(scan(dir, s.person)).toEqual([]);
     expect(scan(dir, s.control).length).toBeGreaterThanOrEqual(s.control.length / 2);

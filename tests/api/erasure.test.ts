@@ -29,6 +29,8 @@ async function erasedSetUp() {
   const api = team.api.Integration;
   const id = (await api.post('/constituents', PERSON)).body.constituent.PkConstituent as number;
   expect((await api.patch(`/constituents/${id}`, { Email1: 'admiral@example.org', IsEmailOk: true })).status).toBe(200);
+  // Personal fields alone: once erased, this update changes nothing visible, yet keeps its envelope.
+  expect((await api.patch(`/constituents/${id}`, { Nickname: 'Amazing Grace' })).status).toBe(200);
   const control = (await api.post('/constituents', { FirstName: 'Alan', LastName: 'Turing', Email1: 'alan@example.org' })).body.constituent.PkConstituent as number;
   const volunteer = (await api.post('/volunteers', { FkConstituent: id, IsStudent: true })).body.volunteer.PkVolunteer as number;
   const task = (await api.post('/volunteer-tasks', { VolunteerTaskTitle: 'Debugging', FkVolunteer: volunteer })).body.volunteerTask.PkTask as number;
