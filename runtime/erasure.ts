@@ -6,7 +6,7 @@ import type { WriteContext } from '../commands/context.js';
 import type { CommandDeps } from '../commands/deps.js';
 import { constituentStream } from '../domain/constituent/events.js';
 import { PERSON_COPIES, PERSONAL_FIELDS } from '../domain/constituent/rules.js';
-import { notFound } from '../domain/shared/errors.js';
+import { DomainError, notFound } from '../domain/shared/errors.js';
 import type { Source } from '../domain/shared/events.js';
 import { envelopeRebuilder, mentionsAny, purgeQueuedBodies } from '../dispatcher/erasure.js';
 import type { FeedTable } from '../dispatcher/feed-table.js';
@@ -76,7 +76,8 @@ export class Erasure {
   async erase(ctx: WriteContext, id: number, reason: string | null): Promise<{ PkConstituent: number; erasedAt: string }> {
     const events = await this.s.deps.log.readStream(constituentStream(id));
     if (!events.length || events[0].metadata.team !== ctx.team) throw notFound('constituent', id);
-    if (!this.s.deps.log.rewriteStream) throw new Error('this event log cannot rewrite events: erasure needs the embedded log');
+    if (!this.s.deps.log.rewriteStream)
+      throw new DomainError('not_supported', 'Erasure needs an event log that can rewrite events (the embedded one); this deployment\'s EventStoreDB log cannot yet.');
     const values = personalValues(events);
     // Sealed: the journal must not itself become a copy of what is being erased.
     const sealed = this.s.mainSealer.sealText(JSON.stringify(values), `erasure:${id}`);

@@ -38,7 +38,7 @@ export const erasureRoutes =
           summary: 'Erase a constituent: every personal value it ever held, everywhere; it then reads as deleted',
           params: TeamRecordParams,
           body: EraseBody,
-          response: { 200: Erased, ...errors(400, 401, 404, 409, 422) },
+          response: { 200: Erased, ...errors(400, 401, 404, 409, 422, 501) },
         },
       },
       async (request) => {
