@@ -1,4 +1,4 @@
-import { type Collection, type Db, MongoServerError } from 'mongodb';
+import { type Collection, type Db, MongoClient, MongoServerError } from 'mongodb';
 import type { KeyStore } from './keys.js';
 import { Sealer } from './sealing.js';
 import { unwrapKey, wrapKey } from './keys.js';
@@ -18,10 +18,17 @@ export class MongoKeyStore implements KeyStore {
   constructor(
     private readonly keys: Collection<KeyDoc>,
     private readonly main: Sealer,
+    private readonly client: MongoClient | null = null,
   ) {}
 
-  static on(db: Db, main: Sealer): MongoKeyStore {
-    return new MongoKeyStore(db.collection<KeyDoc>('data_keys'), main);
+  static on(db: Db, main: Sealer, client: MongoClient | null = null): MongoKeyStore {
+    return new MongoKeyStore(db.collection<KeyDoc>('data_keys'), main, client);
+  }
+
+  /** Its own connection to the deployment's database (`dbName`: the read store's, projections/store/mongo.ts dbNameOf). */
+  static async connect(url: string, dbName: string, main: Sealer): Promise<MongoKeyStore> {
+    const client = await new MongoClient(url).connect();
+    return MongoKeyStore.on(client.db(dbName), main, client);
   }
 
   async keyFor(subject: string, create: boolean): Promise<Buffer | null> {
@@ -41,5 +48,7 @@ export class MongoKeyStore implements KeyStore {
     await this.keys.updateOne({ _id: subject }, { $set: { wrapped: null, destroyedAt: new Date() } }, { upsert: true });
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.client?.close();
+  }
 }

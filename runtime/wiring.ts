@@ -32,6 +32,8 @@ import { startTracing } from './tracing-start.js';
 import { Sealer } from '../eventlog/sealing.js';
 import { loadMainKey } from './main-key.js';
 import { Erasure } from './erasure.js';
+import { type KeyStore, SqliteKeyStore } from '../eventlog/keys.js';
+import { SealingEventLog } from '../eventlog/sealed-log.js';
 
 export type { Runtime };
 
@@ -39,10 +41,11 @@ export type { Runtime };
  * The log the configuration names, and, for the embedded one, its SQLite database: where a data
  * directory from before webhooks.sqlite kept the webhook tables (openWebhookDb moves them).
  */
-async function openLog(config: Config): Promise<{ log: EventLog; database: Database.Database | null }> {
+async function openLog(config: Config, mainSealer: Sealer): Promise<{ log: EventLog; database: Database.Database | null }> {
   if (config.eventStoreUrl) {
     const { EsdbEventLog } = await import('../eventlog/esdb.js');
-    return { log: await EsdbEventLog.connect(config.eventStoreUrl), database: null };
+    // EventStoreDB cannot rewrite events: personal fields are sealed per constituent, erasure destroys the key (decisions.md §17).
+    return { log: new SealingEventLog(await EsdbEventLog.connect(config.eventStoreUrl), await openKeyStore(config, mainSealer)), database: null };
   }
   if (config.dataDir === ':memory:') return embedded(new SqliteEventLog(':memory:'));
   secureDataDir(config.dataDir);
@@ -52,6 +55,19 @@ async function openLog(config: Config): Promise<{ log: EventLog; database: Datab
 }
 
 const embedded = (log: SqliteEventLog) => ({ log, database: log.database });
+
+/** The per-constituent data keys: a MongoDB collection beside the read models, else a file in the data dir. */
+async function openKeyStore(config: Config, mainSealer: Sealer): Promise<KeyStore> {
+  if (config.mongoUrl) {
+    const [{ MongoKeyStore }, { dbNameOf }] = await Promise.all([import('../eventlog/keys-mongo.js'), import('../projections/store/mongo.js')]);
+    return MongoKeyStore.connect(config.mongoUrl, dbNameOf(config.mongoUrl), mainSealer);
+  }
+  if (config.dataDir === ':memory:') return new SqliteKeyStore(':memory:', mainSealer);
+  secureDataDir(config.dataDir);
+  const file = path.join(config.dataDir, 'keys.sqlite');
+  privateFile(file, { sqlite: true });
+  return new SqliteKeyStore(file, mainSealer);
+}
 
 async function openStore(config: Config): Promise<ReadStore> {
   if (config.mongoUrl) {
@@ -115,7 +131,9 @@ export async function openRuntime(
   // Spans still buffered are sent after everything else has closed.
   const tracing = await startTracing(hooks.env);
   if (tracing) closers.push(() => tracing.close());
-  const { log, database: logDatabase } = await openLog(config);
+  // The main key (decisions.md §17): seals webhook secrets and what must not lie in plaintext at rest.
+  const mainSealer = new Sealer(loadMainKey(config.dataDir, hooks.env ?? process.env).key);
+  const { log, database: logDatabase } = await openLog(config, mainSealer);
   closers.push(() => log.close());
   const topology = readModelTopology(config);
   // The projector thread stops before the reading connection closes, and before the log.
@@ -206,8 +224,6 @@ export async function openRuntime(
       : new Metrics({ followers: followerStatus, queueDepth: webhookState.queueDepth, dataDir: config.dataDir === ':memory:' ? null : config.dataDir });
   instrumentAppend(log, metrics, tracing);
 
-  // The main key (decisions.md §17): seals webhook secrets and what must not lie in plaintext at rest.
-  const mainSealer = new Sealer(loadMainKey(config.dataDir, hooks.env ?? process.env).key);
   const commandDeps = { log, store: rawStore, ids: new IdAllocator(log), settle, checkWebhookUrl: endpointUrlCheck({ allowInsecure: config.webhook.allowInsecure }) };
   const erasure = new Erasure({
     deps: commandDeps,
