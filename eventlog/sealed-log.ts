@@ -18,7 +18,7 @@ const sealed = (stream: string) => stream.startsWith('constituent-');
  * embedded log's rewrite does, while the ciphertext left in the log opens for no one.
  *
  * Keys of live records are cached in memory, so a write or a read costs one AES-GCM operation
- * per personal value, not a key store round trip. A process erasing drops its own cached key;
+ * per event (sealData), not a key store round trip. A process erasing drops its own cached key;
  * another process's cache is dropped on its next read of the erasure itself.
  */
 export class SealingEventLog implements EventLog {
@@ -49,7 +49,7 @@ export class SealingEventLog implements EventLog {
   async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (!sealed(stream)) return this.inner.append(stream, events, expected);
     const sealer = await this.sealerFor(stream, true);
-    const out = events.map((e) => ({ ...e, data: sealer ? transform(e.data, (v) => sealer.sealText(JSON.stringify(v), stream)) : e.data }));
+    const out = events.map((e) => ({ ...e, data: sealer ? sealData(e.data, sealer, stream) : e.data }));
     return this.inner.append(stream, out, expected);
   }
 
@@ -95,29 +95,49 @@ export class SealingEventLog implements EventLog {
     // Another process erased it: forget the key this one may hold.
     if (e.type === 'ConstituentErased') this.cache.set(e.stream, null);
     if (!holdsSealed(e.data as Data)) return e;
-    const sealer = await this.sealerFor(e.stream, false);
-    if (!sealer) return { ...e, data: { ...transform(e.data as Data, () => null), erased: true } };
-    return { ...e, data: transform(e.data as Data, (v) => (Sealer.isSealedText(v) ? JSON.parse(sealer.openText(v, e.stream)) : v)) };
+    return { ...e, data: openData(e.data as Data, await this.sealerFor(e.stream, false), e.stream) };
   }
 }
 
-/** `fields` and `changes` with each personal value (non-null) passed through `f`. */
-function transform(data: Data, f: (value: unknown) => unknown): Data {
-  const part = (values: unknown) => {
-    if (!values || typeof values !== 'object') return values;
-    const out: Data = { ...(values as Data) };
-    for (const name of PERSONAL_FIELDS) if (out[name] !== undefined && out[name] !== null) out[name] = f(out[name]);
-    return out;
-  };
-  if (!('fields' in data) && !('changes' in data)) return data;
-  const out: Data = { ...data };
-  if ('fields' in out) out.fields = part(out.fields);
-  if ('changes' in out) out.changes = part(out.changes);
+const PARTS = ['fields', 'changes'] as const;
+
+/**
+ * An event's data with the personal values of `fields` and `changes` moved, one sealed text per
+ * part, into `sealed`: the parts keep every field name, with null in place of a sealed value, so
+ * one AES-GCM operation covers an event whatever the number of fields.
+ */
+function sealData(data: Data, sealer: Sealer, stream: string): Data {
+  let out: Data | null = null;
+  for (const part of PARTS) {
+    const values = data[part];
+    if (!values || typeof values !== 'object') continue;
+    const hidden: Data = {};
+    const shown: Data = { ...(values as Data) };
+    for (const name of PERSONAL_FIELDS) {
+      const v = shown[name];
+      if (v === undefined || v === null) continue;
+      hidden[name] = v;
+      shown[name] = null;
+    }
+    if (!Object.keys(hidden).length) continue;
+    out ??= { ...data, sealed: {} };
+    out[part] = shown;
+    (out.sealed as Data)[part] = sealer.sealText(JSON.stringify(hidden), `${stream}:${part}`);
+  }
+  return out ?? data;
+}
+
+/** The data as it was appended; `sealer` null (the key destroyed): the personal values stay null, and `erased: true`. */
+function openData(data: Data, sealer: Sealer | null, stream: string): Data {
+  const { sealed: parts, ...out } = data as Data & { sealed: Record<string, string> };
+  if (!sealer) return { ...out, erased: true };
+  for (const part of PARTS) {
+    const text = parts[part];
+    if (text) out[part] = { ...(out[part] as Data), ...(JSON.parse(sealer.openText(text, `${stream}:${part}`)) as Data) };
+  }
   return out;
 }
 
 function holdsSealed(data: Data): boolean {
-  for (const values of [data.fields, data.changes])
-    if (values && typeof values === 'object') for (const name of PERSONAL_FIELDS) if (Sealer.isSealedText((values as Data)[name])) return true;
-  return false;
+  return Boolean(data.sealed && typeof data.sealed === 'object');
 }
