@@ -54,7 +54,8 @@ type Step = (typeof STEPS)[number];
 
 export class Erasure {
   private readonly journal: Database.Database;
-  private pending = 0;
+  /** Erasures a previous run began and left unfinished: not ready until they are done. */
+  private readonly inherited = new Set<number>();
   private resuming: Promise<void> | null = null;
 
   constructor(private readonly s: ErasureStores) {
@@ -66,7 +67,7 @@ export class Erasure {
     this.journal.pragma('secure_delete = ON');
     this.journal.exec(`CREATE TABLE IF NOT EXISTS erasures (
       id INTEGER PRIMARY KEY, team INTEGER NOT NULL, reason TEXT, source TEXT NOT NULL, key_name TEXT, sealed TEXT NOT NULL, started_at TEXT NOT NULL)`);
-    this.pending = this.rows().length;
+    for (const row of this.rows()) this.inherited.add(row.id);
   }
 
   /**
@@ -84,7 +85,6 @@ export class Erasure {
     this.journal
       .prepare('INSERT OR REPLACE INTO erasures (id, team, reason, source, key_name, sealed, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(id, ctx.team, reason, ctx.source, ctx.keyName, sealed, new Date().toISOString());
-    this.pending = this.rows().length;
     this.step('journal');
     return this.finish({ team: ctx.team, id, reason, source: ctx.source, key_name: ctx.keyName, sealed }, ctx);
   }
@@ -104,7 +104,8 @@ export class Erasure {
 
   /** Readiness (GET /readyz): not ready while an erasure a previous run began is unfinished. */
   status(): FollowerStatus | null {
-    return this.pending ? { name: 'erasures', state: 'catching_up', behind: this.pending } : null;
+    // An erasure running now is an ordinary write: it never makes this process not ready.
+    return this.inherited.size ? { name: 'erasures', state: 'catching_up', behind: this.inherited.size } : null;
   }
 
   close(): void {
@@ -154,7 +155,7 @@ export class Erasure {
     this.step('read-models');
     this.journal.prepare('DELETE FROM erasures WHERE id = ?').run(row.id);
     await truncateWal(this.journal);
-    this.pending = this.rows().length;
+    this.inherited.delete(row.id);
     return { PkConstituent: row.id, erasedAt };
   }
 
