@@ -21,6 +21,7 @@ export const STATUS: Record<ErrorCode, number> = {
   idempotency_key_in_progress: 409,
   payload_too_large: 413,
   rate_limited: 429,
+  not_supported: 501,
 };
 
 export const ERROR_CODES = Object.keys(STATUS) as ErrorCode[];

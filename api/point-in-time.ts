@@ -25,8 +25,8 @@ export async function pointRead(services: Services, path: string, team: number, 
     point = { at };
   } else point = { revision: q.revision! };
   const kind = kindOf(path);
-  const { doc, revision } = await recordAsOf(services.log, services.store, kind, team, id, point);
-  return { [kind.key]: doc, revision };
+  const { doc, revision, erased } = await recordAsOf(services.log, services.store, kind, team, id, point);
+  return erased ? { [kind.key]: doc, revision, erased } : { [kind.key]: doc, revision };
 }
 
 /** GET /{resource}/{id}/history, paged as lists. */

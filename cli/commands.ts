@@ -39,6 +39,13 @@ export const createKey = (team: number, name: string, scope: string, out: Out) =
     return EXIT.done;
   });
 
+/** `erase` (decisions.md §17): prints {"erased": {PkConstituent, erasedAt}} once nothing of the person remains. */
+export const eraseConstituent = (team: number, constituent: number, reason: string | undefined, out: Out) =>
+  withClient(async (client) => {
+    out(JSON.stringify(await client.expect('POST', `/teams/${team}/constituents/${constituent}/erase`, reason === undefined ? {} : { reason })));
+    return EXIT.done;
+  });
+
 /** `export`: the team's envelopes as NDJSON on stdout, streamed as the server sends them. */
 export const exportTeam = (team: number, options: { from?: string; types?: string }) =>
   withClient(async (client) => {

@@ -1,5 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { createKey, createTeam, dropUnused, exportTeam, prepare, rebuild, replay } from './commands.js';
+import { createKey, createTeam, dropUnused, eraseConstituent, exportTeam, prepare, rebuild, replay } from './commands.js';
 import { CommandFailed, EXIT, UsageError } from './errors.js';
 import { importFile } from './import.js';
 import { RESOURCES, type Resource } from './validate.js';
@@ -22,6 +22,11 @@ function positiveInt(value: string): number {
 
 function nonEmpty(value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('must not be empty.');
+  return value;
+}
+
+function reasonText(value: string): string {
+  if (value.length > 200) throw new InvalidArgumentError('must be at most 200 characters.');
   return value;
 }
 
@@ -92,6 +97,19 @@ function program(): Command {
     .option('--to <cursor|datetime>', 'up to this cursor or date-time (inclusive)')
     .option('--types <list>', 'comma list of event types or prefixes')
     .action(async (o: { team: number; endpoint: number; from: string; to?: string; types?: string }) => result(await replay(o.team, o.endpoint, o, out)));
+
+  turnout
+    .command('erase')
+    .summary('erase a constituent: every personal value it ever held, everywhere')
+    .description(
+      'Erase a constituent (decisions.md §17): once this answers, no personal value it held at any revision remains in any file of the server or through any call; ' +
+        'it reads as deleted, its history and changes keep their shape with those fields null, and a constituent.erased webhook asks subscribers to erase their copies. ' +
+        'Prints {"erased": {"PkConstituent", "erasedAt"}}; erasing it again prints the same. Backups made before are not touched.',
+    )
+    .requiredOption('--team <id>', 'the team', positiveInt)
+    .requiredOption('--constituent <id>', 'the constituent', positiveInt)
+    .option('--reason <text>', 'why, for the audit (at most 200 characters)', reasonText)
+    .action(async (o: { team: number; constituent: number; reason?: string }) => result(await eraseConstituent(o.team, o.constituent, o.reason, out)));
 
   turnout
     .command('rebuild')

@@ -4,12 +4,12 @@ import { newRecordDoc } from '../projections/records.js';
 import { publicView } from '../projections/store/port.js';
 import { fromLog } from '../domain/events.js';
 import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
-import { decideCreate, decideUpdate, validateCreate } from '../domain/constituent/decide.js';
+import { decideCreate, decideErase, decideUpdate, validateCreate } from '../domain/constituent/decide.js';
 import type { Values } from '../domain/shared/fields.js';
 import { decideUpsert, type UpsertMatches, upsertEmail } from '../domain/constituent/upsert.js';
 import { emailKey } from '../domain/shared/values.js';
 import { handle } from './aggregate.js';
-import type { WriteContext } from './context.js';
+import { metadataOf, type WriteContext } from './context.js';
 import { claimedRecord, createOnce } from './claims.js';
 import type { CommandDeps } from './deps.js';
 
@@ -98,4 +98,16 @@ async function waitUntilReadable(deps: CommandDeps, ctx: WriteContext, id: numbe
   const claimed = await claimedRecord(deps, constituentStream(id), constituentEvolver);
   // Null: the winner died between its claim and its create; the claim is stale, carry on without it.
   if (claimed) await deps.settle(claimed.position, ctx);
+}
+
+/**
+ * decisions.md §17: records the erasure (ConstituentErased, the durable fact the purge of every
+ * store follows: runtime/erasure.ts) and answers when it happened; again on an erased record, the
+ * same answer with nothing written.
+ */
+export async function eraseConstituent(deps: CommandDeps, ctx: WriteContext, id: number, reason: string | null): Promise<{ erasedAt: string }> {
+  const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideErase({ id, team: ctx.team, reason }, s));
+  await deps.settle(r.position, ctx);
+  const erasedAt = r.events.length ? metadataOf(ctx).at : r.state.erasedAt;
+  return { erasedAt: erasedAt ?? metadataOf(ctx).at };
 }

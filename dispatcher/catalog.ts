@@ -58,7 +58,11 @@ function mapper<C extends Firing, S>(m: MapperOf<C, S>): Mapper<C> {
 }
 
 const MAPPERS: { [C in Firing]: Mapper<C> } = {
-  constituent: mapper({ evolver: constituentEvolver, rules: constituentWebhooks, data: (_h, s, e, type) => P.constituentData(s, e, stampOf(type)) }),
+  constituent: mapper({
+    evolver: constituentEvolver,
+    rules: constituentWebhooks,
+    data: (_h, s, e, type) => (type === 'constituent.erased' ? P.erasedData(s, e) : P.constituentData(s, e, stampOf(type))),
+  }),
   volunteer: mapper({ evolver: volunteerEvolver, rules: volunteerWebhooks, data: (h, s, e, type) => P.volunteerData(h, s, e, stampOf(type)) }),
   volunteer_task: mapper({
     evolver: taskEvolver,

@@ -1,3 +1,4 @@
+import { isErasedEvent } from '../domain/constituent/events.js';
 import { fromLog, type LoggedEvent } from '../domain/events.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Values } from '../domain/shared/fields.js';
@@ -16,6 +17,8 @@ export interface Envelope {
   /** The record's revision after the change (domain/shared/revision.ts). */
   version: number;
   data: Values;
+  /** decisions.md §17: on every change of an erased constituent, whose personal fields read null. */
+  erased?: true;
 }
 
 const secondsOf = (e: RecordedEvent) => Math.floor(Date.parse(e.metadata.at) / 1000);
@@ -40,7 +43,10 @@ export async function envelopesOf(e: LoggedEvent, h: AsOf): Promise<Envelope[]> 
   const stamped = typeof e.metadata.revision === 'number' ? e.metadata.revision : e.revision === 0n ? 1 : null;
   const version = stamped ?? revisionAfter(e, await h.streamOf(e));
   const created = secondsOf(e);
-  const out = mapped.map((m, i) => ({ id: envelopeId(e, i), type: m.type, created, team: e.metadata.team, version, data: m.data }));
+  const erased = isErasedEvent(e);
+  const out: Envelope[] = mapped.map((m, i) =>
+    erased ? { id: envelopeId(e, i), type: m.type, created, team: e.metadata.team, version, data: m.data, erased } : { id: envelopeId(e, i), type: m.type, created, team: e.metadata.team, version, data: m.data },
+  );
   if (check) for (const envelope of out) await check(envelope);
   return out;
 }

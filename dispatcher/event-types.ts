@@ -26,7 +26,9 @@ export type DataShape =
   /** Spec 6.4's shared shape of the task person-events. */
   | { shape: 'task_person' }
   /** `{endpointId}` (decisions.md 12). */
-  | { shape: 'ping' };
+  | { shape: 'ping' }
+  /** `{PkConstituent, FkTeam, ErasedUtc}` (decisions.md §17). */
+  | { shape: 'erased' };
 
 interface Entry {
   description: string;
@@ -41,6 +43,11 @@ const ENTRIES: Record<EventTypeName, Entry> = {
   'constituent.created': record('constituent', 'created', 'A constituent is added.'),
   'constituent.updated': record('constituent', 'updated', "A constituent's details change."),
   'constituent.deleted': record('constituent', 'deleted', 'A constituent is deleted.'),
+  'constituent.erased': {
+    description:
+      'A constituent is erased (the right to be forgotten): every personal value it ever held is gone from Turnout, and its earlier changes read with those fields null and `erased: true`. Erase your own copies of this person.',
+    data: { shape: 'erased' },
+  },
   'volunteer.created': record('volunteer', 'created', 'A constituent is designated a volunteer.'),
   'volunteer.updated': record('volunteer', 'updated', "A volunteer's details change."),
   'volunteer.deleted': record('volunteer', 'deleted', 'A volunteer is removed (the constituent remains).'),

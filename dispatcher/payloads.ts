@@ -71,6 +71,9 @@ export async function constituentOf(h: AsOf, id: unknown): Promise<RecordState |
 
 export const constituentData = (s: RecordState, e: RecordedEvent, stamp: Stamp) => recordData('PkConstituent', s, FIELD_LISTS.constituent, e, stamp);
 
+/** decisions.md §17: the erasure names the record and when, nothing of the person. */
+export const erasedData = (s: RecordState, e: RecordedEvent): Values => ({ PkConstituent: s.id, FkTeam: s.team, ErasedUtc: utc(e.metadata.at) });
+
 export async function volunteerData(h: AsOf, s: RecordState, e: RecordedEvent, stamp: Stamp): Promise<Values> {
   const c = await constituentOf(h, s.fields.FkConstituent);
   return recordData('PkVolunteer', s, FIELD_LISTS.volunteer, e, stamp, {

@@ -135,6 +135,13 @@ export interface EventLog {
    * commits on the caller's thread instead (nothing runs then).
    */
   projectInline?(step: InlineStepModule, onApplied: (position: bigint) => void): Promise<boolean>;
+  /**
+   * Rewrites the data of a stream's events in place, keeping their type, revision, position and
+   * metadata, and leaves none of the old bytes in the log's files (decisions.md §17 erasure).
+   * Answers how many events changed. Only a log that can rewrite has it (the embedded one; on
+   * EventStoreDB events are immutable).
+   */
+  rewriteStream?(stream: string, data: (event: RecordedEvent) => Record<string, unknown>): Promise<number>;
   /** Why appends can no longer succeed (say, a commit thread that stopped), or null while they can. */
   failure?(): Error | null;
   close(): Promise<void>;

@@ -25,6 +25,8 @@ export function openLogFile(file: string): Database.Database {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('busy_timeout = 5000');
+  // Freed bytes are zeroed, so an erasure's rewrite leaves no old value in free space (decisions.md §17).
+  db.pragma('secure_delete = ON');
   db.exec(`
     CREATE TABLE IF NOT EXISTS events (
       position INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -29,6 +29,11 @@ export class RecentEvents {
     return out;
   }
 
+  /** Replaces the data of a stream's events held here, as the file's were rewritten (an erasure). */
+  rewrite(stream: string, data: (e: RecordedEvent) => Record<string, unknown>): void {
+    this.events = this.events.map((e) => (e.stream === stream ? { ...e, data: data(e) } : e));
+  }
+
   /** Whether `event` is the last one this log committed. */
   isLast(event: RecordedEvent): boolean {
     return event === this.events[this.events.length - 1];

@@ -23,6 +23,8 @@ const db = new Database(file);
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = FULL');
 db.pragma('busy_timeout = 5000');
+// As every connection that writes the log: freed bytes zeroed (decisions.md §17, sqlite-file.ts).
+db.pragma('secure_delete = ON');
 const commit = makeCommitter(db, new BigInt64Array(marks));
 /** @type {AfterCommit | null} */
 let afterCommit = null;

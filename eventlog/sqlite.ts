@@ -3,6 +3,7 @@ import { type AppendResult, type EventLog, type ExpectedRevision, type InlineSte
 import { type Position, type RecordedEvent } from '../domain/shared/events.js';
 import { COMMITS, FOREIGN_UP_TO, makeCommitter, newMarks, OWN_LAST } from './sqlite-committer.js';
 import { openLogFile, ROW, type Row, toRecorded } from './sqlite-file.js';
+import { rewriteStreamRows } from './erase.js';
 import { Followers } from './sqlite-follow.js';
 import { GroupCommit } from './sqlite-group-commit.js';
 import { RecentEvents } from './sqlite-recent.js';
@@ -41,6 +42,7 @@ export class SqliteEventLog implements EventLog {
   /** The highest position head() has reported: a higher one means another process wrote. */
   private seenHead = 0n;
   private closed = false;
+  private readonly recent: RecentEvents;
   private readonly stmt: {
     readStream: Database.Statement<[string], Row>;
     readAfter: Database.Statement<[number | bigint, number], Row>;
@@ -59,7 +61,7 @@ export class SqliteEventLog implements EventLog {
       // Changes whenever another connection (the writer thread, another process) commits.
       dataVersion: this.db.prepare<[], bigint>('PRAGMA data_version').pluck(),
     };
-    const recent = new RecentEvents();
+    const recent = (this.recent = new RecentEvents());
     this.followers = new Followers(
       { readAfter: (after, max) => this.stmt.readAfter.all(after, max).map(toRecorded), isClosed: () => this.closed },
       recent,
@@ -197,6 +199,14 @@ export class SqliteEventLog implements EventLog {
   async countAfter(position: Position | null): Promise<number> {
     const count = this.db.prepare<[bigint], number | bigint>('SELECT COUNT(*) FROM events WHERE position > ?').pluck();
     return Number(count.get(position ? position.commit : 0n) ?? 0);
+  }
+
+  /** The port's rewriteStream: on this thread's connection, secure_delete on, then the WAL truncated (erase.ts). */
+  async rewriteStream(stream: string, data: (e: RecordedEvent) => Record<string, unknown>): Promise<number> {
+    if (this.closed) throw new Error('event log is closed');
+    const n = await rewriteStreamRows(this.db, stream, data, (name) => this.stmt.readStream.all(name).map(toRecorded));
+    this.recent.rewrite(stream, data);
+    return n;
   }
 
   subscribe(from: Position | null, handler: (e: RecordedEvent) => Promise<void> | void, options: SubscribeOptions = {}): Subscription {

@@ -33,6 +33,7 @@ export const constituentsProjection = recordProjection({
       case 'ConstituentUnlocked':
         return null; // locks are the aggregate's to enforce; reads do not show them
       case 'ConstituentDeleted':
+      case 'ConstituentErased':
         return REMOVED;
       default:
         return unknownEvent(e, null);

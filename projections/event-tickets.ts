@@ -64,6 +64,8 @@ export const eventTicketsProjection: Projector<'event_ticket' | 'event' | 'const
     } else if (event.type === 'ConstituentUpdated') {
       const purchaser = copiedChanges(event.data.changes, { ConstituentName: 'PurchaserName' });
       if (purchaser) await store.updateWhere(EVENT_TICKETS, eq('FkConstituent', event.data.id), purchaser);
+    } else if (event.type === 'ConstituentErased') {
+      await store.updateWhere(EVENT_TICKETS, eq('FkConstituent', event.data.id), { PurchaserName: null });
     }
   },
 };

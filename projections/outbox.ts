@@ -125,6 +125,16 @@ async function onEmailChanged(constituentId: number, changes: Values, store: Rea
   }
 }
 
+/** decisions.md §17: an erased person's messages keep no address, and those not sent yet never go. */
+async function onErased(constituentId: number, store: ReadStore): Promise<void> {
+  const vs = await store.find<Doc>({ collection: VOLUNTEERS, filter: eq('FkConstituent', constituentId) });
+  for (const v of vs.items) {
+    const mine = eq('volunteerId', v.PkVolunteer as number);
+    await cancelPending(store, mine);
+    await store.updateWhere(NOTIFICATIONS, mine, { to: null });
+  }
+}
+
 /**
  * The notification outbox, derived from the log: assignments queue, unassignments, reassignments
  * and deletions cancel, start changes move the reminder, and the delivery streams
@@ -155,6 +165,7 @@ export const outboxProjection: Projector<'notification' | 'constituent' | 'volun
       return;
     }
     if (event.type === 'ConstituentUpdated' && 'Email1' in event.data.changes) return onEmailChanged(event.data.id, event.data.changes, store);
+    if (event.type === 'ConstituentErased') return onErased(event.data.id, store);
     if (inCategory(event, 'volunteer_task')) return onTaskEvent(event, store);
   },
 };

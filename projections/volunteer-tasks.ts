@@ -86,6 +86,10 @@ export const volunteerTasksProjection: Projector<'volunteer_task' | 'constituent
   categories: ['volunteer_task', 'constituent'],
   async apply(event, store) {
     if (inCategory(event, 'volunteer_task')) return base.apply(event, store);
+    if (event.type === 'ConstituentErased') {
+      await store.updateWhere(VOLUNTEER_TASKS, eq('_volunteerConstituent', event.data.id), taskVolunteerFields(null));
+      return;
+    }
     if (event.type !== 'ConstituentUpdated') return;
     const set = copiedChanges(event.data.changes, TASK_VOLUNTEER_FIELDS);
     if (set) await store.updateWhere(VOLUNTEER_TASKS, eq('_volunteerConstituent', event.data.id), set);

@@ -64,7 +64,8 @@ export const volunteersProjection: Projector<'volunteer' | 'constituent'> = {
   async apply(event, store) {
     if (inCategory(event, 'volunteer')) return base.apply(event, store);
     // The constituent's current values, not the changes alone: the email key is derived from them.
-    if (event.type !== 'ConstituentUpdated' || !copiedChanges(event.data.changes, LINKED_COPY)) return;
+    // An erased one is gone from the read models, so its copies read null (decisions.md §17).
+    if (event.type !== 'ConstituentErased' && (event.type !== 'ConstituentUpdated' || !copiedChanges(event.data.changes, LINKED_COPY))) return;
     const id = event.data.id;
     await store.updateWhere(VOLUNTEERS, eq('FkConstituent', id), linkedFields(await store.get<Doc>(CONSTITUENTS, id)));
   },

@@ -14,6 +14,8 @@ import type { IdempotencyStore } from './idempotency/port.js';
 import type { RateLimiter } from './ratelimit.js';
 import type { Metrics } from './metrics.js';
 import type { Tracing } from './tracing-port.js';
+import type { Sealer } from '../eventlog/sealing.js';
+import type { Erasure } from './erasure.js';
 
 /** Everything a route can reach: the command dependencies, the limiter, configuration and health. */
 export interface Services extends CommandDeps {
@@ -52,6 +54,10 @@ export interface Services extends CommandDeps {
   queueDepth: () => Promise<number | null>;
   /** This process's Prometheus families (GET /metrics, decisions.md §15); null when turned off (the cost bench). */
   metrics: Metrics | null;
+  /** The main key's sealer (decisions.md §17): webhook secrets and what else must not lie in plaintext at rest. */
+  mainSealer: Sealer;
+  /** Erasure of a constituent (decisions.md §17), durable across a crash (runtime/erasure.ts). */
+  erasure: Erasure;
   /** Tracing, only while OTEL_EXPORTER_OTLP_ENDPOINT is set; null otherwise, and then no tracing code runs. */
   tracing: Tracing | null;
 }

@@ -51,6 +51,8 @@ export function openWebhookDb(config: Config, logDatabase: Database.Database | n
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
+  // Queued bodies purged by an erasure leave no old bytes in free space (decisions.md §17).
+  db.pragma('secure_delete = ON');
   if (logDatabase) moveWebhookTables(logDatabase, db);
   db.pragma('synchronous = NORMAL');
   if (file === ':memory:') {

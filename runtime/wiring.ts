@@ -35,8 +35,11 @@ import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 import { instrumentAppend, traceSettle } from './instrument.js';
 import { Metrics } from './metrics.js';
 import { startTracing } from './tracing-start.js';
-import { loadMainKey } from './main-key.js';
 import { Sealer } from '../eventlog/sealing.js';
+import { loadMainKey } from './main-key.js';
+import { Erasure } from './erasure.js';
+import { type KeyStore, SqliteKeyStore } from '../eventlog/keys.js';
+import { SealingEventLog } from '../eventlog/sealed-log.js';
 
 export type { Runtime };
 
@@ -44,10 +47,11 @@ export type { Runtime };
  * The log the configuration names, and, for the embedded one, its SQLite database: where a data
  * directory from before webhooks.sqlite kept the webhook tables (openWebhookDb moves them).
  */
-async function openLog(config: Config): Promise<{ log: EventLog; database: Database.Database | null }> {
+async function openLog(config: Config, mainSealer: Sealer): Promise<{ log: EventLog; database: Database.Database | null }> {
   if (config.eventStoreUrl) {
     const { EsdbEventLog } = await import('../eventlog/esdb.js');
-    return { log: await EsdbEventLog.connect(config.eventStoreUrl), database: null };
+    // EventStoreDB cannot rewrite events: personal fields are sealed per constituent, erasure destroys the key (decisions.md §17).
+    return { log: new SealingEventLog(await EsdbEventLog.connect(config.eventStoreUrl), await openKeyStore(config, mainSealer)), database: null };
   }
   if (config.dataDir === ':memory:') return embedded(new SqliteEventLog(':memory:'));
   secureDataDir(config.dataDir);
@@ -57,6 +61,19 @@ async function openLog(config: Config): Promise<{ log: EventLog; database: Datab
 }
 
 const embedded = (log: SqliteEventLog) => ({ log, database: log.database });
+
+/** The per-constituent data keys: a MongoDB collection beside the read models, else a file in the data dir. */
+async function openKeyStore(config: Config, mainSealer: Sealer): Promise<KeyStore> {
+  if (config.mongoUrl) {
+    const [{ MongoKeyStore }, { dbNameOf }] = await Promise.all([import('../eventlog/keys-mongo.js'), import('../projections/store/mongo.js')]);
+    return MongoKeyStore.connect(config.mongoUrl, dbNameOf(config.mongoUrl), mainSealer);
+  }
+  if (config.dataDir === ':memory:') return new SqliteKeyStore(':memory:', mainSealer);
+  secureDataDir(config.dataDir);
+  const file = path.join(config.dataDir, 'keys.sqlite');
+  privateFile(file, { sqlite: true });
+  return new SqliteKeyStore(file, mainSealer);
+}
 
 async function openStore(config: Config): Promise<ReadStore> {
   if (config.mongoUrl) {
@@ -123,9 +140,9 @@ export async function openRuntime(
   // Spans still buffered are sent after everything else has closed.
   const tracing = await startTracing(hooks.env);
   if (tracing) closers.push(() => tracing.close());
-  // Before the log: a malformed TURNOUT_MAIN_KEY stops the start before anything is opened.
+  // The main key (decisions.md §17): seals webhook secrets and what must not lie in plaintext at rest.
   const mainSealer = new Sealer(loadMainKey(config.dataDir, hooks.env ?? process.env).key);
-  const { log, database: logDatabase } = await openLog(config);
+  const { log, database: logDatabase } = await openLog(config, mainSealer);
   closers.push(() => log.close());
   const topology = readModelTopology(config);
   // The projector thread stops before the reading connection closes, and before the log.
@@ -166,8 +183,11 @@ export async function openRuntime(
     followers.push(async () => watched.status());
   };
   let following: Promise<void> | null = null;
+  let markFollowing!: () => void;
+  const followingBegun = new Promise<void>((resolve) => (markFollowing = resolve));
   const startFollowing = () =>
     (following ??= (async () => {
+      markFollowing();
       if (runner && topology === 'leased') {
         await keepTeamFeed();
         leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err), `read-models-${buildOf(projectors)}`);
@@ -226,11 +246,30 @@ export async function openRuntime(
       : new Metrics({ followers: followerStatus, queueDepth: webhookState.queueDepth, dataDir: config.dataDir === ':memory:' ? null : config.dataDir });
   instrumentAppend(log, metrics);
 
+  const commandDeps = { log, store: rawStore, ids: new IdAllocator(log), settle, checkWebhookUrl: endpointUrlCheck({ allowInsecure: config.webhook.allowInsecure }), mainSealer };
+  const erasure = new Erasure({
+    deps: commandDeps,
+    dataDir: config.dataDir,
+    mainSealer,
+    feedTable,
+    webhookDb,
+    idempotency,
+    readModelsFile: inFile ? path.join(config.dataDir, READ_MODELS_FILE) : null,
+    report,
+  });
+  closers.push(() => erasure.close());
+  followers.push(async () => erasure.status());
+  // An erasure a previous run began is finished once the read models have caught up (they apply its event first).
+  void (async () => {
+    await followingBegun;
+    await following;
+    await (catchUp.pending() ?? Promise.resolve());
+    await erasure.resume();
+  })().catch((err) => report(`erasure: could not finish an erasure begun before: ${String(err)}`));
+
   const services: Services = {
-    log,
-    store: rawStore,
-    ids: new IdAllocator(log),
-    settle,
+    ...commandDeps,
+    erasure,
     settleReads,
     feedTable,
     readsCaughtUp: () => catchUp.pending(),
@@ -239,8 +278,6 @@ export async function openRuntime(
     limiter,
     ...webhookState,
     idempotency,
-    checkWebhookUrl: endpointUrlCheck({ allowInsecure: config.webhook.allowInsecure }),
-    mainSealer,
     reachable: async () => {
       const failure = log.failure?.();
       if (failure) throw failure;

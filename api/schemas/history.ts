@@ -12,6 +12,7 @@ export const HistoryEntry = Type.Object({
   source: Type.String({ enum: ['Public API', 'Application'] }),
   keyName: Type.Union([Type.String(), Type.Null()]),
   changes: Type.Record(Type.String(), Change, { description: 'Every public field the write changed' }),
+  erased: Type.Optional(Type.Literal(true, { description: 'On every entry of an erased constituent: its personal fields read null (decisions.md \u00a717)' })),
 });
 
 export const HistoryPage = Type.Object(
@@ -28,6 +29,10 @@ export const PointQuery = Query({
 /** A single read's answer; `revision` is there when the read was asOf or revision. */
 export const OneAsOf = <K extends string>(key: K, item: TSchema) =>
   Type.Object(
-    { [key]: item, revision: Type.Optional(Type.Integer({ description: 'The record\u2019s revision as read (asOf or revision reads)' })) },
+    {
+      [key]: item,
+      revision: Type.Optional(Type.Integer({ description: 'The record\u2019s revision as read (asOf or revision reads)' })),
+      erased: Type.Optional(Type.Literal(true, { description: 'The constituent was erased since: its personal fields read null' })),
+    },
     { description: 'The record; with `asOf` or `revision`, as it stood then, with `revision` (404 before its creation or after its deletion).' },
   );

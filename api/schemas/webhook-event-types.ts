@@ -52,10 +52,20 @@ const TaskPerson = strict(
   'Spec 6.4: the volunteer, the task and its group.',
 );
 
+const Erased = strict(
+  {
+    PkConstituent: Type.Integer({ minimum: 1 }),
+    FkTeam: Type.Integer({ minimum: 1 }),
+    ErasedUtc: Type.String({ description: 'UTC date-time of the erasure' }),
+  },
+  'The constituent erased; no personal field is sent, since none is kept.',
+);
+
 const Ping = strict({ endpointId: Type.Integer({ minimum: 1, description: 'The endpoint the test was sent to' }) }, 'A test delivery.');
 
 function dataSchema(d: DataShape): TSchema {
   if ('record' in d) return recordData(d.record, d.stamp);
+  if (d.shape === 'erased') return Erased;
   return d.shape === 'task_person' ? TaskPerson : Ping;
 }
 
@@ -93,6 +103,9 @@ export function envelopeSchema(t: EventTypeWithSchema): Record<string, unknown> 
         team: Type.Integer({ description: 'The team the record belongs to' }),
         version: t.name === PING ? Type.Optional(version) : version,
         data: Type.Unsafe(t.schema),
+        erased: Type.Optional(
+          Type.Literal(true, { description: 'Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)' }),
+        ),
       },
       { additionalProperties: false },
     ),

@@ -1,4 +1,5 @@
 import { changedFields, normaliseFields, type Values } from '../shared/fields.js';
+import { notFound } from '../shared/errors.js';
 import { assertWritable } from '../shared/record.js';
 import { type ConstituentState, type ConstituentEvent } from './events.js';
 import { CONSTITUENT_DEFAULTS, CONSTITUENT_FIELDS, CONSTITUENT_READ_ONLY, completeConstituent } from './rules.js';
@@ -37,4 +38,21 @@ export function decideUpdate(cmd: UpdateConstituent, state: ConstituentState): C
   const next = completeConstituent({ ...state.fields, ...sent }, sent, false);
   const changes = changedFields(state.fields, next);
   return Object.keys(changes).length ? [{ type: 'ConstituentUpdated', data: { id: cmd.id, changes } }] : [];
+}
+
+export interface EraseConstituent {
+  id: number;
+  team: number;
+  reason: string | null;
+}
+
+/**
+ * decisions.md §17: an unknown record (or another team's) is not found; an erased one records
+ * nothing again (the same answer); a live or deleted one is erased, locked or not: the right to
+ * be forgotten outranks an operator's lock.
+ */
+export function decideErase(cmd: EraseConstituent, state: ConstituentState): ConstituentEvent[] {
+  if (!state.exists || state.team !== cmd.team) throw notFound('constituent', cmd.id);
+  if (state.erasedAt !== undefined) return [];
+  return [{ type: 'ConstituentErased', data: { id: cmd.id, reason: cmd.reason } }];
 }

@@ -30,6 +30,17 @@ export const CONSTITUENT_FIELDS: FieldSpec = {
   ConstituentDescription: { kind: 'string' },
 };
 
+/**
+ * decisions.md §17: the personal fields are every string field of a constituent and DateOfBirth;
+ * erasure leaves none of their values anywhere.
+ */
+export const PERSONAL_FIELDS: readonly string[] = Object.entries(CONSTITUENT_FIELDS)
+  .filter(([name, spec]) => ['string', 'email', 'phone', 'state'].includes(spec.kind) || name === 'DateOfBirth')
+  .map(([name]) => name);
+
+/** A linked record's copies of the person (volunteer, task and ticket reads): what erasure clears there. */
+export const PERSON_COPIES: readonly string[] = ['ConstituentName', 'Email1', 'Phone1', 'VolunteerName', 'VolunteerEmail', 'VolunteerPhone', 'PurchaserName', 'FirstName', 'LastName'];
+
 export const CONSTITUENT_READ_ONLY = ['PkConstituent', 'FkTeam', 'DateCreated', 'DateLastModified'] as const;
 
 export const INDIVIDUAL = 1;

@@ -18,7 +18,9 @@ export type ErrorCode =
   | 'idempotency_key_reused'
   | 'idempotency_key_in_progress'
   | 'payload_too_large'
-  | 'rate_limited';
+  | 'rate_limited'
+  /** This deployment cannot do it (erasure on a log that cannot rewrite events, decisions.md §17). */
+  | 'not_supported';
 
 export class DomainError extends Error {
   constructor(

@@ -6,6 +6,7 @@ export const WEBHOOK_TYPES = [
   'constituent.created',
   'constituent.updated',
   'constituent.deleted',
+  'constituent.erased',
   'volunteer.created',
   'volunteer.updated',
   'volunteer.deleted',

@@ -1,3 +1,4 @@
+import { ERASED, isErasedEvent } from '../../domain/constituent/events.js';
 import { DomainError, notFound } from '../../domain/shared/errors.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import type { Values } from '../../domain/shared/fields.js';
@@ -16,6 +17,8 @@ export interface HistoryEntry {
   source: string;
   keyName: string | null;
   changes: Record<string, { from: unknown; to: unknown }>;
+  /** decisions.md §17: on every entry of an erased constituent, whose personal fields read null. */
+  erased?: true;
 }
 
 /** The record's stream grouped by write; another team's record, or none, is not found. */
@@ -35,14 +38,18 @@ const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.s
 export async function recordHistory(log: EventLog, kind: HistoryKind, team: number, id: number): Promise<HistoryEntry[]> {
   const out: HistoryEntry[] = [];
   let state = kind.evolver.initial();
-  for (const [i, write] of (await writes(log, kind, team, id)).entries()) {
+  const all = await writes(log, kind, team, id);
+  const erased = all.some((w) => w.some(isErasedEvent));
+  for (const [i, write] of all.entries()) {
     const before = state;
     for (const e of write) state = kind.evolver.evolve(state, e);
     const [was, is] = [i === 0 ? {} : kind.own(before), kind.own(state)];
     const changes: HistoryEntry['changes'] = {};
     for (const f of Object.keys(is)) if (!same(was[f] ?? null, is[f])) changes[f] = { from: i === 0 ? null : (was[f] ?? null), to: is[f] };
     const { at, source, keyName } = write[0].metadata;
-    out.push({ revision: i + 1, type: typeOf(kind, write, i, before, state), at, source, keyName, changes });
+    const entry: HistoryEntry = { revision: i + 1, type: typeOf(kind, write, i, before, state), at, source, keyName, changes };
+    if (erased) entry.erased = true;
+    out.push(entry);
   }
   return out;
 }
@@ -50,6 +57,7 @@ export async function recordHistory(log: EventLog, kind: HistoryKind, team: numb
 /** A person-event's own type, else created, deleted or updated (even where no webhook fires). */
 function typeOf(kind: HistoryKind, write: RecordedEvent[], index: number, before: RecordState, after: RecordState): string {
   if (index === 0) return `${kind.resource}.created`;
+  if (write.some((e) => e.type === ERASED)) return `${kind.resource}.erased`;
   if (after.deleted && !before.deleted) return `${kind.resource}.deleted`;
   for (const e of write) {
     const person = kind.personType?.(e);
@@ -66,7 +74,14 @@ export type Point = { at: number } | { revision: number };
  * the domain's evolver and shaped as the read model shapes it; the names looked up from linked
  * records are as they are now. Before its creation or after its deletion it is not found.
  */
-export async function recordAsOf(log: EventLog, store: ReadStore, kind: HistoryKind, team: number, id: number, point: Point): Promise<{ doc: Values; revision: number }> {
+export async function recordAsOf(
+  log: EventLog,
+  store: ReadStore,
+  kind: HistoryKind,
+  team: number,
+  id: number,
+  point: Point,
+): Promise<{ doc: Values; revision: number; erased?: true }> {
   const all = await writes(log, kind, team, id);
   // A revision past the record's last: say so, rather than that there is no such record.
   if ('revision' in point && all.length && point.revision > all.length)
@@ -84,7 +99,8 @@ export async function recordAsOf(log: EventLog, store: ReadStore, kind: HistoryK
     DateCreated: state.createdAt ? utcDateTime(state.createdAt) : null,
     DateLastModified: state.modifiedAt ? utcDateTime(state.modifiedAt) : null,
   };
-  return { doc, revision: upTo };
+  // decisions.md §17: an erased constituent's earlier revisions read with their personal fields null.
+  return all.some((w) => w.some(isErasedEvent)) ? { doc, revision: upTo, erased: true } : { doc, revision: upTo };
 }
 
 /** How many writes were made at or before `at`. */

@@ -16,6 +16,10 @@ class StreamCache {
 
   constructor(private readonly log: EventLog) {}
 
+  forget(stream: string): void {
+    this.streams.delete(stream);
+  }
+
   async read(stream: string): Promise<RecordedEvent[]> {
     const backwards = this.log.readStreamBackwards?.bind(this.log);
     const held = this.streams.get(stream);
@@ -47,4 +51,9 @@ export function readRecordStream(log: EventLog, stream: string): Promise<Recorde
   let cache = caches.get(log);
   if (!cache) caches.set(log, (cache = new StreamCache(log)));
   return cache.read(stream);
+}
+
+/** Drops a stream's held copy: its events were rewritten in place (an erasure, decisions.md §17). */
+export function forgetRecordStream(log: EventLog, stream: string): void {
+  caches.get(log)?.forget(stream);
 }

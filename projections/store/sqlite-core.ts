@@ -46,6 +46,9 @@ export class SqliteReadCore implements Connection {
     this.db = new Database(path);
     // Writers of another thread or process hold the lock for one transaction at a time.
     this.db.pragma('busy_timeout = 10000');
+    // A removed or rewritten document leaves no old bytes in the file's free space: an erased
+    // person's values are gone once the WAL is checkpointed (decisions.md §17).
+    this.db.pragma('secure_delete = ON');
     if (options.fresh) {
       // A file built from nothing that no one reads until it is done (an offline rebuild,
       // runtime/rebuild.ts): the rollback journal in memory (a transaction can still roll back)

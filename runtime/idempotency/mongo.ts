@@ -103,6 +103,17 @@ export class MongoIdempotencyStore implements IdempotencyStore {
     return { state: 'started' };
   }
 
+  /** decisions.md §17: the stored answers `stale` picks get `redact(body)` (the port's redact). */
+  async redact(stale: (body: string) => boolean, redact: (body: string) => string): Promise<number> {
+    let n = 0;
+    for await (const doc of this.keys.find({ answer: { $ne: null } }, { projection: { _id: 1, answer: 1 } })) {
+      if (!doc.answer || !stale(doc.answer.body)) continue;
+      await this.keys.updateOne({ _id: doc._id }, { $set: { 'answer.body': redact(doc.answer.body) } });
+      n++;
+    }
+    return n;
+  }
+
   async complete(scope: string, key: string, answer: StoredAnswer): Promise<void> {
     const _id = `${scope}\n${key}`;
     this.running.delete(_id);

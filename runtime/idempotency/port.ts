@@ -30,6 +30,11 @@ export interface IdempotencyStore {
   complete(scope: string, key: string, answer: StoredAnswer): Promise<void>;
   /** Forgets a running entry whose answer is not kept (a retry may change it), so a retry runs. */
   release(scope: string, key: string): Promise<void>;
+  /**
+   * Replaces the stored answers `stale` picks by `redact(body)` and leaves no old copy in the
+   * store's files (decisions.md §17 erasure). Answers how many changed.
+   */
+  redact?(stale: (body: string) => boolean, redact: (body: string) => string): Promise<number>;
   close(): Promise<void>;
 }
 

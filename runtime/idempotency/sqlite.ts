@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { truncateWal } from '../../eventlog/erase.js';
 import { privateFile, secureDataDir } from '../private-files.js';
 import { type Begun, type IdempotencyStore, STALE_MS, type StoredAnswer, TTL_MS } from './port.js';
 
@@ -58,6 +59,8 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('busy_timeout = 5000');
+    // Stored answers redacted by an erasure (or expired) leave no old bytes in free space (decisions.md §17).
+    db.pragma('secure_delete = ON');
     db.exec(`CREATE TABLE IF NOT EXISTS idempotency_keys (
       scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, started_at INTEGER NOT NULL,
       status INTEGER, body TEXT, headers TEXT, PRIMARY KEY (scope, key)) WITHOUT ROWID`);
@@ -142,6 +145,22 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     } finally {
       if (durable && this.db.open) this.db.pragma('synchronous = NORMAL');
     }
+  }
+
+  /**
+   * decisions.md §17: the stored answers `stale` picks are replaced by `redact(body)`, durably,
+   * then the WAL is emptied so no old page stays in it. Answers how many changed.
+   */
+  async redact(stale: (body: string) => boolean, redact: (body: string) => string): Promise<number> {
+    const n = await this.queued(() => {
+      const rows = this.db.prepare<[], { scope: string; key: string; body: string }>('SELECT scope, key, body FROM idempotency_keys WHERE body IS NOT NULL').all();
+      const update = this.db.prepare('UPDATE idempotency_keys SET body = ? WHERE scope = ? AND key = ?');
+      let changed = 0;
+      for (const r of rows) if (stale(r.body)) changed += update.run(redact(r.body), r.scope, r.key).changes;
+      return changed;
+    }, true);
+    await truncateWal(this.db);
+    return n;
   }
 
   async close(): Promise<void> {

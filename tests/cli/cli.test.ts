@@ -42,7 +42,7 @@ function file(name: string, text: string): string {
 
 describe('turnout --help and bad usage', () => {
   it('prints usage for every command on stdout and exits 0', async () => {
-    for (const args of [[], ['teams'], ['teams', 'create'], ['keys', 'create'], ['import'], ['export'], ['replay'], ['rebuild']]) {
+    for (const args of [[], ['teams'], ['teams', 'create'], ['keys', 'create'], ['import'], ['export'], ['replay'], ['rebuild'], ['erase']]) {
       const r = await cli([...args, '--help'], { TURNOUT_URL: undefined, TURNOUT_ADMIN_TOKEN: undefined });
       expect(r.code, args.join(' ')).toBe(0);
       expect(r.stdout).toMatch(/^Usage: turnout/);

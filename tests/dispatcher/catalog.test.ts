@@ -57,8 +57,11 @@ describe('the event catalog, end to end', () => {
     ok(await team.admin.del(`/events/${ev.PkEvent}`));
     ok(await team.admin.del(`/volunteers/${v2.PkVolunteer}`));
     ok(await team.admin.del(`/constituents/${c2.PkConstituent}`));
+    const c4 = ok(await api.post('/constituents', { FirstName: 'Forgotten' }), 201).body.constituent;
+    ok(await team.admin.post(`/constituents/${c4.PkConstituent}/erase`, {}));
 
     await rx.waitFor((r) => r.path === '/all' && r.json.type === 'constituent.deleted', 1, 15_000);
+    await rx.waitFor((r) => r.path === '/all' && r.json.type === 'constituent.erased', 1, 15_000);
     const byType = (type: string) => rx.on('/all').filter((r) => r.json.type === type).map((r) => r.json);
     const missing = WEBHOOK_TYPES.filter((type) => byType(type).length === 0);
     expect(missing).toEqual([]);

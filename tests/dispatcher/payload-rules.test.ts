@@ -172,7 +172,11 @@ describe('webhook payloads follow the payload rules on every type (issue 16 poin
     s.deleted('constituent.deleted', c3Path);
     ok(await team.admin.del(c3Path));
 
+    const c4 = ok(await api.post('/constituents', { FirstName: 'Forgotten' }), 201).constituent;
+    ok(await team.admin.post(`/constituents/${c4.PkConstituent}/erase`, {}));
+
     await rx.waitFor((r) => r.path === '/rules' && r.json.type === 'constituent.deleted', 1, 15_000);
+    await rx.waitFor((r) => r.path === '/rules' && r.json.type === 'constituent.erased', 1, 15_000);
     const got = rx.distinct('/rules');
     expect(WEBHOOK_TYPES.filter((type) => !got.some((e) => e.type === type))).toEqual([]);
     for (const e of got) expect(payloadErrors(e.type, e.data), `${e.type} ${e.id}`).toEqual([]);

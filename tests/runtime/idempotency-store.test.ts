@@ -108,7 +108,15 @@ function scripted(options: { now?: () => number } = {}) {
       docs.set(f._id, { ...d });
       return { modifiedCount: 1 };
     },
-    updateOne: async (f: any, u: any) => void (docs.has(f._id) && Object.assign(docs.get(f._id), u.$set)),
+    updateOne: async (f: any, u: any) => {
+      const d = docs.get(f._id);
+      if (!d) return;
+      for (const [k, v] of Object.entries(u.$set)) {
+        if (k === 'answer.body') d.answer = { ...d.answer, body: v };
+        else d[k] = v;
+      }
+    },
+    find: (f: any) => [...docs.values()].filter((d) => (f.answer?.$ne === null ? d.answer !== null : true)).map((d) => ({ ...d })),
     updateMany: async (f: any, u: any) => {
       calls.push(['updateMany', f]);
       for (const id of f._id.$in) if (matches(docs.get(id), { answer: f.answer })) Object.assign(docs.get(id), u.$set);
@@ -120,6 +128,18 @@ function scripted(options: { now?: () => number } = {}) {
 }
 
 describe('the MongoDB idempotency store', () => {
+  it('redacts the stored answers an erasure picks, and only those (decisions.md §17)', async () => {
+    const { store, docs } = scripted();
+    await store.begin('team:1', 'a', 'f', Date.now());
+    await store.complete('team:1', 'a', { status: 201, body: '{"FirstName":"Ada"}', headers: {} });
+    await store.begin('team:1', 'b', 'f', Date.now());
+    await store.complete('team:1', 'b', { status: 201, body: '{"FirstName":"Alan"}', headers: {} });
+    await store.begin('team:1', 'c', 'f', Date.now());
+    expect(await store.redact((b) => b.includes('Ada'), () => '{"FirstName":null}')).toBe(1);
+    expect(docs.get('team:1\na').answer.body).toBe('{"FirstName":null}');
+    expect(docs.get('team:1\nb').answer.body).toBe('{"FirstName":"Alan"}');
+  });
+
   it('tries its index again after createIndexes failed once, instead of failing every later request', async () => {
     const { store, calls } = scripted();
     const collection = (store as unknown as { keys: { createIndexes: (s: unknown) => Promise<void> } }).keys;

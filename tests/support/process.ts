@@ -114,10 +114,10 @@ export async function spawnTurnout(build: Build, options: SpawnOptions = {}): Pr
 
 /** A small JSON client for a spawned process. */
 export function http(base: string, token?: string) {
-  const call = async (method: string, url: string, body?: unknown) => {
+  const call = async (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => {
     const r = await fetch(base + url, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await r.text();
@@ -127,12 +127,12 @@ export function http(base: string, token?: string) {
     } catch {
       json = text;
     }
-    return { status: r.status, body: json, headers: r.headers };
+    return { status: r.status, body: json, headers: r.headers, raw: text };
   };
   return {
     get: (u: string) => call('GET', u),
-    post: (u: string, b?: unknown) => call('POST', u, b),
-    patch: (u: string, b?: unknown) => call('PATCH', u, b),
+    post: (u: string, b?: unknown, headers?: Record<string, string>) => call('POST', u, b, headers),
+    patch: (u: string, b?: unknown, headers?: Record<string, string>) => call('PATCH', u, b, headers),
     del: (u: string) => call('DELETE', u),
   };
 }

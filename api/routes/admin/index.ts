@@ -9,6 +9,7 @@ import type { Services } from '../../../runtime/services.js';
 import { adminChangeRoutes } from './changes.js';
 import { adminDonationRoutes } from './donations.js';
 import { adminEventTicketRoutes } from './event-tickets.js';
+import { erasureRoutes } from './erasure.js';
 import { adminEventRoutes } from './events.js';
 import { historyRoutes } from './history.js';
 import { lockRoutes } from './locks.js';
@@ -50,4 +51,5 @@ export const adminRoutes =
     await app.register(adminEventRoutes(services));
     await app.register(adminEventTicketRoutes(services));
     await app.register(adminRecordRoutes(services));
+    await app.register(erasureRoutes(services));
   };

@@ -482,6 +482,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "constituent.erased": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * constituent.erased
+         * @description A constituent is erased (the right to be forgotten): every personal value it ever held is gone from Turnout, and its earlier changes read with those fields null and `erased: true`. Erase your own copies of this person.
+         */
+        post: operations["constituentErasedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "volunteer.created": {
         parameters: {
             query?: never;
@@ -909,7 +929,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                 message: string;
                 field?: string;
             };
@@ -919,7 +939,7 @@ export interface components {
             /** @description The webhook envelope id, unique per change and type */
             id: string;
             /** @enum {string} */
-            type: "constituent.created" | "constituent.updated" | "constituent.deleted" | "volunteer.created" | "volunteer.updated" | "volunteer.deleted" | "volunteer_task.created" | "volunteer_task.updated" | "volunteer_task.deleted" | "volunteer_task.signed_up" | "volunteer_task.canceled" | "volunteer_task.unassigned" | "donation.created" | "donation.updated" | "donation.deleted" | "donation.refunded" | "donation.receipted" | "donation.thanked" | "donation.recurring_started" | "donation.recurring_canceled" | "event.created" | "event.updated" | "event.deleted";
+            type: "constituent.created" | "constituent.updated" | "constituent.deleted" | "constituent.erased" | "volunteer.created" | "volunteer.updated" | "volunteer.deleted" | "volunteer_task.created" | "volunteer_task.updated" | "volunteer_task.deleted" | "volunteer_task.signed_up" | "volunteer_task.canceled" | "volunteer_task.unassigned" | "donation.created" | "donation.updated" | "donation.deleted" | "donation.refunded" | "donation.receipted" | "donation.thanked" | "donation.recurring_started" | "donation.recurring_canceled" | "event.created" | "event.updated" | "event.deleted";
             /** @description Unix seconds of the change */
             created: number;
             team: number;
@@ -1538,6 +1558,11 @@ export interface operations {
                         constituent: components["schemas"]["Constituent"];
                         /** @description The record’s revision as read (asOf or revision reads) */
                         revision?: number;
+                        /**
+                         * @description The constituent was erased since: its personal fields read null
+                         * @enum {boolean}
+                         */
+                        erased?: true;
                     };
                 };
             };
@@ -2288,6 +2313,11 @@ export interface operations {
                         volunteer: components["schemas"]["Volunteer"];
                         /** @description The record’s revision as read (asOf or revision reads) */
                         revision?: number;
+                        /**
+                         * @description The constituent was erased since: its personal fields read null
+                         * @enum {boolean}
+                         */
+                        erased?: true;
                     };
                 };
             };
@@ -2845,6 +2875,11 @@ export interface operations {
                         volunteerTask: components["schemas"]["VolunteerTask"];
                         /** @description The record’s revision as read (asOf or revision reads) */
                         revision?: number;
+                        /**
+                         * @description The constituent was erased since: its personal fields read null
+                         * @enum {boolean}
+                         */
+                        erased?: true;
                     };
                 };
             };
@@ -3599,6 +3634,11 @@ export interface operations {
                         event: components["schemas"]["Event"];
                         /** @description The record’s revision as read (asOf or revision reads) */
                         revision?: number;
+                        /**
+                         * @description The constituent was erased since: its personal fields read null
+                         * @enum {boolean}
+                         */
+                        erased?: true;
                     };
                 };
             };
@@ -4176,6 +4216,11 @@ export interface operations {
                                     to: unknown;
                                 };
                             };
+                            /**
+                             * @description On every entry of an erased constituent: its personal fields read null (decisions.md §17)
+                             * @enum {boolean}
+                             */
+                            erased?: true;
                         }[];
                         page: number;
                         pageSize: number;
@@ -4279,6 +4324,11 @@ export interface operations {
                                     to: unknown;
                                 };
                             };
+                            /**
+                             * @description On every entry of an erased constituent: its personal fields read null (decisions.md §17)
+                             * @enum {boolean}
+                             */
+                            erased?: true;
                         }[];
                         page: number;
                         pageSize: number;
@@ -4382,6 +4432,11 @@ export interface operations {
                                     to: unknown;
                                 };
                             };
+                            /**
+                             * @description On every entry of an erased constituent: its personal fields read null (decisions.md §17)
+                             * @enum {boolean}
+                             */
+                            erased?: true;
                         }[];
                         page: number;
                         pageSize: number;
@@ -4485,6 +4540,11 @@ export interface operations {
                                     to: unknown;
                                 };
                             };
+                            /**
+                             * @description On every entry of an erased constituent: its personal fields read null (decisions.md §17)
+                             * @enum {boolean}
+                             */
+                            erased?: true;
                         }[];
                         page: number;
                         pageSize: number;
@@ -4710,7 +4770,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -4893,7 +4953,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -5097,7 +5157,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -5304,7 +5364,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -5499,6 +5559,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateCreated: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -5597,6 +5662,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateLastModified: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -5695,6 +5765,78 @@ export interface operations {
                         /** @description UTC date-time of the deletion */
                         DeletedUtc: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: retried with backoff, like any other answer but a 2xx (a 410 Gone disables the endpoint). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    constituentErasedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type; equals the envelope’s `type` */
+                "X-Turnout-Event": string;
+                /** @description Unique per delivery attempt */
+                "X-Turnout-Delivery": string;
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, keyed with the signing secret; one v1 per live secret, the newest first */
+                "X-Turnout-Signature": string;
+                /** @description Standard Webhooks: the envelope `id`, the same on every attempt */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds of the signing */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the base64-decoded part of the secret after `whsec_`; one space-separated entry per live secret */
+                "webhook-signature": string;
+                /** @description W3C trace context of this attempt’s span, linked to the trace of the write that caused the event; sent only when the service runs with tracing on. Not signed */
+                traceparent?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `evt_<number>_<unix seconds>`: the same on every attempt and in the change feed; also the webhook-id header */
+                    id: string;
+                    /** @constant */
+                    type: "constituent.erased";
+                    /** @description Unix seconds of the change */
+                    created: number;
+                    /** @description The team the record belongs to */
+                    team: number;
+                    /** @description The record’s revision after this change: drop an update older than one you hold */
+                    version: number;
+                    /** @description The constituent erased; no personal field is sent, since none is kept. */
+                    data: {
+                        PkConstituent: number;
+                        FkTeam: number;
+                        /** @description UTC date-time of the erasure */
+                        ErasedUtc: string;
+                    };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -5781,6 +5923,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateCreated: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -5869,6 +6016,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateLastModified: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -5957,6 +6109,11 @@ export interface operations {
                         /** @description UTC date-time of the deletion */
                         DeletedUtc: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -6069,6 +6226,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateCreated: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -6183,6 +6345,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateLastModified: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -6297,6 +6464,11 @@ export interface operations {
                         /** @description UTC date-time of the deletion */
                         DeletedUtc: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -6386,6 +6558,11 @@ export interface operations {
                         /** @description UTC date-time of the change */
                         EventUtc: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -6475,6 +6652,11 @@ export interface operations {
                         /** @description UTC date-time of the change */
                         EventUtc: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -6564,6 +6746,11 @@ export interface operations {
                         /** @description UTC date-time of the change */
                         EventUtc: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -6642,6 +6829,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateCreated: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -6722,6 +6914,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateLastModified: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -6802,6 +6999,11 @@ export interface operations {
                         /** @description UTC date-time of the deletion */
                         DeletedUtc: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -6880,6 +7082,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateCreated: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -6960,6 +7167,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateLastModified: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -7040,6 +7252,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateLastModified: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -7111,6 +7328,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateCreated: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -7184,6 +7406,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateLastModified: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -7312,6 +7539,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateCreated: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -7442,6 +7674,11 @@ export interface operations {
                         /** @description UTC date-time */
                         DateLastModified: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -7572,6 +7809,11 @@ export interface operations {
                         /** @description UTC date-time of the deletion */
                         DeletedUtc: string;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };
@@ -7632,6 +7874,11 @@ export interface operations {
                         /** @description The endpoint the test was sent to */
                         endpointId: number;
                     };
+                    /**
+                     * @description Present on the changes of an erased constituent (and its erasure): their personal fields read null (decisions.md §17)
+                     * @constant
+                     */
+                    erased?: true;
                 };
             };
         };

@@ -1,0 +1,59 @@
+import type Database from 'better-sqlite3';
+import type { EventLog } from '../eventlog/port.js';
+import { envelopesIn } from './envelope.js';
+
+/**
+ * What the dispatcher's stores do for an erasure (decisions.md §17): every stored envelope that
+ * carries an erased person's value (the change feed's table, queued deliveries) is built again
+ * from the log as the erasure left it, so it keeps its id and shape with those fields null.
+ */
+
+/** Whether a stored JSON text holds one of the values (as JSON writes them, quotes aside). */
+export function mentionsAny(values: readonly string[]): (text: string) => boolean {
+  const needles = values.map((v) => JSON.stringify(v).slice(1, -1));
+  return (text) => needles.some((n) => text.includes(n));
+}
+
+/** Envelope number `seq` of a team (decisions.md §7: position times 10 plus the type's index), as the log now makes it; null when it fires no longer. */
+export type EnvelopeRebuild = (seq: bigint) => Promise<string | null>;
+
+export function envelopeRebuilder(log: Pick<EventLog, 'readTeam' | 'readStream' | 'readStreamUntil'>, team: number): EnvelopeRebuild {
+  return async (seq) => {
+    const position = seq / 10n;
+    const [e] = (await log.readTeam?.(team, { commit: position, prepare: position }, 1, true)) ?? [];
+    if (!e || e.position.prepare !== position) return null;
+    const envelope = (await envelopesIn(log, e))[Number(seq % 10n)];
+    return envelope ? JSON.stringify(envelope) : null;
+  };
+}
+
+/** The envelope number of `evt_<number>_<unix seconds>`. */
+export const seqOfEnvelopeId = (id: string): bigint | null => {
+  const m = /^evt_(\d+)_\d+$/.exec(id);
+  return m ? BigInt(m[1]) : null;
+};
+
+/**
+ * Queued deliveries of the team (webhooks.sqlite) whose body holds an erased value: rebuilt, or
+ * dropped when the envelope can no longer be built. Answers how many were touched.
+ */
+export async function purgeQueuedBodies(db: Database.Database, team: number, stale: (text: string) => boolean, rebuild: EnvelopeRebuild): Promise<number> {
+  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'webhook_tasks'").get();
+  if (!exists) return 0;
+  const rows = db.prepare<[number], { id: string; event_id: string; body: string }>('SELECT id, event_id, body FROM webhook_tasks WHERE team = ?').all(team);
+  const changes: Array<{ id: string; body: string | null }> = [];
+  for (const r of rows) {
+    if (!stale(r.body)) continue;
+    const seq = seqOfEnvelopeId(r.event_id);
+    changes.push({ id: r.id, body: seq === null ? null : await rebuild(seq) });
+  }
+  const update = db.prepare('UPDATE webhook_tasks SET body = ? WHERE id = ?');
+  const drop = db.prepare('DELETE FROM webhook_tasks WHERE id = ?');
+  db.transaction(() => {
+    for (const c of changes) {
+      if (c.body) update.run(c.body, c.id);
+      else drop.run(c.id);
+    }
+  })();
+  return changes.length;
+}

@@ -1,0 +1,97 @@
+import Database from 'better-sqlite3';
+import { truncateWal } from './erase.js';
+import { Sealer } from './sealing.js';
+
+/**
+ * The per-constituent data keys of decisions.md §17: where the log cannot be rewritten
+ * (EventStoreDB), a constituent's personal fields are sealed under a random key of its own, and
+ * erasure destroys that key (crypto-shredding). Keys are kept wrapped by the main key, never in
+ * plaintext. A destroyed key leaves a tombstone, so it is never made again for the same subject.
+ *
+ * One port, two adapters: this SQLite file in the data dir, and a MongoDB collection on the
+ * production stack (keys-mongo.ts); tests/commands/keystore.contract.ts holds both to the same rules.
+ */
+export interface KeyStore {
+  /**
+   * The subject's key, made on first use (`create`); null when it was destroyed, or (without
+   * `create`) never made. Racing first uses agree on one key.
+   */
+  keyFor(subject: string, create: boolean): Promise<Buffer | null>;
+  /** Destroys the subject's key for good (idempotent); a subject with none gets a tombstone. */
+  destroy(subject: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The wrapped form a store keeps: the key sealed by the main key, bound to its subject. */
+export const wrapKey = (main: Sealer, subject: string, key: Buffer) => main.sealBytes(key, `data-key:${subject}`).toString('base64');
+export const unwrapKey = (main: Sealer, subject: string, wrapped: string) => main.openBytes(Buffer.from(wrapped, 'base64'), `data-key:${subject}`);
+
+/** The embedded key store: `<dataDir>/keys.sqlite` (or memory), secure_delete on, its WAL truncated after each destruction. */
+export class SqliteKeyStore implements KeyStore {
+  private readonly db: Database.Database;
+  private readonly stmt;
+
+  constructor(
+    file: string,
+    private readonly main: Sealer,
+  ) {
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('secure_delete = ON');
+    this.db.exec('CREATE TABLE IF NOT EXISTS data_keys (subject TEXT PRIMARY KEY, wrapped TEXT, destroyed_at TEXT) WITHOUT ROWID');
+    this.stmt = {
+      get: this.db.prepare<[string], { wrapped: string | null }>('SELECT wrapped FROM data_keys WHERE subject = ?'),
+      // A racing creator (another process on the file) loses quietly and reads the winner's key.
+      insert: this.db.prepare<[string, string]>('INSERT OR IGNORE INTO data_keys (subject, wrapped) VALUES (?, ?)'),
+      destroy: this.db.prepare<[string, string]>(
+        'INSERT INTO data_keys (subject, wrapped, destroyed_at) VALUES (?, NULL, ?) ON CONFLICT (subject) DO UPDATE SET wrapped = NULL, destroyed_at = COALESCE(destroyed_at, excluded.destroyed_at)',
+      ),
+    };
+  }
+
+  async keyFor(subject: string, create: boolean): Promise<Buffer | null> {
+    let row = this.stmt.get.get(subject);
+    if (!row && create) {
+      await this.created(subject);
+      row = this.stmt.get.get(subject);
+    }
+    return row?.wrapped ? unwrapKey(this.main, subject, row.wrapped) : null;
+  }
+
+  private batch: Array<{ subject: string; done: () => void; failed: (err: unknown) => void }> = [];
+
+  /**
+   * New keys asked for in one turn are committed in one transaction: one fsync for every new
+   * constituent of a burst of writes, as the log's own group commit, rather than one each.
+   */
+  private created(subject: string): Promise<void> {
+    return new Promise((done, failed) => {
+      if (!this.batch.length) setImmediate(() => this.flush());
+      this.batch.push({ subject, done, failed });
+    });
+  }
+
+  private flush(): void {
+    const batch = this.batch;
+    this.batch = [];
+    try {
+      this.db.transaction(() => {
+        for (const b of batch) this.stmt.insert.run(b.subject, wrapKey(this.main, b.subject, Sealer.newKey()));
+      })();
+      for (const b of batch) b.done();
+    } catch (err) {
+      for (const b of batch) b.failed(err);
+    }
+  }
+
+  async destroy(subject: string): Promise<void> {
+    this.stmt.destroy.run(subject, new Date().toISOString());
+    await truncateWal(this.db);
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}

@@ -1,0 +1,203 @@
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { eraseConstituent } from '../commands/constituents.js';
+import type { WriteContext } from '../commands/context.js';
+import type { CommandDeps } from '../commands/deps.js';
+import { constituentStream } from '../domain/constituent/events.js';
+import { PERSON_COPIES, PERSONAL_FIELDS } from '../domain/constituent/rules.js';
+import { DomainError, notFound } from '../domain/shared/errors.js';
+import type { Source } from '../domain/shared/events.js';
+import { envelopeRebuilder, mentionsAny, purgeQueuedBodies } from '../dispatcher/erasure.js';
+import type { FeedTable } from '../dispatcher/feed-table.js';
+import { erasedData, personalValues, truncateWal } from '../eventlog/erase.js';
+import type { FollowerStatus } from '../eventlog/follower.js';
+import type { Sealer } from '../eventlog/sealing.js';
+import { forgetRecordStream } from '../projections/history/stream-cache.js';
+import type { IdempotencyStore } from './idempotency/port.js';
+import { privateFile } from './private-files.js';
+
+/**
+ * Erasure (decisions.md §17), durably: a journal row is written first (the values to look for,
+ * sealed under the main key), then the erasure is recorded in the log (ConstituentErased: the
+ * read models drop the person and clear linked copies as they apply it), then every store that
+ * holds plaintext is rewritten, then the row goes. A process that dies half-way finds the row at
+ * its next start and finishes (resume), so the answer's promise holds across a crash.
+ *
+ * The steps are each idempotent, so finishing twice is harmless.
+ */
+
+export interface ErasureStores {
+  deps: CommandDeps;
+  dataDir: string;
+  mainSealer: Sealer;
+  feedTable?: FeedTable;
+  webhookDb: Database.Database | null;
+  idempotency: IdempotencyStore;
+  /** The read database's file, whose WAL is emptied after the read models dropped the person. */
+  readModelsFile: string | null;
+  report: (message: string) => void;
+}
+
+interface JournalRow {
+  team: number;
+  id: number;
+  reason: string | null;
+  source: Source;
+  key_name: string | null;
+  sealed: string;
+}
+
+/** The steps, in order; TURNOUT_TEST_ERASURE_KILL_AFTER names one to die after (the crash test). */
+const STEPS = ['journal', 'recorded', 'log', 'feed', 'queue', 'answers', 'mail', 'read-models'] as const;
+type Step = (typeof STEPS)[number];
+
+export class Erasure {
+  private readonly journal: Database.Database;
+  /** Erasures a previous run began and left unfinished: not ready until they are done. */
+  private readonly inherited = new Set<number>();
+  private resuming: Promise<void> | null = null;
+
+  constructor(private readonly s: ErasureStores) {
+    const file = s.dataDir === ':memory:' ? ':memory:' : path.join(s.dataDir, 'erasures.sqlite');
+    if (file !== ':memory:') privateFile(file, { sqlite: true });
+    this.journal = new Database(file);
+    this.journal.pragma('journal_mode = WAL');
+    this.journal.pragma('synchronous = FULL');
+    this.journal.pragma('secure_delete = ON');
+    this.journal.exec(`CREATE TABLE IF NOT EXISTS erasures (
+      id INTEGER PRIMARY KEY, team INTEGER NOT NULL, reason TEXT, source TEXT NOT NULL, key_name TEXT, sealed TEXT NOT NULL, started_at TEXT NOT NULL)`);
+    for (const row of this.rows()) this.inherited.add(row.id);
+  }
+
+  /**
+   * Erases constituent `id` of the team: answers once nothing of its personal values remains in
+   * any store (or throws, leaving the journal row for the next start to finish).
+   */
+  async erase(ctx: WriteContext, id: number, reason: string | null): Promise<{ PkConstituent: number; erasedAt: string }> {
+    const events = await this.s.deps.log.readStream(constituentStream(id));
+    if (!events.length || events[0].metadata.team !== ctx.team) throw notFound('constituent', id);
+    if (!this.s.deps.log.rewriteStream)
+      throw new DomainError('not_supported', 'Erasure needs an event log that can rewrite events (the embedded one); this deployment\'s EventStoreDB log cannot yet.');
+    const values = personalValues(events);
+    // Sealed: the journal must not itself become a copy of what is being erased.
+    const sealed = this.s.mainSealer.sealText(JSON.stringify(values), `erasure:${id}`);
+    this.journal
+      .prepare('INSERT OR REPLACE INTO erasures (id, team, reason, source, key_name, sealed, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(id, ctx.team, reason, ctx.source, ctx.keyName, sealed, new Date().toISOString());
+    this.step('journal');
+    return this.finish({ team: ctx.team, id, reason, source: ctx.source, key_name: ctx.keyName, sealed }, ctx);
+  }
+
+  /** Finishes every erasure a previous process started and did not end (at start, once the read models have caught up). */
+  resume(): Promise<void> {
+    return (this.resuming ??= (async () => {
+      for (const row of this.rows()) {
+        this.s.report(`erasure: finishing the erasure of constituent ${row.id} (team ${row.team}) that a previous run began`);
+        const ctx: WriteContext = { team: row.team, source: row.source, keyName: row.key_name, correlationId: `erasure-${row.id}`, now: new Date() };
+        await this.finish(row, ctx);
+      }
+    })().finally(() => {
+      this.resuming = null;
+    }));
+  }
+
+  /** Readiness (GET /readyz): not ready while an erasure a previous run began is unfinished. */
+  status(): FollowerStatus | null {
+    // An erasure running now is an ordinary write: it never makes this process not ready.
+    return this.inherited.size ? { name: 'erasures', state: 'catching_up', behind: this.inherited.size } : null;
+  }
+
+  close(): void {
+    this.journal.close();
+  }
+
+  private rows(): JournalRow[] {
+    return this.journal.prepare<[], JournalRow>('SELECT id, team, reason, source, key_name, sealed FROM erasures ORDER BY started_at').all();
+  }
+
+  private async finish(row: JournalRow, ctx: WriteContext): Promise<{ PkConstituent: number; erasedAt: string }> {
+    const { deps } = this.s;
+    const stream = constituentStream(row.id);
+    const { erasedAt } = await eraseConstituent(deps, ctx, row.id, row.reason);
+    this.step('recorded');
+    const values = JSON.parse(this.s.mainSealer.openText(row.sealed, `erasure:${row.id}`)) as string[];
+    await deps.log.rewriteStream!(stream, erasedData);
+    forgetRecordStream(deps.log, stream);
+    this.step('log');
+    // Every change projected so far is in the stores scanned below, built as the log stood then.
+    await deps.settle(await deps.log.head());
+    const stale = mentionsAny(values);
+    const positions = new Set((await deps.log.readStream(stream)).map((e) => e.position.prepare));
+    const rebuild = envelopeRebuilder(deps.log, row.team);
+    await this.s.feedTable?.rewrite(row.team, (seq, json) => positions.has(seq / 10n) || stale(json), rebuild);
+    this.step('feed');
+    if (this.s.webhookDb) {
+      await purgeQueuedBodies(this.s.webhookDb, row.team, stale, rebuild);
+      await truncateWal(this.s.webhookDb);
+    }
+    this.step('queue');
+    await this.s.idempotency.redact?.(stale, redactAnswer(new Set(values)));
+    this.step('answers');
+    scrubMail(path.join(this.s.dataDir, 'outbox'), values);
+    this.step('mail');
+    if (this.s.readModelsFile) {
+      // The projectors dropped the person and its linked copies (secure_delete zeroed the old
+      // bytes); the old pages may still lie in the WAL until it is emptied.
+      const db = new Database(this.s.readModelsFile, { fileMustExist: true });
+      try {
+        db.pragma('busy_timeout = 10000');
+        await truncateWal(db);
+      } finally {
+        db.close();
+      }
+    }
+    this.step('read-models');
+    this.journal.prepare('DELETE FROM erasures WHERE id = ?').run(row.id);
+    await truncateWal(this.journal);
+    this.inherited.delete(row.id);
+    return { PkConstituent: row.id, erasedAt };
+  }
+
+  private step(done: Step): void {
+    // The crash test's hook: die right after a step, as a power cut would.
+    if (process.env.TURNOUT_TEST_ERASURE_KILL_AFTER === done) process.kill(process.pid, 'SIGKILL');
+  }
+}
+
+const REDACTED_KEYS = new Set([...PERSONAL_FIELDS, ...PERSON_COPIES]);
+
+/** A stored answer's JSON with each personal field (or linked copy) that holds an erased value set to null. */
+export function redactAnswer(values: ReadonlySet<string>): (body: string) => string {
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (!v || typeof v !== 'object') return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = REDACTED_KEYS.has(k) && typeof x === 'string' && values.has(x) ? null : walk(x);
+    return out;
+  };
+  return (body) => {
+    try {
+      return JSON.stringify(walk(JSON.parse(body)));
+    } catch {
+      return body;
+    }
+  };
+}
+
+/** The embedded mail files (`<dataDir>/outbox/*.eml`) that name an erased value: each value replaced, the file swapped whole. */
+function scrubMail(dir: string, values: readonly string[]): void {
+  if (!values.length || !existsSync(dir)) return;
+  for (const name of readdirSync(dir)) {
+    if (!name.endsWith('.eml')) continue;
+    const file = path.join(dir, name);
+    const text = readFileSync(file, 'utf8');
+    if (!values.some((v) => text.includes(v))) continue;
+    let next = text;
+    for (const v of values) next = next.split(v).join('[erased]');
+    writeFileSync(file + '.tmp', next, { mode: 0o600 });
+    renameSync(file + '.tmp', file);
+  }
+}
+
+export const ERASURE_STEPS = STEPS;

@@ -1,0 +1,87 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SqliteKeyStore } from '../../eventlog/keys.js';
+import { SealingEventLog } from '../../eventlog/sealed-log.js';
+import type { NewEvent } from '../../eventlog/port.js';
+import { Sealer } from '../../eventlog/sealing.js';
+import { SqliteEventLog } from '../../eventlog/sqlite.js';
+import type { RecordedEvent } from '../../domain/shared/events.js';
+import { eventLogContract, until } from './eventlog.contract.js';
+
+/**
+ * decisions.md §17, the production stack's design: personal fields sealed per constituent at the
+ * log port, erasure by destroying the key. Run over the SQLite log here (the same port as
+ * EventStoreDB's adapter), so the log contract holds through it too.
+ */
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(path.join(tmpdir(), 'turnout-sealed-'));
+  dirs.push(d);
+  return d;
+};
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const main = new Sealer(Sealer.newKey());
+
+function open(dir = tempDir()) {
+  const inner = new SqliteEventLog(path.join(dir, 'log.sqlite'), { pollMs: 20 });
+  const log = new SealingEventLog(inner, new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main));
+  return { dir, inner, log };
+}
+
+eventLogContract('SealingEventLog over SqliteEventLog', async () => {
+  const { log } = open();
+  return { log, cleanup: () => log.close() };
+});
+
+const meta = { team: 1, source: 'Public API' as const, keyName: 'k', correlationId: 'c', at: '2026-11-27T08:00:00.000Z' };
+const created = (id: number, fields: Record<string, unknown>): NewEvent => ({ type: 'ConstituentCreated', data: { id, fields }, metadata: meta });
+const updated = (id: number, changes: Record<string, unknown>): NewEvent => ({ type: 'ConstituentUpdated', data: { id, changes }, metadata: meta });
+const bytesOf = (dir: string) => Buffer.concat(readdirSync(dir).map((f) => readFileSync(path.join(dir, f)))).toString('latin1');
+
+describe('sealing a constituent\u2019s personal fields at the log port', () => {
+  it('stores them sealed, reads them opened, and leaves other fields and streams as they are', async () => {
+    const { dir, inner, log } = open();
+    await log.append('constituent-1', [created(1, { FirstName: 'Zelda', Email1: 'zelda@example.org', IsEmailOk: true, Phone1: null })], 'no_stream');
+    await log.append('constituent-1', [updated(1, { LastName: 'Fitzgerald' })], 0n);
+    await log.append('volunteer-1', [{ type: 'VolunteerCreated', data: { id: 1, fields: { FkConstituent: 1 } }, metadata: meta }], 'no_stream');
+    const read = await log.readStream('constituent-1');
+    expect(read.map((e) => e.data)).toEqual([
+      { id: 1, fields: { FirstName: 'Zelda', Email1: 'zelda@example.org', IsEmailOk: true, Phone1: null } },
+      { id: 1, changes: { LastName: 'Fitzgerald' } },
+    ]);
+    const raw = await inner.readStream('constituent-1');
+    expect(raw[0].data).toEqual({
+      id: 1,
+      fields: { FirstName: null, Email1: null, IsEmailOk: true, Phone1: null },
+      sealed: { fields: expect.stringMatching(/^sealed:v1:/) },
+    });
+    expect((await log.readTeam!(1, null, 10)).map((e) => e.data)).toEqual([...read.map((e) => e.data), { id: 1, fields: { FkConstituent: 1 } }]);
+    const seen: RecordedEvent[] = [];
+    const sub = log.subscribe(null, (e) => void seen.push(e));
+    await until('three events', () => seen.length === 3);
+    await sub.stop();
+    expect(seen[0].data).toEqual(read[0].data);
+    await log.close();
+    expect(bytesOf(dir)).not.toContain('Zelda');
+    expect(bytesOf(dir)).not.toContain('Fitzgerald');
+  });
+
+  it('erases by destroying the key: every read, on any process, gives the fields null and erased: true; other constituents keep theirs', async () => {
+    const { dir, log } = open();
+    await log.append('constituent-1', [created(1, { FirstName: 'Zelda', MailingCity: 'Montgomery' })], 'no_stream');
+    await log.append('constituent-2', [created(2, { FirstName: 'Scott' })], 'no_stream');
+    expect(await log.rewriteStream('constituent-1')).toBe(1);
+    expect((await log.readStream('constituent-1'))[0].data).toEqual({ id: 1, fields: { FirstName: null, MailingCity: null }, erased: true });
+    expect((await log.readStream('constituent-2'))[0].data).toEqual({ id: 2, fields: { FirstName: 'Scott' } });
+    await log.close();
+    // Another process on the same files: the key is gone there too.
+    const again = open(dir).log;
+    expect((await again.readStream('constituent-1'))[0].data).toMatchObject({ fields: { FirstName: null }, erased: true });
+    expect((await again.readStream('constituent-2'))[0].data).toMatchObject({ fields: { FirstName: 'Scott' } });
+    await again.close();
+  });
+});
