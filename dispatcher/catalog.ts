@@ -6,7 +6,7 @@ import { appendedWith, eventWebhookEvolver, eventWebhooks } from '../domain/even
 import { type EventsByCategory, inCategory, type LoggedEvent } from '../domain/events.js';
 import { recurringGiftEvolver } from '../domain/recurring-gift/events.js';
 import { recurringGiftWebhooks } from '../domain/recurring-gift/webhooks.js';
-import { RESOURCES } from '../domain/resources.js';
+import { type FiringResource, RESOURCES } from '../domain/resources.js';
 import type { Evolver, RecordedEvent } from '../domain/shared/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { Fires } from '../domain/shared/webhooks.js';
@@ -27,8 +27,8 @@ export interface Mapped {
   data: Values;
 }
 
-/** The stream categories whose events fire webhooks. */
-type Firing = 'constituent' | 'volunteer' | 'volunteer_task' | 'donation' | 'recurring_gift' | 'event';
+/** The stream categories whose events fire webhooks (domain/resources.ts `fires`): MAPPERS needs one mapper each. */
+type Firing = (typeof RESOURCES)[FiringResource]['category'];
 
 type Mapper<C extends Firing> = (event: LoggedEvent<C>, h: AsOf) => Promise<Mapped[]>;
 
