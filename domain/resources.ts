@@ -1,15 +1,15 @@
-import { constituentEvolver } from './constituent/events.js';
-import { donationEvolver } from './donation/events.js';
-import { eventTicketEvolver } from './event-ticket/events.js';
-import { eventEvolver } from './event/events.js';
+import { CONSTITUENT_CATEGORY, constituentEvolver } from './constituent/events.js';
+import { DONATION_CATEGORY, donationEvolver } from './donation/events.js';
+import { EVENT_TICKET_CATEGORY, eventTicketEvolver } from './event-ticket/events.js';
+import { EVENT_CATEGORY, eventEvolver } from './event/events.js';
 import { eventWebhookEvolver } from './event/webhooks.js';
-import { recurringGiftEvolver } from './recurring-gift/events.js';
+import { RECURRING_GIFT_CATEGORY, recurringGiftEvolver } from './recurring-gift/events.js';
 import type { Category } from './events.js';
 import type { Evolver } from './shared/events.js';
 import type { RecordState } from './shared/record.js';
-import { taskGroupEvolver } from './task-group/events.js';
-import { taskEvolver } from './volunteer-task/events.js';
-import { volunteerEvolver } from './volunteer/events.js';
+import { TASK_GROUP_CATEGORY, taskGroupEvolver } from './task-group/events.js';
+import { TASK_CATEGORY, taskEvolver } from './volunteer-task/events.js';
+import { VOLUNTEER_CATEGORY, volunteerEvolver } from './volunteer/events.js';
 
 /**
  * A record resource's facts, in one place: the admin surface's path segment, its stream
@@ -50,37 +50,37 @@ export interface Resource {
 
 export const RESOURCES = {
   constituent: {
-    path: 'constituents', category: 'constituent', prefix: 'Constituent', key: 'constituent', resource: 'constituent', what: 'constituent', idField: 'PkConstituent',
+    path: 'constituents', category: CONSTITUENT_CATEGORY, prefix: 'Constituent', key: 'constituent', resource: 'constituent', what: 'constituent', idField: 'PkConstituent',
     evolver: constituentEvolver, admin: true, lockable: true, deletable: true, history: true, fires: 'constituent.',
   },
   volunteer: {
-    path: 'volunteers', category: 'volunteer', prefix: 'Volunteer', key: 'volunteer', resource: 'volunteer', what: 'volunteer', idField: 'PkVolunteer',
+    path: 'volunteers', category: VOLUNTEER_CATEGORY, prefix: 'Volunteer', key: 'volunteer', resource: 'volunteer', what: 'volunteer', idField: 'PkVolunteer',
     evolver: volunteerEvolver, admin: true, lockable: true, deletable: true, history: true, fires: 'volunteer.',
   },
   volunteerTask: {
-    path: 'volunteer-tasks', category: 'volunteer_task', prefix: 'VolunteerTask', key: 'volunteerTask', resource: 'volunteer_task', what: 'volunteer task', idField: 'PkTask',
+    path: 'volunteer-tasks', category: TASK_CATEGORY, prefix: 'VolunteerTask', key: 'volunteerTask', resource: 'volunteer_task', what: 'volunteer task', idField: 'PkTask',
     evolver: taskEvolver, admin: true, lockable: true, deletable: true, history: true, fires: 'volunteer_task.',
   },
   taskGroup: {
-    path: 'volunteer-task-groups', category: 'volunteer_task_group', prefix: 'VolunteerTaskGroup', key: 'volunteerTaskGroup', resource: 'volunteer_task_group', what: 'volunteer task group', idField: 'PkTaskGroup',
+    path: 'volunteer-task-groups', category: TASK_GROUP_CATEGORY, prefix: 'VolunteerTaskGroup', key: 'volunteerTaskGroup', resource: 'volunteer_task_group', what: 'volunteer task group', idField: 'PkTaskGroup',
     evolver: taskGroupEvolver, admin: true, lockable: false, deletable: false, history: false,
   },
   event: {
-    path: 'events', category: 'event', prefix: 'Event', key: 'event', resource: 'event', what: 'event', idField: 'PkEvent',
+    path: 'events', category: EVENT_CATEGORY, prefix: 'Event', key: 'event', resource: 'event', what: 'event', idField: 'PkEvent',
     evolver: eventEvolver, asOfEvolver: eventWebhookEvolver as Evolver<RecordState>, admin: true, lockable: true, deletable: true, history: true, fires: 'event.',
   },
   donation: {
-    path: 'donations', category: 'donation', prefix: 'Donation', key: 'donation', resource: 'donation', what: 'donation', idField: 'PkDonation',
+    path: 'donations', category: DONATION_CATEGORY, prefix: 'Donation', key: 'donation', resource: 'donation', what: 'donation', idField: 'PkDonation',
     evolver: donationEvolver as unknown as Evolver<RecordState>, admin: true, lockable: true, deletable: true, history: false, fires: 'donation.',
   },
   // Started and canceled through their own routes, unknown to the admin surface; they fire donation types.
   recurringGift: {
-    path: 'recurring-gifts', category: 'recurring_gift', prefix: 'RecurringGift', key: 'recurringGift', resource: 'recurring_gift', what: 'recurring gift', idField: 'PkRecurringGift',
+    path: 'recurring-gifts', category: RECURRING_GIFT_CATEGORY, prefix: 'RecurringGift', key: 'recurringGift', resource: 'recurring_gift', what: 'recurring gift', idField: 'PkRecurringGift',
     evolver: recurringGiftEvolver, admin: false, lockable: false, deletable: false, history: false, fires: 'donation.',
   },
   // Ticket sales are recorded, never edited through /admin/v1: listed for their history only.
   eventTicket: {
-    path: 'event-tickets', category: 'event_ticket', prefix: 'EventTicket', key: 'eventTicket', resource: 'event_ticket', what: 'event ticket sale', idField: 'PkEventTicket',
+    path: 'event-tickets', category: EVENT_TICKET_CATEGORY, prefix: 'EventTicket', key: 'eventTicket', resource: 'event_ticket', what: 'event ticket sale', idField: 'PkEventTicket',
     evolver: eventTicketEvolver, admin: true, lockable: false, deletable: false, history: false,
   },
 } as const satisfies Record<string, Resource>;

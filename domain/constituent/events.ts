@@ -29,4 +29,6 @@ export function evolveConstituent(s: ConstituentState, e: Folded<ConstituentEven
 }
 
 export const constituentEvolver: Evolver<ConstituentState, ConstituentEvent> = { initial: emptyRecord, evolve: evolveConstituent };
-export const constituentStream = (id: number) => `constituent-${id}`;
+/** The stream category, as domain/resources.ts registers it: record 12's stream is `constituent-12`. */
+export const CONSTITUENT_CATEGORY = 'constituent';
+export const constituentStream = (id: number) => `${CONSTITUENT_CATEGORY}-${id}`;

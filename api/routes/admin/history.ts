@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { recordKind } from '../../../commands/records.js';
+import { streamOf } from '../../../domain/resources.js';
 import { notFound } from '../../../domain/shared/errors.js';
 import { revisionsOf } from '../../../domain/shared/revision.js';
 import { HistoryEvent } from '../../schemas/admin.js';
@@ -23,7 +24,7 @@ export const historyRoutes =
         const { teamId, resource, id } = request.params;
         const kind = recordKind(resource);
         if (!kind) throw notFound('resource type', resource);
-        const events = await services.log.readStream(`${kind.category}-${id}`);
+        const events = await services.log.readStream(streamOf(kind, id));
         if (!events.length || events[0].metadata.team !== teamId) throw notFound(kind.what, id);
         const revisions = revisionsOf(events);
         return {
