@@ -1,3 +1,4 @@
+import { RESOURCES } from '../domain/resources.js';
 import { unknownEvent } from '../domain/shared/events.js';
 import { CONSTITUENT_FIELDS } from '../domain/constituent/rules.js';
 import { emailKey } from '../domain/shared/values.js';
@@ -10,11 +11,11 @@ export const CONSTITUENTS = 'constituents';
 const CONSTITUENT_SEARCH_FIELDS = ['ConstituentName', 'FirstName', 'LastName', 'Nickname', 'Email1', 'Email2'];
 
 export const constituentsProjection = recordProjection({
-  category: 'constituent',
+  category: RESOURCES.constituent.category,
   version: 1,
   collection: {
     name: CONSTITUENTS,
-    idField: 'PkConstituent',
+    idField: RESOURCES.constituent.idField,
     indexes: [['FkTeam'], ['FkTeam', '_email1']],
     search: [{ fields: CONSTITUENT_SEARCH_FIELDS, where: ['FkTeam'], sort: [{ field: 'PkConstituent', dir: 'asc' }] }],
   },

@@ -1,3 +1,4 @@
+import { RESOURCES } from '../domain/resources.js';
 import { statusEventFields } from '../domain/volunteer/events.js';
 import { inCategory } from '../domain/events.js';
 import { unknownEvent } from '../domain/shared/events.js';
@@ -22,11 +23,11 @@ export function linkedFields(c: Doc | null): Doc {
 const LINKED_COPY = Object.fromEntries(VOLUNTEER_LINKED.map((f) => [f, f]));
 
 const base = recordProjection({
-  category: 'volunteer',
+  category: RESOURCES.volunteer.category,
   version: 1,
   collection: {
     name: VOLUNTEERS,
-    idField: 'PkVolunteer',
+    idField: RESOURCES.volunteer.idField,
     indexes: [['FkTeam'], ['FkConstituent'], ['FkTeam', '_email1']],
     search: [{ fields: VOLUNTEER_SEARCH_FIELDS, where: ['FkTeam'], sort: [{ field: 'PkVolunteer', dir: 'asc' }] }],
   },
