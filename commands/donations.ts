@@ -9,11 +9,6 @@ import { handle } from './aggregate.js';
 import { load } from '../eventlog/load.js';
 import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
-import { registerRecordKind } from './records.js';
-import { RESOURCES } from '../domain/resources.js';
-
-registerRecordKind(RESOURCES.donation);
-
 /** The donor must be a constituent of the same team. */
 export const checkDonor = (deps: CommandDeps, team: number, id: unknown) =>
   assertTeamRecord(deps.store, CONSTITUENTS, team, id, 'FkConstituent', 'a constituent');

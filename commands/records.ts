@@ -1,4 +1,4 @@
-import { RESOURCES, type Resource, streamOf } from '../domain/resources.js';
+import { type DeletableResource, RESOURCES, type Resource, type ResourceName, streamOf } from '../domain/resources.js';
 import { unassignDeletedVolunteer } from './volunteer-tasks.js';
 import { deleteVolunteerOfConstituent } from './volunteers.js';
 import { decideDelete, decideLock } from '../domain/shared/record.js';
@@ -6,30 +6,37 @@ import { handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 
+/** Extra decisions a delete entails (a deleted volunteer's tasks become unassigned, ...). */
+type AfterDelete = (deps: CommandDeps, ctx: WriteContext, id: number) => Promise<void>;
+
 /**
- * Record kinds the application surface can lock, delete and show the history of, by their path
+ * Record kinds the admin surface can lock, delete and show the log history of, by their path
  * segment: a resource of domain/resources.ts, and what a delete entails beyond the record.
  */
 export interface RecordKind extends Pick<Resource, 'path' | 'category' | 'prefix' | 'what' | 'evolver' | 'lockable' | 'deletable'> {
-  /** Extra decisions a delete entails (a deleted volunteer's tasks become unassigned, ...). */
-  afterDelete?: (deps: CommandDeps, ctx: WriteContext, id: number) => Promise<void>;
+  afterDelete?: AfterDelete;
 }
 
-const kinds = new Map<string, RecordKind>();
+/** What deleting each deletable resource entails beyond the record; the compiler asks for every one. */
+const CASCADES: { [K in DeletableResource]: AfterDelete | null } = {
+  constituent: deleteVolunteerOfConstituent,
+  volunteer: unassignDeletedVolunteer,
+  volunteerTask: null,
+  event: null,
+  donation: null,
+};
 
-export function registerRecordKind(kind: RecordKind): void {
-  kinds.set(kind.path, kind);
-}
+const kinds = new Map<string, RecordKind>(
+  (Object.keys(RESOURCES) as ResourceName[]).flatMap((name) => {
+    const r = RESOURCES[name];
+    if (!r.admin) return [];
+    const afterDelete = (CASCADES as Partial<Record<ResourceName, AfterDelete | null>>)[name] ?? undefined;
+    return [[r.path, afterDelete ? { ...r, afterDelete } : r]];
+  }),
+);
 
 export const recordKind = (path: string) => kinds.get(path);
 export const recordKinds = () => [...kinds.values()];
-
-registerRecordKind({ ...RESOURCES.constituent, afterDelete: deleteVolunteerOfConstituent });
-registerRecordKind({ ...RESOURCES.volunteer, afterDelete: unassignDeletedVolunteer });
-registerRecordKind(RESOURCES.volunteerTask);
-registerRecordKind(RESOURCES.taskGroup);
-registerRecordKind(RESOURCES.event);
-registerRecordKind(RESOURCES.eventTicket);
 
 export async function lockRecord(deps: CommandDeps, ctx: WriteContext, kind: RecordKind, id: number, lock: boolean): Promise<void> {
   const r = await handle(deps.log, streamOf(kind, id), kind.evolver, ctx, (s) => decideLock(kind.prefix, s, ctx.team, kind.what, id, lock));

@@ -6,7 +6,7 @@ import { appendedWith, eventWebhookEvolver, eventWebhooks } from '../domain/even
 import { type EventsByCategory, inCategory, type LoggedEvent } from '../domain/events.js';
 import { recurringGiftEvolver } from '../domain/recurring-gift/events.js';
 import { recurringGiftWebhooks } from '../domain/recurring-gift/webhooks.js';
-import { FIRES, type FiringCategory } from '../domain/resources.js';
+import { type FiringResource, RESOURCES } from '../domain/resources.js';
 import type { Evolver, RecordedEvent } from '../domain/shared/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { Fires } from '../domain/shared/webhooks.js';
@@ -27,8 +27,8 @@ export interface Mapped {
   data: Values;
 }
 
-/** The stream categories whose events fire webhooks (domain/resources.ts: those with `fires`). */
-type Firing = FiringCategory;
+/** The stream categories whose events fire webhooks (domain/resources.ts `fires`): MAPPERS needs one mapper each. */
+type Firing = (typeof RESOURCES)[FiringResource]['category'];
 
 type Mapper<C extends Firing> = (event: LoggedEvent<C>, h: AsOf) => Promise<Mapped[]>;
 
@@ -82,7 +82,7 @@ export const categoryOf = (stream: string) => stream.slice(0, Math.max(0, stream
 const fires = (category: string): category is Firing => Object.hasOwn(MAPPERS, category);
 
 /** The webhook types of each category start with this (domain/resources.ts `fires`). */
-const RESOURCE_OF: Record<Firing, string> = FIRES;
+const RESOURCE_OF = Object.fromEntries(Object.values(RESOURCES).flatMap((r) => ('fires' in r ? [[r.category, r.fires]] : []))) as Record<Firing, string>;
 
 /** Whether an endpoint subscribed to `events` can receive anything a category's events fire. */
 export function canReceive(category: string, events: readonly string[]): boolean {

@@ -1,4 +1,4 @@
-import type { PayloadRecord as FiringRecord } from '../domain/resources.js';
+import type { FiringResource, RESOURCES } from '../domain/resources.js';
 import { WEBHOOK_TYPES, type WebhookType } from '../domain/webhook-endpoint/types.js';
 
 /**
@@ -17,8 +17,8 @@ export type EventTypeName = WebhookType | typeof PING;
 /** How a record's data is stamped: updates add DateLastModified, deletes DeletedUtc (spec 6.3). */
 export type Stamp = 'created' | 'updated' | 'deleted';
 
-/** The records whose fields a payload carries, as the API reads them (domain/resources.ts: the firing resources). */
-export type PayloadRecord = FiringRecord;
+/** The records whose fields a payload carries, as the API reads them: those that fire webhooks (domain/resources.ts). */
+export type PayloadRecord = (typeof RESOURCES)[FiringResource]['resource'];
 
 export type DataShape =
   /** The record as it stands after the change (before it, for a delete), with the API's field names. */

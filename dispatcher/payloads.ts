@@ -12,7 +12,7 @@ import { formatDateTime } from '../domain/shared/values.js';
 import { taskGroupEvolver, taskGroupStream } from '../domain/task-group/events.js';
 import { taskVolunteerFields } from '../domain/volunteer-task/linked.js';
 import { numberOfHours, TASK_FIELDS } from '../domain/volunteer-task/rules.js';
-import { VOLUNTEER_FIELDS } from '../domain/volunteer/rules.js';
+import { VOLUNTEER_FIELDS, volunteerLinkedFields } from '../domain/volunteer/rules.js';
 import { volunteerEvolver, volunteerStream } from '../domain/volunteer/events.js';
 import type { Stamp } from './event-types.js';
 import type { AsOf } from './history.js';
@@ -76,11 +76,7 @@ export const erasedData = (s: RecordState, e: RecordedEvent): Values => ({ PkCon
 
 export async function volunteerData(h: AsOf, s: RecordState, e: RecordedEvent, stamp: Stamp): Promise<Values> {
   const c = await constituentOf(h, s.fields.FkConstituent);
-  return recordData('PkVolunteer', s, FIELD_LISTS.volunteer, e, stamp, {
-    ConstituentName: c?.fields.ConstituentName ?? null,
-    Email1: c?.fields.Email1 ?? null,
-    Phone1: c?.fields.Phone1 ?? null,
-  });
+  return recordData('PkVolunteer', s, FIELD_LISTS.volunteer, e, stamp, volunteerLinkedFields(c?.fields));
 }
 
 /** The volunteer of a task and their constituent, as of the event (a deleted one still has its fields). */

@@ -1,15 +1,15 @@
-import { constituentEvolver } from './constituent/events.js';
-import { donationEvolver } from './donation/events.js';
-import { eventTicketEvolver } from './event-ticket/events.js';
-import { eventEvolver } from './event/events.js';
+import { CONSTITUENT_CATEGORY, constituentEvolver } from './constituent/events.js';
+import { DONATION_CATEGORY, donationEvolver } from './donation/events.js';
+import { EVENT_TICKET_CATEGORY, eventTicketEvolver } from './event-ticket/events.js';
+import { EVENT_CATEGORY, eventEvolver } from './event/events.js';
 import { eventWebhookEvolver } from './event/webhooks.js';
-import { recurringGiftEvolver } from './recurring-gift/events.js';
+import { RECURRING_GIFT_CATEGORY, recurringGiftEvolver } from './recurring-gift/events.js';
 import type { Category } from './events.js';
 import type { Evolver } from './shared/events.js';
 import type { RecordState } from './shared/record.js';
-import { taskGroupEvolver } from './task-group/events.js';
-import { taskEvolver } from './volunteer-task/events.js';
-import { volunteerEvolver } from './volunteer/events.js';
+import { TASK_GROUP_CATEGORY, taskGroupEvolver } from './task-group/events.js';
+import { TASK_CATEGORY, taskEvolver } from './volunteer-task/events.js';
+import { VOLUNTEER_CATEGORY, volunteerEvolver } from './volunteer/events.js';
 
 /**
  * A record resource's facts, in one place: the admin surface's path segment, its stream
@@ -17,8 +17,9 @@ import { volunteerEvolver } from './volunteer/events.js';
  * single read, the name of its webhook types and read-model id, the evolvers of its state, and
  * whether an operator may lock or delete it. Commands (commands/records.ts), history
  * (projections/history/kinds.ts) and the webhook catalog (dispatcher/catalog.ts) take them from
- * here; what a delete entails beyond the record (cascades) is the commands' (records.ts), as it
- * runs commands.
+ * here; what the other layers add (a delete's cascades, history's read fields, the webhook
+ * mappers and the payload schemas) they keep in tables keyed by the names below, typed so that
+ * the compiler asks for an entry for every resource that needs one.
  */
 export interface Resource {
   /** Path segment under /admin/v1/teams/:teamId/ */
@@ -37,61 +38,66 @@ export interface Resource {
   evolver: Evolver<RecordState>;
   /** The record as its webhooks and history see it, where that differs from `evolver` (an event's location names). */
   asOfEvolver?: Evolver<RecordState>;
+  /** Whether the admin surface knows it: its log history, and its lock and delete where allowed. */
+  admin: boolean;
   lockable: boolean;
   deletable: boolean;
+  /** Whether it has a public history and point-in-time reads (decisions.md §10). */
+  history: boolean;
   /** The prefix of the webhook types its events fire (`donation.` for a recurring gift's too); none fire without it. */
   fires?: string;
 }
 
 export const RESOURCES = {
   constituent: {
-    path: 'constituents', category: 'constituent', prefix: 'Constituent', key: 'constituent', resource: 'constituent', what: 'constituent', idField: 'PkConstituent',
-    evolver: constituentEvolver, lockable: true, deletable: true, fires: 'constituent.',
+    path: 'constituents', category: CONSTITUENT_CATEGORY, prefix: 'Constituent', key: 'constituent', resource: 'constituent', what: 'constituent', idField: 'PkConstituent',
+    evolver: constituentEvolver, admin: true, lockable: true, deletable: true, history: true, fires: 'constituent.',
   },
   volunteer: {
-    path: 'volunteers', category: 'volunteer', prefix: 'Volunteer', key: 'volunteer', resource: 'volunteer', what: 'volunteer', idField: 'PkVolunteer',
-    evolver: volunteerEvolver, lockable: true, deletable: true, fires: 'volunteer.',
+    path: 'volunteers', category: VOLUNTEER_CATEGORY, prefix: 'Volunteer', key: 'volunteer', resource: 'volunteer', what: 'volunteer', idField: 'PkVolunteer',
+    evolver: volunteerEvolver, admin: true, lockable: true, deletable: true, history: true, fires: 'volunteer.',
   },
   volunteerTask: {
-    path: 'volunteer-tasks', category: 'volunteer_task', prefix: 'VolunteerTask', key: 'volunteerTask', resource: 'volunteer_task', what: 'volunteer task', idField: 'PkTask',
-    evolver: taskEvolver, lockable: true, deletable: true, fires: 'volunteer_task.',
+    path: 'volunteer-tasks', category: TASK_CATEGORY, prefix: 'VolunteerTask', key: 'volunteerTask', resource: 'volunteer_task', what: 'volunteer task', idField: 'PkTask',
+    evolver: taskEvolver, admin: true, lockable: true, deletable: true, history: true, fires: 'volunteer_task.',
   },
   taskGroup: {
-    path: 'volunteer-task-groups', category: 'volunteer_task_group', prefix: 'VolunteerTaskGroup', key: 'volunteerTaskGroup', resource: 'volunteer_task_group', what: 'volunteer task group', idField: 'PkTaskGroup',
-    evolver: taskGroupEvolver, lockable: false, deletable: false,
+    path: 'volunteer-task-groups', category: TASK_GROUP_CATEGORY, prefix: 'VolunteerTaskGroup', key: 'volunteerTaskGroup', resource: 'volunteer_task_group', what: 'volunteer task group', idField: 'PkTaskGroup',
+    evolver: taskGroupEvolver, admin: true, lockable: false, deletable: false, history: false,
   },
   event: {
-    path: 'events', category: 'event', prefix: 'Event', key: 'event', resource: 'event', what: 'event', idField: 'PkEvent',
-    evolver: eventEvolver, asOfEvolver: eventWebhookEvolver as Evolver<RecordState>, lockable: true, deletable: true, fires: 'event.',
+    path: 'events', category: EVENT_CATEGORY, prefix: 'Event', key: 'event', resource: 'event', what: 'event', idField: 'PkEvent',
+    evolver: eventEvolver, asOfEvolver: eventWebhookEvolver as Evolver<RecordState>, admin: true, lockable: true, deletable: true, history: true, fires: 'event.',
   },
   donation: {
-    path: 'donations', category: 'donation', prefix: 'Donation', key: 'donation', resource: 'donation', what: 'donation', idField: 'PkDonation',
-    evolver: donationEvolver as unknown as Evolver<RecordState>, lockable: true, deletable: true, fires: 'donation.',
+    path: 'donations', category: DONATION_CATEGORY, prefix: 'Donation', key: 'donation', resource: 'donation', what: 'donation', idField: 'PkDonation',
+    evolver: donationEvolver as unknown as Evolver<RecordState>, admin: true, lockable: true, deletable: true, history: false, fires: 'donation.',
   },
-  // Started and canceled through their own routes, never locked or deleted; they fire donation types.
+  // Started and canceled through their own routes, unknown to the admin surface; they fire donation types.
   recurringGift: {
-    path: 'recurring-gifts', category: 'recurring_gift', prefix: 'RecurringGift', key: 'recurringGift', resource: 'recurring_gift', what: 'recurring gift', idField: 'PkRecurringGift',
-    evolver: recurringGiftEvolver, lockable: false, deletable: false, fires: 'donation.',
+    path: 'recurring-gifts', category: RECURRING_GIFT_CATEGORY, prefix: 'RecurringGift', key: 'recurringGift', resource: 'recurring_gift', what: 'recurring gift', idField: 'PkRecurringGift',
+    evolver: recurringGiftEvolver, admin: false, lockable: false, deletable: false, history: false, fires: 'donation.',
   },
   // Ticket sales are recorded, never edited through /admin/v1: listed for their history only.
   eventTicket: {
-    path: 'event-tickets', category: 'event_ticket', prefix: 'EventTicket', key: 'eventTicket', resource: 'event_ticket', what: 'event ticket sale', idField: 'PkEventTicket',
-    evolver: eventTicketEvolver, lockable: false, deletable: false,
+    path: 'event-tickets', category: EVENT_TICKET_CATEGORY, prefix: 'EventTicket', key: 'eventTicket', resource: 'event_ticket', what: 'event ticket sale', idField: 'PkEventTicket',
+    evolver: eventTicketEvolver, admin: true, lockable: false, deletable: false, history: false,
   },
 } as const satisfies Record<string, Resource>;
 
-type Resources = (typeof RESOURCES)[keyof typeof RESOURCES];
-/** The resources whose events fire webhooks (those with `fires`). */
-export type FiringResource = Extract<Resources, { fires: string }>;
-/** Their stream categories: the webhook catalog has a mapper for each (dispatcher/catalog.ts). */
-export type FiringCategory = FiringResource['category'];
-/** Their webhook names: the records a payload carries (dispatcher/event-types.ts), each with its schema (api/schemas/webhook-event-types.ts). */
-export type PayloadRecord = FiringResource['resource'];
+export type ResourceName = keyof typeof RESOURCES;
 
-/** The prefix of the webhook types each firing category's events fire. */
-export const FIRES = Object.fromEntries(
-  Object.values(RESOURCES as Record<string, Resource>).flatMap((r) => (r.fires ? [[r.category, r.fires]] : [])),
-) as Record<FiringCategory, string>;
+type Registry = typeof RESOURCES;
+
+/** The resources whose entry has `flag` true. */
+type Where<F extends 'admin' | 'deletable' | 'history'> = { [K in ResourceName]: Registry[K][F] extends true ? K : never }[ResourceName];
+
+export type AdminResource = Where<'admin'>;
+export type DeletableResource = Where<'deletable'>;
+export type HistoryResource = Where<'history'>;
+
+/** The resources whose events fire webhooks (an entry with `fires`). */
+export type FiringResource = { [K in ResourceName]: Registry[K] extends { fires: string } ? K : never }[ResourceName];
 
 /** A record's stream: `constituent-12`. */
 export const streamOf = (r: Pick<Resource, 'category'>, id: number): string => `${r.category}-${id}`;

@@ -1,3 +1,4 @@
+import { RESOURCES } from '../domain/resources.js';
 import { unknownEvent } from '../domain/shared/events.js';
 import { CONSTITUENT_FIELDS } from '../domain/constituent/rules.js';
 import { emailKey } from '../domain/shared/values.js';
@@ -10,14 +11,14 @@ export const CONSTITUENTS = 'constituents';
 const CONSTITUENT_SEARCH_FIELDS = ['ConstituentName', 'FirstName', 'LastName', 'Nickname', 'Email1', 'Email2'];
 
 export const constituentsProjection = recordProjection({
-  category: 'constituent',
+  category: RESOURCES.constituent.category,
   // 2: the record's revision kept with its row (one-read GET and ETag); 3: documents stored without
   // their nulls and what their columns hold, fields keyed by place (sqlite-schema.ts storedDoc).
   version: 3,
   revisions: true,
   collection: {
     name: CONSTITUENTS,
-    idField: 'PkConstituent',
+    idField: RESOURCES.constituent.idField,
     indexes: [['FkTeam'], ['FkTeam', '_email1']],
     search: [{ fields: CONSTITUENT_SEARCH_FIELDS, where: ['FkTeam'], sort: [{ field: 'PkConstituent', dir: 'asc' }] }],
   },

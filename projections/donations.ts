@@ -1,3 +1,4 @@
+import { RESOURCES } from '../domain/resources.js';
 import { DONATION_PUBLIC } from '../domain/donation/rules.js';
 import { RECURRING_GIFT_PUBLIC } from '../domain/recurring-gift/decide.js';
 import { unknownEvent } from '../domain/shared/events.js';
@@ -10,9 +11,9 @@ export const DONATIONS = 'donations';
 export const RECURRING_GIFTS = 'recurringGifts';
 
 export const donationsProjection = recordProjection({
-  category: 'donation',
+  category: RESOURCES.donation.category,
   version: 1,
-  collection: { name: DONATIONS, idField: 'PkDonation', indexes: [['FkTeam'], ['FkTeam', 'FkConstituent']] },
+  collection: { name: DONATIONS, idField: RESOURCES.donation.idField, indexes: [['FkTeam'], ['FkTeam', 'FkConstituent']] },
   fields: DONATION_PUBLIC,
   change(e, current, docs) {
     switch (e.type) {
@@ -38,9 +39,9 @@ export const donationsProjection = recordProjection({
 });
 
 export const recurringGiftsProjection = recordProjection({
-  category: 'recurring_gift',
+  category: RESOURCES.recurringGift.category,
   version: 1,
-  collection: { name: RECURRING_GIFTS, idField: 'PkRecurringGift', indexes: [['FkTeam']] },
+  collection: { name: RECURRING_GIFTS, idField: RESOURCES.recurringGift.idField, indexes: [['FkTeam']] },
   fields: RECURRING_GIFT_PUBLIC,
   change(e, current, docs) {
     switch (e.type) {

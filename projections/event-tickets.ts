@@ -1,4 +1,4 @@
-import { EVENT_TICKET_CATEGORY } from '../domain/event-ticket/events.js';
+import { RESOURCES } from '../domain/resources.js';
 import { netRevenue, TICKET_READ_FIELDS } from '../domain/event-ticket/rules.js';
 import { inCategory } from '../domain/events.js';
 import { unknownEvent } from '../domain/shared/events.js';
@@ -18,11 +18,11 @@ const SALE_ORDER: SortKey[] = [
 ];
 
 const sales = recordProjection({
-  category: EVENT_TICKET_CATEGORY,
+  category: RESOURCES.eventTicket.category,
   version: 1,
   collection: {
     name: EVENT_TICKETS,
-    idField: 'PkEventTicket',
+    idField: RESOURCES.eventTicket.idField,
     indexes: [['FkTeam'], ['FkEvent'], ['FkConstituent']],
     sorts: [{ where: ['FkTeam'], sort: SALE_ORDER }],
   },

@@ -1,5 +1,5 @@
+import { RESOURCES } from '../domain/resources.js';
 import { EVENT_READ_FIELDS, formReadValues } from '../domain/event/creation.js';
-import { EVENT_CATEGORY } from '../domain/event/events.js';
 import { unknownEvent } from '../domain/shared/events.js';
 import { geographyNames } from './lookups.js';
 import { recordProjection, REMOVED } from './records.js';
@@ -19,12 +19,12 @@ const EVENT_ORDER: SortKey[] = [
 ];
 
 export const eventsProjection = recordProjection({
-  category: EVENT_CATEGORY,
+  category: RESOURCES.event.category,
   version: 2,
   revisions: true,
   collection: {
     name: EVENTS,
-    idField: 'PkEvent',
+    idField: RESOURCES.event.idField,
     indexes: [['FkTeam']],
     sorts: [{ where: ['FkTeam'], sort: EVENT_ORDER }],
     search: [{ fields: EVENT_SEARCH_FIELDS, where: ['FkTeam'], sort: EVENT_ORDER }],

@@ -1,3 +1,4 @@
+import { RESOURCES } from '../domain/resources.js';
 import { unknownEvent } from '../domain/shared/events.js';
 import { TASK_GROUP_FIELDS } from '../domain/task-group/events.js';
 import { geographyNames } from './lookups.js';
@@ -9,11 +10,11 @@ export const TASK_GROUPS = 'volunteerTaskGroups';
 const TASK_GROUP_SEARCH_FIELDS = ['TaskGroupTitle', 'GroupLocationName'];
 
 export const taskGroupsProjection = recordProjection({
-  category: 'volunteer_task_group',
+  category: RESOURCES.taskGroup.category,
   version: 1,
   collection: {
     name: TASK_GROUPS,
-    idField: 'PkTaskGroup',
+    idField: RESOURCES.taskGroup.idField,
     indexes: [['FkTeam']],
     search: [{ fields: TASK_GROUP_SEARCH_FIELDS, where: ['FkTeam'], sort: [{ field: 'PkTaskGroup', dir: 'asc' }] }],
   },

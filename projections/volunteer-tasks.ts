@@ -1,3 +1,4 @@
+import { RESOURCES } from '../domain/resources.js';
 import { inCategory } from '../domain/events.js';
 import { unknownEvent } from '../domain/shared/events.js';
 import { TASK_VOLUNTEER_FIELDS, taskVolunteerFields } from '../domain/volunteer-task/linked.js';
@@ -38,12 +39,12 @@ function volunteerFields(v: Doc | null): Doc {
 }
 
 const base = recordProjection({
-  category: 'volunteer_task',
+  category: RESOURCES.volunteerTask.category,
   version: 2,
   revisions: true,
   collection: {
     name: VOLUNTEER_TASKS,
-    idField: 'PkTask',
+    idField: RESOURCES.volunteerTask.idField,
     indexes: [['FkTeam'], ['FkTeam', 'FkVolunteer'], ['FkTeam', 'FkTaskGroup'], ['_volunteerConstituent']],
     sorts: [{ where: ['FkTeam'], sort: TASK_ORDER }],
     search: [{ fields: TASK_SEARCH_FIELDS, where: ['FkTeam'], sort: TASK_ORDER }],

@@ -1,7 +1,8 @@
+import { RESOURCES } from '../domain/resources.js';
 import { statusEventFields } from '../domain/volunteer/events.js';
 import { inCategory } from '../domain/events.js';
 import { unknownEvent } from '../domain/shared/events.js';
-import { VOLUNTEER_FIELDS, VOLUNTEER_LINKED } from '../domain/volunteer/rules.js';
+import { VOLUNTEER_FIELDS, VOLUNTEER_LINKED, volunteerLinkedFields } from '../domain/volunteer/rules.js';
 import { emailKey } from '../domain/shared/values.js';
 import { CONSTITUENTS } from './constituents.js';
 import { copiedChanges, recordProjection, REMOVED } from './records.js';
@@ -14,19 +15,20 @@ const VOLUNTEER_SEARCH_FIELDS = ['ConstituentName', 'Email1'];
 
 /** The linked constituent's name and contact, as a volunteer read carries them (spec 2.2). */
 export function linkedFields(c: Doc | null): Doc {
-  const email = (c?.Email1 as string | null | undefined) ?? null;
-  return { ConstituentName: c?.ConstituentName ?? null, Email1: email, Phone1: c?.Phone1 ?? null, _email1: email ? emailKey(email) : null };
+  const linked = volunteerLinkedFields(c);
+  const email = linked.Email1 as string | null;
+  return { ...linked, _email1: email ? emailKey(email) : null };
 }
 
 const LINKED_COPY = Object.fromEntries(VOLUNTEER_LINKED.map((f) => [f, f]));
 
 const base = recordProjection({
-  category: 'volunteer',
+  category: RESOURCES.volunteer.category,
   version: 2,
   revisions: true,
   collection: {
     name: VOLUNTEERS,
-    idField: 'PkVolunteer',
+    idField: RESOURCES.volunteer.idField,
     indexes: [['FkTeam'], ['FkConstituent'], ['FkTeam', '_email1']],
     search: [{ fields: VOLUNTEER_SEARCH_FIELDS, where: ['FkTeam'], sort: [{ field: 'PkVolunteer', dir: 'asc' }] }],
   },

@@ -69,7 +69,7 @@ export const constituentRoutes =
       { schema: { tags, summary: 'One constituent, now or as it stood (asOf, revision)', params: IdParams, querystring: PointQuery, response: { 200: OneAsOf('constituent', S.ConstituentRef), ...errors(...API_ERRORS) } } },
       async (request, reply) => {
         const team = apiContext(request).team;
-        const point = await pointRead(services, 'constituents', team, request.params.id, request.query);
+        const point = await pointRead(services, 'constituent', team, request.params.id, request.query);
         if (point) return point;
         return readTagged(services, request, reply, constituentStream(request.params.id), 'constituent', () => readConstituentTagged(services, team, request.params.id));
       },

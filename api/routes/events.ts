@@ -67,7 +67,7 @@ export const eventRoutes =
       },
       async (request, reply) => {
         const team = apiContext(request).team;
-        const point = await pointRead(services, 'events', team, request.params.id, request.query);
+        const point = await pointRead(services, 'event', team, request.params.id, request.query);
         if (point) return point;
         return readTagged(services, request, reply, eventStream(request.params.id), 'event', () => readEventTagged(services.store, team, request.params.id));
       },

@@ -1,24 +1,26 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { RESOURCES } from '../../domain/resources.js';
+import { type HistoryResource, RESOURCES } from '../../domain/resources.js';
 import type { Services } from '../../runtime/services.js';
 import { apiContext } from '../auth.js';
 import { historyPage } from '../point-in-time.js';
 import { API_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import { HistoryPage, HistoryQuery } from '../schemas/history.js';
 
-/** The resources with a public history, by their path (domain/resources.ts), with their OpenAPI tag and words. */
-const HISTORIES = [
-  [RESOURCES.constituent.path, 'Constituents', 'a constituent', 'getConstituentHistory'],
-  [RESOURCES.volunteer.path, 'Volunteers', 'a volunteer', 'getVolunteerHistory'],
-  [RESOURCES.volunteerTask.path, 'Volunteer tasks', 'a task', 'getVolunteerTaskHistory'],
-  [RESOURCES.event.path, 'Events', 'an event', 'getEventHistory'],
-] as const;
+/** How the OpenAPI document names each resource's history route; the compiler asks for every resource with a history. */
+const DOCS: { [K in HistoryResource]: { tag: string; what: string; operationId: string } } = {
+  constituent: { tag: 'Constituents', what: 'a constituent', operationId: 'getConstituentHistory' },
+  volunteer: { tag: 'Volunteers', what: 'a volunteer', operationId: 'getVolunteerHistory' },
+  volunteerTask: { tag: 'Volunteer tasks', what: 'a task', operationId: 'getVolunteerTaskHistory' },
+  event: { tag: 'Events', what: 'an event', operationId: 'getEventHistory' },
+};
 
 /** decisions.md §10: a record's history, one entry per write, readable after its deletion. */
 export const historyRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>
   async (app) => {
-    for (const [path, tag, what, operationId] of HISTORIES) {
+    for (const name of Object.keys(DOCS) as HistoryResource[]) {
+      const { path } = RESOURCES[name];
+      const { tag, what, operationId } = DOCS[name];
       app.get(
         `/${path}/:id/history`,
         {
@@ -31,7 +33,7 @@ export const historyRoutes =
             response: { 200: HistoryPage, ...errors(...API_ERRORS) },
           },
         },
-        async (request) => historyPage(services, path, apiContext(request).team, request.params.id, pageOf(request.query)),
+        async (request) => historyPage(services, name, apiContext(request).team, request.params.id, pageOf(request.query)),
       );
     }
   };

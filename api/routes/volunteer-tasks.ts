@@ -74,7 +74,7 @@ export const volunteerTaskRoutes =
       },
       async (request, reply) => {
         const team = apiContext(request).team;
-        const point = await pointRead(services, 'volunteer-tasks', team, request.params.id, request.query);
+        const point = await pointRead(services, 'volunteerTask', team, request.params.id, request.query);
         if (point) return point;
         return readTagged(services, request, reply, taskStream(request.params.id), 'volunteerTask', () => readTaskTagged(services, team, request.params.id));
       },

@@ -63,7 +63,7 @@ export const volunteerRoutes =
       { schema: { tags, summary: 'One volunteer, now or as it stood (asOf, revision)', params: IdParams, querystring: PointQuery, response: { 200: OneAsOf('volunteer', S.VolunteerRef), ...errors(...API_ERRORS) } } },
       async (request, reply) => {
         const team = apiContext(request).team;
-        const point = await pointRead(services, 'volunteers', team, request.params.id, request.query);
+        const point = await pointRead(services, 'volunteer', team, request.params.id, request.query);
         if (point) return point;
         return readTagged(services, request, reply, volunteerStream(request.params.id), 'volunteer', () => readVolunteerTagged(services, team, request.params.id));
       },

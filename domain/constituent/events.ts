@@ -43,4 +43,6 @@ export function evolveConstituent(s: ConstituentState, e: Folded<ConstituentEven
 export const isErasedEvent = (e: { type: string; data: unknown }): boolean => e.type === ERASED || (e.data as { erased?: unknown } | null)?.erased === true;
 
 export const constituentEvolver: Evolver<ConstituentState, ConstituentEvent> = { initial: emptyRecord, evolve: evolveConstituent };
-export const constituentStream = (id: number) => `constituent-${id}`;
+/** The stream category, as domain/resources.ts registers it: record 12's stream is `constituent-12`. */
+export const CONSTITUENT_CATEGORY = 'constituent';
+export const constituentStream = (id: number) => `${CONSTITUENT_CATEGORY}-${id}`;

@@ -8,7 +8,9 @@ import { emptyRecord, recordCreated, recordDeleted, recordFieldsSet, recordLocke
  * carry RefundAmount and FkRefundedDonation.
  */
 export const DONATION = 'Donation';
-export const donationStream = (id: number) => `donation-${id}`;
+/** The stream category, as domain/resources.ts registers it: record 12's stream is `donation-12`. */
+export const DONATION_CATEGORY = 'donation';
+export const donationStream = (id: number) => `${DONATION_CATEGORY}-${id}`;
 
 export type DonationEvent =
   | RecordEvents<typeof DONATION>

@@ -6,7 +6,9 @@ import { emptyRecord, recordCreated, type RecordEvents, type RecordState } from 
  * one up, RecurringGiftCanceled {id} when the schedule is canceled.
  */
 export const RECURRING_GIFT = 'RecurringGift';
-export const recurringGiftStream = (id: number) => `recurring_gift-${id}`;
+/** The stream category, as domain/resources.ts registers it: record 12's stream is `recurring_gift-12`. */
+export const RECURRING_GIFT_CATEGORY = 'recurring_gift';
+export const recurringGiftStream = (id: number) => `${RECURRING_GIFT_CATEGORY}-${id}`;
 
 export type RecurringGiftEvent =
   | Extract<RecordEvents<typeof RECURRING_GIFT>, { type: 'RecurringGiftCreated' }>

@@ -20,7 +20,9 @@ export function evolveTaskGroup(s: TaskGroupState, e: Folded<TaskGroupEvent>): T
 }
 
 export const taskGroupEvolver: Evolver<TaskGroupState, TaskGroupEvent> = { initial: emptyRecord, evolve: evolveTaskGroup };
-export const taskGroupStream = (id: number) => `volunteer_task_group-${id}`;
+/** The stream category, as domain/resources.ts registers it: record 12's stream is `volunteer_task_group-12`. */
+export const TASK_GROUP_CATEGORY = 'volunteer_task_group';
+export const taskGroupStream = (id: number) => `${TASK_GROUP_CATEGORY}-${id}`;
 
 export const TASK_GROUP_FIELDS: FieldSpec = {
   TaskGroupTitle: { kind: 'string', max: 500, nullable: false },

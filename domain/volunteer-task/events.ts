@@ -27,7 +27,9 @@ export type TaskPersonEvent = TaskAssigned | TaskUnassigned;
 export type TaskEvent = RecordEvents<typeof TASK> | TaskPersonEvent;
 export type TaskState = RecordState;
 
-export const taskStream = (id: number) => `volunteer_task-${id}`;
+/** The stream category, as domain/resources.ts registers it: record 12's stream is `volunteer_task-12`. */
+export const TASK_CATEGORY = 'volunteer_task';
+export const taskStream = (id: number) => `${TASK_CATEGORY}-${id}`;
 export const isAssignmentEvent = (type: string) => type === ASSIGNED || type === UNASSIGNED;
 
 /** DateAssigned describes the current assignment, so it goes with it. */

@@ -20,7 +20,9 @@ export type VolunteerStatusEvent =
 export type VolunteerEvent = RecordEvents<typeof VOLUNTEER> | VolunteerStatusEvent;
 export type VolunteerConstituentClaimed = DomainEvent<'VolunteerConstituentClaimed', { volunteerId: number; constituentId: number }>;
 export type VolunteerState = RecordState;
-export const volunteerStream = (id: number) => `volunteer-${id}`;
+/** The stream category, as domain/resources.ts registers it: record 12's stream is `volunteer-12`. */
+export const VOLUNTEER_CATEGORY = 'volunteer';
+export const volunteerStream = (id: number) => `${VOLUNTEER_CATEGORY}-${id}`;
 /** One claim stream per constituent keeps "at most one volunteer each" under concurrency. */
 export const volunteerClaimStream = (constituentId: number) => `volunteer_constituent-${constituentId}`;
 

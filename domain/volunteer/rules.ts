@@ -18,5 +18,13 @@ export const VOLUNTEER_FIELDS: FieldSpec = {
 /** Read-only on reads: the linked constituent's name and contact (spec 2.2). */
 export const VOLUNTEER_LINKED = ['ConstituentName', 'Email1', 'Phone1'] as const;
 
+/**
+ * The linked fields from the constituent's (a read model's document, or its state's fields); all
+ * null for none. One home for what the volunteer read model and a volunteer's webhook data show.
+ */
+export function volunteerLinkedFields(constituent: Readonly<Record<string, unknown>> | null | undefined): Record<(typeof VOLUNTEER_LINKED)[number], unknown> {
+  return { ConstituentName: constituent?.ConstituentName ?? null, Email1: constituent?.Email1 ?? null, Phone1: constituent?.Phone1 ?? null };
+}
+
 export const VOLUNTEER_READ_ONLY = ['PkVolunteer', 'FkTeam', 'DateCreated', 'DateLastModified', ...VOLUNTEER_LINKED];
 

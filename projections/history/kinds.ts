@@ -1,6 +1,6 @@
 import { CONSTITUENT_FIELDS } from '../../domain/constituent/rules.js';
 import { EVENT_READ_FIELDS } from '../../domain/event/creation.js';
-import { RESOURCES, type Resource } from '../../domain/resources.js';
+import { type HistoryResource, RESOURCES, type Resource } from '../../domain/resources.js';
 import type { Evolver, RecordedEvent } from '../../domain/shared/events.js';
 import type { Values } from '../../domain/shared/fields.js';
 import type { RecordState } from '../../domain/shared/record.js';
@@ -59,24 +59,24 @@ function taskPersonType(e: RecordedEvent): string | null {
 /** A resource's facts as history reads them: its record as its webhooks see it (domain/resources.ts). */
 const facts = (r: Resource) => ({ path: r.path, category: r.category, key: r.key, resource: r.resource, what: r.what, idField: r.idField, evolver: r.asOfEvolver ?? r.evolver });
 
-const KINDS: HistoryKind[] = [
-  { ...facts(RESOURCES.constituent), own: (s) => pick(s, CONSTITUENT_OWN), linked: async () => ({}) },
-  {
-    ...facts(RESOURCES.volunteer),
+/** What history adds to each resource with a history; the compiler asks for every one. */
+const READS: { [K in HistoryResource]: Pick<HistoryKind, 'own' | 'linked' | 'personType'> } = {
+  constituent: { own: (s) => pick(s, CONSTITUENT_OWN), linked: async () => ({}) },
+  volunteer: {
     own: (s) => pick(s, VOLUNTEER_OWN),
     linked: async (own, _team, store) => {
       const { _email1: _, ...names } = linkedFields(await store.get<Doc>(CONSTITUENTS, own.FkConstituent as number));
       return names;
     },
   },
-  {
-    ...facts(RESOURCES.volunteerTask),
+  volunteerTask: {
     own: (s) => ({ ...pick(s, TASK_OWN), NumberOfHours: numberOfHours(s.fields) }),
     linked: taskLinked,
     personType: taskPersonType,
   },
-  { ...facts(RESOURCES.event), own: (s) => pick(s, EVENT_OWN), linked: geography },
-];
+  event: { own: (s) => pick(s, EVENT_OWN), linked: geography },
+};
 
-export const historyKind = (path: string) => KINDS.find((k) => k.path === path);
-export const historyKinds = () => KINDS;
+const KINDS = Object.fromEntries((Object.keys(READS) as HistoryResource[]).map((name) => [name, { ...facts(RESOURCES[name]), ...READS[name] }])) as Record<HistoryResource, HistoryKind>;
+
+export const historyKind = (name: HistoryResource): HistoryKind => KINDS[name];

@@ -1,4 +1,5 @@
 import { ERASED, isErasedEvent } from '../../domain/constituent/events.js';
+import { streamOf } from '../../domain/resources.js';
 import { DomainError, notFound } from '../../domain/shared/errors.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import type { Values } from '../../domain/shared/fields.js';
@@ -23,7 +24,7 @@ export interface HistoryEntry {
 
 /** The record's stream grouped by write; another team's record, or none, is not found. */
 async function writes(log: EventLog, kind: HistoryKind, team: number, id: number): Promise<RecordedEvent[][]> {
-  const events = await readRecordStream(log, `${kind.category}-${id}`);
+  const events = await readRecordStream(log, streamOf(kind, id));
   if (!events.length || events[0].metadata.team !== team) throw notFound(kind.what, id);
   return writesOf(events);
 }

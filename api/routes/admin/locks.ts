@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { deleteRecord, lockRecord, recordKind } from '../../../commands/records.js';
+import { streamOf } from '../../../domain/resources.js';
 import { notFound } from '../../../domain/shared/errors.js';
 import { guardedContext, setEtag } from '../../etag.js';
 import { adminContext } from '../../auth.js';
@@ -37,7 +38,7 @@ export const lockRoutes =
         const { teamId, resource, id } = request.params;
         const kind = recordKind(resource);
         if (!kind?.deletable) throw notFound('deletable resource', resource);
-        const stream = `${kind.category}-${id}`;
+        const stream = streamOf(kind, id);
         const ctx = guardedContext(adminContext(request, teamId), request, stream);
         await deleteRecord(services, ctx, kind, id);
         await setEtag(services, reply, stream, ctx);
