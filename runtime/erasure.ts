@@ -147,6 +147,9 @@ export class Erasure {
       const db = new Database(this.s.readModelsFile, { fileMustExist: true });
       try {
         db.pragma('busy_timeout = 10000');
+        // A removed row's search text waits in its search table's pending rows until the
+        // projector thread's next search sync (every 100 ms) takes its grams out of the index.
+        await searchSynced(db);
         await truncateWal(db);
       } finally {
         db.close();
@@ -162,6 +165,16 @@ export class Erasure {
   private step(done: Step): void {
     // The crash test's hook: die right after a step, as a power cut would.
     if (process.env.TURNOUT_TEST_ERASURE_KILL_AFTER === done) process.kill(process.pid, 'SIGKILL');
+  }
+}
+
+/** Waits until no search table of the read models has a pending row (each holds a row's old text). */
+async function searchSynced(db: Database.Database, timeoutMs = 30_000): Promise<void> {
+  const pending = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB '*__pending[0-9]*' AND name NOT GLOB '*_a[idu]'`).pluck().all() as string[];
+  const waiting = () => pending.some((t) => db.prepare(`SELECT 1 FROM "${t.replaceAll('"', '""')}" LIMIT 1`).get() !== undefined);
+  for (const until = Date.now() + timeoutMs; waiting(); ) {
+    if (Date.now() > until) throw new Error('the read models did not bring their search index up to date in time; the erasure finishes at the next start');
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
