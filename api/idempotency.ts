@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, invalidField } from '../domain/shared/errors.js';
 import type { IdempotencyStore, StoredAnswer } from '../runtime/idempotency/port.js';
 import { sendError } from './errors.js';
@@ -98,4 +98,16 @@ function replay(reply: FastifyReply, answer: StoredAnswer): FastifyReply {
   for (const [h, v] of Object.entries(answer.headers)) reply.header(h, v);
   // A string body with its content type is sent as it was serialised, byte for byte.
   return reply.code(answer.status).header('Idempotent-Replayed', 'true').send(answer.body);
+}
+
+/**
+ * The admin writes' Idempotency-Key (decisions.md §9, §17): as on /api/v1 (§11), but scoped to the
+ * team of the path, so `turnout import` and `turnout erase` can run again safely. Path parameters
+ * are still text before validation; the scope is the team's number.
+ */
+export function useTeamIdempotency(app: FastifyInstance, store: IdempotencyStore): void {
+  const idempotency = idempotencyHooks(store, (request) => `team:${Number((request.params as { teamId?: string }).teamId)}`);
+  app.addHook('preValidation', idempotency.preValidation);
+  app.addHook('onSend', idempotency.onSend);
+  app.addHook('onResponse', idempotency.onResponse);
 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../runtime/services.js';
 import { adminContext } from '../../auth.js';
-import { idempotencyHooks } from '../../idempotency.js';
+import { useTeamIdempotency } from '../../idempotency.js';
 import { TeamRecordParams } from '../../schemas/admin.js';
 import { Body, errors } from '../../schemas/common.js';
 
@@ -26,10 +26,7 @@ const Erased = Type.Object({
 export const erasureRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const idempotency = idempotencyHooks(services.idempotency, (request) => `team:${Number((request.params as { teamId?: string }).teamId)}`);
-    app.addHook('preValidation', idempotency.preValidation);
-    app.addHook('onSend', idempotency.onSend);
-    app.addHook('onResponse', idempotency.onResponse);
+    useTeamIdempotency(app, services.idempotency);
     app.post(
       '/teams/:teamId/constituents/:id/erase',
       {

@@ -11,7 +11,7 @@ import { DomainError } from '../../../domain/shared/errors.js';
 import type { Services } from '../../../runtime/services.js';
 import { adminContext } from '../../auth.js';
 import { tagged } from '../../etag.js';
-import { idempotencyHooks } from '../../idempotency.js';
+import { useTeamIdempotency } from '../../idempotency.js';
 import { TeamParams } from '../../schemas/admin.js';
 import { errors } from '../../schemas/common.js';
 import * as C from '../../schemas/constituent.js';
@@ -35,11 +35,7 @@ const ERRORS = errors(400, 401, 403, 404, 409, 413, 422);
 export const adminRecordRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>
   async (app) => {
-    // Path parameters are still text before validation; the scope is the team's number.
-    const idempotency = idempotencyHooks(services.idempotency, (request) => `team:${Number((request.params as { teamId?: string }).teamId)}`);
-    app.addHook('preValidation', idempotency.preValidation);
-    app.addHook('onSend', idempotency.onSend);
-    app.addHook('onResponse', idempotency.onResponse);
+    useTeamIdempotency(app, services.idempotency);
     for (const schema of [C.Constituent, V.Volunteer, T.VolunteerTask, E.Event]) app.addSchema(schema);
     // decisions.md §14: `turnout import` sends its rows through these.
     await app.register(batchRoutes(services, { prefix: '/teams/:teamId', contextOf: (request) => adminContext(request, (request.params as { teamId: number }).teamId), hide }));
