@@ -1,4 +1,5 @@
 import { constituentStream } from '../../domain/constituent/events.js';
+import { RESOURCES } from '../../domain/resources.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readTeamRecord, readTeamRecordTagged } from '../../projections/read.js';
 import { createConstituentRecord, updateConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
@@ -24,7 +25,7 @@ export const constituentRoutes =
     const tags = ['Constituents'];
 
     app.post(
-      '/constituents',
+      `/${RESOURCES.constituent.path}`,
       {
         schema: {
           tags,
@@ -52,7 +53,7 @@ export const constituentRoutes =
     );
 
     app.patch(
-      '/constituents/:id',
+      `/${RESOURCES.constituent.path}/:id`,
       {
         schema: { tags, summary: 'Update a constituent; only sent fields change', params: IdParams, body: S.ConstituentBody, response: { 200: S.ConstituentOne, ...errors(...API_WRITE_ERRORS) } },
       },
@@ -65,7 +66,7 @@ export const constituentRoutes =
     );
 
     app.get(
-      '/constituents/:id',
+      `/${RESOURCES.constituent.path}/:id`,
       { schema: { tags, summary: 'One constituent, now or as it stood (asOf, revision)', params: IdParams, querystring: PointQuery, response: { 200: OneAsOf('constituent', S.ConstituentRef), ...errors(...API_ERRORS) } } },
       async (request, reply) => {
         const team = apiContext(request).team;
@@ -76,7 +77,7 @@ export const constituentRoutes =
     );
 
     app.get(
-      '/constituents',
+      `/${RESOURCES.constituent.path}`,
       {
         schema: {
           tags,

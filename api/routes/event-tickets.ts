@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { RESOURCES } from '../../domain/resources.js';
 import { readTeamRecord } from '../../projections/read.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { EVENT_TICKETS, ticketSearch } from '../../projections/event-tickets.js';
@@ -19,13 +20,13 @@ export const eventTicketRoutes =
     const tags = ['Event ticket sales'];
 
     app.get(
-      '/event-tickets/:id',
+      `/${RESOURCES.eventTicket.path}/:id`,
       { schema: { tags, summary: 'One ticket sale', params: IdParams, response: { 200: S.EventTicketOne, ...errors(...API_ERRORS) } } },
       async (request) => ({ eventTicket: await readEventTicket(services.store, apiContext(request).team, request.params.id) }),
     );
 
     app.get(
-      '/event-tickets',
+      `/${RESOURCES.eventTicket.path}`,
       {
         schema: {
           tags,

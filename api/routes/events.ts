@@ -1,4 +1,5 @@
 import { eventStream } from '../../domain/event/events.js';
+import { RESOURCES } from '../../domain/resources.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readTeamRecord, readTeamRecordTagged } from '../../projections/read.js';
 import { createEvent, updateEvent } from '../../commands/events.js';
@@ -33,7 +34,7 @@ export const eventRoutes =
     const tags = ['Events'];
 
     app.post(
-      '/events',
+      `/${RESOURCES.event.path}`,
       {
         schema: {
           tags,
@@ -50,7 +51,7 @@ export const eventRoutes =
     );
 
     app.patch(
-      '/events/:id',
+      `/${RESOURCES.event.path}/:id`,
       { schema: { tags, summary: 'Update an event; omitted fields are untouched', params: IdParams, body: S.EventPatchBody, response: { 200: S.EventOne, ...errors(...API_WRITE_ERRORS) } } },
       async (request, reply) => {
         const stream = eventStream(request.params.id);
@@ -61,7 +62,7 @@ export const eventRoutes =
     );
 
     app.get(
-      '/events/:id',
+      `/${RESOURCES.event.path}/:id`,
       {
         schema: { tags, summary: 'One event with contact and location details, now or as it stood (asOf, revision)', params: IdParams, querystring: PointQuery, response: { 200: OneAsOf('event', S.EventRef), ...errors(...API_ERRORS) } },
       },
@@ -74,7 +75,7 @@ export const eventRoutes =
     );
 
     app.get(
-      '/events',
+      `/${RESOURCES.event.path}`,
       { schema: { tags, summary: 'Search events; newest start date first', querystring: S.EventListQuery, response: { 200: S.EventList, ...errors(...API_ERRORS) } } },
       async (request) => {
         const q = request.query;

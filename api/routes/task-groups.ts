@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { RESOURCES } from '../../domain/resources.js';
 import { readTeamRecord } from '../../projections/read.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { publicView } from '../../projections/store/port.js';
@@ -17,12 +18,12 @@ export const taskGroupRoutes =
     app.addSchema(S.TaskGroup);
     const tags = ['Volunteer task groups'];
     app.get(
-      '/volunteer-task-groups/:id',
+      `/${RESOURCES.taskGroup.path}/:id`,
       { schema: { tags, summary: 'One task group', params: IdParams, response: { 200: S.TaskGroupOne, ...errors(...API_ERRORS) } } },
       async (request) => ({ volunteerTaskGroup: await readTaskGroup(services, apiContext(request).team, request.params.id) }),
     );
     app.get(
-      '/volunteer-task-groups',
+      `/${RESOURCES.taskGroup.path}`,
       { schema: { tags, summary: 'Task groups, searched by title or location', querystring: S.TaskGroupListQuery, response: { 200: S.TaskGroupList, ...errors(...API_ERRORS) } } },
       async (request) => {
         const page = pageOf(request.query);

@@ -1,4 +1,5 @@
 import { taskStream } from '../../domain/volunteer-task/events.js';
+import { RESOURCES } from '../../domain/resources.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readTeamRecord, readTeamRecordTagged } from '../../projections/read.js';
 import { createTask, updateTask } from '../../commands/volunteer-tasks.js';
@@ -23,7 +24,7 @@ export const volunteerTaskRoutes =
     const tags = ['Volunteer tasks'];
 
     app.post(
-      '/volunteer-tasks',
+      `/${RESOURCES.volunteerTask.path}`,
       {
         schema: {
           tags,
@@ -40,7 +41,7 @@ export const volunteerTaskRoutes =
     );
 
     app.patch(
-      '/volunteer-tasks/:id',
+      `/${RESOURCES.volunteerTask.path}/:id`,
       {
         schema: {
           tags,
@@ -62,7 +63,7 @@ export const volunteerTaskRoutes =
     );
 
     app.get(
-      '/volunteer-tasks/:id',
+      `/${RESOURCES.volunteerTask.path}/:id`,
       {
         schema: {
           tags,
@@ -81,7 +82,7 @@ export const volunteerTaskRoutes =
     );
 
     app.get(
-      '/volunteer-tasks',
+      `/${RESOURCES.volunteerTask.path}`,
       {
         schema: {
           tags,

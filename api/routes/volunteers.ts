@@ -1,4 +1,5 @@
 import { volunteerStream } from '../../domain/volunteer/events.js';
+import { RESOURCES } from '../../domain/resources.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { readTeamRecord, readTeamRecordTagged } from '../../projections/read.js';
 import { registerVolunteer, updateVolunteer } from '../../commands/volunteers.js';
@@ -23,7 +24,7 @@ export const volunteerRoutes =
     const tags = ['Volunteers'];
 
     app.post(
-      '/volunteers',
+      `/${RESOURCES.volunteer.path}`,
       {
         schema: {
           tags,
@@ -40,7 +41,7 @@ export const volunteerRoutes =
     );
 
     app.patch(
-      '/volunteers/:id',
+      `/${RESOURCES.volunteer.path}/:id`,
       {
         schema: {
           tags,
@@ -59,7 +60,7 @@ export const volunteerRoutes =
     );
 
     app.get(
-      '/volunteers/:id',
+      `/${RESOURCES.volunteer.path}/:id`,
       { schema: { tags, summary: 'One volunteer, now or as it stood (asOf, revision)', params: IdParams, querystring: PointQuery, response: { 200: OneAsOf('volunteer', S.VolunteerRef), ...errors(...API_ERRORS) } } },
       async (request, reply) => {
         const team = apiContext(request).team;
@@ -70,7 +71,7 @@ export const volunteerRoutes =
     );
 
     app.get(
-      '/volunteers',
+      `/${RESOURCES.volunteer.path}`,
       {
         schema: {
           tags,

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { RESOURCES } from '../../../domain/resources.js';
 import { readTeamRecord } from '../../../projections/read.js';
 import { Type } from '@sinclair/typebox';
 import { flagDonation, recordDonation, refundDonation, updateDonation } from '../../../commands/donations.js';
@@ -23,7 +24,7 @@ export const adminDonationRoutes =
     const One = Type.Object({ donation: S.Donation });
 
     app.post(
-      '/teams/:teamId/donations',
+      `/teams/:teamId/${RESOURCES.donation.path}`,
       { schema: { hide, params: TeamParams, body: S.DonationBody, response: { 201: One, ...errors(400, 401, 404) } } },
       async (request, reply) => {
         const ctx = adminContext(request, request.params.teamId);
@@ -33,7 +34,7 @@ export const adminDonationRoutes =
     );
 
     app.patch(
-      '/teams/:teamId/donations/:id',
+      `/teams/:teamId/${RESOURCES.donation.path}/:id`,
       { schema: { hide, params: TeamRecordParams, body: S.DonationBody, response: { 200: One, ...errors(400, 401, 403, 404) } } },
       async (request) => {
         const ctx = adminContext(request, request.params.teamId);
@@ -43,7 +44,7 @@ export const adminDonationRoutes =
     );
 
     app.delete(
-      '/teams/:teamId/donations/:id',
+      `/teams/:teamId/${RESOURCES.donation.path}/:id`,
       { schema: { hide, params: TeamRecordParams, response: { 200: One, ...errors(401, 403, 404) } } },
       async (request) => {
         const ctx = adminContext(request, request.params.teamId);
@@ -54,7 +55,7 @@ export const adminDonationRoutes =
     );
 
     app.post(
-      '/teams/:teamId/donations/:id/refund',
+      `/teams/:teamId/${RESOURCES.donation.path}/:id/refund`,
       { schema: { hide, params: TeamRecordParams, body: S.RefundBody, response: { 201: One, ...errors(400, 401, 404) } } },
       async (request, reply) => {
         const ctx = adminContext(request, request.params.teamId);
@@ -77,7 +78,7 @@ export const adminDonationRoutes =
 
     const Gift = Type.Object({ recurringGift: S.RecurringGift });
     app.post(
-      '/teams/:teamId/recurring-gifts',
+      `/teams/:teamId/${RESOURCES.recurringGift.path}`,
       { schema: { hide, params: TeamParams, body: S.RecurringGiftBody, response: { 201: Gift, ...errors(400, 401, 404) } } },
       async (request, reply) => {
         const ctx = adminContext(request, request.params.teamId);
@@ -87,7 +88,7 @@ export const adminDonationRoutes =
     );
 
     app.delete(
-      '/teams/:teamId/recurring-gifts/:id',
+      `/teams/:teamId/${RESOURCES.recurringGift.path}/:id`,
       { schema: { hide, params: TeamRecordParams, response: { 200: Gift, ...errors(401, 404) } } },
       async (request) => {
         const ctx = adminContext(request, request.params.teamId);

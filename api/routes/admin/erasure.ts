@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { RESOURCES } from '../../../domain/resources.js';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../runtime/services.js';
 import { adminContext } from '../../auth.js';
@@ -28,7 +29,7 @@ export const erasureRoutes =
   async (app) => {
     useTeamIdempotency(app, services.idempotency);
     app.post(
-      '/teams/:teamId/constituents/:id/erase',
+      `/teams/:teamId/${RESOURCES.constituent.path}/:id/erase`,
       {
         schema: {
           hide: true,

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { RESOURCES } from '../../../domain/resources.js';
 import { TeamParams } from '../../schemas/admin.js';
 import { recordTicketSale } from '../../../commands/event-tickets.js';
 import { adminContext } from '../../auth.js';
@@ -14,7 +15,7 @@ export const adminEventTicketRoutes =
   async (app) => {
     app.addSchema(S.EventTicket);
     app.post(
-      '/teams/:teamId/event-tickets',
+      `/teams/:teamId/${RESOURCES.eventTicket.path}`,
       { schema: { hide: true, params: TeamParams, body: S.EventTicketBody, response: { 201: S.EventTicketCreated, ...errors(400, 401, 404) } } },
       async (request, reply) => {
         const { teamId } = request.params;

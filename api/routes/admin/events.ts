@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { RESOURCES } from '../../../domain/resources.js';
 import { TeamRecordParams } from '../../schemas/admin.js';
 import { setEventGeography } from '../../../commands/events.js';
 import { adminContext } from '../../auth.js';
@@ -14,7 +15,7 @@ export const adminEventRoutes =
   async (app) => {
     app.addSchema(S.Event);
     app.patch(
-      '/teams/:teamId/events/:id',
+      `/teams/:teamId/${RESOURCES.event.path}/:id`,
       { schema: { hide: true, params: TeamRecordParams, body: S.EventGeographyBody, response: { 200: S.EventOne, ...errors(400, 401, 403, 404) } } },
       async (request) => {
         const { teamId, id } = request.params;

@@ -1,4 +1,5 @@
 import { constituentStream } from '../../../domain/constituent/events.js';
+import { RESOURCES } from '../../../domain/resources.js';
 import { eventStream } from '../../../domain/event/events.js';
 import { volunteerStream } from '../../../domain/volunteer/events.js';
 import { taskStream } from '../../../domain/volunteer-task/events.js';
@@ -41,7 +42,7 @@ export const adminRecordRoutes =
     await app.register(batchRoutes(services, { prefix: '/teams/:teamId', contextOf: (request) => adminContext(request, (request.params as { teamId: number }).teamId), hide }));
 
     app.post(
-      '/teams/:teamId/constituents',
+      `/teams/:teamId/${RESOURCES.constituent.path}`,
       { schema: { hide, params: TeamParams, querystring: C.CreateQuery, body: C.ConstituentBody, response: { 201: C.ConstituentCreated, 200: C.ConstituentCreated, ...ERRORS } } },
       async (request, reply) => {
         const ctx = adminContext(request, request.params.teamId);
@@ -54,7 +55,7 @@ export const adminRecordRoutes =
     );
 
     app.post(
-      '/teams/:teamId/volunteers',
+      `/teams/:teamId/${RESOURCES.volunteer.path}`,
       { schema: { hide, params: TeamParams, body: V.CreateVolunteerBody, response: { 201: V.VolunteerCreated, 200: V.VolunteerCreated, ...ERRORS } } },
       async (request, reply) => {
         const ctx = adminContext(request, request.params.teamId);
@@ -64,7 +65,7 @@ export const adminRecordRoutes =
     );
 
     app.post(
-      '/teams/:teamId/volunteer-tasks',
+      `/teams/:teamId/${RESOURCES.volunteerTask.path}`,
       { schema: { hide, params: TeamParams, body: T.CreateTaskBody, response: { 201: T.TaskCreated, ...ERRORS } } },
       async (request, reply) => {
         const ctx = adminContext(request, request.params.teamId);
@@ -74,7 +75,7 @@ export const adminRecordRoutes =
     );
 
     app.post(
-      '/teams/:teamId/events',
+      `/teams/:teamId/${RESOURCES.event.path}`,
       { schema: { hide, params: TeamParams, body: E.EventCreateBody, response: { 201: E.EventCreated, ...ERRORS } } },
       async (request, reply) => {
         const ctx = adminContext(request, request.params.teamId);

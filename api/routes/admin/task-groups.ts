@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { RESOURCES } from '../../../domain/resources.js';
 import { createTaskGroup } from '../../../commands/task-groups.js';
 import { adminContext } from '../../auth.js';
 import { TeamParams } from '../../schemas/admin.js';
@@ -11,7 +12,7 @@ export const adminTaskGroupRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
-      '/teams/:teamId/volunteer-task-groups',
+      `/teams/:teamId/${RESOURCES.taskGroup.path}`,
       { schema: { hide: true, params: TeamParams, body: S.CreateTaskGroupBody, response: { 201: S.TaskGroupCreatedPlain, ...errors(400, 401, 404) } } },
       async (request, reply) => {
         const { teamId } = request.params;

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { RESOURCES } from '../../../domain/resources.js';
 import { cancelTask, setTaskGeography, signUpForTask } from '../../../commands/volunteer-tasks.js';
 import { adminContext } from '../../auth.js';
 import { TeamRecordParams } from '../../schemas/admin.js';
@@ -14,7 +15,7 @@ export const adminVolunteerTaskRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.patch(
-      '/teams/:teamId/volunteer-tasks/:id',
+      `/teams/:teamId/${RESOURCES.volunteerTask.path}/:id`,
       { schema: { hide: true, params: TeamRecordParams, body: S.GeographyBody, response: { 200: S.TaskOnePlain, ...ERRORS } } },
       async (request) => {
         const { teamId, id } = request.params;
@@ -23,7 +24,7 @@ export const adminVolunteerTaskRoutes =
       },
     );
     app.post(
-      '/teams/:teamId/volunteer-tasks/:id/sign-up',
+      `/teams/:teamId/${RESOURCES.volunteerTask.path}/:id/sign-up`,
       { schema: { hide: true, params: TeamRecordParams, body: S.SignUpBody, response: { 200: S.TaskOnePlain, ...ERRORS } } },
       async (request) => {
         const { teamId, id } = request.params;
@@ -32,7 +33,7 @@ export const adminVolunteerTaskRoutes =
       },
     );
     app.post(
-      '/teams/:teamId/volunteer-tasks/:id/cancel',
+      `/teams/:teamId/${RESOURCES.volunteerTask.path}/:id/cancel`,
       {
         schema: { hide: true, params: TeamRecordParams, body: S.CancelBody, response: { 200: S.TaskOnePlain, ...ERRORS } },
         // The cancel form may post no body at all; that is "whoever holds it".
