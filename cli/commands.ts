@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { heartbeat } from './heartbeat.js';
 import os from 'node:os';
 import path from 'node:path';
 import { Transform } from 'node:stream';
@@ -152,6 +153,7 @@ export async function prepare(dataDir: string, out: Out): Promise<number> {
     const done = await prepareReadModels(dataDir, {
       progressEveryMs: 250,
       report: (line) => void process.stderr.write(`prepare: ${line}\n`),
+      whileSilent: (what) => heartbeat(`prepare: still building ${what}`),
       onCopy: (bytes, total) => (copy ??= startProgress({ label: 'prepare: copy of the live read models, MB' })).update(Math.round(bytes / MB), Math.round(total / MB)),
       onProgress: (p) => {
         copy?.stop();

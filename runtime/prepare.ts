@@ -22,6 +22,12 @@ export interface PrepareOptions {
   report?: (line: string) => void;
   /** A module exporting the projectors (tests); the product's by default. */
   projectorsModule?: string;
+  /**
+   * Called before a step that tells no progress while it runs (the last one, which builds the
+   * search and list indexes of what was built in bulk) with what it does; the answer is called
+   * after it. The CLI keeps printing meanwhile from a thread of its own.
+   */
+  whileSilent?: (what: string) => () => void;
 }
 
 export interface Prepared {
@@ -118,11 +124,19 @@ async function follow(projection: SqliteProjection, log: LogReader, options: Pre
   let events = 0;
   let said = false;
   for (;;) {
+    let silent: (() => void) | null = null;
     if (!said && Number(log.head() - (await projection.position())) <= LAST_BULK_STEP && indexesWait()) {
       said = true;
-      options.report?.('the last events, then the search and list indexes of the read models built from the log, in one step that tells no progress');
+      const what = 'the last events, then the search and list indexes of the read models built from the log';
+      options.report?.(`${what}, in one step`);
+      silent = options.whileSilent?.(what) ?? null;
     }
-    const step = await projection.step();
+    let step;
+    try {
+      step = await projection.step();
+    } finally {
+      silent?.();
+    }
     events += step.read;
     const behind = Number(log.head() - step.position);
     const progress = meter.add(step.read, Math.max(0, behind));
