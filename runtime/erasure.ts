@@ -170,8 +170,9 @@ export class Erasure {
 
 /** Waits until no search table of the read models has a pending row (each holds a row's old text). */
 async function searchSynced(db: Database.Database, timeoutMs = 30_000): Promise<void> {
-  const pending = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB '*__pending[0-9]*' AND name NOT GLOB '*_a[idu]'`).pluck().all() as string[];
-  const waiting = () => pending.some((t) => db.prepare(`SELECT 1 FROM "${t.replaceAll('"', '""')}" LIMIT 1`).get() !== undefined);
+  const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB '*__pending[0-9]*' AND name NOT GLOB '*_a[idu]'`).pluck().all() as string[];
+  const pending = tables.map((t) => db.prepare(`SELECT 1 FROM "${t.replaceAll('"', '""')}" LIMIT 1`));
+  const waiting = () => pending.some((rows) => rows.get() !== undefined);
   for (const until = Date.now() + timeoutMs; waiting(); ) {
     if (Date.now() > until) throw new Error('the read models did not bring their search index up to date in time; the erasure finishes at the next start');
     await new Promise((resolve) => setTimeout(resolve, 50));

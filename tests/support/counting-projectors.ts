@@ -19,17 +19,17 @@ export interface CounterDoc {
 
 const RUN = randomUUID();
 
-function counter(name: string, version: number): Projector {
-  return {
-    name,
-    version,
-    collections: [{ name, idField: 'id' }],
-    async apply(event, store) {
-      const c = (await store.get<CounterDoc>(name, 'n')) ?? { id: 'n', applies: 0, violations: 0, last: '0', madeBy: RUN };
-      const inOrder = event.position.commit > BigInt(c.last);
-      await store.put(name, { ...c, applies: c.applies + 1, violations: c.violations + (inOrder ? 0 : 1), last: String(event.position.commit) });
-    },
+/** A counter's apply: one more application, and a violation when the event is not after the last. */
+export function countApply(name: string): Projector['apply'] {
+  return async (event, store) => {
+    const c = (await store.get<CounterDoc>(name, 'n')) ?? { id: 'n', applies: 0, violations: 0, last: '0', madeBy: RUN };
+    const inOrder = event.position.commit > BigInt(c.last);
+    await store.put(name, { ...c, applies: c.applies + 1, violations: c.violations + (inOrder ? 0 : 1), last: String(event.position.commit) });
   };
+}
+
+function counter(name: string, version: number): Projector {
+  return { name, version, collections: [{ name, idField: 'id' }], apply: countApply(name) };
 }
 
 /** Fails every `Boom` event while the file TURNOUT_TEST_FUSE names exists. */
