@@ -124,9 +124,8 @@ function program(): Command {
     )
     .option('--data-dir <dir>', 'the data dir (default: TURNOUT_DATA_DIR, else ./data)')
     .option('--prepare', "build this release's changed read models beside the live ones while the old release's server serves", false)
-    .option('--drop-unused', 'drop the MongoDB read-model collections no running build uses (never done automatically)')
+    .addOption(new Option('--drop-unused', 'drop the MongoDB read-model collections no running build uses (never done automatically)').conflicts('prepare'))
     .action(async (o: { dataDir?: string; prepare: boolean; dropUnused?: boolean }) => {
-      if (o.prepare && o.dropUnused) throw new UsageError('--prepare and --drop-unused are two different commands: give one');
       const dir = o.dataDir ?? (process.env.TURNOUT_DATA_DIR || './data');
       result(await (o.dropUnused ? dropUnused(process.env.TURNOUT_MONGO_URL || undefined, out) : o.prepare ? prepare(dir, out) : rebuild(dir, out)));
     });

@@ -66,6 +66,7 @@ describe('turnout --help and bad usage', () => {
       [['keys', 'create', '--team', '1', '--name', 'x', '--scope', 'admin'], {}, /Allowed choices are read_write, read_only/],
       [['import', 'rows.csv', '--team', '1', '--resource', 'donations'], {}, /Allowed choices are constituents/],
       [['import', 'rows.xlsx', '--team', '1'], {}, /reads \.csv or \.ndjson files/],
+      [['rebuild', '--prepare', '--drop-unused'], {}, /option '--drop-unused' cannot be used with option '--prepare'/],
       [['teams', 'create', '--name', 'x'], { TURNOUT_URL: undefined }, /Set TURNOUT_URL/],
       [['teams', 'create', '--name', 'x'], { TURNOUT_ADMIN_TOKEN: undefined }, /Set TURNOUT_ADMIN_TOKEN/],
       [['teams', 'create', '--name', 'x'], { TURNOUT_URL: 'ftp://host' }, /TURNOUT_URL must be an http/],
