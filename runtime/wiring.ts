@@ -25,6 +25,7 @@ import { watchTeamFeed } from './team-feed.js';
 import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb, openWebhookState } from './webhooks.js';
+import { InFlightRedaction } from './idempotency/in-flight.js';
 import { SqliteIdempotencyStore } from './idempotency/sqlite.js';
 import { type CatchUpProgress, LOG_FILE, READ_MODELS_FILE, startProjectorThread } from './read-models.js';
 import { readModelTopology } from './topology.js';
@@ -226,9 +227,9 @@ export async function openRuntime(
   const webhookDb = config.mongoUrl ? null : openWebhookDb(config, logDatabase, (fn) => closers.push(fn));
   const webhookState = openWebhookState(config, rawStore, webhookDb, log, mainSealer, (fn) => closers.push(fn));
 
-  const idempotency = config.mongoUrl
-    ? await (await import('./idempotency/mongo.js')).MongoIdempotencyStore.connect(config.mongoUrl)
-    : SqliteIdempotencyStore.open(config.dataDir);
+  const idempotency = new InFlightRedaction(
+    config.mongoUrl ? await (await import('./idempotency/mongo.js')).MongoIdempotencyStore.connect(config.mongoUrl) : SqliteIdempotencyStore.open(config.dataDir),
+  );
   closers.push(() => idempotency.close());
 
   // Readiness asks every follower this process runs; a standby (the lease is elsewhere) runs none.

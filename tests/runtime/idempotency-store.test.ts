@@ -7,8 +7,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { ABANDONED_MS, BEAT_MS, MongoIdempotencyStore } from '../../runtime/idempotency/mongo.js';
-import { STALE_MS, TTL_MS } from '../../runtime/idempotency/port.js';
+import { type IdempotencyStore, STALE_MS, TTL_MS } from '../../runtime/idempotency/port.js';
 import { SqliteIdempotencyStore } from '../../runtime/idempotency/sqlite.js';
+import { InFlightRedaction } from '../../runtime/idempotency/in-flight.js';
+import { redactAnswer } from '../../runtime/erasure.js';
 
 const answer = { status: 201, body: '{"created":true}', headers: { 'content-type': 'application/json' } };
 
@@ -126,6 +128,56 @@ function scripted(options: { now?: () => number } = {}) {
   const db = { collection: () => collection } as unknown as Db;
   return { store: MongoIdempotencyStore.on(db, null, { beatMs: 3_600_000, ...options }), calls, docs };
 }
+
+describe('an erasure and the requests running through it (decisions.md §17)', () => {
+  const personal = (email: string) => ({ status: 200, body: JSON.stringify({ constituent: { PkConstituent: 7, Email1: email, LastName: 'Keep' } }), headers: {} });
+  const stale = (body: string) => body.includes('gone@example.org');
+  const stored = async (store: SqliteIdempotencyStore, key: string) => {
+    const begun = await store.begin('team:1', key, 'other-fingerprint', Date.now());
+    return begun.state === 'done' ? JSON.parse(begun.answer.body) : begun.state;
+  };
+
+  it('redacts an answer stored after the erasure by a request that began before it, and leaves later requests alone', async () => {
+    const inner = new SqliteIdempotencyStore(new Database(':memory:'));
+    const store = new InFlightRedaction(inner);
+    const now = Date.now();
+    expect((await store.begin('team:1', 'before', 'f', now)).state).toBe('started');
+    expect((await store.begin('team:1', 'released', 'f', now)).state).toBe('started');
+    expect(await store.redact(stale, redactAnswer(new Set(['gone@example.org'])))).toBe(0);
+    // The request that was running when the erasure redacted finishes with the person's values.
+    await store.complete('team:1', 'before', personal('gone@example.org'));
+    await store.release('team:1', 'released');
+    // One that begins afterwards keeps what it answers (it ran on the rewritten stores).
+    expect((await store.begin('team:1', 'after', 'f', now)).state).toBe('started');
+    await store.complete('team:1', 'after', personal('gone@example.org'));
+
+    expect((await stored(inner, 'before')).constituent).toEqual({ PkConstituent: 7, Email1: null, LastName: 'Keep' });
+    expect((await stored(inner, 'after')).constituent.Email1).toBe('gone@example.org');
+    await store.close();
+  });
+
+  it('waits for an answer already on its way to the store, so the redaction rewrites it there', async () => {
+    // A store whose writes land later than asked, as a MongoDB round trip does.
+    const bodies = new Map<string, string>();
+    const slow: IdempotencyStore = {
+      begin: async () => ({ state: 'started' }),
+      complete: (_scope, key, a) => new Promise((done) => setTimeout(() => done(void bodies.set(key, a.body)), 30)),
+      release: async () => undefined,
+      redact: async (isStale, redact) => {
+        let n = 0;
+        for (const [key, body] of bodies) if (isStale(body)) (bodies.set(key, redact(body)), n++);
+        return n;
+      },
+      close: async () => undefined,
+    };
+    const store = new InFlightRedaction(slow);
+    await store.begin('team:1', 'racing', 'f', Date.now());
+    const completing = store.complete('team:1', 'racing', personal('gone@example.org'));
+    expect(await store.redact(stale, redactAnswer(new Set(['gone@example.org'])))).toBe(1);
+    await completing;
+    expect(JSON.parse(bodies.get('racing')!).constituent.Email1).toBeNull();
+  });
+});
 
 describe('the MongoDB idempotency store', () => {
   it('redacts the stored answers an erasure picks, and only those (decisions.md §17)', async () => {
