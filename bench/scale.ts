@@ -131,6 +131,129 @@ export async function measureRebuildOnly(dataDir: string): Promise<string[]> {
   return [...lines, ...more];
 }
 
+interface StartPhase {
+  figures: Figure[];
+  lines: string[];
+}
+
+/**
+ * Issue 13's figures of a start on a written data dir: /healthz and /readyz from the spawn, memory,
+ * searches, look-ups and reads one at a time. `probe` is the id just before the N constituents'.
+ */
+async function measureStart(server: string, dir: string, key: string, probe: number, n: number, counts: { searches3: number; searches12: number; lookups: number }): Promise<StartPhase> {
+  const { searches3, searches12, lookups } = counts;
+  const templates = 500;
+  const auth = { authorization: `Bearer ${key}` };
+  const started = await startServer(server, dir, ADMIN);
+  try {
+    let catchingUp: string | null = null;
+    const healthMs = await until200(started, '/healthz');
+    // The first answer that names a follower catching up (before that, the port answers alone).
+    const readyMs = await until200(started, '/readyz', 600_000, (status, body) => {
+      if (!catchingUp && body.includes('catching_up')) catchingUp = `${status} ${body}`;
+    });
+    const atReady = memory(started.child.pid!);
+    const rnd = random(13);
+    const search = (term: string): BenchRequest => ({ method: 'GET', path: `/api/v1/constituents?search=${encodeURIComponent(term)}`, headers: auth });
+    const t0 = performance.now();
+    await call(started.origin, 'GET', search(nameTerms(1, [3], rnd)[0]).path, auth);
+    const firstSearchMs = performance.now() - t0;
+    const healthz = await sequential(started.origin, [{ method: 'GET', path: '/healthz' }], lookups);
+    const three = await sequential(started.origin, nameTerms(searches3, [3], rnd).map(search));
+    const short = await sequential(started.origin, nameTerms(searches12, [1, 2], rnd).map(search));
+    const emails = await sequential(
+      started.origin,
+      Array.from({ length: lookups }, () => {
+        const i = Math.floor(rnd() * n);
+        return { method: 'GET', path: `/api/v1/constituents?email=${encodeURIComponent(String(person(i % templates, String(i)).Email1))}`, headers: auth };
+      }),
+    );
+    const byId = await sequential(
+      started.origin,
+      Array.from({ length: lookups }, () => ({ method: 'GET', path: `/api/v1/constituents/${probe + 1 + Math.floor(rnd() * n)}`, headers: auth })),
+    );
+    const afterSearches = memory(started.child.pid!);
+    const progress = started.output().split('\n').filter((l) => /catching up|caught up/.test(l));
+    const searched = 1 + searches3 + searches12;
+    const peak = Math.max(atReady?.peakMb ?? NaN, afterSearches?.peakMb ?? NaN);
+    return {
+      figures: [
+        { figure: 'start to /healthz 200', value: msText(healthMs), target: '<= 1 s', met: healthMs <= 1000 },
+        { figure: 'start to /readyz 200', value: msText(readyMs), target: '<= 2 s', met: readyMs <= 2000 },
+        { figure: 'peak RSS during start (VmHWM at ready)', value: `${fmt(atReady?.peakMb ?? NaN)} MB`, target: '<= 400 MB', met: (atReady?.peakMb ?? Infinity) <= 400 },
+        { figure: `peak RSS after ${searched} searches (VmHWM; VmRSS ${fmt(afterSearches?.nowMb ?? NaN)} MB)`, value: `${fmt(peak)} MB`, target: '<= 400 MB', met: peak <= 400 },
+        { figure: 'first search after start', value: msText(firstSearchMs), target: '<= 100 ms', met: firstSearchMs <= 100 },
+        { figure: `search, 3 characters from names, p99 (${searches3})`, value: msText(three.p99), target: '< 20 ms', met: three.p99 < 20 },
+        { figure: `search, 1-2 characters, p99 (${searches12})`, value: msText(short.p99), target: '< 300 ms', met: short.p99 < 300 },
+        { figure: `email look-up, p99 (${lookups})`, value: msText(emails.p99), target: '< 10 ms', met: emails.p99 < 10 },
+        { figure: `read by id, p99 (${lookups})`, value: msText(byId.p99), target: '< 10 ms', met: byId.p99 < 10 },
+      ],
+      lines: [
+        `  baseline: GET /healthz, one at a time, p50 ${msText(healthz.p50)} p99 ${msText(healthz.p99)}; searches of 3 characters p50 ${msText(three.p50)}, of 1-2 p50 ${msText(short.p50)}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+        `  /readyz while catching up: ${catchingUp ?? '(never seen: ready at the first answer)'}`,
+        ...progress.map((l) => `  server: ${l.trim()}`),
+      ],
+    };
+  } finally {
+    await started.stop();
+  }
+}
+
+/** The data dir as the server left it, against issue 29's target (1,000,000 creates and 100,000 updates: at most 1.5 GB). */
+function sizeFigure(dir: string, n: number): Figure {
+  const { total } = dataDirSize(dir);
+  const limit = 1.5e9 * (n / 1_000_000);
+  return { figure: 'data dir as the server left it', value: mbText(total), target: `<= ${mbText(limit)}`, met: total <= limit };
+}
+
+/** The start, searches and size on a data dir a run with BENCH_SCALE_DIR kept (BENCH_PART=start), through a new key of its team. */
+export async function measureStartOnly(server: string, dir: string): Promise<string[]> {
+  const n = constituentsIn(dir);
+  const figures = [sizeFigure(dir, n)];
+  const setup = await startServer(server, dir, ADMIN);
+  let key: string;
+  let probe: number;
+  try {
+    await until200(setup, '/readyz');
+    const admin = { authorization: `Bearer ${ADMIN}` };
+    const team = (await call(setup.origin, 'GET', '/admin/v1/teams', admin)).teams[0].id as number;
+    key = (await call(setup.origin, 'POST', `/admin/v1/teams/${team}/api-keys`, admin, { name: 'Scale start', scope: 'read_write' })).key as string;
+    probe = (await call(setup.origin, 'GET', '/api/v1/constituents?pageSize=1', { authorization: `Bearer ${key}` })).constituents[0].PkConstituent as number;
+  } finally {
+    await setup.stop();
+  }
+  const start = await measureStart(server, dir, key, probe, n - 1, { searches3: 400, searches12: 100, lookups: 300 });
+  figures.push(...start.figures);
+  return [...table(figures), ...start.lines];
+}
+
+/** How many constituents the data dir's log created. */
+function constituentsIn(dir: string): number {
+  const log = openLogReader(path.join(dir, LOG_FILE));
+  try {
+    let count = 0;
+    for (let after = 0n; ; ) {
+      const chunk = log.readAfter(after, 20_000);
+      for (const e of chunk) if (e.type === 'ConstituentCreated') count++;
+      if (chunk.length < 20_000) break;
+      after = chunk[chunk.length - 1].position.commit;
+    }
+    return count;
+  } finally {
+    log.close();
+  }
+}
+
+function table(figures: Figure[]): string[] {
+  const width = Math.max(...figures.map((f) => f.figure.length));
+  const valueWidth = Math.max(...figures.map((f) => f.value.length));
+  return [
+    `  ${'figure'.padEnd(width)}  ${'value'.padEnd(valueWidth)}  ${'target'.padEnd(18)}  verdict`,
+    ...figures.map((f) => `  ${f.figure.padEnd(width)}  ${f.value.padEnd(valueWidth)}  ${f.target.padEnd(18)}  ${f.met === null ? '-' : f.met ? 'met' : 'MISSED'}`),
+    ...figures.filter((f) => f.note).map((f) => `  ${f.note}`),
+  ];
+}
+
 export async function measureScale(options: ScaleOptions): Promise<string[]> {
   const { n, server } = options;
   const note = options.note ?? ((line: string) => process.stderr.write(`scale: ${line}\n`));
@@ -176,68 +299,17 @@ export async function measureScale(options: ScaleOptions): Promise<string[]> {
     await call(origin, 'GET', `/api/v1/constituents/${probe + n}`, auth);
     lines.push(`${fmt(n)} constituents (POST ${fmt(created.rps)}/s) and ${fmt(updates)} updates (PATCH ${fmt(updated.rps)}/s) through the HTTP API, then SIGTERM and a start on the same data directory`);
     await current.stop();
+    current = null;
 
     // ---- the start ----
     note('restarting');
-    current = await startServer(server, dir, ADMIN);
-    const started = current;
-    let catchingUp: string | null = null;
-    const healthMs = await until200(started, '/healthz');
-    // The first answer that names a follower catching up (before that, the port answers alone).
-    const readyMs = await until200(started, '/readyz', 600_000, (status, body) => {
-      if (!catchingUp && body.includes('catching_up')) catchingUp = `${status} ${body}`;
-    });
-    const atReady = memory(started.child.pid!);
-    const rnd = random(13);
-    const search = (term: string): BenchRequest => ({ method: 'GET', path: `/api/v1/constituents?search=${encodeURIComponent(term)}`, headers: auth });
-    const t0 = performance.now();
-    await call(started.origin, 'GET', search(nameTerms(1, [3], rnd)[0]).path, auth);
-    const firstSearchMs = performance.now() - t0;
-    const healthz = await sequential(started.origin, [{ method: 'GET', path: '/healthz' }], lookups);
-    const three = await sequential(started.origin, nameTerms(searches3, [3], rnd).map(search));
-    const short = await sequential(started.origin, nameTerms(searches12, [1, 2], rnd).map(search));
-    const emails = await sequential(
-      started.origin,
-      Array.from({ length: lookups }, () => {
-        const i = Math.floor(rnd() * n);
-        return { method: 'GET', path: `/api/v1/constituents?email=${encodeURIComponent(String(person(i % templates, String(i)).Email1))}`, headers: auth };
-      }),
-    );
-    const byId = await sequential(
-      started.origin,
-      Array.from({ length: lookups }, () => ({ method: 'GET', path: `/api/v1/constituents/${probe + 1 + Math.floor(rnd() * n)}`, headers: auth })),
-    );
-    const afterSearches = memory(started.child.pid!);
-    const progress = started.output().split('\n').filter((l) => /catching up|caught up/.test(l));
-    await started.stop();
-    current = null;
-
-    const searched = 1 + searches3 + searches12;
-    const peak = Math.max(atReady?.peakMb ?? NaN, afterSearches?.peakMb ?? NaN);
-    const figures: Figure[] = [
-      { figure: 'start to /healthz 200', value: msText(healthMs), target: '<= 1 s', met: healthMs <= 1000 },
-      { figure: 'start to /readyz 200', value: msText(readyMs), target: '<= 2 s', met: readyMs <= 2000 },
-      { figure: 'peak RSS during start (VmHWM at ready)', value: `${fmt(atReady?.peakMb ?? NaN)} MB`, target: '<= 400 MB', met: (atReady?.peakMb ?? Infinity) <= 400 },
-      { figure: `peak RSS after ${searched} searches (VmHWM; VmRSS ${fmt(afterSearches?.nowMb ?? NaN)} MB)`, value: `${fmt(peak)} MB`, target: '<= 400 MB', met: peak <= 400 },
-      { figure: 'first search after start', value: msText(firstSearchMs), target: '<= 100 ms', met: firstSearchMs <= 100 },
-      { figure: `search, 3 characters from names, p99 (${searches3})`, value: msText(three.p99), target: '< 20 ms', met: three.p99 < 20 },
-      { figure: `search, 1-2 characters, p99 (${searches12})`, value: msText(short.p99), target: '< 300 ms', met: short.p99 < 300 },
-      { figure: `email look-up, p99 (${lookups})`, value: msText(emails.p99), target: '< 10 ms', met: emails.p99 < 10 },
-      { figure: `read by id, p99 (${lookups})`, value: msText(byId.p99), target: '< 10 ms', met: byId.p99 < 10 },
-    ];
+    const start = await measureStart(server, dir, key, probe, n, { searches3, searches12, lookups });
+    const figures: Figure[] = [sizeFigure(dir, n), ...start.figures];
     // Before the rebuild replaces the read models the server built live.
     const liveSize = sizeLine('data dir as the server left it', dir);
     const rebuilt = await measureRebuild(dir);
     figures.push(...rebuilt.figures);
-    const width = Math.max(...figures.map((f) => f.figure.length));
-    const valueWidth = Math.max(...figures.map((f) => f.value.length));
-    lines.push(`  ${'figure'.padEnd(width)}  ${'value'.padEnd(valueWidth)}  ${'target'.padEnd(18)}  verdict`);
-    for (const f of figures) lines.push(`  ${f.figure.padEnd(width)}  ${f.value.padEnd(valueWidth)}  ${f.target.padEnd(18)}  ${f.met === null ? '-' : f.met ? 'met' : 'MISSED'}`);
-    lines.push(`  baseline: GET /healthz, one at a time, p50 ${msText(healthz.p50)} p99 ${msText(healthz.p99)}; searches of 3 characters p50 ${msText(three.p50)}, of 1-2 p50 ${msText(short.p50)}`);
-    for (const f of figures) if (f.note) lines.push(`  ${f.note}`);
-    lines.push(`  ${liveSize}`, ...rebuilt.lines);
-    lines.push(`  /readyz while catching up: ${catchingUp ?? '(never seen: ready at the first answer)'}`);
-    for (const l of progress) lines.push(`  server: ${l.trim()}`);
+    lines.push(...table(figures), ...start.lines, `  ${liveSize}`, ...rebuilt.lines);
     return lines;
   } finally {
     await current?.stop();
@@ -254,5 +326,9 @@ export async function run(): Promise<{ name: string; lines: string[] }> {
     return { name: `scale, the rebuild of ${keepDir}`, lines: await measureRebuildOnly(keepDir) };
   }
   const server = fileURLToPath(new URL('../api/server.js', import.meta.url));
+  if (process.env.BENCH_PART === 'start') {
+    if (!keepDir) throw new Error('BENCH_PART=start starts on the data dir BENCH_SCALE_DIR names (one a run with BENCH_SCALE_DIR kept)');
+    return { name: `scale, a start on ${keepDir}`, lines: await measureStartOnly(server, keepDir) };
+  }
   return { name: `scale, ${n.toLocaleString('en-US')} constituents`, lines: await measureScale({ n, server, keepDir }) };
 }
