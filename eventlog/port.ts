@@ -3,6 +3,7 @@
  * stream revisions are bigints from 0, `$all` positions are {commit, prepare} pairs, and an
  * append states what it expects of the stream (no stream yet, any, or an exact revision).
  */
+import type { MessagePort } from 'node:worker_threads';
 import type { EventMetadata, Position, RecordedEvent } from '../domain/shared/events.js';
 
 export interface NewEvent<T extends string = string, D = Record<string, unknown>> {
@@ -135,6 +136,14 @@ export interface EventLog {
    * commits on the caller's thread instead (nothing runs then).
    */
   projectInline?(step: InlineStepModule, onApplied: (position: bigint) => void): Promise<boolean>;
+  /**
+   * Posts the last position of each commit from now on to `port` (a bigint per commit), from the
+   * thread that commits, as soon as the commit is durable and before its appends are answered: the
+   * read models' projector thread applies them at once, while the log commits the next ones. A
+   * later port replaces the earlier. Only a log that commits on a thread of its own has it (the
+   * embedded one), and answers false when that log commits on the caller's thread instead.
+   */
+  tellCommits?(port: MessagePort): Promise<boolean>;
   /**
    * Rewrites the data of a stream's events in place, keeping their type, revision, position and
    * metadata, and leaves none of the old bytes in the log's files (decisions.md §17 erasure).

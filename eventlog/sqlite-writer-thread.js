@@ -28,6 +28,12 @@ db.pragma('secure_delete = ON');
 const commit = makeCommitter(db, new BigInt64Array(marks));
 /** @type {AfterCommit | null} */
 let afterCommit = null;
+/**
+ * Where each commit's last position is told as soon as it is durable (the read models' projector
+ * thread, which applies it while this thread commits the next batches).
+ * @type {import('node:worker_threads').MessagePort | null}
+ */
+let commitsTo = null;
 
 /** @param {unknown} err */
 const failure = (err) => (err instanceof Error ? err.message : String(err));
@@ -51,6 +57,9 @@ async function commitTogether(batches, answers) {
     const outcomes = commit(batches.flatMap((b) => b.batch));
     let last = 0n;
     for (const o of outcomes) if ('position' in o && o.position > last) last = o.position;
+    // Told before the appends are answered: the projector thread starts on them while the main
+    // thread takes the outcomes in.
+    if (commitsTo && last > 0n) commitsTo.postMessage(last);
     // The work's own failures are its to report (it leaves the events to another); the commit stands.
     const applied = afterCommit && last > 0n ? await afterCommit.afterCommit(last).catch(() => null) : null;
     if (applied !== null) answers.push({ id: 0, applied });
@@ -89,6 +98,10 @@ async function handle(requests) {
       } catch (err) {
         answers.push({ id: r.id, failed: failure(err) });
       }
+    } else if ('commitsTo' in r) {
+      commitsTo?.close();
+      commitsTo = r.commitsTo;
+      answers.push({ id: r.id, attached: true });
     } else if ('afterCommit' in r) {
       try {
         afterCommit = await openAfterCommit(r.afterCommit);
@@ -99,6 +112,7 @@ async function handle(requests) {
     } else {
       port.postMessage(answers);
       afterCommit?.close();
+      commitsTo?.close();
       db.close();
       port.close();
       return false;

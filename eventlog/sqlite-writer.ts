@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { type MessagePort, Worker } from 'node:worker_threads';
 import { type AfterCommitModule, decodeOutcomes, encodeBatch, type Outcome, type WireAppend, type WriterAnswer, type WriterSettings } from './sqlite-wire.js';
 
 // The wire format, also here beside the thread's handle (the writer thread's tests read it from here).
@@ -86,13 +86,21 @@ export class WriterThread {
     await this.ask<true>({ afterCommit: work });
   }
 
-  private ask<T>(message: { batch: string } | { settings: true } | { afterCommit: AfterCommitModule }): Promise<T> {
+  /**
+   * Has the thread post each commit's last position (a bigint) to `port` from now on, as soon as
+   * it is durable and before the commit's batches are answered; a later port replaces it.
+   */
+  async tellCommits(port: MessagePort): Promise<void> {
+    await this.ask<true>({ commitsTo: port }, [port]);
+  }
+
+  private ask<T>(message: { batch: string } | { settings: true } | { afterCommit: AfterCommitModule } | { commitsTo: MessagePort }, transfer: MessagePort[] = []): Promise<T> {
     if (this.broken) return Promise.reject(this.broken);
     const id = this.nextId++;
     if (this.inflight.size === 0) this.worker.ref();
     return new Promise<T>((resolve, reject) => {
       this.inflight.set(id, { resolve: resolve as (answer: never) => void, reject });
-      this.worker.postMessage({ id, ...message });
+      this.worker.postMessage({ id, ...message }, transfer);
     });
   }
 

@@ -1,3 +1,4 @@
+import type { MessagePort } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { type AppendResult, type EventLog, type ExpectedRevision, type InlineStepModule, type NewEvent, type SubscribeOptions, type Subscription } from './port.js';
 import { type Position, type RecordedEvent } from '../domain/shared/events.js';
@@ -81,6 +82,13 @@ export class SqliteEventLog implements EventLog {
   async projectInline(step: InlineStepModule, onApplied: (position: bigint) => void): Promise<boolean> {
     if (!this.writer) return false;
     await this.writer.runAfterEachCommit(step, onApplied);
+    return true;
+  }
+
+  /** The port's tellCommits (port.ts), from the writer thread; false where the log commits on the calling thread. */
+  async tellCommits(port: MessagePort): Promise<boolean> {
+    if (!this.writer) return false;
+    await this.writer.tellCommits(port);
     return true;
   }
 

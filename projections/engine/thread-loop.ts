@@ -1,3 +1,4 @@
+import type { MessagePort } from 'node:worker_threads';
 import { Backoff } from '../../eventlog/backoff.js';
 import { Pause } from '../../eventlog/pause.js';
 import type { SqliteReadCore } from '../store/sqlite-core.js';
@@ -29,10 +30,26 @@ export async function driveProjectorThread(projection: SqliteProjection, core: S
   const pause = new Pause();
   /** While a failing event waits out its backoff, writes do not cut the wait short (only a stop does). */
   let backingOff = false;
-  port.onMessage((m) => {
-    if (m.type === 'stop') stopping = true;
+  const poke = () => {
     poked = true;
-    if (m.type === 'stop' || !backingOff) pause.wake();
+    if (!backingOff) pause.wake();
+  };
+  /** Where the log's writer thread tells each of its commits: each one is applied at once. */
+  const heard: { commits: MessagePort | null } = { commits: null };
+  port.onMessage((m) => {
+    if (m.type === 'commits') {
+      heard.commits?.close();
+      heard.commits = m.port;
+      m.port.on('message', poke);
+      // Open while the loop runs; it must not keep the thread alive once the loop is over.
+      m.port.unref();
+      return;
+    }
+    if (m.type === 'stop') {
+      stopping = true;
+      pause.wake();
+    }
+    poke();
   });
 
   /**
@@ -88,10 +105,11 @@ export async function driveProjectorThread(projection: SqliteProjection, core: S
         continue;
       }
     }
-    // Caught up: this process's writes wake the thread at once (settle's message); another
-    // process's at the next poll.
+    // Caught up: this process's commits wake the thread at once (the writer thread's message, or
+    // settle's where the log commits on the main thread); another process's at the next poll.
     if (!poked) await pause.for(settings.pollMs);
   }
+  heard.commits?.close();
 }
 
 /** `work` at most once every `ms`. Busy (the lock held past the busy timeout) or failing, it is tried again at a later turn. */

@@ -1,4 +1,4 @@
-import type { Worker } from 'node:worker_threads';
+import { MessageChannel, type Worker } from 'node:worker_threads';
 import type { Position } from '../../domain/shared/events.js';
 import { Backoff, DEFAULT_RETRY, type RetryPolicy } from '../../eventlog/backoff.js';
 import type { FollowerStatus } from '../../eventlog/follower.js';
@@ -42,6 +42,9 @@ export class ProjectorThread implements ReadModelsDriver {
   private restartTimer: NodeJS.Timeout | null = null;
   /** Since when the running thread has been caught up: null while it starts and catches up. */
   private steadySince: number | null = null;
+  /** The log that tells the running thread each of its commits (attachLog), and whether it does. */
+  private log: EventLog | null = null;
+  private toldByLog = false;
 
   private constructor(
     private readonly spawn: () => Worker,
@@ -86,7 +89,11 @@ export class ProjectorThread implements ReadModelsDriver {
     worker.on('message', (m: FromThread) => {
       if (m.type !== 'ready') return this.heard(m);
       ready = true;
-      if (this.restarting === 'down') this.restarting = 'catching';
+      if (this.restarting === 'down') {
+        this.restarting = 'catching';
+        // The new thread hears the log's commits on a channel of its own.
+        if (this.log) this.connect().catch((err) => this.options.report?.(`the read-model projector thread cannot hear the log's commits: ${String(err)}`));
+      }
       if (m.rebuilt.length && m.head !== '0') this.options.report?.(`read models to build from the log (${m.head} events): ${m.rebuilt.join(', ')}`);
       this.reached.reach(at(BigInt(m.position)));
     });
@@ -161,12 +168,34 @@ export class ProjectorThread implements ReadModelsDriver {
     return (await log.projectInline?.(this.inline, (p) => this.applied(p))) ?? false;
   }
 
+  /**
+   * Has `log` tell the thread each of its commits directly, from the thread that commits
+   * (EventLog.tellCommits): the thread applies them at once, while the log commits the next ones,
+   * and a write waits for no message of its own to the thread. False where the log cannot (it
+   * commits on the caller's thread): waitFor then wakes the thread.
+   */
+  async attachLog(log: EventLog): Promise<boolean> {
+    this.log = log;
+    return this.connect();
+  }
+
+  private async connect(): Promise<boolean> {
+    if (!this.log?.tellCommits) return false;
+    const { port1, port2 } = new MessageChannel();
+    this.worker.postMessage({ type: 'commits', port: port1 } satisfies ToThread, [port1]);
+    this.toldByLog = await this.log.tellCommits(port2);
+    if (!this.toldByLog) port2.close();
+    return this.toldByLog;
+  }
+
   /** Resolves once the read database holds every event up to `position` (read-your-writes). */
   waitFor(position: Position): Promise<void> {
     const target = at(position.commit);
+    // Already there (a read after the writes it follows): one comparison.
     if (this.reached.passed(target)) return Promise.resolve();
-    // With no thread running, the next one catches up from its start anyway.
-    if (this.restarting !== 'down') this.worker.postMessage({ type: 'wake' } satisfies ToThread);
+    // The log tells the thread of this process's commits itself; with no thread running, the next
+    // one catches up from its start anyway.
+    if (!this.toldByLog && this.restarting !== 'down') this.worker.postMessage({ type: 'wake' } satisfies ToThread);
     return this.reached.wait(target);
   }
 
