@@ -1,6 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { type AppendResult, type EventLog, type ExpectedRevision, type InlineStepModule, type NewEvent, type SubscribeOptions, type Subscription } from './port.js';
+import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, type SubscribeOptions, type Subscription } from './port.js';
 import { type Position, type RecordedEvent } from '../domain/shared/events.js';
 import { COMMITS, FOREIGN_UP_TO, makeCommitter, newMarks, OWN_LAST } from './sqlite-committer.js';
 import { openLogFile, ROW, type Row, toRecorded } from './sqlite-file.js';
@@ -76,13 +76,6 @@ export class SqliteEventLog implements EventLog {
   /** Why appends can no longer succeed (the writer thread stopped), or null. */
   failure(): Error | null {
     return this.writer?.failure ?? null;
-  }
-
-  /** The port's inline step (port.ts), on the writer thread; false where the log commits on the calling thread. */
-  async projectInline(step: InlineStepModule, onApplied: (position: bigint) => void): Promise<boolean> {
-    if (!this.writer) return false;
-    await this.writer.runAfterEachCommit(step, onApplied);
-    return true;
   }
 
   /** The port's tellCommits (port.ts), from the writer thread; false where the log commits on the calling thread. */

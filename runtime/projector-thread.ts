@@ -20,6 +20,16 @@ const settings = workerData as ThreadSettings;
 const log = openLogReader(settings.logFile);
 const core = new SqliteReadCore(settings.readFile);
 const projection = new SqliteProjection(core, await loadProjectors(settings.projectorsModule, { db: core.db, log }), log);
+// A projector thread slower than the writes it follows (tests of read-your-writes): each step
+// starts this many milliseconds late.
+const lateMs = Number(process.env.TURNOUT_TEST_PROJECTOR_LATE_MS ?? 0);
+if (lateMs > 0) {
+  const step = projection.step.bind(projection);
+  projection.step = async (max) => {
+    await new Promise((resolve) => setTimeout(resolve, lateMs));
+    return step(max);
+  };
+}
 await driveProjectorThread(projection, core, log, settings, {
   post: (m: FromThread) => port.postMessage(m),
   onMessage: (listener: (m: ToThread) => void) => port.on('message', listener),

@@ -61,9 +61,8 @@ export async function driveProjectorThread(projection: SqliteProjection, core: S
 
   /**
    * The WAL checkpoint of the read database, every 250 ms, passive (it waits for no one, and copies
-   * what no reader still needs). The log's writer thread commits the inline step's transactions
-   * without checkpointing after them (inline.ts), so the WAL would grow without bound but for
-   * this; this thread's own commits still checkpoint as SQLite does by default.
+   * what no reader still needs); this thread's own commits still checkpoint as SQLite does by
+   * default, past 1,000 pages.
    */
   const checkpointWhenDue = every(250, () => void core.checkpointWal());
 

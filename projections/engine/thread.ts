@@ -2,7 +2,7 @@ import { MessageChannel, type Worker } from 'node:worker_threads';
 import type { Position } from '../../domain/shared/events.js';
 import { Backoff, DEFAULT_RETRY, type RetryPolicy } from '../../eventlog/backoff.js';
 import type { FollowerStatus } from '../../eventlog/follower.js';
-import type { EventLog, InlineStepModule } from '../../eventlog/port.js';
+import type { EventLog } from '../../eventlog/port.js';
 import type { CatchUpProgress } from './progress.js';
 import { PositionWaiters, type ReadModelsDriver } from './status.js';
 import type { FromThread, ToThread } from './wire.js';
@@ -48,8 +48,6 @@ export class ProjectorThread implements ReadModelsDriver {
 
   private constructor(
     private readonly spawn: () => Worker,
-    /** The inline step that applies the log's own commits beside this thread (inline.ts). */
-    private readonly inline: InlineStepModule,
     private readonly options: ProjectorThreadOptions,
     private readonly countAfter: (position: Position) => Promise<number>,
   ) {
@@ -64,8 +62,8 @@ export class ProjectorThread implements ReadModelsDriver {
    * database (and dropped what it must rebuild). A first thread that exits before that rejects:
    * the process cannot serve reads, and says so at start.
    */
-  static start(spawn: () => Worker, inline: InlineStepModule, countAfter: (p: Position) => Promise<number>, options: ProjectorThreadOptions = {}): Promise<ProjectorThread> {
-    const thread = new ProjectorThread(spawn, inline, options, countAfter);
+  static start(spawn: () => Worker, countAfter: (p: Position) => Promise<number>, options: ProjectorThreadOptions = {}): Promise<ProjectorThread> {
+    const thread = new ProjectorThread(spawn, options, countAfter);
     return new Promise((resolve, reject) => {
       const worker = thread.run();
       const early = (err: Error) => reject(err);
@@ -153,19 +151,6 @@ export class ProjectorThread implements ReadModelsDriver {
   private recovered(): void {
     this.restarting = null;
     this.options.report?.('read models: the restarted projector thread has caught up');
-  }
-
-  /** The log's writer thread applied the read models up to `position` itself (the inline step, inline.ts). */
-  applied(position: bigint): void {
-    this.reached.reach(at(position));
-  }
-
-  /**
-   * Has `log` run the inline step after each of its commits from now on, so a write answers
-   * without waiting for this thread; false where the log cannot (it commits on the caller's thread).
-   */
-  async attachInline(log: EventLog): Promise<boolean> {
-    return (await log.projectInline?.(this.inline, (p) => this.applied(p))) ?? false;
   }
 
   /**
