@@ -11,7 +11,9 @@ import { SqliteProjection } from '../projections/engine/sqlite-step.js';
 import { driveProjectorThread } from '../projections/engine/thread-loop.js';
 import type { FromThread, ThreadSettings, ToThread } from '../projections/engine/wire.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
+import { READ_MODELS_WAL } from '../projections/store/sqlite-wal.js';
 import { loadProjectors } from './thread-projectors.js';
+import { WalCheckpointer } from './wal-checkpointer.js';
 
 if (!parentPort) throw new Error('projector-thread runs as a worker thread (read-models.ts)');
 const port = parentPort;
@@ -30,10 +32,20 @@ if (lateMs > 0) {
     return step(max);
   };
 }
-await driveProjectorThread(projection, core, log, settings, {
-  post: (m: FromThread) => port.postMessage(m),
-  onMessage: (listener: (m: ToThread) => void) => port.on('message', listener),
-});
+// Every write waits for this thread's steps: the WAL's copy and sync run on a thread of their own.
+const wal = new WalCheckpointer(core.db, { restartAt: READ_MODELS_WAL.restartAt, busyTimeoutMs: READ_MODELS_WAL.waitMs });
+await driveProjectorThread(
+  projection,
+  core,
+  log,
+  settings,
+  {
+    post: (m: FromThread) => port.postMessage(m),
+    onMessage: (listener: (m: ToThread) => void) => port.on('message', listener),
+  },
+  wal,
+);
+await wal.close();
 log.close();
 core.close();
 port.postMessage({ type: 'stopped' } satisfies FromThread);

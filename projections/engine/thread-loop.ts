@@ -7,6 +7,16 @@ import type { SqliteProjection } from './sqlite-step.js';
 import { ProjectionFailure } from './step.js';
 import type { FromThread, ThreadSettings, ToThread } from './wire.js';
 
+/**
+ * WAL checkpoints of the read database run elsewhere (a thread of their own: the write path never
+ * waits for their copy and sync): `committed` after each step, and each step waits for `idle`
+ * while a RESTART runs.
+ */
+export interface WalKeeper {
+  committed(): void;
+  idle(): Promise<void>;
+}
+
 /** The thread's side of its messages (node:worker_threads' parentPort, in the product). */
 export interface ThreadPort {
   post(message: FromThread): void;
@@ -19,7 +29,14 @@ export interface ThreadPort {
  * thread (thread.ts) each position it reaches, its catch-up progress and its failures. The
  * caller opens the log reader and the read database and closes them after.
  */
-export async function driveProjectorThread(projection: SqliteProjection, core: SqliteReadCore, log: { head(): bigint }, settings: ThreadSettings, port: ThreadPort): Promise<void> {
+export async function driveProjectorThread(
+  projection: SqliteProjection,
+  core: SqliteReadCore,
+  log: { head(): bigint },
+  settings: ThreadSettings,
+  port: ThreadPort,
+  wal?: WalKeeper,
+): Promise<void> {
   const rebuilt = projection.prepare();
   let position = await projection.position();
   port.post({ type: 'ready', position: String(position), head: String(log.head()), rebuilt });
@@ -60,11 +77,11 @@ export async function driveProjectorThread(projection: SqliteProjection, core: S
   const syncSearchWhenDue = every(100, () => void core.syncSearch());
 
   /**
-   * The WAL checkpoint of the read database, every 250 ms, passive (it waits for no one, and copies
-   * what no reader still needs); this thread's own commits still checkpoint as SQLite does by
-   * default, past 1,000 pages.
+   * Without a WalKeeper, the WAL checkpoint of the read database runs here, every 250 ms, passive
+   * (it waits for no one, and copies what no reader still needs); this thread's own commits still
+   * checkpoint as SQLite does by default, past 1,000 pages.
    */
-  const checkpointWhenDue = every(250, () => void core.checkpointWal());
+  const checkpointWhenDue = wal ? () => wal.committed() : every(250, () => void core.checkpointWal());
 
   const backoff = new Backoff({ initialMs: settings.retryInitialMs, maxMs: settings.retryMaxMs });
   let limit: number | undefined;
@@ -78,6 +95,7 @@ export async function driveProjectorThread(projection: SqliteProjection, core: S
     if (head > position || limit !== undefined || failing) {
       progress ??= head - position > 1_000 ? new ProgressMeter(Number(head - position), settings.progressEveryMs) : null;
       try {
+        if (wal) await wal.idle();
         const step = await projection.step(limit);
         limit = undefined;
         backoff.reset();

@@ -11,6 +11,7 @@ import { LOG_FILE, READ_MODELS_FILE, startProjectorThread } from '../../runtime/
 import { rebuildReadModels } from '../../runtime/rebuild.js';
 import { client, startTestApp } from '../support/app.js';
 import type { CounterDoc } from '../support/counting-projectors.js';
+import { walIndex } from '../support/wal-index.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -212,6 +213,24 @@ describe("the log's writer thread, telling the projector thread each commit", ()
       expect(d.counter('alpha')).toMatchObject({ applies: 20 * i, violations: 0, last: String(head.commit) });
     }
     expect(await thread.status()).toEqual({ name: 'read-models', state: 'caught_up', behind: 0 });
+    await thread.stop();
+    await d.log.close();
+  });
+
+  it("keeps the read database's WAL short while it applies every commit", async () => {
+    const d = dataDir();
+    const uncopied = () => {
+      const { frames, copied } = walIndex(path.join(d.dir, READ_MODELS_FILE));
+      return frames - copied;
+    };
+    const thread = await d.start({}, { report: () => undefined, waitTimeoutMs: 60_000 });
+    expect(await thread.attachLog(d.log)).toBe(true);
+    // 400 commits: past SQLite's default of a checkpoint every 1,000 pages, which the thread's connection turns off.
+    let head = await d.append(4);
+    for (let i = 0; i < 399; i++) head = await d.append(4);
+    await thread.waitFor(head);
+    await expect.poll(uncopied, { timeout: 5_000 }).toBe(0);
+    expect(d.counter('alpha')).toMatchObject({ applies: 1_600, violations: 0, last: String(head.commit) });
     await thread.stop();
     await d.log.close();
   });
