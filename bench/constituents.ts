@@ -86,7 +86,7 @@ async function writes(): Promise<string[]> {
  * route validating the same body with the same schema, in alternated rounds: the route alone;
  * plus a group-committed append to a log file of its own (writer thread, synchronous=FULL, no
  * projection); plus the whole command (`createConstituent` on the product's runtime: id, decide,
- * append, the inline projection, read-your-writes) answering the id only; the product's route.
+ * append, the projector thread's step, read-your-writes) answering the id only; the product's route.
  */
 async function floors(): Promise<string[]> {
   const product = await startProduct();
