@@ -10,11 +10,11 @@ import { IdAllocator } from '../commands/ids.js';
 import { decideCreate, validateCreate } from '../domain/constituent/decide.js';
 import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
 import { ConstituentBody } from '../validation/bodies.js';
-import { type BenchRequest, compare, formatComparison, formatMeasure, load, mainThreadCpuUs, type Measure, median } from './lib.js';
+import { type BenchRequest, compare, formatComparison, formatMeasure, load, mainThreadCpuUs, type Measure, median, threadCpuUs } from './lib.js';
 import { person } from './names.js';
 import { type Product, startProduct } from './product.js';
 
-const ROUNDS = 3;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP_MS = 1_000;
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4_000);
 const WRITE_CONNECTIONS = 64;
@@ -37,7 +37,11 @@ async function startBaseline() {
 }
 
 async function writes(): Promise<string[]> {
+  const before = new Set(threadCpuUs().keys());
   const product = await startProduct();
+  // The product's threads, in the order they started (the log's writer first, then the read
+  // models' projector thread, then the others); the load generator's threads come later.
+  const threads = [process.pid, ...[...threadCpuUs().keys()].filter((t) => !before.has(t)).sort((a, b) => a - b)];
   const baseline = await startBaseline();
   try {
     // Varied bodies; `{{n}}` keeps every email distinct.
@@ -47,12 +51,22 @@ async function writes(): Promise<string[]> {
     const baselineReqs: BenchRequest[] = bodies.map((body) => ({ method: 'POST', path: '/bare', headers: json, body }));
     const spec = { connections: WRITE_CONNECTIONS, warmupMs: WARMUP_MS, durationMs: DURATION_MS };
     const load0 = loadavg()[0];
+    // CPU per write of each of the product's threads, warm-up included in the time (an over-estimate).
+    const perWrite = threads.map(() => [] as number[]);
     const c = await compare(
       ROUNDS,
       () => load({ ...spec, origin: baseline.origin, requests: baselineReqs }),
-      () => load({ ...spec, origin: product.origin, requests: subjectReqs }),
+      async () => {
+        const c0 = threadCpuUs();
+        const m = await load({ ...spec, origin: product.origin, requests: subjectReqs });
+        const c1 = threadCpuUs();
+        threads.forEach((t, i) => perWrite[i].push(((c1.get(t) ?? 0) - (c0.get(t) ?? 0)) / m.count));
+        return m;
+      },
     );
-    return formatComparison(
+    const busy = threads.map((t, i) => ({ label: i === 0 ? 'main' : `thread ${i}`, us: median(perWrite[i]) })).filter((t) => t.us >= 1);
+    const cpuLine = `  server CPU per write (median of the rounds): ${busy.map((t) => `${t.label} ${t.us.toFixed(0)} µs`).join(', ')}; in all ${busy.reduce((n, t) => n + t.us, 0).toFixed(0)} µs (threads 1, 2: the log's writer and the projector thread)`;
+    return [...formatComparison(
       `POST /constituents, ${WRITE_CONNECTIONS} connections, rate limits off, SQLite log in WAL with synchronous=FULL (load average ${load0.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after)`,
       { baseline: 'bare Fastify, schema-validated, stores nothing', subject: 'POST /api/v1/constituents' },
       c,
@@ -60,7 +74,7 @@ async function writes(): Promise<string[]> {
         { label: `throughput >= 0.25x baseline (${c.ratio.toFixed(2)}x)`, ok: c.ratio >= 0.25 },
         { label: `p99 <= 50 ms (${c.subject.p99.toFixed(1)} ms)`, ok: c.subject.p99 <= 50 },
       ],
-    );
+    ), cpuLine];
   } finally {
     await baseline.close();
     await product.close();
@@ -72,7 +86,7 @@ async function writes(): Promise<string[]> {
  * route validating the same body with the same schema, in alternated rounds: the route alone;
  * plus a group-committed append to a log file of its own (writer thread, synchronous=FULL, no
  * projection); plus the whole command (`createConstituent` on the product's runtime: id, decide,
- * append, the inline projection, read-your-writes) answering the id only; the product's route.
+ * append, the projector thread's step, read-your-writes) answering the id only; the product's route.
  */
 async function floors(): Promise<string[]> {
   const product = await startProduct();

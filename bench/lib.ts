@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { Worker } from 'node:worker_threads';
 
@@ -175,6 +175,20 @@ export function post(agent: http.Agent, url: string, body: string, headers: Reco
  * ticks of 10 ms): where the server runs, apart from the load generator's thread. Per request it
  * is steadier than a rate on a shared machine, where other processes take turns on the cores.
  */
+/** CPU time (user and system, µs) of every thread of this process, by the OS's thread id. */
+export function threadCpuUs(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * 10_000);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
+}
+
 export function mainThreadCpuUs(): number {
   const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;

@@ -3,6 +3,7 @@
  * stream revisions are bigints from 0, `$all` positions are {commit, prepare} pairs, and an
  * append states what it expects of the stream (no stream yet, any, or an exact revision).
  */
+import type { MessagePort } from 'node:worker_threads';
 import type { EventMetadata, Position, RecordedEvent } from '../domain/shared/events.js';
 
 export interface NewEvent<T extends string = string, D = Record<string, unknown>> {
@@ -59,31 +60,6 @@ export interface SubscribeOptions {
   onResubscribed?: () => void;
 }
 
-/**
- * The inline step: work that a log committing on a thread of its own runs on that thread right
- * after each commit, before it answers the appends (the read models' inline projection,
- * projections/engine/inline.ts), so a write answers with its events already readable. A thread
- * is handed code only as a module: `module` exports `open(options)`, an OpenInlineStep;
- * `register`, when set, names a module whose `register()` is called first (a TypeScript loader,
- * where the sources run untranspiled: the tests).
- */
-export interface InlineStepModule {
-  module: string;
-  register?: string;
-  options: unknown;
-}
-
-export interface InlineStep {
-  /**
-   * Runs once the positions up to `last` are durable; answers the position up to which their
-   * effects are applied, or null when it left them to another (the read models' own thread).
-   */
-  afterCommit(last: bigint): Promise<bigint | null>;
-  close(): void;
-}
-
-export type OpenInlineStep = (options: never) => Promise<InlineStep>;
-
 export interface EventLog {
   append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   /** Every event of a stream, oldest first; a missing stream is empty. */
@@ -129,12 +105,13 @@ export interface EventLog {
    */
   countAfter?(position: Position | null): Promise<number>;
   /**
-   * Runs `step` after each commit from now on, on the thread that commits, before the appends it
-   * carried are answered; `onApplied` hears each position the step applied up to. Only a log that
-   * commits on a thread of its own has it (the embedded one), and answers false when that log
-   * commits on the caller's thread instead (nothing runs then).
+   * Posts the last position of each commit from now on to `port` (a bigint per commit), from the
+   * thread that commits, as soon as the commit is durable and before its appends are answered: the
+   * read models' projector thread applies them at once, while the log commits the next ones. A
+   * later port replaces the earlier. Only a log that commits on a thread of its own has it (the
+   * embedded one), and answers false when that log commits on the caller's thread instead.
    */
-  projectInline?(step: InlineStepModule, onApplied: (position: bigint) => void): Promise<boolean>;
+  tellCommits?(port: MessagePort): Promise<boolean>;
   /**
    * Rewrites the data of a stream's events in place, keeping their type, revision, position and
    * metadata, and leaves none of the old bytes in the log's files (decisions.md §17 erasure).

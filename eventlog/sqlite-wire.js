@@ -27,23 +27,15 @@
  */
 
 /**
- * The port's inline step (port.ts): the writer thread imports `module` and runs what its `open`
- * answers after each commit.
- * @typedef {import('./port.js').InlineStepModule} AfterCommitModule
- * @typedef {import('./port.js').InlineStep} AfterCommit
- */
-
-/**
- * To the thread: a batch (encodeBatch), a question about its settings, work to run after each
- * commit, or the order to close.
- * @typedef {{ id: number; batch: string } | { id: number; settings: true } | { id: number; afterCommit: AfterCommitModule } | { close: true }} WriterRequest
+ * To the thread: a batch (encodeBatch), a question about its settings, a port to tell each
+ * commit's last position to (EventLog.tellCommits, port.ts), or the order to close.
+ * @typedef {{ id: number; batch: string } | { id: number; settings: true } | { id: number; commitsTo: import('node:worker_threads').MessagePort } | { close: true }} WriterRequest
  */
 
 /**
  * From the thread, in the order asked: a batch's outcomes (encodeOutcomes), the settings, that the
- * after-commit work is in place, or why it failed. `applied` (id 0) comes before the outcomes of
- * the batches whose commit the after-commit work applied, up to that position.
- * @typedef {{ id: number; outcomes?: BigInt64Array; settings?: WriterSettings; attached?: true; applied?: bigint; failed?: string }} WriterAnswer
+ * commits' port is in place, or why it failed.
+ * @typedef {{ id: number; outcomes?: BigInt64Array; settings?: WriterSettings; attached?: true; failed?: string }} WriterAnswer
  */
 
 /**

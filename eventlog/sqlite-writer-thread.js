@@ -13,7 +13,7 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import Database from 'better-sqlite3';
 import { makeCommitter } from './sqlite-committer.js';
 import { decodeBatch, encodeOutcomes } from './sqlite-wire.js';
-/** @import { AfterCommit, AfterCommitModule, WireAppend, WriterAnswer, WriterRequest } from './sqlite-wire.js' */
+/** @import { WireAppend, WriterAnswer, WriterRequest } from './sqlite-wire.js' */
 
 if (!parentPort) throw new Error('sqlite-writer-thread.js runs as a worker thread of the event log');
 const port = parentPort;
@@ -26,34 +26,31 @@ db.pragma('busy_timeout = 5000');
 // As every connection that writes the log: freed bytes zeroed (decisions.md §17, sqlite-file.ts).
 db.pragma('secure_delete = ON');
 const commit = makeCommitter(db, new BigInt64Array(marks));
-/** @type {AfterCommit | null} */
-let afterCommit = null;
+/**
+ * Where each commit's last position is told as soon as it is durable (the read models' projector
+ * thread, which applies it while this thread commits the next batches).
+ * @type {import('node:worker_threads').MessagePort | null}
+ */
+let commitsTo = null;
 
 /** @param {unknown} err */
 const failure = (err) => (err instanceof Error ? err.message : String(err));
 
-/** @param {AfterCommitModule} given */
-async function openAfterCommit(given) {
-  if (given.register) (/** @type {{ register(): void }} */ (await import(given.register))).register();
-  const mod = /** @type {{ open(options: unknown): Promise<AfterCommit> }} */ (await import(given.module));
-  return mod.open(given.options);
-}
-
 /**
- * Commits the batches collected so far in one transaction, runs the after-commit work on it, and
- * answers each batch with its own outcomes.
+ * Commits the batches collected so far in one transaction, tells its last position to the port
+ * given for it, and answers each batch with its own outcomes.
  * @param {Array<{ id: number; batch: WireAppend[] }>} batches
  * @param {WriterAnswer[]} answers
  */
-async function commitTogether(batches, answers) {
+function commitTogether(batches, answers) {
   if (batches.length === 0) return;
   try {
     const outcomes = commit(batches.flatMap((b) => b.batch));
     let last = 0n;
     for (const o of outcomes) if ('position' in o && o.position > last) last = o.position;
-    // The work's own failures are its to report (it leaves the events to another); the commit stands.
-    const applied = afterCommit && last > 0n ? await afterCommit.afterCommit(last).catch(() => null) : null;
-    if (applied !== null) answers.push({ id: 0, applied });
+    // Told before the appends are answered: the projector thread starts on them while the main
+    // thread takes the outcomes in.
+    if (commitsTo && last > 0n) commitsTo.postMessage(last);
     let at = 0;
     for (const b of batches) {
       answers.push({ id: b.id, outcomes: encodeOutcomes(outcomes.slice(at, at + b.batch.length)) });
@@ -69,7 +66,7 @@ async function commitTogether(batches, answers) {
  * Handles the requests that arrived together, in order. Returns false once told to close.
  * @param {WriterRequest[]} requests
  */
-async function handle(requests) {
+function handle(requests) {
   /** @type {WriterAnswer[]} */
   const answers = [];
   /** @type {Array<{ id: number; batch: WireAppend[] }>} */
@@ -80,7 +77,7 @@ async function handle(requests) {
       continue;
     }
     // Anything else is answered in order, after the batches sent before it.
-    await commitTogether(batches, answers);
+    commitTogether(batches, answers);
     if ('settings' in r) {
       try {
         /** @param {string} name */
@@ -89,45 +86,35 @@ async function handle(requests) {
       } catch (err) {
         answers.push({ id: r.id, failed: failure(err) });
       }
-    } else if ('afterCommit' in r) {
-      try {
-        afterCommit = await openAfterCommit(r.afterCommit);
-        answers.push({ id: r.id, attached: true });
-      } catch (err) {
-        answers.push({ id: r.id, failed: failure(err) });
-      }
+    } else if ('commitsTo' in r) {
+      commitsTo?.close();
+      commitsTo = r.commitsTo;
+      answers.push({ id: r.id, attached: true });
     } else {
       port.postMessage(answers);
-      afterCommit?.close();
+      commitsTo?.close();
       db.close();
       port.close();
       return false;
     }
   }
-  await commitTogether(batches, answers);
+  commitTogether(batches, answers);
   port.postMessage(answers);
   return true;
 }
 
 /**
- * One handling at a time: the after-commit work awaits, and the next requests must not commit
- * while it runs (its transaction is open). Whatever arrived meanwhile goes into the next one.
- * @type {WriterRequest[]}
+ * Whatever arrived while a commit ran (its fsync included) goes into the next one together: the
+ * queue is drained before each handling rather than one message per turn of the event loop.
  */
-const pending = [];
-let running = false;
 port.on('message', (/** @type {WriterRequest} */ first) => {
-  pending.push(first);
-  if (!running) void drain();
-});
-
-async function drain() {
-  running = true;
-  let open = true;
-  while (open && pending.length) {
-    const requests = pending.splice(0);
+  /** @type {WriterRequest[]} */
+  let requests = [first];
+  while (requests.length) {
     for (let next = receiveMessageOnPort(port); next; next = receiveMessageOnPort(port)) requests.push(next.message);
-    open = await handle(requests);
+    if (!handle(requests)) return;
+    requests = [];
+    const next = receiveMessageOnPort(port);
+    if (next) requests.push(next.message);
   }
-  running = false;
-}
+});

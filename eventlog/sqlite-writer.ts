@@ -1,8 +1,8 @@
-import { Worker } from 'node:worker_threads';
-import { type AfterCommitModule, decodeOutcomes, encodeBatch, type Outcome, type WireAppend, type WriterAnswer, type WriterSettings } from './sqlite-wire.js';
+import { type MessagePort, Worker } from 'node:worker_threads';
+import { decodeOutcomes, encodeBatch, type Outcome, type WireAppend, type WriterAnswer, type WriterSettings } from './sqlite-wire.js';
 
 // The wire format, also here beside the thread's handle (the writer thread's tests read it from here).
-export { decodeBatch, decodeOutcomes, encodeBatch, encodeOutcomes, type AfterCommitModule, type Outcome, type WireAppend, type WriterSettings } from './sqlite-wire.js';
+export { decodeBatch, decodeOutcomes, encodeBatch, encodeOutcomes, type Outcome, type WireAppend, type WriterSettings } from './sqlite-wire.js';
 
 /**
  * The thread's program: an ordinary module file beside this one, in the sources as in the build
@@ -31,8 +31,6 @@ export class WriterThread {
   private broken: Error | null = null;
   private closing = false;
   private readonly exited: Promise<void>;
-  /** Told the position the after-commit work applied up to, before the batches it covers are answered. */
-  private onApplied: ((position: bigint) => void) | null = null;
 
   constructor(file: string, marks: BigInt64Array) {
     this.worker = new Worker(THREAD_PROGRAM, { workerData: { file, marks: marks.buffer }, name: 'turnout-log-writer', execArgv: THREAD_EXEC_ARGV });
@@ -40,10 +38,6 @@ export class WriterThread {
     this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.on('message', (answers: WriterAnswer[]) => {
       for (const a of answers) {
-        if (a.applied !== undefined) {
-          this.onApplied?.(a.applied);
-          continue;
-        }
         const w = this.inflight.get(a.id);
         if (!w) continue;
         this.inflight.delete(a.id);
@@ -67,7 +61,7 @@ export class WriterThread {
     return this.closing ? null : this.broken;
   }
 
-  /** Commits a batch; resolves with its outcomes once the after-commit work has run on it. */
+  /** Commits a batch; resolves with its outcomes once it is durable. */
   commit(batch: WireAppend[]): Promise<Outcome[]> {
     return this.ask<Outcome[]>({ batch: encodeBatch(batch) });
   }
@@ -78,21 +72,20 @@ export class WriterThread {
   }
 
   /**
-   * Runs `work` after each commit from now on, before the commit's batches are answered;
-   * `onApplied` hears each position it applied up to (sqlite-wire.js, AfterCommitModule).
+   * Has the thread post each commit's last position (a bigint) to `port` from now on, as soon as
+   * it is durable and before the commit's batches are answered; a later port replaces it.
    */
-  async runAfterEachCommit(work: AfterCommitModule, onApplied: (position: bigint) => void): Promise<void> {
-    this.onApplied = onApplied;
-    await this.ask<true>({ afterCommit: work });
+  async tellCommits(port: MessagePort): Promise<void> {
+    await this.ask<true>({ commitsTo: port }, [port]);
   }
 
-  private ask<T>(message: { batch: string } | { settings: true } | { afterCommit: AfterCommitModule }): Promise<T> {
+  private ask<T>(message: { batch: string } | { settings: true } | { commitsTo: MessagePort }, transfer: MessagePort[] = []): Promise<T> {
     if (this.broken) return Promise.reject(this.broken);
     const id = this.nextId++;
     if (this.inflight.size === 0) this.worker.ref();
     return new Promise<T>((resolve, reject) => {
       this.inflight.set(id, { resolve: resolve as (answer: never) => void, reject });
-      this.worker.postMessage({ id, ...message });
+      this.worker.postMessage({ id, ...message }, transfer);
     });
   }
 

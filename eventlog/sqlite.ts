@@ -1,5 +1,6 @@
+import type { MessagePort } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { type AppendResult, type EventLog, type ExpectedRevision, type InlineStepModule, type NewEvent, type SubscribeOptions, type Subscription } from './port.js';
+import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, type SubscribeOptions, type Subscription } from './port.js';
 import { type Position, type RecordedEvent } from '../domain/shared/events.js';
 import { COMMITS, FOREIGN_UP_TO, makeCommitter, newMarks, OWN_LAST } from './sqlite-committer.js';
 import { openLogFile, ROW, type Row, toRecorded } from './sqlite-file.js';
@@ -77,10 +78,10 @@ export class SqliteEventLog implements EventLog {
     return this.writer?.failure ?? null;
   }
 
-  /** The port's inline step (port.ts), on the writer thread; false where the log commits on the calling thread. */
-  async projectInline(step: InlineStepModule, onApplied: (position: bigint) => void): Promise<boolean> {
+  /** The port's tellCommits (port.ts), from the writer thread; false where the log commits on the calling thread. */
+  async tellCommits(port: MessagePort): Promise<boolean> {
     if (!this.writer) return false;
-    await this.writer.runAfterEachCommit(step, onApplied);
+    await this.writer.tellCommits(port);
     return true;
   }
 

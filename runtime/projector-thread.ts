@@ -11,7 +11,9 @@ import { SqliteProjection } from '../projections/engine/sqlite-step.js';
 import { driveProjectorThread } from '../projections/engine/thread-loop.js';
 import type { FromThread, ThreadSettings, ToThread } from '../projections/engine/wire.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
+import { READ_MODELS_WAL } from '../projections/store/sqlite-wal.js';
 import { loadProjectors } from './thread-projectors.js';
+import { WalCheckpointer } from './wal-checkpointer.js';
 
 if (!parentPort) throw new Error('projector-thread runs as a worker thread (read-models.ts)');
 const port = parentPort;
@@ -20,10 +22,30 @@ const settings = workerData as ThreadSettings;
 const log = openLogReader(settings.logFile);
 const core = new SqliteReadCore(settings.readFile);
 const projection = new SqliteProjection(core, await loadProjectors(settings.projectorsModule, { db: core.db, log }), log);
-await driveProjectorThread(projection, core, log, settings, {
-  post: (m: FromThread) => port.postMessage(m),
-  onMessage: (listener: (m: ToThread) => void) => port.on('message', listener),
-});
+// A projector thread slower than the writes it follows (tests of read-your-writes): each step
+// starts this many milliseconds late.
+const lateMs = Number(process.env.TURNOUT_TEST_PROJECTOR_LATE_MS ?? 0);
+if (lateMs > 0) {
+  const step = projection.step.bind(projection);
+  projection.step = async (max) => {
+    await new Promise((resolve) => setTimeout(resolve, lateMs));
+    return step(max);
+  };
+}
+// Every write waits for this thread's steps: the WAL's copy and sync run on a thread of their own.
+const wal = new WalCheckpointer(core.db, { restartAt: READ_MODELS_WAL.restartAt, busyTimeoutMs: READ_MODELS_WAL.waitMs });
+await driveProjectorThread(
+  projection,
+  core,
+  log,
+  settings,
+  {
+    post: (m: FromThread) => port.postMessage(m),
+    onMessage: (listener: (m: ToThread) => void) => port.on('message', listener),
+  },
+  wal,
+);
+await wal.close();
 log.close();
 core.close();
 port.postMessage({ type: 'stopped' } satisfies FromThread);

@@ -2,7 +2,6 @@ import type { Position } from '../domain/shared/events.js';
 import type { CatchUpProgress } from '../projections/engine/progress.js';
 import { ProjectorThread, type ProjectorThreadOptions } from '../projections/engine/thread.js';
 import type { ThreadSettings } from '../projections/engine/wire.js';
-import { inlineProjection } from './inline-projection.js';
 import { startModuleThread } from './thread-projectors.js';
 
 export type { CatchUpProgress };
@@ -15,8 +14,7 @@ export const LOG_FILE = 'turnout.sqlite';
  * Starts the engine's thread driver on the data dir's files (projector-thread.ts, from the build or
  * the sources) with the product's projectors, or those of `settings.projectorsModule` (tests), and
  * resolves once it has laid out the read database; a thread that dies later is started again.
- * Its inline step (inline-projection.ts) runs the same projectors, and is attached to the log by
- * `attachInline`.
+ * `attachLog` has the log tell it each commit.
  */
 export function startProjectorThread(
   files: { logFile: string; readFile: string },
@@ -27,5 +25,5 @@ export function startProjectorThread(
   const spawn = () => startModuleThread(import.meta.url, 'projector-thread', { workerData: settings, name: 'turnout-read-models' });
   // A thread that died is started again with the same waits as a failing event's retries.
   const restart = options.restart ?? { initialMs: settings.retryInitialMs, maxMs: settings.retryMaxMs };
-  return ProjectorThread.start(spawn, inlineProjection({ ...files, projectorsModule: settings.projectorsModule }), countAfter, { ...options, restart });
+  return ProjectorThread.start(spawn, countAfter, { ...options, restart });
 }

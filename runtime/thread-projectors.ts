@@ -13,8 +13,8 @@ import type { Projector } from '../projections/engine/projector.js';
  * The projectors a thread applies: the product's read models and the change feed's table
  * (dispatcher/feed-table.ts, written through the thread's own connection `db` and reading payloads
  * from its log reader), or those a test module exports as `projectors` (a failing one, a counting
- * one); the same in every thread that projects, so the writer thread's inline step and the
- * projector thread keep every table at one checkpoint.
+ * one); the same in every thread that projects, so the projector thread, the rebuild and its
+ * lane keep every table at one checkpoint.
  */
 export async function loadProjectors(projectorsModule: string | undefined, thread: { db: Database.Database; log: StreamReader }): Promise<Projector[]> {
   if (!projectorsModule) return [...productProjectors, feedTableProjector(thread.db, thread.log)];

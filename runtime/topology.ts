@@ -5,7 +5,7 @@ import type { Config } from './config.js';
  * the projection engine (projections/engine/), picked from the configuration once, at start.
  *
  * - `file-thread`: the embedded data dir. The read models are `readmodels.sqlite` beside the log,
- *   written by the engine's thread driver and, while close behind, by the log's inline step; a
+ *   written by the engine's thread driver, which the log's writer thread tells each commit; a
  *   write waits for the thread's position (read-your-writes).
  * - `in-process`: read models in this process's memory, rebuilt at every start (an in-memory data
  *   dir, or EventStoreDB without MongoDB), kept by the main-thread driver; a write waits for it.

@@ -99,9 +99,9 @@ async function openReadModelsThread(
   const files = { logFile: path.join(config.dataDir, LOG_FILE), readFile: path.join(config.dataDir, READ_MODELS_FILE) };
   privateFile(files.readFile, { sqlite: true });
   const thread = await startProjectorThread(files, countAfter, { report, onProgress });
-  // The log's writer thread applies its own commits while the read models are at its heels: a
-  // write then answers without waiting for the projector thread.
-  await thread.attachInline(log);
+  // The log's writer thread tells the projector thread each commit as soon as it is durable: the
+  // thread applies it while the writer commits the next ones.
+  await thread.attachLog(log);
   return { thread, store: new SqliteReadStore(new SqliteReadCore(files.readFile, { laidOutElsewhere: true })) };
 }
 

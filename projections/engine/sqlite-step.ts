@@ -120,25 +120,6 @@ export class SqliteProjection {
   }
 
   /**
-   * Applies the events up to `upTo` when every read model is close behind it: the log's writer
-   * thread calls this right after its commit (inline projection), so the write can answer without
-   * a round trip to the projector thread. Answers the position reached, or null when it leaves
-   * the events to the projector thread: read models far behind (a catch-up or rebuild runs
-   * there), the write lock busy beyond the connection's busy timeout, or a projector failing
-   * (the projector thread retries and reports it).
-   */
-  async applyNear(upTo: bigint): Promise<bigint | null> {
-    const from = await this.position();
-    if (from >= upTo) return from;
-    if (upTo - from > BigInt(LIVE_CHUNK)) return null;
-    try {
-      return (await this.step(LIVE_CHUNK)).position;
-    } catch {
-      return null;
-    }
-  }
-
-  /**
    * Read models far behind the head stop keeping their search and list indexes row by row until
    * caught up. Answers whether any is that far behind (its steps then take bigger chunks).
    */

@@ -20,10 +20,14 @@ export interface ReadModelsDriver {
 /**
  * The position a driver's read models have reached, and the writers waiting for a later one.
  * A waiter gives up after `timeoutMs`: a write then answers with an error instead of hanging.
+ * Every write on the embedded files waits here a moment (its commit is told to the projector
+ * thread as it is answered), so the waiters share one timer, not one each: they all wait the same
+ * time, so the first still waiting is always the first to give up.
  */
 export class PositionWaiters {
   private reached: Position | null = null;
-  private waiters: Array<{ position: Position; resolve: () => void; reject: (err: Error) => void }> = [];
+  private waiters: Array<{ position: Position; deadline: number; resolve: () => void; reject: (err: Error) => void }> = [];
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly timeoutMs: number) {}
 
@@ -44,6 +48,7 @@ export class PositionWaiters {
       const still: typeof this.waiters = [];
       for (const w of this.waiters) (comparePositions(w.position, position) <= 0 ? w.resolve() : still.push(w));
       this.waiters = still;
+      if (still.length === 0) this.disarm();
     }
     return true;
   }
@@ -52,24 +57,29 @@ export class PositionWaiters {
   wait(position: Position): Promise<void> {
     if (this.passed(position)) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w.resolve !== done);
-        reject(new Error(`read models did not reach position ${position.commit} within ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
-      const done = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const fail = (err: Error) => {
-        clearTimeout(timer);
-        reject(err);
-      };
-      this.waiters.push({ position, resolve: done, reject: fail });
+      this.waiters.push({ position, deadline: Date.now() + this.timeoutMs, resolve, reject });
+      this.timer ??= setTimeout(() => this.expire(), this.timeoutMs);
     });
   }
 
   /** Nothing will reach any waited position any more: every waiter fails with `err` now, not at its time-out. */
   failAll(err: Error): void {
+    this.disarm();
     for (const w of this.waiters.splice(0)) w.reject(err);
+  }
+
+  /** Fails the waiters whose time is up, oldest first, and arms the timer for the next one. */
+  private expire(): void {
+    this.timer = null;
+    const now = Date.now();
+    let n = 0;
+    while (n < this.waiters.length && this.waiters[n].deadline <= now) n++;
+    for (const w of this.waiters.splice(0, n)) w.reject(new Error(`read models did not reach position ${w.position.commit} within ${this.timeoutMs} ms`));
+    if (this.waiters.length) this.timer = setTimeout(() => this.expire(), Math.max(1, this.waiters[0].deadline - now));
+  }
+
+  private disarm(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
   }
 }

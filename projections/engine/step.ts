@@ -56,7 +56,7 @@ export interface StepOptions {
  * it covers: a crash between them applies those events again on restart, which changes nothing
  * as every projector is idempotent (the `_rev` guard, projections/records.ts).
  *
- * The drivers (thread-loop.ts and inline.ts through sqlite-step.ts, main-thread.ts) say where
+ * The drivers (thread-loop.ts through sqlite-step.ts, main-thread.ts) say where
  * the events come from and when a chunk ends; this holds what every one of them applies.
  */
 export class ProjectionStep {

@@ -1,3 +1,4 @@
+import type { MessagePort } from 'node:worker_threads';
 import { Backoff } from '../../eventlog/backoff.js';
 import { Pause } from '../../eventlog/pause.js';
 import type { SqliteReadCore } from '../store/sqlite-core.js';
@@ -5,6 +6,16 @@ import { ProgressMeter } from './progress.js';
 import type { SqliteProjection } from './sqlite-step.js';
 import { ProjectionFailure } from './step.js';
 import type { FromThread, ThreadSettings, ToThread } from './wire.js';
+
+/**
+ * WAL checkpoints of the read database run elsewhere (a thread of their own: the write path never
+ * waits for their copy and sync): `committed` after each step, and each step waits for `idle`
+ * while a RESTART runs.
+ */
+export interface WalKeeper {
+  committed(): void;
+  idle(): Promise<void>;
+}
 
 /** The thread's side of its messages (node:worker_threads' parentPort, in the product). */
 export interface ThreadPort {
@@ -18,7 +29,14 @@ export interface ThreadPort {
  * thread (thread.ts) each position it reaches, its catch-up progress and its failures. The
  * caller opens the log reader and the read database and closes them after.
  */
-export async function driveProjectorThread(projection: SqliteProjection, core: SqliteReadCore, log: { head(): bigint }, settings: ThreadSettings, port: ThreadPort): Promise<void> {
+export async function driveProjectorThread(
+  projection: SqliteProjection,
+  core: SqliteReadCore,
+  log: { head(): bigint },
+  settings: ThreadSettings,
+  port: ThreadPort,
+  wal?: WalKeeper,
+): Promise<void> {
   const rebuilt = projection.prepare();
   let position = await projection.position();
   port.post({ type: 'ready', position: String(position), head: String(log.head()), rebuilt });
@@ -29,10 +47,26 @@ export async function driveProjectorThread(projection: SqliteProjection, core: S
   const pause = new Pause();
   /** While a failing event waits out its backoff, writes do not cut the wait short (only a stop does). */
   let backingOff = false;
-  port.onMessage((m) => {
-    if (m.type === 'stop') stopping = true;
+  const poke = () => {
     poked = true;
-    if (m.type === 'stop' || !backingOff) pause.wake();
+    if (!backingOff) pause.wake();
+  };
+  /** Where the log's writer thread tells each of its commits: each one is applied at once. */
+  const heard: { commits: MessagePort | null } = { commits: null };
+  port.onMessage((m) => {
+    if (m.type === 'commits') {
+      heard.commits?.close();
+      heard.commits = m.port;
+      m.port.on('message', poke);
+      // Open while the loop runs; it must not keep the thread alive once the loop is over.
+      m.port.unref();
+      return;
+    }
+    if (m.type === 'stop') {
+      stopping = true;
+      pause.wake();
+    }
+    poke();
   });
 
   /**
@@ -43,12 +77,11 @@ export async function driveProjectorThread(projection: SqliteProjection, core: S
   const syncSearchWhenDue = every(100, () => void core.syncSearch());
 
   /**
-   * The WAL checkpoint of the read database, every 250 ms, passive (it waits for no one, and copies
-   * what no reader still needs). The log's writer thread commits the inline step's transactions
-   * without checkpointing after them (inline.ts), so the WAL would grow without bound but for
-   * this; this thread's own commits still checkpoint as SQLite does by default.
+   * Without a WalKeeper, the WAL checkpoint of the read database runs here, every 250 ms, passive
+   * (it waits for no one, and copies what no reader still needs); this thread's own commits still
+   * checkpoint as SQLite does by default, past 1,000 pages.
    */
-  const checkpointWhenDue = every(250, () => void core.checkpointWal());
+  const checkpointWhenDue = wal ? () => wal.committed() : every(250, () => void core.checkpointWal());
 
   const backoff = new Backoff({ initialMs: settings.retryInitialMs, maxMs: settings.retryMaxMs });
   let limit: number | undefined;
@@ -62,6 +95,7 @@ export async function driveProjectorThread(projection: SqliteProjection, core: S
     if (head > position || limit !== undefined || failing) {
       progress ??= head - position > 1_000 ? new ProgressMeter(Number(head - position), settings.progressEveryMs) : null;
       try {
+        if (wal) await wal.idle();
         const step = await projection.step(limit);
         limit = undefined;
         backoff.reset();
@@ -88,10 +122,11 @@ export async function driveProjectorThread(projection: SqliteProjection, core: S
         continue;
       }
     }
-    // Caught up: this process's writes wake the thread at once (settle's message); another
-    // process's at the next poll.
+    // Caught up: this process's commits wake the thread at once (the writer thread's message, or
+    // settle's where the log commits on the main thread); another process's at the next poll.
     if (!poked) await pause.for(settings.pollMs);
   }
+  heard.commits?.close();
 }
 
 /** `work` at most once every `ms`. Busy (the lock held past the busy timeout) or failing, it is tried again at a later turn. */

@@ -1,8 +1,8 @@
-import type { Worker } from 'node:worker_threads';
+import { MessageChannel, type Worker } from 'node:worker_threads';
 import type { Position } from '../../domain/shared/events.js';
 import { Backoff, DEFAULT_RETRY, type RetryPolicy } from '../../eventlog/backoff.js';
 import type { FollowerStatus } from '../../eventlog/follower.js';
-import type { EventLog, InlineStepModule } from '../../eventlog/port.js';
+import type { EventLog } from '../../eventlog/port.js';
 import type { CatchUpProgress } from './progress.js';
 import { PositionWaiters, type ReadModelsDriver } from './status.js';
 import type { FromThread, ToThread } from './wire.js';
@@ -42,11 +42,12 @@ export class ProjectorThread implements ReadModelsDriver {
   private restartTimer: NodeJS.Timeout | null = null;
   /** Since when the running thread has been caught up: null while it starts and catches up. */
   private steadySince: number | null = null;
+  /** The log that tells the running thread each of its commits (attachLog), and whether it does. */
+  private log: EventLog | null = null;
+  private toldByLog = false;
 
   private constructor(
     private readonly spawn: () => Worker,
-    /** The inline step that applies the log's own commits beside this thread (inline.ts). */
-    private readonly inline: InlineStepModule,
     private readonly options: ProjectorThreadOptions,
     private readonly countAfter: (position: Position) => Promise<number>,
   ) {
@@ -61,8 +62,8 @@ export class ProjectorThread implements ReadModelsDriver {
    * database (and dropped what it must rebuild). A first thread that exits before that rejects:
    * the process cannot serve reads, and says so at start.
    */
-  static start(spawn: () => Worker, inline: InlineStepModule, countAfter: (p: Position) => Promise<number>, options: ProjectorThreadOptions = {}): Promise<ProjectorThread> {
-    const thread = new ProjectorThread(spawn, inline, options, countAfter);
+  static start(spawn: () => Worker, countAfter: (p: Position) => Promise<number>, options: ProjectorThreadOptions = {}): Promise<ProjectorThread> {
+    const thread = new ProjectorThread(spawn, options, countAfter);
     return new Promise((resolve, reject) => {
       const worker = thread.run();
       const early = (err: Error) => reject(err);
@@ -86,7 +87,11 @@ export class ProjectorThread implements ReadModelsDriver {
     worker.on('message', (m: FromThread) => {
       if (m.type !== 'ready') return this.heard(m);
       ready = true;
-      if (this.restarting === 'down') this.restarting = 'catching';
+      if (this.restarting === 'down') {
+        this.restarting = 'catching';
+        // The new thread hears the log's commits on a channel of its own.
+        if (this.log) this.connect().catch((err) => this.options.report?.(`the read-model projector thread cannot hear the log's commits: ${String(err)}`));
+      }
       if (m.rebuilt.length && m.head !== '0') this.options.report?.(`read models to build from the log (${m.head} events): ${m.rebuilt.join(', ')}`);
       this.reached.reach(at(BigInt(m.position)));
     });
@@ -148,25 +153,34 @@ export class ProjectorThread implements ReadModelsDriver {
     this.options.report?.('read models: the restarted projector thread has caught up');
   }
 
-  /** The log's writer thread applied the read models up to `position` itself (the inline step, inline.ts). */
-  applied(position: bigint): void {
-    this.reached.reach(at(position));
+  /**
+   * Has `log` tell the thread each of its commits directly, from the thread that commits
+   * (EventLog.tellCommits): the thread applies them at once, while the log commits the next ones,
+   * and a write waits for no message of its own to the thread. False where the log cannot (it
+   * commits on the caller's thread): waitFor then wakes the thread.
+   */
+  async attachLog(log: EventLog): Promise<boolean> {
+    this.log = log;
+    return this.connect();
   }
 
-  /**
-   * Has `log` run the inline step after each of its commits from now on, so a write answers
-   * without waiting for this thread; false where the log cannot (it commits on the caller's thread).
-   */
-  async attachInline(log: EventLog): Promise<boolean> {
-    return (await log.projectInline?.(this.inline, (p) => this.applied(p))) ?? false;
+  private async connect(): Promise<boolean> {
+    if (!this.log?.tellCommits) return false;
+    const { port1, port2 } = new MessageChannel();
+    this.worker.postMessage({ type: 'commits', port: port1 } satisfies ToThread, [port1]);
+    this.toldByLog = await this.log.tellCommits(port2);
+    if (!this.toldByLog) port2.close();
+    return this.toldByLog;
   }
 
   /** Resolves once the read database holds every event up to `position` (read-your-writes). */
   waitFor(position: Position): Promise<void> {
     const target = at(position.commit);
+    // Already there (a read after the writes it follows): one comparison.
     if (this.reached.passed(target)) return Promise.resolve();
-    // With no thread running, the next one catches up from its start anyway.
-    if (this.restarting !== 'down') this.worker.postMessage({ type: 'wake' } satisfies ToThread);
+    // The log tells the thread of this process's commits itself; with no thread running, the next
+    // one catches up from its start anyway.
+    if (!this.toldByLog && this.restarting !== 'down') this.worker.postMessage({ type: 'wake' } satisfies ToThread);
     return this.reached.wait(target);
   }
 

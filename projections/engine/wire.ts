@@ -1,4 +1,5 @@
 /** What the main thread (thread.ts) and the read-model projector thread (thread-loop.ts) tell each other. */
+import type { MessagePort } from 'node:worker_threads';
 
 export interface ThreadSettings {
   /** The log's file, read on a connection of the thread's own. */
@@ -14,7 +15,8 @@ export interface ThreadSettings {
   projectorsModule?: string;
 }
 
-export type ToThread = { type: 'wake' } | { type: 'stop' };
+/** `commits`: the port on which the log's writer thread tells each commit (EventLog.tellCommits), transferred. */
+export type ToThread = { type: 'wake' } | { type: 'stop' } | { type: 'commits'; port: MessagePort };
 
 /** Positions travel as decimal text: a bigint does not survive every structured clone the same way. */
 export type FromThread =

@@ -36,8 +36,7 @@ export class SqliteReadCore implements Connection {
    *
    * `laidOutElsewhere`: a connection to a database another connection (the projector thread)
    * lays out: define() then plans the collection without touching the file. The main thread's
-   * reading connection is one; the log's writer thread, which applies its own commits inline
-   * once the projector thread has laid the database out, is another.
+   * reading connection is one.
    */
   constructor(
     path: string,
@@ -85,8 +84,8 @@ export class SqliteReadCore implements Connection {
 
   /**
    * A number that changes whenever what this connection reads may have changed since it was last
-   * asked: a write through this connection, or a commit by any other (the projector thread, the
-   * log's inline step, another process), which SQLite's data_version tells with one pragma and
+   * asked: a write through this connection, or a commit by any other (the projector thread,
+   * another process), which SQLite's data_version tells with one pragma and
    * no table read (https://sqlite.org/pragma.html#pragma_data_version). Equal marks: nothing changed.
    */
   changeMark(): number {
@@ -233,8 +232,8 @@ export class SqliteReadCore implements Connection {
   }
 
   /**
-   * The WAL checkpoint for a connection that checkpoints in the stead of one that does not (the
-   * log's inline step: projections/engine/inline.ts), bounded as sqlite-wal.ts says.
+   * The WAL checkpoint, passive, run by the projector thread between its steps, bounded as
+   * sqlite-wal.ts says.
    */
   checkpointWal(restartAt: number = READ_MODELS_WAL.restartAt, waitMs: number = READ_MODELS_WAL.waitMs): void {
     boundWal(this.db, restartAt, waitMs);

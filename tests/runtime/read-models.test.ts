@@ -196,69 +196,54 @@ describe('a projector thread that dies', () => {
   });
 });
 
-describe("the log's writer thread, applying its own commits inline", () => {
-  /** A projector thread that never polls: only the writer thread's inline projection moves it. */
-  async function inlineOn(d: ReturnType<typeof dataDir>, env: Record<string, string> = {}) {
-    const thread = await d.start(env, { report: () => undefined, waitTimeoutMs: 60_000, settings: { pollMs: 60_000 } });
-    expect(await thread.attachInline(d.log)).toBe(true);
+describe("the log's writer thread, telling the projector thread each commit", () => {
+  /** A projector thread that never polls and gives up on a wait long before it would: only the log's word moves it. */
+  async function toldBy(d: ReturnType<typeof dataDir>) {
+    const thread = await d.start({}, { report: () => undefined, waitTimeoutMs: 10_000, settings: { pollMs: 600_000 } });
+    expect(await thread.attachLog(d.log)).toBe(true);
     return thread;
   }
 
-  it('answers each append with its events already in the read models, without waking the projector thread', async () => {
+  it('has the projector thread apply each commit as it is told, without a poll or a message from the writes that wait', async () => {
     const d = dataDir();
-    const thread = await inlineOn(d);
+    const thread = await toldBy(d);
     for (let i = 1; i <= 5; i++) {
       const head = await d.append(20);
+      await thread.waitFor(head);
       expect(d.counter('alpha')).toMatchObject({ applies: 20 * i, violations: 0, last: String(head.commit) });
-      expect(await thread.status()).toEqual({ name: 'read-models', state: 'caught_up', behind: 0 });
     }
+    expect(await thread.status()).toEqual({ name: 'read-models', state: 'caught_up', behind: 0 });
     await thread.stop();
     await d.log.close();
   });
 
-  it('leaves the WAL checkpoints of its commits to the projector thread, which keeps the WAL from growing', async () => {
+  it("keeps the read database's WAL short while it applies every commit", async () => {
     const d = dataDir();
     const uncopied = () => {
       const { frames, copied } = walIndex(path.join(d.dir, READ_MODELS_FILE));
       return frames - copied;
     };
-    // Asleep (it never polls): only the inline projection commits, and nothing checkpoints them.
-    const asleep = await inlineOn(d);
-    // 400 commits: their rows (documents without what their columns hold) fill about 1,200 pages.
-    for (let i = 0; i < 400; i++) await d.append(4);
-    // Past SQLite's default of a checkpoint every 1,000 pages, which the inline connection turns off.
-    expect(uncopied()).toBeGreaterThan(1_000);
-    await asleep.stop();
-
-    // Awake, the projector thread copies them in passively on its own turns.
-    const awake = await d.start({}, { report: () => undefined, waitTimeoutMs: 60_000 });
-    expect(await awake.attachInline(d.log)).toBe(true);
-    const head = await d.append(4);
-    await awake.waitFor(head);
+    const thread = await d.start({}, { report: () => undefined, waitTimeoutMs: 60_000 });
+    expect(await thread.attachLog(d.log)).toBe(true);
+    // 400 commits: past SQLite's default of a checkpoint every 1,000 pages, which the thread's connection turns off.
+    let head = await d.append(4);
+    for (let i = 0; i < 399; i++) head = await d.append(4);
+    await thread.waitFor(head);
     await expect.poll(uncopied, { timeout: 5_000 }).toBe(0);
-    expect(d.counter('alpha')).toMatchObject({ applies: 1_604, violations: 0, last: String(head.commit) });
-    await awake.stop();
+    expect(d.counter('alpha')).toMatchObject({ applies: 1_600, violations: 0, last: String(head.commit) });
+    await thread.stop();
     await d.log.close();
   });
 
-  it('leaves a failing event to the projector thread: the append stands, and nothing after it is applied before it', async () => {
-    // Set before the log starts its writer thread, which copies the environment then.
-    const fuse = path.join(tempDir(), 'fuse');
-    process.env.TURNOUT_TEST_FUSE = fuse;
-    writeFileSync(fuse, '');
+  it('tells a restarted projector thread on a channel of its own', async () => {
     const d = dataDir();
-    const thread = await inlineOn(d);
-    const before = await d.append(10);
-    const boom = await d.log.append('thing-boom', [{ type: 'Boom', data: {}, metadata }], 'any');
+    const thread = await toldBy(d);
+    await thread.waitFor(await d.append(5));
+    await thread.kill();
+    await expect.poll(async () => (await thread.status()).state, { timeout: 10_000 }).toBe('caught_up');
     const head = await d.append(5);
-    expect(boom.position.commit).toBeGreaterThan(before.commit);
-    expect(d.counter('alpha')).toMatchObject({ applies: 10, last: String(before.commit) });
-
-    const reached = thread.waitFor(head);
-    await expect.poll(async () => (await thread.status()).state).toBe('failed');
-    rmSync(fuse);
-    await reached;
-    expect(d.counter('alpha')).toMatchObject({ applies: 16, violations: 0 });
+    await thread.waitFor(head);
+    expect(d.counter('alpha')).toMatchObject({ applies: 10, violations: 0, last: String(head.commit) });
     await thread.stop();
     await d.log.close();
   });
