@@ -24,9 +24,11 @@ export interface TablePlan {
   /** Triggers that note each changed row for its search tables (SearchPlan.pending); dropped during a bulk load. */
   triggers: string[];
   /**
-   * The indexes only lists and searches read (declared orders, short-search scans), never a
-   * projector's look-ups: dropped during a bulk load and built once at its end, which is faster
-   * than keeping them row by row.
+   * The indexes only lists, searches and the API's look-ups read (declared orders, short-search
+   * scans, and the look-ups of a collection no projector looks up: lookupsOutsideProjection),
+   * never a projector's look-ups: dropped during a bulk load and built once at its end, which is
+   * faster than keeping them row by row (at 100,000 constituents, 0.1 s of CPU against 0.3 s for
+   * the e-mail look-up's index, whose rows come in random order).
    */
   listIndexes: string[];
 }
@@ -182,7 +184,7 @@ export function planOf(def: CollectionDef): TablePlan {
     if (seen.has(text) || (i < lookups && covered(terms))) return;
     seen.add(text);
     plan.ddl.push(`CREATE INDEX ${quoteId(`${base}__ix${i}`)} ON ${table} (${text})`);
-    if (i >= lookups) plan.listIndexes.push(plan.ddl[plan.ddl.length - 1]);
+    if (i >= lookups || def.lookupsOutsideProjection) plan.listIndexes.push(plan.ddl[plan.ddl.length - 1]);
   });
   searches.forEach((s, i) => {
     // The short-search scan reads this index alone (it holds the text), in the list's order.
