@@ -22,6 +22,8 @@ const LEVEL = 3;
  * envelope number, so where the block edges fall does not change a page): `finish` writes what
  * is still held as rows. Where many teams hold more than HELD envelopes together, everything held
  * is written as rows (`spill`), and those teams' envelopes go on as live: rows, packed a block at a time.
+ * What is held is not rolled back with a step that fails: in a rebuild that failure ends the
+ * rebuild, whose file is removed.
  */
 export class BulkFeedWriter {
   private readonly held = new Map<number, Entry[]>();
