@@ -183,7 +183,7 @@ function copyIn(core: SqliteReadCore, file: string, projectors: Projector[], pos
   try {
     const collections = projectors.flatMap((p) => p.collections.map((c) => c.name));
     core.transaction(() => {
-      if (collections.length) core.beginBulk(collections);
+      if (collections.length) core.beginBulk(collections, { offline: true });
       for (const name of collections) copyTable(core, core.plan(name).table);
       for (const p of projectors) for (const t of p.tables ?? []) copyTable(core, quoteId(t));
       for (const p of projectors) core.setCheckpoint(checkpointName(p), { commit: position, prepare: position });
