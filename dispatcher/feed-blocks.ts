@@ -35,8 +35,8 @@ export interface Entry {
  * every control character inside strings and adds no whitespace, so neither TAB nor LF occurs in
  * an envelope's JSON; nor in a type name.
  */
-export function packBlock(entries: Entry[]): Buffer {
-  return deflateRawSync(entries.map((e) => `${e.seq}\t${e.at}\t${e.type}\t${e.json}`).join('\n'));
+export function packBlock(entries: Entry[], level?: number): Buffer {
+  return deflateRawSync(entries.map((e) => `${e.seq}\t${e.at}\t${e.type}\t${e.json}`).join('\n'), level === undefined ? undefined : { level });
 }
 
 export function unpackBlock(body: Buffer): Entry[] {

@@ -3,6 +3,7 @@ import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Projector } from '../projections/engine/projector.js';
 import { mayFire } from './catalog.js';
 import { envelopesIn } from './envelope.js';
+import { BulkFeedWriter } from './feed-bulk.js';
 import { BLOCK, BLOCKS, BLOCKS_DDL, type Entry, entriesOf, type FeedReads, feedReads, packBlock, packer, unpackBlock } from './feed-blocks.js';
 import { ALL, type Cursor, type FeedQuery, type JsonPage } from './feed-cursor.js';
 import type { StreamReader } from './history.js';
@@ -36,15 +37,17 @@ export const FEED_TABLE_VERSION = { name: 'change-feed', version: 2 } as const;
  * in the same transaction as their checkpoints: once a write has answered (its events are
  * projected), its envelopes are in the feed. `db` is that thread's writing connection; `streams`
  * its reader of the log file, for the payloads as of each change (the dispatcher's own code).
- * Replays rewrite the same rows (INSERT OR REPLACE), so it is idempotent.
+ * Replays rewrite the same rows (INSERT OR REPLACE), so it is idempotent. `bulk`: a build from
+ * nothing (an offline rebuild), writing whole blocks straight away (feed-bulk.ts) until `endBulk`.
  */
-export function feedTableProjector(db: Database.Database, streams: StreamReader, options: { block?: number } = {}): Projector {
+export function feedTableProjector(db: Database.Database, streams: StreamReader, options: { block?: number; bulk?: boolean; bulkHeld?: number } = {}): Projector {
   const block = options.block ?? BLOCK;
   db.exec(DDL);
   db.exec(BLOCKS_DDL);
   const insert = db.prepare<[number, bigint, number, string, string]>(`INSERT OR REPLACE INTO ${TABLE} (team, seq, at, type, json) VALUES (?, ?, ?, ?, ?)`);
   const count = db.prepare<[number], number>(`SELECT count(*) FROM ${TABLE} WHERE team = ?`).pluck();
   const pack = packer(db, TABLE, block);
+  const bulk = options.bulk ? new BulkFeedWriter(db, TABLE, block, pack, options.bulkHeld) : null;
   // The teams written since their rows were last counted: counted every so many envelopes, not
   // at each (the count is a range scan of up to a block's rows).
   const touched = new Set<number>();
@@ -55,11 +58,19 @@ export function feedTableProjector(db: Database.Database, streams: StreamReader,
     collections: [],
     tables: [TABLE, BLOCKS],
     independent: true,
-    reset: () => db.exec(`DELETE FROM ${TABLE}; DELETE FROM ${BLOCKS}`),
+    reset: () => {
+      bulk?.clear();
+      db.exec(`DELETE FROM ${TABLE}; DELETE FROM ${BLOCKS}`);
+    },
+    endBulk: bulk ? () => bulk.finish() : undefined,
     async apply(event) {
       if (!mayFire(event)) return;
       const envelopes = await envelopesIn(asOfFirst(streams, event), event);
       const at = Date.parse(event.metadata.at);
+      if (bulk) {
+        envelopes.forEach((e, i) => bulk.add(e.team, { seq: event.position.prepare * 10n + BigInt(i), at, type: e.type, json: JSON.stringify(e) }));
+        return;
+      }
       envelopes.forEach((e, i) => {
         insert.run(e.team, event.position.prepare * 10n + BigInt(i), at, e.type, JSON.stringify(e));
         touched.add(e.team);

@@ -21,6 +21,8 @@ export const constituentsProjection = recordProjection({
     idField: RESOURCES.constituent.idField,
     indexes: [['FkTeam'], ['FkTeam', '_email1']],
     search: [{ fields: CONSTITUENT_SEARCH_FIELDS, where: ['FkTeam'], sort: [{ field: 'PkConstituent', dir: 'asc' }] }],
+    // Other projectors read a constituent by id only (volunteers.ts): the e-mail look-up is the API's.
+    lookupsOutsideProjection: true,
   },
   fields: Object.keys(CONSTITUENT_FIELDS),
   derive: (doc) => ({ _email1: typeof doc.Email1 === 'string' ? emailKey(doc.Email1) : null }),

@@ -16,7 +16,7 @@ const post = (m: FromLane) => port.postMessage(m);
 const log = openLogReader(settings.logFile);
 const core = new SqliteReadCore(settings.file, { fresh: true });
 try {
-  const projectors = (await loadProjectors(settings.projectorsModule, { db: core.db, log })).filter((p) => settings.names.includes(p.name));
+  const projectors = (await loadProjectors(settings.projectorsModule, { db: core.db, log, bulk: true })).filter((p) => settings.names.includes(p.name));
   const missing = settings.names.filter((n) => !projectors.some((p) => p.name === n));
   if (missing.length) throw new Error(`no projector named ${missing.join(', ')}`);
   const { events, position } = await buildLane(core, projectors, log, (read) => post({ type: 'read', events: read }));

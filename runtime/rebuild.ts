@@ -64,7 +64,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
     removeDatabase(apartFile);
     privateFile(building, { sqlite: true });
     core = new SqliteReadCore(building, { fresh: true });
-    const all = await loadProjectors(options.projectorsModule, { db: core.db, log });
+    const all = await loadProjectors(options.projectorsModule, { db: core.db, log, bulk: true });
     const apart = (options.threads ?? 2) > 1 ? all.filter((p) => p.independent) : [];
     const here = all.filter((p) => !apart.includes(p));
     // Every read model laid out at its version: those built apart get their rows copied in.
@@ -118,7 +118,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
 /**
  * Applies every event of the log to `projectors` into `core`'s file, chunk by chunk, in bulk mode
  * however short the log (search and list indexes built once at the end, nothing left waiting for a
- * search table's sync). Tells the events read after each chunk.
+ * search table's sync); then each projector's endBulk. Tells the events read after each chunk.
  */
 export async function buildLane(core: SqliteReadCore, projectors: Projector[], log: LogReader, onRead: (events: number) => void): Promise<{ events: number; position: bigint }> {
   const projection = new SqliteProjection(core, projectors, log, { bulk: true });
@@ -128,7 +128,12 @@ export async function buildLane(core: SqliteReadCore, projectors: Projector[], l
     const step = await projection.step();
     events += step.read;
     onRead(events);
-    if (step.caughtUp) return { events, position: step.position };
+    if (step.caughtUp) {
+      core.transaction(() => {
+        for (const p of projectors) p.endBulk?.();
+      });
+      return { events, position: step.position };
+    }
     // A chunk's awaits are microtasks only: this lets the other thread's messages in between.
     await new Promise(setImmediate);
   }
@@ -178,7 +183,7 @@ function copyIn(core: SqliteReadCore, file: string, projectors: Projector[], pos
   try {
     const collections = projectors.flatMap((p) => p.collections.map((c) => c.name));
     core.transaction(() => {
-      if (collections.length) core.beginBulk(collections);
+      if (collections.length) core.beginBulk(collections, { offline: true });
       for (const name of collections) copyTable(core, core.plan(name).table);
       for (const p of projectors) for (const t of p.tables ?? []) copyTable(core, quoteId(t));
       for (const p of projectors) core.setCheckpoint(checkpointName(p), { commit: position, prepare: position });

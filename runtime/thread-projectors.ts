@@ -14,10 +14,11 @@ import type { Projector } from '../projections/engine/projector.js';
  * (dispatcher/feed-table.ts, written through the thread's own connection `db` and reading payloads
  * from its log reader), or those a test module exports as `projectors` (a failing one, a counting
  * one); the same in every thread that projects, so the projector thread, the rebuild and its
- * lane keep every table at one checkpoint.
+ * lane keep every table at one checkpoint. `bulk`: for a build from nothing (an offline
+ * rebuild), whose driver calls each projector's `endBulk` once the log is applied.
  */
-export async function loadProjectors(projectorsModule: string | undefined, thread: { db: Database.Database; log: StreamReader }): Promise<Projector[]> {
-  if (!projectorsModule) return [...productProjectors, feedTableProjector(thread.db, thread.log)];
+export async function loadProjectors(projectorsModule: string | undefined, thread: { db: Database.Database; log: StreamReader; bulk?: boolean }): Promise<Projector[]> {
+  if (!projectorsModule) return [...productProjectors, feedTableProjector(thread.db, thread.log, { bulk: thread.bulk })];
   const mod = (await import(projectorsModule)) as { projectors: Projector[] };
   return mod.projectors;
 }

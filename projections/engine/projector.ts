@@ -32,6 +32,12 @@ export interface Projector<C extends Category = Category> {
    * fails that rebuild (the collection is unknown in its file), never silently.
    */
   independent?: boolean;
+  /**
+   * Writes what the projector held back while building from nothing (an offline rebuild, which
+   * calls it once the whole log is applied, in a transaction): a projector made for such a
+   * build may write in bigger pieces than event by event.
+   */
+  endBulk?(): void;
   /** Applies one event of its categories. Must be idempotent: a redelivered event changes nothing. */
   apply(event: LoggedEvent<C>, store: ReadStore): Promise<void>;
 }

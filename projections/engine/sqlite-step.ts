@@ -126,7 +126,7 @@ export class SqliteProjection {
   private enterBulk(head: bigint): boolean {
     const behind = this.options.bulk ? this.projectors : this.engine.behind(head, BULK_BEHIND);
     const names = behind.flatMap((p) => p.collections.map((c) => c.name)).filter((n) => !this.core.inBulk(n));
-    if (names.length) this.core.beginBulk(names);
+    if (names.length) this.core.beginBulk(names, { offline: this.options.bulk });
     return behind.length > 0;
   }
 

@@ -80,6 +80,12 @@ export interface CollectionDef {
    * null (the SQLite store does: at a million records they were a third of its rows).
    */
   fields?: readonly string[];
+  /**
+   * No projector looks this collection up by its `indexes` (they serve the API's reads only;
+   * projectors read it by id at most): a store that builds it in bulk may leave those indexes out
+   * until the load's end and build each once, sorted (the SQLite store does).
+   */
+  lookupsOutsideProjection?: boolean;
 }
 
 export interface OrderDef {

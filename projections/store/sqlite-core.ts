@@ -195,8 +195,8 @@ export class SqliteReadCore implements Connection {
   }
 
   /** Bulk mode for a rebuild (sqlite-layout.ts): the search tables wait for endBulk(). */
-  beginBulk(collections: string[] = [...this.plans.keys()]): void {
-    beginBulk(this, collections.map((n) => this.plan(n)));
+  beginBulk(collections: string[] = [...this.plans.keys()], options: { offline?: boolean } = {}): void {
+    beginBulk(this, collections.map((n) => this.plan(n)), options.offline);
   }
 
   inBulk(name: string): boolean {

@@ -39,11 +39,11 @@ export function layOut(conn: Connection, plan: TablePlan): void {
  * (their triggers are dropped) until endBulk() builds them once, which is several times faster
  * than row by row. A crash in between is repaired by the next define().
  */
-export function beginBulk(conn: Connection, plans: TablePlan[]): void {
+export function beginBulk(conn: Connection, plans: TablePlan[], offline = false): void {
   conn.transaction(() => {
     for (const plan of plans) {
       for (const sql of plan.triggers) conn.db.exec(`DROP TRIGGER IF EXISTS ${/TRIGGER IF NOT EXISTS ("(?:[^"]|"")+")/.exec(sql)![1]}`);
-      for (const sql of plan.listIndexes) conn.db.exec(`DROP INDEX IF EXISTS ${/^CREATE INDEX ("(?:[^"]|"")+")/.exec(sql)![1]}`);
+      for (const sql of offline ? [...plan.listIndexes, ...plan.lookupIndexes] : plan.listIndexes) conn.db.exec(`DROP INDEX IF EXISTS ${/^CREATE INDEX ("(?:[^"]|"")+")/.exec(sql)![1]}`);
       conn.stmt(`UPDATE ${COLLECTIONS} SET bulk = 1 WHERE name = ?`).run(plan.def.name);
     }
   });
@@ -97,7 +97,7 @@ function finishBulk(conn: Connection, plan: TablePlan): void {
       `INSERT INTO ${s.fts}(${s.fts}, rank) VALUES ('hashsize', ${FTS5_BULK_HASH}); INSERT INTO ${s.fts}(${s.fts}) VALUES ('rebuild'); ` +
         `INSERT INTO ${s.fts}(${s.fts}) VALUES ('optimize'); INSERT INTO ${s.fts}(${s.fts}, rank) VALUES ('hashsize', ${FTS5_HASH}); DELETE FROM ${s.pending};`,
     );
-  for (const sql of plan.listIndexes) conn.db.exec(sql.replace(/^CREATE INDEX /, 'CREATE INDEX IF NOT EXISTS '));
+  for (const sql of [...plan.listIndexes, ...plan.lookupIndexes]) conn.db.exec(sql.replace(/^CREATE INDEX /, 'CREATE INDEX IF NOT EXISTS '));
   // After the scan indexes: the gram count reads the rows through them, a team at a time.
   for (const s of plan.searches) rebuildGrams(conn, plan, s);
   for (const sql of plan.triggers) conn.db.exec(sql);

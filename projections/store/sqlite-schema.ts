@@ -24,11 +24,20 @@ export interface TablePlan {
   /** Triggers that note each changed row for its search tables (SearchPlan.pending); dropped during a bulk load. */
   triggers: string[];
   /**
-   * The indexes only lists and searches read (declared orders, short-search scans), never a
-   * projector's look-ups: dropped during a bulk load and built once at its end, which is faster
-   * than keeping them row by row.
+   * The indexes only lists, searches and the API's look-ups read (declared orders, short-search
+   * scans, and the look-ups of a collection no projector looks up: lookupsOutsideProjection),
+   * never a projector's look-ups: dropped during a bulk load and built once at its end, which is
+   * faster than keeping them row by row.
    */
   listIndexes: string[];
+  /**
+   * The look-up indexes of a collection no projector looks up (lookupsOutsideProjection): dropped
+   * only by an offline bulk load (a rebuild, a prepare), whose file nothing reads until it is
+   * whole, and built once at its end, sorted (at 100,000 constituents, 0.1 s of CPU against
+   * 0.3 s for the e-mail look-up's index, whose rows come in random order). A live catch-up keeps
+   * them: a batch's upsert by e-mail looks up while it runs.
+   */
+  lookupIndexes: string[];
 }
 
 export interface SearchPlan {
@@ -153,7 +162,7 @@ export function planOf(def: CollectionDef): TablePlan {
   const table = quoteId(base);
   const blank = def.fields ? Object.fromEntries(def.fields.map((f) => [f, null])) : null;
   const slots = def.fields ? new Map(def.fields.map((f, i) => [f, i])) : null;
-  const plan: TablePlan = { def, table, columns, blank, slots, searches, ddl: [], triggers: [], listIndexes: [] };
+  const plan: TablePlan = { def, table, columns, blank, slots, searches, ddl: [], triggers: [], listIndexes: [], lookupIndexes: [] };
 
   const cols = [...columns.values()];
   const texts = searches.map((s) => `${s.column} TEXT NOT NULL`);
@@ -183,6 +192,7 @@ export function planOf(def: CollectionDef): TablePlan {
     seen.add(text);
     plan.ddl.push(`CREATE INDEX ${quoteId(`${base}__ix${i}`)} ON ${table} (${text})`);
     if (i >= lookups) plan.listIndexes.push(plan.ddl[plan.ddl.length - 1]);
+    else if (def.lookupsOutsideProjection) plan.lookupIndexes.push(plan.ddl[plan.ddl.length - 1]);
   });
   searches.forEach((s, i) => {
     // The short-search scan reads this index alone (it holds the text), in the list's order.

@@ -344,6 +344,30 @@ describe('a short search answered again', () => {
   const def: CollectionDef = { name: 'people', idField: 'Pk', search: [{ fields: ['Name'], where: ['Team'] }] };
   const query = (text: string): Query => ({ collection: 'people', filter: and(eq('Team', 1), searchFilter(text, ['Name'], 'Pk')), sort: [{ field: 'Pk', dir: 'asc' }], page: { page: 1, pageSize: 10 } });
 
+  it("leaves out an offline bulk load's look-up indexes only where no projector looks the collection up, and builds them at its end; a live catch-up keeps them", () => {
+    const core = new SqliteReadCore(':memory:');
+    core.define({ ...constituents, lookupsOutsideProjection: true });
+    core.define({ ...constituents, name: 'looked_up' });
+    const indexes = () => core.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND sql LIKE '%f__email%'`).pluck().all() as string[];
+    const all = indexes();
+    expect(all).toHaveLength(2);
+    // A live catch-up (the projector thread far behind) serves look-ups meanwhile: a batch's upsert by e-mail.
+    core.beginBulk();
+    expect(indexes().sort()).toEqual([...all].sort());
+    core.endBulk();
+    core.beginBulk(undefined, { offline: true });
+    expect(indexes()).toEqual(all.filter((n) => n.startsWith('looked_up')));
+    core.transaction(() => {
+      for (let i = 1; i <= 50; i++) for (const c of ['constituents', 'looked_up']) core.put(c, person(i));
+    });
+    const byEmail = (c: string) => core.find({ collection: c, filter: and(eq('Team', 1), eq('_email', 'p7@ex.org')), page: { page: 1, pageSize: 5 } }).items;
+    expect(byEmail('constituents')).toEqual([person(7)]);
+    core.endBulk();
+    expect(indexes().sort()).toEqual([...all].sort());
+    expect(byEmail('constituents')).toEqual(byEmail('looked_up'));
+    core.close();
+  });
+
   it('sees what this connection wrote since it was first answered', async () => {
     const store = new SqliteReadStore(':memory:');
     await store.defineCollection(def);
