@@ -7,7 +7,7 @@ import { SealingEventLog } from '../eventlog/sealed-log.js';
 import { Sealer } from '../eventlog/sealing.js';
 import { SqliteEventLog } from '../eventlog/sqlite.js';
 import { seed } from './constituents.js';
-import { load, type Measure, median } from './lib.js';
+import { load, mainThreadCpuUs, median } from './lib.js';
 import { person } from './names.js';
 import { type Product, startProduct } from './product.js';
 
@@ -84,8 +84,13 @@ function costLine(label: string, unit: string, rounds: Array<{ plain: number; se
 
 const withLog = (mode: 'port' | 'sealed') => startProduct({ env: { ...process.env, TURNOUT_BENCH_LOG: mode } });
 
-/** Reads the team's whole change feed, 1,000 envelopes a page, as an integrator catching up does: envelopes per second. */
-async function walkFeed(p: Product): Promise<number> {
+/**
+ * Reads the team's whole change feed, 1,000 envelopes a page, as an integrator catching up does:
+ * envelopes per second, and the main thread's CPU per envelope (the server's, and this client's
+ * parsing of the pages, which is the same on both sides).
+ */
+async function walkFeed(p: Product): Promise<{ rate: number; cpu: number }> {
+  const c0 = mainThreadCpuUs();
   const t0 = performance.now();
   let n = 0;
   for (let after = ''; ; ) {
@@ -97,7 +102,14 @@ async function walkFeed(p: Product): Promise<number> {
     after = page.next;
   }
   if (n < N) throw new Error(`the feed gave ${n} envelopes of at least ${N}`);
-  return n / ((performance.now() - t0) / 1000);
+  return { rate: n / ((performance.now() - t0) / 1000), cpu: (mainThreadCpuUs() - c0) / n };
+}
+
+/** The main thread's CPU per unit, plain against sealed: steadier than a rate where other processes take turns on the cores. */
+function cpuLine(label: string, rounds: Array<{ plain: number; sealed: number }>): string {
+  const extra = (median(rounds.map((r) => r.sealed / r.plain)) - 1) * 100;
+  const us = (side: 'plain' | 'sealed') => median(rounds.map((r) => r[side])).toFixed(0);
+  return `  ${label}: plain ${us('plain')} µs, sealed ${us('sealed')} µs: +${extra.toFixed(1)}%; rounds ${rounds.map((r) => ((r.sealed / r.plain - 1) * 100).toFixed(1)).join(', ')}%`;
 }
 
 async function http(): Promise<string[]> {
@@ -114,14 +126,18 @@ async function http(): Promise<string[]> {
       () => walkFeed(sealed),
     );
     const bodies = Array.from({ length: 500 }, (_, i) => JSON.stringify(person(i, '{{n}}')));
-    const writes = (p: Product) =>
-      load({
+    // The main thread's CPU per request, the warm-up's included (an over-estimate on both sides alike).
+    const writes = async (p: Product) => {
+      const c0 = mainThreadCpuUs();
+      const m = await load({
         connections: CONNECTIONS,
         warmupMs: WARMUP_MS,
         durationMs: DURATION_MS,
         origin: p.origin,
         requests: bodies.map((body) => ({ method: 'POST', path: '/api/v1/constituents', headers: { 'content-type': 'application/json', authorization: p.auth }, body })),
       });
+      return { ...m, cpu: (mainThreadCpuUs() - c0) / m.count };
+    };
     // Each server's code warmed up first: the first seconds of a process run slower, whichever it is.
     await writes(plain);
     await writes(sealed);
@@ -129,11 +145,13 @@ async function http(): Promise<string[]> {
       () => writes(plain),
       () => writes(sealed),
     );
-    const p99 = (side: 'plain' | 'sealed') => median(w.map((r) => (r[side] as Measure).p99)).toFixed(1);
+    const p99 = (side: 'plain' | 'sealed') => median(w.map((r) => r[side].p99)).toFixed(1);
     return [
       `The HTTP path, the embedded server with its SQLite log used through the port only, as on EventStoreDB (TURNOUT_BENCH_LOG=port, and =sealed), read models in memory; load average ${load0.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after`,
       costLine(`POST /api/v1/constituents, ${CONNECTIONS} connections`, 'req/s', w.map((r) => ({ plain: r.plain.rps, sealed: r.sealed.rps }))) + `; p99 plain ${p99('plain')} ms, sealed ${p99('sealed')} ms`,
-      costLine(`GET /api/v1/changes, the feed built from the log at each read (dispatcher/feed.ts), ${N} constituents, pages of 1,000`, 'envelopes/s', feed),
+      cpuLine('  main-thread CPU a request', w.map((r) => ({ plain: r.plain.cpu, sealed: r.sealed.cpu }))),
+      costLine(`GET /api/v1/changes, the feed built from the log at each read (dispatcher/feed.ts), ${N} constituents, pages of 1,000`, 'envelopes/s', feed.map((r) => ({ plain: r.plain.rate, sealed: r.sealed.rate }))),
+      cpuLine('  main-thread CPU an envelope (server and client)', feed.map((r) => ({ plain: r.plain.cpu, sealed: r.sealed.cpu }))),
     ];
   } finally {
     await plain.close();
