@@ -1,4 +1,4 @@
-import { type Collection, type Db, MongoClient, MongoServerError } from 'mongodb';
+import { type Collection, type Db, MongoBulkWriteError, MongoClient, MongoServerError } from 'mongodb';
 import type { KeyStore } from './keys.js';
 import { Sealer } from './sealing.js';
 import { unwrapKey, wrapKey } from './keys.js';
@@ -32,16 +32,31 @@ export class MongoKeyStore implements KeyStore {
   }
 
   async keyFor(subject: string, create: boolean): Promise<Buffer | null> {
-    let doc = await this.keys.findOne({ _id: subject });
-    if (!doc && create) {
+    return (await this.keysFor([subject], create)).get(subject) ?? null;
+  }
+
+  async keysFor(subjects: readonly string[], create: boolean): Promise<Map<string, Buffer | null>> {
+    const out = new Map<string, Buffer | null>();
+    const found = await this.keys.find({ _id: { $in: [...subjects] } }).toArray();
+    const missing = new Set(subjects);
+    for (const doc of found) missing.delete(doc._id);
+    if (create && missing.size) {
+      const made = [...missing].map((subject) => ({ subject, key: Sealer.newKey() }));
       try {
-        await this.keys.insertOne({ _id: subject, wrapped: wrapKey(this.main, subject, Sealer.newKey()), destroyedAt: null });
+        // Unordered: a subject another process made first fails alone, the others are inserted.
+        await this.keys.insertMany(
+          made.map(({ subject, key }) => ({ _id: subject, wrapped: wrapKey(this.main, subject, key), destroyedAt: null })),
+          { ordered: false },
+        );
+        for (const { subject, key } of made) out.set(subject, key);
       } catch (err) {
-        if (!(err instanceof MongoServerError && err.code === 11000)) throw err;
+        if (!duplicateOnly(err)) throw err;
+        // Which of ours won is not said per document: read every one back.
+        return this.keysFor(subjects, false);
       }
-      doc = await this.keys.findOne({ _id: subject });
     }
-    return doc?.wrapped ? unwrapKey(this.main, subject, doc.wrapped) : null;
+    for (const doc of found) out.set(doc._id, doc.wrapped ? unwrapKey(this.main, doc._id, doc.wrapped) : null);
+    return out;
   }
 
   async destroy(subject: string): Promise<void> {
@@ -51,4 +66,13 @@ export class MongoKeyStore implements KeyStore {
   async close(): Promise<void> {
     await this.client?.close();
   }
+}
+
+/** Every failure a duplicate `_id`: racing first uses, where the first insert wins. */
+function duplicateOnly(err: unknown): boolean {
+  if (err instanceof MongoBulkWriteError) {
+    const errors = [err.writeErrors].flat();
+    return errors.length > 0 && !err.writeConcernError && errors.every((e) => e.code === 11000);
+  }
+  return err instanceof MongoServerError && err.code === 11000;
 }

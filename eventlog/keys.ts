@@ -13,9 +13,13 @@ import { Sealer } from './sealing.js';
  */
 export interface KeyStore {
   /**
-   * The subject's key, made on first use (`create`); null when it was destroyed, or (without
-   * `create`) never made. Racing first uses agree on one key.
+   * Each subject's key, made on first use (`create`); null when it was destroyed, or (without
+   * `create`) never made. Racing first uses agree on one key. One read (and with `create` one
+   * write) for the whole list, so a page of events or a burst of new constituents costs one
+   * round trip, not one per subject.
    */
+  keysFor(subjects: readonly string[], create: boolean): Promise<Map<string, Buffer | null>>;
+  /** One subject's key, as keysFor. */
   keyFor(subject: string, create: boolean): Promise<Buffer | null>;
   /** Destroys the subject's key for good (idempotent); a subject with none gets a tombstone. */
   destroy(subject: string): Promise<void>;
@@ -42,9 +46,10 @@ export class SqliteKeyStore implements KeyStore {
     this.db.pragma('secure_delete = ON');
     this.db.exec('CREATE TABLE IF NOT EXISTS data_keys (subject TEXT PRIMARY KEY, wrapped TEXT, destroyed_at TEXT) WITHOUT ROWID');
     this.stmt = {
-      get: this.db.prepare<[string], { wrapped: string | null }>('SELECT wrapped FROM data_keys WHERE subject = ?'),
-      // A racing creator (another process on the file) loses quietly and reads the winner's key.
-      insert: this.db.prepare<[string, string]>('INSERT OR IGNORE INTO data_keys (subject, wrapped) VALUES (?, ?)'),
+      many: this.db.prepare<[string], { subject: string; wrapped: string | null }>(
+        'SELECT subject, wrapped FROM data_keys WHERE subject IN (SELECT value FROM json_each(?))',
+      ),
+      insert: this.db.prepare<[string, string]>('INSERT INTO data_keys (subject, wrapped) VALUES (?, ?)'),
       destroy: this.db.prepare<[string, string]>(
         'INSERT INTO data_keys (subject, wrapped, destroyed_at) VALUES (?, NULL, ?) ON CONFLICT (subject) DO UPDATE SET wrapped = NULL, destroyed_at = COALESCE(destroyed_at, excluded.destroyed_at)',
       ),
@@ -52,24 +57,30 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async keyFor(subject: string, create: boolean): Promise<Buffer | null> {
-    let row = this.stmt.get.get(subject);
-    if (!row && create) {
-      await this.created(subject);
-      row = this.stmt.get.get(subject);
-    }
-    return row?.wrapped ? unwrapKey(this.main, subject, row.wrapped) : null;
+    return (await this.keysFor([subject], create)).get(subject) ?? null;
   }
 
-  private batch: Array<{ subject: string; done: () => void; failed: (err: unknown) => void }> = [];
+  async keysFor(subjects: readonly string[], create: boolean): Promise<Map<string, Buffer | null>> {
+    const rows = this.stmt.many.all(JSON.stringify(subjects));
+    if (create && rows.length < subjects.length) return this.created(subjects);
+    return this.unwrapped(rows, new Map());
+  }
+
+  private unwrapped(rows: Array<{ subject: string; wrapped: string | null }>, made: Map<string, Buffer | null>): Map<string, Buffer | null> {
+    for (const r of rows) if (!made.has(r.subject)) made.set(r.subject, r.wrapped ? unwrapKey(this.main, r.subject, r.wrapped) : null);
+    return made;
+  }
+
+  private batch: Array<{ subjects: readonly string[]; done: (keys: Map<string, Buffer | null>) => void; failed: (err: unknown) => void }> = [];
 
   /**
    * New keys asked for in one turn are committed in one transaction: one fsync for every new
    * constituent of a burst of writes, as the log's own group commit, rather than one each.
    */
-  private created(subject: string): Promise<void> {
+  private created(subjects: readonly string[]): Promise<Map<string, Buffer | null>> {
     return new Promise((done, failed) => {
       if (!this.batch.length) setImmediate(() => this.flush());
-      this.batch.push({ subject, done, failed });
+      this.batch.push({ subjects, done, failed });
     });
   }
 
@@ -77,10 +88,24 @@ export class SqliteKeyStore implements KeyStore {
     const batch = this.batch;
     this.batch = [];
     try {
-      this.db.transaction(() => {
-        for (const b of batch) this.stmt.insert.run(b.subject, wrapKey(this.main, b.subject, Sealer.newKey()));
-      })();
-      for (const b of batch) b.done();
+      // Immediate: another process on the file cannot slip its key in between the read and the insert.
+      const made = this.db
+        .transaction(() => {
+          const out = new Map<string, Buffer | null>();
+          const subjects = [...new Set(batch.flatMap((b) => b.subjects))];
+          const rows = this.stmt.many.all(JSON.stringify(subjects));
+          const known = new Set(rows.map((r) => r.subject));
+          for (const subject of subjects) {
+            if (known.has(subject)) continue;
+            const key = Sealer.newKey();
+            this.stmt.insert.run(subject, wrapKey(this.main, subject, key));
+            // The key just made is already in hand: no need to read and unwrap it again.
+            out.set(subject, key);
+          }
+          return this.unwrapped(rows, out);
+        })
+        .immediate();
+      for (const b of batch) b.done(made);
     } catch (err) {
       for (const b of batch) b.failed(err);
     }

@@ -9,6 +9,17 @@ type Data = Record<string, unknown>;
 /** The streams whose events hold personal fields: a constituent's (decisions.md §17). */
 const sealed = (stream: string) => stream.startsWith('constituent-');
 
+/** Unwrapped keys of live constituents kept in memory: a Sealer holds a 32-byte key, so about 10 MB at most. */
+const CACHED_KEYS = 50_000;
+/**
+ * Keys made ahead of need: a constituent's first write makes the keys of the next ids too, in the
+ * same transaction, as ids are handed out in order (commands/ids.ts), and the next ones in the
+ * background half way through (makeAhead). A run of creations then seldom waits for the key
+ * store's commit, rather than once per group of requests; a key made for an id another process
+ * takes is found there, one never used is a random key no data was sealed under.
+ */
+const KEYS_AHEAD = 512;
+
 /**
  * Crypto-shredding at the log port (decisions.md §17), for a log whose events cannot be
  * rewritten (EventStoreDB): a constituent's personal fields (`fields` of a creation, `changes` of
@@ -17,12 +28,17 @@ const sealed = (stream: string) => stream.startsWith('constituent-');
  * read of the stream, on any process, gives those fields as null and `erased: true`, as the
  * embedded log's rewrite does, while the ciphertext left in the log opens for no one.
  *
- * Keys of live records are cached in memory, so a write or a read costs one AES-GCM operation
- * per event (sealData), not a key store round trip. A process erasing drops its own cached key;
- * another process's cache is dropped on its next read of the erasure itself.
+ * Keys of live records are cached in memory (the most recently used, bounded), so a write or a
+ * read costs one AES-GCM operation per event, not a key store round trip; the keys a page of
+ * events lacks are fetched in one read. A process erasing forgets its cached key at once; another
+ * process's cache is dropped on its next read of the erasure itself, or of the destroyed key.
  */
 export class SealingEventLog implements EventLog {
-  private readonly cache = new Map<string, Sealer | null>();
+  private readonly cache = new KeyCache(CACHED_KEYS);
+  /** Subjects whose key is destroyed, as far as this process has seen: erasures are rare, and their keys never come back. */
+  private readonly erased = new Set<string>();
+  /** Key store requests under way, by subject, so that concurrent misses of one key ask once. */
+  private readonly pending = new Map<string, Promise<void>>();
 
   readStreamBackwards?: EventLog['readStreamBackwards'];
   streamRevision?: EventLog['streamRevision'];
@@ -48,7 +64,7 @@ export class SealingEventLog implements EventLog {
 
   async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (!sealed(stream)) return this.inner.append(stream, events, expected);
-    const sealer = await this.sealerFor(stream, true);
+    const sealer = await this.sealerToWrite(stream);
     const out = events.map((e) => ({ ...e, data: sealer ? sealData(e.data, sealer, stream) : e.data }));
     return this.inner.append(stream, out, expected);
   }
@@ -68,35 +84,151 @@ export class SealingEventLog implements EventLog {
   /** Erasure: the stream's key is destroyed; its events now read with personal fields null. */
   async rewriteStream(stream: string): Promise<number> {
     if (!sealed(stream)) throw new Error(`only a constituent's stream can be erased (${stream})`);
+    this.forget(stream);
     await this.keys.destroy(stream);
-    this.cache.set(stream, null);
     return (await this.inner.readStream(stream)).length;
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    // Keys being made ahead are let finish, so the key store does not close under its own commit.
+    await Promise.allSettled(this.pending.values());
     return this.inner.close().finally(() => this.keys.close());
   }
 
-  private async sealerFor(stream: string, create: boolean): Promise<Sealer | null> {
-    const held = this.cache.get(stream);
-    if (held !== undefined && (held !== null || !create)) return held;
-    const key = await this.keys.keyFor(stream, create);
-    const sealer = key ? new Sealer(key) : null;
-    if (key || create) this.cache.set(stream, sealer);
-    return sealer;
+  private forget(stream: string): void {
+    this.erased.add(stream);
+    this.cache.delete(stream);
+  }
+
+  /** The key to seal a write with, made on the stream's first write; null once erased. */
+  private async sealerToWrite(stream: string): Promise<Sealer | null> {
+    // A request under way may be a read, which makes no key: ask to make one once it is answered.
+    for (let made = false; ; ) {
+      const held = this.cache.get(stream);
+      if (held) this.makeAhead(stream);
+      if (held || this.erased.has(stream)) return held ?? null;
+      const under = this.pending.get(stream);
+      if (under) await under;
+      else if (made) throw new Error(`the key store made no key for ${stream}`);
+      else {
+        made = true;
+        await this.load([stream, ...this.ahead(stream)], true);
+      }
+    }
+  }
+
+  /**
+   * Half way through the keys made ahead, the next ones are made in the background, so that a
+   * steady run of creations never waits for the key store. A failure there is not lost: the write
+   * that needs one of those keys asks for it again, and fails with the store's error.
+   */
+  private makeAhead(stream: string): void {
+    const id = idOf(stream);
+    if (id === null) return;
+    const probe = `constituent-${id + KEYS_AHEAD / 2}`;
+    if (this.cache.has(probe) || this.pending.has(probe) || this.erased.has(probe)) return;
+    const next = this.ahead(stream);
+    if (next.length) this.load(next, true).catch(() => {});
+  }
+
+  /** The next ids' streams whose keys this process does not hold yet (KEYS_AHEAD). */
+  private ahead(stream: string): string[] {
+    const id = idOf(stream);
+    if (id === null) return [];
+    const out: string[] = [];
+    for (let n = id + 1; n < id + KEYS_AHEAD; n++) {
+      const next = `constituent-${n}`;
+      if (!this.cache.has(next) && !this.erased.has(next) && !this.pending.has(next)) out.push(next);
+    }
+    return out;
+  }
+
+  /** Fetches (or makes) the keys of `subjects` in one request, into the cache. */
+  private load(subjects: string[], create: boolean): Promise<void> {
+    const asked = this.keys.keysFor(subjects, create).then((keys) => {
+      for (const [subject, key] of keys) {
+        if (!key) this.forget(subject);
+        // An erasure that began while the request was out wins over the key it brings back.
+        else if (!this.erased.has(subject)) this.cache.set(subject, new Sealer(key));
+      }
+    });
+    const settled = asked.finally(() => {
+      for (const s of subjects) if (this.pending.get(s) === settled) this.pending.delete(s);
+    });
+    for (const s of subjects) this.pending.set(s, settled);
+    return settled;
   }
 
   private async openAll(events: RecordedEvent[]): Promise<RecordedEvent[]> {
-    return Promise.all(events.map((e) => this.open(e)));
+    const lacking = new Set<string>();
+    const waits: Array<Promise<void>> = [];
+    for (const e of events) {
+      if (!sealed(e.stream)) continue;
+      this.noteErasure(e);
+      if (!holdsSealed(e.data as Data) || lacking.has(e.stream) || this.erased.has(e.stream) || this.cache.has(e.stream)) continue;
+      const under = this.pending.get(e.stream);
+      if (under) waits.push(under);
+      else lacking.add(e.stream);
+    }
+    if (lacking.size) waits.push(this.load([...lacking], false));
+    if (waits.length) await Promise.all(waits);
+    return events.map((e) => this.opened(e));
   }
 
   private async open(e: RecordedEvent): Promise<RecordedEvent> {
     if (!sealed(e.stream)) return e;
-    // Another process erased it: forget the key this one may hold.
-    if (e.type === 'ConstituentErased') this.cache.set(e.stream, null);
-    if (!holdsSealed(e.data as Data)) return e;
-    return { ...e, data: openData(e.data as Data, await this.sealerFor(e.stream, false), e.stream) };
+    this.noteErasure(e);
+    if (holdsSealed(e.data as Data) && !this.erased.has(e.stream) && !this.cache.has(e.stream)) await (this.pending.get(e.stream) ?? this.load([e.stream], false));
+    return this.opened(e);
   }
+
+  /** Another process erased it: forget the key this one may hold. */
+  private noteErasure(e: RecordedEvent): void {
+    if (e.type === 'ConstituentErased') this.forget(e.stream);
+  }
+
+  /** The event opened with the key in the cache; none there (destroyed, or never made): erased. */
+  private opened(e: RecordedEvent): RecordedEvent {
+    if (!sealed(e.stream) || !holdsSealed(e.data as Data)) return e;
+    const sealer = this.erased.has(e.stream) ? null : (this.cache.get(e.stream) ?? null);
+    return { ...e, data: openData(e.data as Data, sealer, e.stream) };
+  }
+}
+
+/** The most recently used entries, at most `max`: a Map keeps insertion order, so the first key is the least recent. */
+class KeyCache {
+  private readonly map = new Map<string, Sealer>();
+
+  constructor(private readonly max: number) {}
+
+  get(subject: string): Sealer | undefined {
+    const sealer = this.map.get(subject);
+    if (sealer) {
+      this.map.delete(subject);
+      this.map.set(subject, sealer);
+    }
+    return sealer;
+  }
+
+  has(subject: string): boolean {
+    return this.map.has(subject);
+  }
+
+  set(subject: string, sealer: Sealer): void {
+    this.map.delete(subject);
+    this.map.set(subject, sealer);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+  }
+
+  delete(subject: string): void {
+    this.map.delete(subject);
+  }
+}
+
+/** A constituent stream's id, or null for a stream named otherwise. */
+function idOf(stream: string): number | null {
+  const id = /^constituent-(\d+)$/.exec(stream)?.[1];
+  return id ? Number(id) : null;
 }
 
 const PARTS = ['fields', 'changes'] as const;

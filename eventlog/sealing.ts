@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
 
 /**
  * Authenticated encryption for what must not lie in plaintext at rest (decisions.md §17): webhook
@@ -24,16 +24,26 @@ export class Sealer {
 
   /** A fresh random key, for example a constituent's data key. */
   static newKey(): Buffer {
-    return randomBytes(Sealer.KEY_BYTES);
+    return Buffer.from(random(Sealer.KEY_BYTES));
   }
 
   /** version byte | nonce | tag | ciphertext. */
   sealBytes(plain: Buffer, associated = ''): Buffer {
-    const nonce = randomBytes(Sealer.NONCE_BYTES);
+    const head = 1 + Sealer.NONCE_BYTES + Sealer.TAG_BYTES;
+    const out = Buffer.allocUnsafe(head + plain.length);
+    out[0] = Sealer.VERSION;
+    const nonce = out.subarray(1, 1 + Sealer.NONCE_BYTES);
+    random(Sealer.NONCE_BYTES).copy(nonce);
     const cipher = createCipheriv('aes-256-gcm', this.key, nonce);
     cipher.setAAD(Buffer.from(associated, 'utf8'));
-    const body = Buffer.concat([cipher.update(plain), cipher.final()]);
-    return Buffer.concat([Buffer.of(Sealer.VERSION), nonce, cipher.getAuthTag(), body]);
+    // GCM is a stream mode: update gives every byte, final none (it only computes the tag).
+    const body = cipher.update(plain);
+    const rest = cipher.final();
+    if (body.length + rest.length !== plain.length) throw new Error('AES-GCM gave a ciphertext of another length than its plaintext');
+    body.copy(out, head);
+    rest.copy(out, head + body.length);
+    cipher.getAuthTag().copy(out, 1 + Sealer.NONCE_BYTES);
+    return out;
   }
 
   /** Throws when the bytes were not sealed by this key for `associated`, or were altered. */
@@ -45,7 +55,9 @@ export class Sealer {
     const decipher = createDecipheriv('aes-256-gcm', this.key, nonce);
     decipher.setAAD(Buffer.from(associated, 'utf8'));
     decipher.setAuthTag(tag);
-    return Buffer.concat([decipher.update(sealed.subarray(head)), decipher.final()]);
+    const body = decipher.update(sealed.subarray(head));
+    const rest = decipher.final();
+    return rest.length ? Buffer.concat([body, rest]) : body;
   }
 
   sealText(plain: string, associated = ''): string {
@@ -60,4 +72,24 @@ export class Sealer {
   static isSealedText(value: unknown): value is string {
     return typeof value === 'string' && value.startsWith(Sealer.TEXT_PREFIX);
   }
+}
+
+/**
+ * Random bytes (nonces, data keys) taken from a pool filled 16 KiB at a time from the CSPRNG, as
+ * Node's own randomUUID caches its entropy: one call into OpenSSL per few hundred seals rather
+ * than one per seal, which cost as much as the encryption itself. The answer is a view of the
+ * pool, valid until the next call: copy it.
+ */
+const POOL_BYTES = 16 * 1024;
+const pool = Buffer.alloc(POOL_BYTES);
+let used = POOL_BYTES;
+
+function random(n: number): Buffer {
+  if (used + n > POOL_BYTES) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  const out = pool.subarray(used, used + n);
+  used += n;
+  return out;
 }

@@ -48,7 +48,11 @@ export type { Runtime };
  * The log the configuration names, and, for the embedded one, its SQLite database: where a data
  * directory from before webhooks.sqlite kept the webhook tables (openWebhookDb moves them).
  */
-async function openLog(config: Config, mainSealer: Sealer): Promise<{ log: EventLog; database: Database.Database | null }> {
+async function openLog(config: Config, mainSealer: Sealer, benchLog: BenchLog): Promise<{ log: EventLog; database: Database.Database | null }> {
+  if (benchLog === 'sealed') {
+    const { log, database } = await openLog(config, mainSealer, 'port');
+    return { log: new SealingEventLog(log, await openKeyStore(config, mainSealer)), database };
+  }
   if (config.eventStoreUrl) {
     const { EsdbEventLog } = await import('../eventlog/esdb.js');
     // EventStoreDB cannot rewrite events: personal fields are sealed per constituent, erasure destroys the key (decisions.md §17).
@@ -62,6 +66,24 @@ async function openLog(config: Config, mainSealer: Sealer): Promise<{ log: Event
 }
 
 const embedded = (log: SqliteEventLog) => ({ log, database: log.database });
+
+/**
+ * A bench switch (bench/sealing.ts), not a setting of the product: `TURNOUT_BENCH_LOG=port` has
+ * the embedded data dir's log used through the log port only, as EventStoreDB's is (read models
+ * in this process's memory kept by the main-thread projector, the change feed built from the log
+ * at each read), and `sealed` the same through the sealing layer with `keys.sqlite` (decisions.md
+ * §17's production design), so that the cost of sealing is measured on the whole HTTP path. The
+ * projector thread and the log's inline step read the log's file itself, so neither runs then.
+ */
+type BenchLog = 'port' | 'sealed' | null;
+
+function benchLogOf(env: NodeJS.ProcessEnv, config: Config): BenchLog {
+  const v = env.TURNOUT_BENCH_LOG?.trim();
+  if (!v) return null;
+  if (v !== 'port' && v !== 'sealed') throw new Error(`TURNOUT_BENCH_LOG is port or sealed (a bench switch), not ${JSON.stringify(v)}`);
+  if (config.eventStoreUrl || config.mongoUrl) throw new Error('TURNOUT_BENCH_LOG is a switch of the embedded stores only');
+  return v;
+}
 
 /** The per-constituent data keys: a MongoDB collection beside the read models, else a file in the data dir. */
 async function openKeyStore(config: Config, mainSealer: Sealer): Promise<KeyStore> {
@@ -130,22 +152,23 @@ export async function openRuntime(
 ): Promise<Runtime> {
   const report = hooks.report ?? ((m: string) => console.warn(m));
   const closers: Array<() => Promise<void> | void> = [];
+  const benchLog = benchLogOf(hooks.env ?? process.env, config);
+  const topology = benchLog ? 'in-process' : readModelTopology(config);
   // Without a shared queue (NATS), two processes on one data dir would both dispatch every webhook.
   if (!config.natsUrl && config.dataDir !== ':memory:') {
     const lock = lockDataDir(config.dataDir);
     closers.push(() => lock.release());
     // Read models a `turnout rebuild --prepare` built for this release replace the live ones before
     // anything opens them; only a process that holds the data dir alone may move them.
-    if (readModelTopology(config) === 'file-thread') adoptPrepared(config.dataDir, await projectorVersions(), report);
+    if (topology === 'file-thread') adoptPrepared(config.dataDir, await projectorVersions(), report);
   }
   // Spans still buffered are sent after everything else has closed.
   const tracing = await startTracing(hooks.env);
   if (tracing) closers.push(() => tracing.close());
   // The main key (decisions.md §17): seals webhook secrets and what must not lie in plaintext at rest.
   const mainSealer = new Sealer(loadMainKey(config.dataDir, hooks.env ?? process.env).key);
-  const { log, database: logDatabase } = await openLog(config, mainSealer);
+  const { log, database: logDatabase } = await openLog(config, mainSealer, benchLog);
   closers.push(() => log.close());
-  const topology = readModelTopology(config);
   // The projector thread stops before the reading connection closes, and before the log.
   const inFile = topology === 'file-thread' ? await openReadModelsThread(config, log, report, hooks.onReadModelProgress) : null;
   // The change feed reads the table the projector thread keeps, settled to the log's head first.

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteKeyStore } from '../../eventlog/keys.js';
+import { type KeyStore, SqliteKeyStore } from '../../eventlog/keys.js';
 import { SealingEventLog } from '../../eventlog/sealed-log.js';
 import type { NewEvent } from '../../eventlog/port.js';
 import { Sealer } from '../../eventlog/sealing.js';
@@ -83,5 +83,63 @@ describe('sealing a constituent\u2019s personal fields at the log port', () => {
     expect((await again.readStream('constituent-1'))[0].data).toMatchObject({ fields: { FirstName: null }, erased: true });
     expect((await again.readStream('constituent-2'))[0].data).toMatchObject({ fields: { FirstName: 'Scott' } });
     await again.close();
+  });
+
+  it('asks the key store once per page of events read, and once per burst of new constituents (their keys and the next ids\u2019 made together)', async () => {
+    const { dir, log } = open();
+    const asked: Array<{ subjects: number; create: boolean }> = [];
+    const counting = (store: KeyStore): KeyStore => ({
+      keyFor: (s, c) => store.keyFor(s, c),
+      keysFor: (subjects, create) => {
+        asked.push({ subjects: subjects.length, create });
+        return store.keysFor(subjects, create);
+      },
+      destroy: (s) => store.destroy(s),
+      close: () => store.close(),
+    });
+    const writer = new SealingEventLog(new SqliteEventLog(path.join(dir, 'log.sqlite')), counting(new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main)));
+    await Promise.all(Array.from({ length: 64 }, (_, i) => writer.append(`constituent-${i + 1}`, [created(i + 1, { FirstName: `N${i + 1}` })], 'no_stream')));
+    expect(asked).toEqual([{ subjects: 512, create: true }]);
+    // Half way through the keys made ahead, the next ones are made without being waited for.
+    await writer.append('constituent-257', [created(257, { FirstName: 'N257' })], 'no_stream');
+    expect(asked).toEqual([
+      { subjects: 512, create: true },
+      { subjects: 256, create: true },
+    ]);
+    await writer.close();
+    asked.length = 0;
+    // A fresh process: nothing cached, one read for the page's 65 streams.
+    const reader = new SealingEventLog(new SqliteEventLog(path.join(dir, 'log.sqlite')), counting(new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main)));
+    const page = await reader.readTeam!(1, null, 100);
+    expect(page.map((e) => (e.data as { fields: { FirstName: string } }).fields.FirstName)).toEqual([...Array.from({ length: 64 }, (_, i) => `N${i + 1}`), 'N257']);
+    expect(asked).toEqual([{ subjects: 65, create: false }]);
+    await reader.close();
+    await log.close();
+  });
+
+  it('an erasure begun while a key is being fetched wins: the key fetched is not kept', async () => {
+    const { dir, log } = open();
+    await log.append('constituent-1', [created(1, { FirstName: 'Zelda' })], 'no_stream');
+    await log.close();
+    const store = new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow: KeyStore = {
+      keyFor: (s, c) => store.keyFor(s, c),
+      keysFor: async (subjects, create) => {
+        const keys = await store.keysFor(subjects, create);
+        await gate;
+        return keys;
+      },
+      destroy: (s) => store.destroy(s),
+      close: () => store.close(),
+    };
+    const other = new SealingEventLog(new SqliteEventLog(path.join(dir, 'log.sqlite')), slow);
+    const reading = other.readStream('constituent-1');
+    await other.rewriteStream('constituent-1');
+    release();
+    expect((await reading)[0].data).toMatchObject({ fields: { FirstName: null }, erased: true });
+    expect((await other.readStream('constituent-1'))[0].data).toMatchObject({ fields: { FirstName: null }, erased: true });
+    await other.close();
   });
 });

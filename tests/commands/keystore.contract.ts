@@ -50,4 +50,28 @@ export function keyStoreContract(name: string, open: () => Promise<{ store: KeyS
       await cleanup();
     }
   });
+
+  it(`${name}: answers many subjects in one call, making only the missing keys, and agrees with one-at-a-time answers`, async () => {
+    const { store, reopen, cleanup } = await open();
+    try {
+      const kept = await store.keyFor('constituent-11', true);
+      await store.destroy('constituent-12');
+      const subjects = ['constituent-11', 'constituent-12', 'constituent-13', 'constituent-14'];
+      expect(await store.keysFor(subjects, false)).toEqual(new Map([['constituent-11', kept], ['constituent-12', null]]));
+      const made = await store.keysFor(subjects, true);
+      expect([...made.keys()].sort()).toEqual(subjects);
+      expect(made.get('constituent-11')).toEqual(kept);
+      expect(made.get('constituent-12')).toBeNull();
+      expect(made.get('constituent-13')).toHaveLength(32);
+      expect(made.get('constituent-14')).not.toEqual(made.get('constituent-13'));
+      const other = await reopen();
+      for (const s of subjects) expect(await other.keyFor(s, true)).toEqual(made.get(s));
+      // Overlapping batches racing from two stores agree on every key.
+      const racing = await Promise.all([store.keysFor(['constituent-15', 'constituent-16'], true), other.keysFor(['constituent-16', 'constituent-17'], true)]);
+      expect(racing[0].get('constituent-16')).toEqual(racing[1].get('constituent-16'));
+      expect(await other.keyFor('constituent-15', false)).toEqual(racing[0].get('constituent-15'));
+    } finally {
+      await cleanup();
+    }
+  });
 }

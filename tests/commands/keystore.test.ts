@@ -79,12 +79,19 @@ describe('the embedded key store (SQLite)', () => {
 function scriptedDb(): Db {
   const docs = new Map<string, any>();
   const collection = {
-    findOne: async (f: any) => (docs.has(f._id) ? { ...docs.get(f._id) } : null),
-    insertOne: async (d: any) => {
+    find: (f: any) => ({ toArray: async () => (f._id.$in as string[]).filter((id) => docs.has(id)).map((id) => ({ ...docs.get(id) })) }),
+    // Unordered: every document that can be is inserted, then one duplicate-key error if any was refused.
+    insertMany: async (ds: any[], o: any) => {
+      expect(o).toEqual({ ordered: false });
       // Another process may be inserting too: yield first, so racing first uses interleave.
       await new Promise((r) => setImmediate(r));
-      if (docs.has(d._id)) throw new MongoServerError({ message: 'E11000 duplicate key', code: 11000 });
-      docs.set(d._id, { ...d });
+      let refused = false;
+      for (const d of ds) {
+        if (docs.has(d._id)) refused = true;
+        else docs.set(d._id, { ...d });
+      }
+      if (refused) throw new MongoServerError({ message: 'E11000 duplicate key', code: 11000 });
+      return { insertedCount: ds.length };
     },
     updateOne: async (f: any, u: any, o: any) => {
       if (docs.has(f._id)) Object.assign(docs.get(f._id), u.$set);
