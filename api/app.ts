@@ -16,12 +16,16 @@ import { Envelope } from './schemas/changes.js';
 import { ErrorSchema } from './schemas/common.js';
 import { hardenServer, refuseNoHost, serverOptions } from './transport.js';
 import { refuseUnknownQuery } from './validation.js';
-import { buildValidator } from '../validation/validator.js';
+import { type LazySchemas, lazySchemas } from './lazy-schemas.js';
 import type { Services } from '../runtime/services.js';
 
 export const BODY_LIMIT = 64 * 1024;
 
 export type App = FastifyInstance;
+
+/** Each app's schemas, compiled at their first use (lazy-schemas.ts); serve.ts compiles the rest once the process is ready. */
+const schemasOf = new WeakMap<object, LazySchemas>();
+export const schemasOfApp = (app: App): LazySchemas | undefined => schemasOf.get(app);
 
 export interface AppOptions {
   /** No logger (the default, for tests), or one at a level and to a stream, its credentials redacted (logging.ts). */
@@ -34,11 +38,12 @@ export interface AppOptions {
 }
 
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<App> {
+  const schemas = lazySchemas();
   const app = Fastify({
     logger: options.logger ? loggerOptions(options.logger) : false,
     bodyLimit: BODY_LIMIT,
     genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
-    schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
+    schemaController: { compilersFactory: schemas.compilersFactory as never },
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
     ...serverOptions(services.config.connections),
     // Behind a proxy every client has the proxy's address; the proxies named here are believed
@@ -47,6 +52,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     frameworkErrors,
     ...(services.tracing ? { childLoggerFactory: tracedChildLogger(services.tracing) } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
+  schemasOf.set(app, schemas);
   // A server made before the app (api/early-port.ts) was hardened when it was made.
   if (!options.serverFactory) hardenServer(app.server, services.config.connections);
 

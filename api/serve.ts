@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type App, buildApp } from './app.js';
+import type { App } from './app.js';
 import type { EarlyPort } from './early-port.js';
 import type { Shutdown } from './shutdown.js';
 import type { Config } from '../runtime/config.js';
@@ -28,7 +28,8 @@ function adminToken(config: Config): { token: string; note: string } {
 
 /**
  * Start order: the port is already open (api/server.ts, answering the probes), the
- * stores open (quick), the routes are built and take over the port, and only then do the read
+ * stores open (quick) while the routes' modules load, the routes are built (their schemas are
+ * compiled at their first use: api/lazy-schemas.ts) and take over the port, and only then do the read
  * models catch up with the log, so /readyz says how far they are behind meanwhile. The
  * background roles (webhooks, mail) start once they have caught up.
  */
@@ -36,7 +37,7 @@ export async function serve(config: Config, port: EarlyPort, shutdown: Shutdown)
   if (shutdown.stopping) return;
   const { token, note } = adminToken(config);
   config.adminToken = token;
-  const runtime = await shutdown.during(
+  const opening = shutdown.during(
     openRuntime(config, {
       follow: false,
       onProjectionError: (err) => console.error('projection failed', err),
@@ -44,6 +45,13 @@ export async function serve(config: Config, port: EarlyPort, shutdown: Shutdown)
       onReadModelProgress: () => {},
     }),
   );
+  // The routes' modules load while the stores open: that wait is mostly the projector thread
+  // starting on a core of its own, and this thread would spend it idle (decisions.md §13).
+  const serving = config.role === 'all' || config.role === 'api';
+  const appModule = serving ? shutdown.during(import('./app.js')) : null;
+  // Should the runtime fail first, its error is the one reported.
+  appModule?.catch(() => undefined);
+  const runtime = await opening;
   // After the app: the port stops answering (the probes too), then the stores close.
   shutdown.onStop(async () => {
     await port.close();
@@ -53,15 +61,18 @@ export async function serve(config: Config, port: EarlyPort, shutdown: Shutdown)
   port.probes(() => readiness(runtime.services), metrics && { token, contentType: metrics.contentType, text: () => metrics.text() });
   if (shutdown.stopping) return;
 
-  if (config.role === 'all' || config.role === 'api') {
+  let built: App | null = null;
+  const { buildApp, schemasOfApp } = (await appModule) ?? {};
+  if (buildApp) {
     let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
-    const built: App = await shutdown.during(
+    const app: App = await shutdown.during(
       buildApp(runtime.services, {
         logger: process.env.NODE_ENV === 'test' ? false : { level: config.logLevel },
         serverFactory: (h) => ((handler = h), port.server),
       }).then(async (a) => (await a.ready(), a)),
     );
-    shutdown.onStop(() => built.close());
+    built = app;
+    shutdown.onStop(() => app.close());
     if (shutdown.stopping) return;
     port.serve(handler!);
     console.log(`Turnout (${config.role}) listening on ${port.address}  public API ${port.address}/api/v1  admin ${port.address}/admin/v1  console ${port.address}/console`);
@@ -80,4 +91,20 @@ export async function serve(config: Config, port: EarlyPort, shutdown: Shutdown)
   if (shutdown.stopping) return;
   await shutdown.during(startRoles(config, runtime));
   runtime.started();
+  console.log(readyLine());
+  // The schemas no request has used yet are compiled now, between requests (api/lazy-schemas.ts).
+  const schemas = built && schemasOfApp?.(built);
+  if (schemas) {
+    const { failed } = await schemas.compileAll(() => shutdown.stopping);
+    for (const f of failed) console.error(`a route's schema does not compile: ${f}`);
+  }
+}
+
+/**
+ * How long the start took, from the process's own start (decisions.md §13: /readyz 200 within
+ * 3 s), and the CPU it took, every thread's: the steadier figure on a shared machine.
+ */
+function readyLine(): string {
+  const cpu = process.cpuUsage();
+  return `ready ${Math.round(process.uptime() * 1000)} ms after the process started (CPU ${Math.round((cpu.user + cpu.system) / 1000)} ms)`;
 }

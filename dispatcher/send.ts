@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 import { deliveryHeaders, type Signing } from './sign.js';
 import { parseEndpointUrl, safeLookup, type Lookup, UnsafeUrlError } from './ssrf.js';
 
@@ -44,21 +44,28 @@ export interface SenderOptions {
  * only without per-attempt overhead: no AbortController and no URL parsed per attempt.
  */
 export class Sender implements WebhookSender {
-  private readonly agent: Agent;
+  /** Made with the first attempt: undici is loaded then, not at the process's start (decisions.md §13). */
+  private agent: Agent | null = null;
+  private agentMade: Promise<Agent> | null = null;
   private readonly maxBytes: number;
 
   constructor(private readonly options: SenderOptions) {
-    const lookup = options.allowInsecure ? undefined : safeLookup(options.lookup);
-    this.agent = new Agent({
-      // As many connections per origin as can be busy (the worker's concurrency): with fewer, a
-      // burst to one receiver waits for them.
-      connections: 64,
-      // The attempt's own timer (below) bounds connecting, the answer and its body together.
-      headersTimeout: 0,
-      bodyTimeout: 0,
-      connect: { ...(lookup ? { lookup } : {}), timeout: options.timeoutMs + 1000 },
-    });
     this.maxBytes = options.maxResponseBytes ?? 4096;
+  }
+
+  private makeAgent(): Promise<Agent> {
+    return (this.agentMade ??= import('undici').then(({ Agent }) => {
+      const lookup = this.options.allowInsecure ? undefined : safeLookup(this.options.lookup);
+      return (this.agent = new Agent({
+        // As many connections per origin as can be busy (the worker's concurrency): with fewer, a
+        // burst to one receiver waits for them.
+        connections: 64,
+        // The attempt's own timer (below) bounds connecting, the answer and its body together.
+        headersTimeout: 0,
+        bodyTimeout: 0,
+        connect: { ...(lookup ? { lookup } : {}), timeout: this.options.timeoutMs + 1000 },
+      }));
+    }));
   }
 
   deliver(url: string, body: string, signing: Signing): Promise<SendResult> {
@@ -68,6 +75,8 @@ export class Sender implements WebhookSender {
   }
 
   async send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
+    // Before the clock starts: the first attempt's time is its own, not undici's loading.
+    const agent = this.agent ?? (await this.makeAgent());
     const started = performance.now();
     const result = (r: Omit<SendResult, 'durationMs' | 'retryAfter'>, retryAfter: string | null = null): SendResult => ({
       ...r,
@@ -89,7 +98,7 @@ export class Sender implements WebhookSender {
       abort.emit('abort');
     }, this.options.timeoutMs);
     try {
-      const res = await this.agent.request({
+      const res = await agent.request({
         origin: target.origin,
         path: target.path,
         method: 'POST',
@@ -143,6 +152,6 @@ export class Sender implements WebhookSender {
   private readonly targets = new Map<string, { origin: string; path: string }>();
 
   close(): void {
-    this.agent.destroy().catch(() => {});
+    this.agentMade?.then((agent) => agent.destroy()).catch(() => {});
   }
 }

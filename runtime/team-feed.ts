@@ -1,6 +1,6 @@
 import type { FollowerStatus } from '../eventlog/follower.js';
 import type { EventLog } from '../eventlog/port.js';
-import { EsdbEventLog } from '../eventlog/esdb.js';
+import type { EsdbEventLog } from '../eventlog/esdb.js';
 
 /** How often the projector looks at EventStoreDB's team projection after its start. */
 const CHECK_EVERY_MS = 30_000;
@@ -12,8 +12,10 @@ const CHECK_EVERY_MS = 30_000;
  * (eventlog/esdb-team.ts). Null on any other log.
  */
 export async function watchTeamFeed(log: EventLog, report: (message: string) => void): Promise<{ status: () => FollowerStatus; stop: () => void } | null> {
-  if (!(log instanceof EsdbEventLog)) return null;
-  const feed = log.teamFeed();
+  // Asked of the log, not `instanceof`: that would load the EventStoreDB client (a fifth of a
+  // start's module loading) into every embedded process, which never uses it.
+  if (!('teamFeed' in log) || typeof log.teamFeed !== 'function') return null;
+  const feed = (log as EsdbEventLog).teamFeed();
   const check = () => feed.check(report).catch((err) => report(`EventStoreDB projection check failed: ${err instanceof Error ? err.message : String(err)}`));
   await check();
   const timer = setInterval(() => void check(), CHECK_EVERY_MS);

@@ -1,6 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import nodemailer from 'nodemailer';
 
 export interface MailMessage {
   /** The notification id: also the message's idempotency key (Message-ID, file name). */
@@ -23,6 +22,14 @@ export interface MailTransport {
   close(): Promise<void>;
 }
 
+/**
+ * nodemailer is loaded with the first mail, not at the start: a start sends none before it is
+ * ready, and loading it is CPU taken from the start (decisions.md §13: /readyz 200 within 3 s).
+ */
+const nodemailer = async () => (await import('nodemailer')).default;
+const composer = async () => (await nodemailer()).createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+const smtp = async (url: string) => (await nodemailer()).createTransport(url);
+
 const messageId = (id: string) => `<notification-${id}@turnout>`;
 const safeName = (id: string) => id.replace(/[^A-Za-z0-9_.-]/g, '_');
 
@@ -33,7 +40,7 @@ const safeName = (id: string) => id.replace(/[^A-Za-z0-9_.-]/g, '_');
  */
 export class FileTransport implements MailTransport {
   readonly name = 'file';
-  private readonly composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  private composer: ReturnType<typeof composer> | null = null;
   constructor(readonly dir: string) {
     // Mail to constituents is private: the outbox as the data dir, 0700 and its files 0600,
     // whatever the umask (which can only narrow the modes given at creation).
@@ -41,7 +48,8 @@ export class FileTransport implements MailTransport {
     chmodSync(dir, 0o700);
   }
   async send(m: MailMessage): Promise<void> {
-    const info = await this.composer.sendMail({ from: m.from, to: m.to, subject: m.subject, text: m.text, messageId: messageId(m.id) });
+    this.composer ??= composer();
+    const info = await (await this.composer).sendMail({ from: m.from, to: m.to, subject: m.subject, text: m.text, messageId: messageId(m.id) });
     const file = path.join(this.dir, `${safeName(m.id)}.eml`);
     writeFileSync(file + '.tmp', info.message as Buffer, { mode: 0o600 });
     renameSync(file + '.tmp', file);
@@ -50,28 +58,30 @@ export class FileTransport implements MailTransport {
     return existsSync(path.join(this.dir, `${safeName(id)}.eml`));
   }
   async close(): Promise<void> {
-    this.composer.close();
+    (await this.composer)?.close();
   }
 }
 
 /** SMTP through nodemailer (TURNOUT_SMTP_URL). The Message-ID is stable per notification. */
 export class SmtpTransport implements MailTransport {
   readonly name = 'smtp';
-  private readonly transporter;
+  private readonly url: string;
+  private transporter: ReturnType<typeof smtp> | null = null;
   constructor(url: string, timeoutMs = 30_000) {
     const u = new URL(url);
     u.searchParams.set('connectionTimeout', String(timeoutMs));
     u.searchParams.set('socketTimeout', String(timeoutMs));
-    this.transporter = nodemailer.createTransport(u.toString());
+    this.url = u.toString();
   }
   async send(m: MailMessage): Promise<void> {
-    await this.transporter.sendMail({ from: m.from, to: m.to, subject: m.subject, text: m.text, messageId: messageId(m.id) });
+    this.transporter ??= smtp(this.url);
+    await (await this.transporter).sendMail({ from: m.from, to: m.to, subject: m.subject, text: m.text, messageId: messageId(m.id) });
   }
   async wasDelivered(): Promise<null> {
     return null;
   }
   async close(): Promise<void> {
-    this.transporter.close();
+    (await this.transporter)?.close();
   }
 }
 

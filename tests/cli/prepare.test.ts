@@ -38,8 +38,9 @@ function nextRelease(): { server: string; cli: string } {
 }
 
 /**
- * Starts a release's server and times its start: to its routes serving (the "listening" line) and
- * from there to /readyz 200, the share its read models take.
+ * Starts a release's server and times its start from its spawn: to its routes serving (the
+ * "listening" line) and to /readyz 200; and reads the process's own account of it (its "ready"
+ * line: time since the process started, and the CPU that took).
  */
 async function startTimed(server: string, env: Record<string, string>) {
   const spawned = performance.now();
@@ -54,7 +55,16 @@ async function startTimed(server: string, env: Record<string, string>) {
   }
   const ready = performance.now();
   const readyAfterListeningMs = ready - listening;
-  return Object.assign(proc, { readyAfterListeningMs, timing: `routes serving ${(listening - spawned).toFixed(0)} ms after its spawn, /readyz 200 ${readyAfterListeningMs.toFixed(0)} ms later` });
+  // Printed as /readyz turns 200; its pipe may deliver it a moment after the answer.
+  const line = /^ready (\d+) ms after the process started \(CPU (\d+) ms\)$/m;
+  await waitUntil('the ready line', async () => line.test(proc.output()), 10_000);
+  const [, selfMs, cpuMs] = line.exec(proc.output())!.map(Number);
+  return Object.assign(proc, {
+    readyAfterListeningMs,
+    selfMs,
+    cpuMs,
+    timing: `routes serving ${(listening - spawned).toFixed(0)} ms after its spawn, /readyz 200 ${(ready - spawned).toFixed(0)} ms after it (${readyAfterListeningMs.toFixed(0)} ms after the routes); by its own account ready ${selfMs} ms after the process started, CPU ${cpuMs} ms`,
+  });
 }
 
 const p99 = (ms: number[]) => [...ms].sort((a, b) => a - b)[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))];
@@ -119,8 +129,12 @@ describe('an upgrade without downtime: turnout rebuild --prepare, then the switc
 
     const upgraded = await startTimed(next.server, env);
     console.log(`the new release after the prepare: ${upgraded.timing}`);
-    // decisions.md §13: ready within 3 s once its routes serve (building them alone takes longer on this shared machine).
+    // decisions.md §13: ready within 3 s of the start. The wall time is the promise, but on a
+    // shared machine under load a start waits for the cores, so it is bounded loosely here; the
+    // start's own CPU, every thread's, does not wait, and is held to the 3 s.
     expect(upgraded.readyAfterListeningMs).toBeLessThan(3_000);
+    expect(upgraded.selfMs).toBeLessThan(30_000);
+    expect(upgraded.cpuMs).toBeLessThan(3_000);
     expect(upgraded.output()).toMatch(/read models: adopted readmodels\.prepared-[0-9a-f]{16}\.sqlite, prepared for this release \(built: constituents\)/);
     expect(upgraded.output()).not.toContain('to build from the log');
 
