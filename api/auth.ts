@@ -54,7 +54,7 @@ export function failedAuthGuard(perMinute: number) {
 export type FailedAuthGuard = ReturnType<typeof failedAuthGuard>;
 
 /** /api/v1: authenticate the key, apply its rate limits, then its scope. */
-export function apiKeyHook(deps: Pick<CommandDeps, 'store'>, limiter: RateLimiter | null, failed: FailedAuthGuard) {
+export function apiKeyHook(deps: Pick<CommandDeps, 'store' | 'keyMark'>, limiter: RateLimiter | null, failed: FailedAuthGuard) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const presented = bearer(request);
     const key = presented ? await verifyApiKey(deps, presented) : null;

@@ -24,5 +24,5 @@ export const open = (async (settings: InlineSettings) => {
   return inlineStep(core, projectors, log, () => {
     core.close();
     log.close();
-  });
+  }, settings.keyMark);
 }) satisfies OpenInlineStep;

@@ -19,7 +19,7 @@ export const LOG_FILE = 'turnout.sqlite';
  * `attachInline`.
  */
 export function startProjectorThread(
-  files: { logFile: string; readFile: string },
+  files: { logFile: string; readFile: string; keyMark?: SharedArrayBuffer },
   countAfter: (p: Position) => Promise<number>,
   options: ProjectorThreadOptions & { settings?: Partial<Omit<ThreadSettings, 'logFile' | 'readFile'>> } = {},
 ): Promise<ProjectorThread> {

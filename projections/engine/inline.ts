@@ -8,6 +8,7 @@
  * inside it (sqlite-step.ts), so neither applies an event the other did.
  */
 import type { InlineStep } from '../../eventlog/port.js';
+import { ApiKeyMark } from '../api-key-mark.js';
 import type { SqliteReadCore } from '../store/sqlite-core.js';
 import type { Projector } from './projector.js';
 import { type LogReader, SqliteProjection } from './sqlite-step.js';
@@ -17,6 +18,8 @@ export interface InlineSettings {
   logFile: string;
   readFile: string;
   projectorsModule?: string;
+  /** The process's API-key mark (api-key-mark.ts), where it keeps one. */
+  keyMark?: SharedArrayBuffer;
 }
 
 /**
@@ -29,13 +32,13 @@ const LOCK_WAIT_MS = 50;
  * The inline step over `core`, a connection of the writer thread's own to a read database the
  * projector thread has laid out. `close` closes what the caller opened for it.
  */
-export function inlineStep(core: SqliteReadCore, projectors: Projector[], log: LogReader, close: () => void): InlineStep {
+export function inlineStep(core: SqliteReadCore, projectors: Projector[], log: LogReader, close: () => void, keyMark?: SharedArrayBuffer): InlineStep {
   core.db.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
   // No WAL checkpoint after this connection's commits: at SQLite's default they ran on the
   // write path and took most of the commit time of a write's read models. The projector thread
   // checkpoints instead (thread-loop.ts), off the write path.
   core.db.pragma('wal_autocheckpoint = 0');
   for (const c of projectors.flatMap((p) => p.collections)) core.define(c);
-  const projection = new SqliteProjection(core, projectors, log);
+  const projection = new SqliteProjection(core, projectors, log, { keyMark: keyMark && new ApiKeyMark(keyMark) });
   return { afterCommit: (last) => projection.applyNear(last), close };
 }

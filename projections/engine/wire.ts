@@ -12,6 +12,8 @@ export interface ThreadSettings {
   retryMaxMs: number;
   /** A module exporting `projectors` to run instead of the product's (tests only). */
   projectorsModule?: string;
+  /** The process's API-key mark (api-key-mark.ts), where it keeps one. */
+  keyMark?: SharedArrayBuffer;
 }
 
 export type ToThread = { type: 'wake' } | { type: 'stop' };
