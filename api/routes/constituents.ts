@@ -12,7 +12,7 @@ import { guardedContext, readTagged, setEtag, tagged } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/constituent.js';
 import type { Services } from '../../runtime/services.js';
-import { pointRead } from '../point-in-time.js';
+import { isPointRead, pointRead } from '../point-in-time.js';
 import { OneAsOf, PointQuery } from '../schemas/history.js';
 
 export const readConstituent = (services: Services, team: number, id: number) => readTeamRecord(services.store, CONSTITUENTS, 'constituent', team, id);
@@ -69,9 +69,9 @@ export const constituentRoutes =
       `/${RESOURCES.constituent.path}/:id`,
       { schema: { tags, summary: 'One constituent, now or as it stood (asOf, revision)', params: IdParams, querystring: PointQuery, response: { 200: OneAsOf('constituent', S.ConstituentRef), ...errors(...API_ERRORS) } } },
       async (request, reply) => {
-        const team = apiContext(request).team;
-        const point = await pointRead(services, 'constituent', team, request.params.id, request.query);
-        if (point) return point;
+        const team = request.apiKey!.FkTeam;
+        // Asked first, without pointRead's await: an ordinary read is the common case.
+        if (isPointRead(request.query)) return (await pointRead(services, 'constituent', team, request.params.id, request.query))!;
         return readTagged(services, request, reply, constituentStream(request.params.id), 'constituent', () => readConstituentTagged(services, team, request.params.id));
       },
     );
