@@ -1,7 +1,7 @@
 import { constituentStream } from '../../domain/constituent/events.js';
 import { RESOURCES } from '../../domain/resources.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { readTeamRecord, readTeamRecordTagged } from '../../projections/read.js';
+import { readTeamRecord, readTeamRecordTagged, readTeamRowTagged } from '../../projections/read.js';
 import { createConstituentRecord, updateConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { CONSTITUENTS, byEmail, constituentSearch } from '../../projections/constituents.js';
@@ -72,7 +72,8 @@ export const constituentRoutes =
         const team = request.apiKey!.FkTeam;
         // Asked first, without pointRead's await: an ordinary read is the common case.
         if (isPointRead(request.query)) return (await pointRead(services, 'constituent', team, request.params.id, request.query))!;
-        return readTagged(services, request, reply, constituentStream(request.params.id), 'constituent', () => readConstituentTagged(services, team, request.params.id));
+        // The row as stored: the response schema's serializer shows the record's fields only.
+        return readTagged(services, request, reply, constituentStream(request.params.id), 'constituent', () => readTeamRowTagged(services.store, CONSTITUENTS, 'constituent', team, request.params.id));
       },
     );
 
