@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { DomainError, invalidField } from '../domain/shared/errors.js';
 import type { IdempotencyStore, StoredAnswer } from '../runtime/idempotency/port.js';
 import { sendError } from './errors.js';
@@ -50,10 +50,7 @@ export function kept(status: number, body: string): boolean {
  * so a 400 the first request got is kept and replayed like any other answer.
  */
 export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: FastifyRequest) => string) {
-  const preValidation = async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!METHODS.has(request.method)) return;
-    const raw = request.headers[HEADER];
-    if (raw === undefined) return;
+  const begin = async (request: FastifyRequest, reply: FastifyReply, raw: string | string[]) => {
     const key = Array.isArray(raw) ? raw.join(', ') : raw;
     if (!VALID_KEY.test(key)) return sendError(reply, invalidField('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.'));
     const scope = scopeOf(request);
@@ -70,9 +67,7 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
     return replay(reply, begun.answer);
   };
 
-  const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const held = request.idempotent;
-    if (!held) return payload;
+  const complete = async (request: FastifyRequest, reply: FastifyReply, payload: unknown, held: { scope: string; key: string }) => {
     request.idempotent = undefined;
     if (typeof payload === 'string' && kept(reply.statusCode, payload)) {
       const headers: Record<string, string> = {};
@@ -85,10 +80,28 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
     return payload;
   };
 
-  // A request that ends without an answer (the client went away mid-handler) frees its key.
-  const onResponse = async (request: FastifyRequest) => {
+  // Callback hooks: a request without a key (every GET, most writes) passes each of them without
+  // a promise; one with a key returns the promise of its step, which Fastify awaits as an async hook's.
+  const preValidation = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): Promise<unknown> | undefined => {
+    const raw = METHODS.has(request.method) ? request.headers[HEADER] : undefined;
+    if (raw !== undefined) return begin(request, reply, raw);
+    done();
+    return undefined;
+  };
+
+  const onSend = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): Promise<unknown> | undefined => {
     const held = request.idempotent;
-    if (held) await store.release(held.scope, held.key);
+    if (held) return complete(request, reply, payload, held);
+    done(null, payload);
+    return undefined;
+  };
+
+  // A request that ends without an answer (the client went away mid-handler) frees its key.
+  const onResponse = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): Promise<void> | undefined => {
+    const held = request.idempotent;
+    if (held) return store.release(held.scope, held.key);
+    done();
+    return undefined;
   };
 
   return { preValidation, onSend, onResponse };

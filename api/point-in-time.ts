@@ -10,6 +10,8 @@ import type { Services } from '../runtime/services.js';
  * `?asOf=` or `?revision=` on a single read (decisions.md §10): the record as it stood, with its
  * revision; null when neither was sent (the ordinary read).
  */
+export const isPointRead = (q: { asOf?: string; revision?: number }): boolean => q.asOf !== undefined || q.revision !== undefined;
+
 export async function pointRead(services: Services, resource: HistoryResource, team: number, id: number, q: { asOf?: string; revision?: number }): Promise<Values | null> {
   if (q.asOf === undefined && q.revision === undefined) return null;
   if (q.asOf !== undefined && q.revision !== undefined) throw invalidField('revision', 'Send asOf or revision, not both.');

@@ -17,6 +17,12 @@ export interface CommandDeps {
   settle: (position: Position | null, ctx?: Pick<WriteContext, 'trace'>) => Promise<void>;
   /** Why a webhook URL may not be used (the dispatcher's SSRF guard), or null when it may. */
   checkWebhookUrl: (url: string) => Promise<string | null>;
+  /**
+   * A number that changes whenever an API key's record may have changed, read on every request
+   * (projections/api-key-mark.ts): where this process alone writes its read models. Left out
+   * elsewhere; the key check then goes by the store's change mark, or reads.
+   */
+  keyMark?: () => number;
   /** The main key's sealer (TURNOUT_MAIN_KEY or <dataDir>/main-key, decisions.md §17): what must not lie in plaintext at rest. */
   mainSealer: Sealer;
 }

@@ -55,21 +55,44 @@ export async function revokeApiKey(deps: CommandDeps, ctx: WriteContext, keyId: 
 
 /**
  * Keys this process has verified, by a SHA-256 of the presented string (never the key itself,
- * which a heap dump would show), to the record they matched and the store's change mark when it
- * was read. A later request with the same key skips the prefix query and the comparison, and
- * while the store says nothing has changed since (ReadStore.changeMark: any commit to the read
- * models, the revocation's included) it skips the read too; otherwise it reads the record by id
- * again, so a revocation counts at once. Bounded: emptied when full.
+ * which a heap dump would show), to the record they matched and the mark when it was read. A
+ * later request with the same key skips the prefix query and the comparison, and while the mark
+ * is the same it skips the read too; otherwise it reads the record by id again, so a revocation
+ * counts at once. The mark is the process's API-key mark where it keeps one (deps.keyMark: only
+ * an API-key event moves it, so writes of records cost the keys nothing), else the store's change
+ * mark (ReadStore.changeMark: any commit to the read models, by any process). A store with
+ * neither (MongoDB) is read on every request. Bounded: emptied when full.
  */
 const verified = new WeakMap<object, Map<string, { key: ApiKeyDoc; mark: number | undefined }>>();
 const VERIFIED_MAX = 10_000;
 
+type KeyDeps = Pick<CommandDeps, 'store' | 'keyMark'>;
+
+function cacheOf(store: object): Map<string, { key: ApiKeyDoc; mark: number | undefined }> {
+  let cache = verified.get(store);
+  if (!cache) verified.set(store, (cache = new Map()));
+  return cache;
+}
+
+const markOf = (deps: KeyDeps): number | undefined => (deps.keyMark ? deps.keyMark() : deps.store.changeMark?.());
+
+/**
+ * The key's record when this process verified the presented key before and its mark has not
+ * moved since: no read and no await, the common case of every request. Null otherwise, and
+ * always where the store has no mark: verifyApiKey then decides.
+ */
+export function knownApiKey(deps: KeyDeps, presented: string): ApiKeyDoc | null {
+  const mark = markOf(deps);
+  if (mark === undefined) return null;
+  const known = cacheOf(deps.store).get(hash('sha256', presented, 'base64'));
+  return known && known.mark === mark ? known.key : null;
+}
+
 /** The key's record when the presented key is genuine and not revoked; otherwise null. */
-export async function verifyApiKey(deps: Pick<CommandDeps, 'store'>, presented: string): Promise<ApiKeyDoc | null> {
-  let cache = verified.get(deps.store);
-  if (!cache) verified.set(deps.store, (cache = new Map()));
+export async function verifyApiKey(deps: KeyDeps, presented: string): Promise<ApiKeyDoc | null> {
+  const cache = cacheOf(deps.store);
   // Asked before the read: a commit the read below may not see still changes the next mark.
-  const mark = deps.store.changeMark?.();
+  const mark = markOf(deps);
   const digest = hash('sha256', presented, 'base64');
   const known = cache.get(digest);
   if (known) {

@@ -22,6 +22,17 @@ export async function readTeamRecordTagged(store: ReadStore, collection: string,
 }
 
 /**
+ * As readTeamRecordTagged, with the stored document as it is, its `_` fields included: only for an
+ * answer serialised through a response schema that lists the record's fields (fast-json-stringify
+ * leaves every other key out), where publicView's copy would be made and thrown away.
+ */
+export async function readTeamRowTagged(store: ReadStore, collection: string, what: string, team: number, id: number): Promise<{ record: Values; revision: number | null }> {
+  const doc = await store.get<Values>(collection, id);
+  if (!doc || doc.FkTeam !== team) throw notFound(what, id);
+  return { record: doc, revision: typeof doc._revision === 'number' ? doc._revision : null };
+}
+
+/**
  * An Fk field must name a record of the team's own; a deleted one is gone from the read model, and
  * another team's reads as missing: otherwise invalid_field naming the field (decisions.md 3).
  * `what` carries its article: "a constituent".

@@ -7,6 +7,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openLogReader } from '../eventlog/sqlite-file.js';
+import { ApiKeyMark } from '../projections/api-key-mark.js';
 import { SqliteProjection } from '../projections/engine/sqlite-step.js';
 import { driveProjectorThread } from '../projections/engine/thread-loop.js';
 import type { FromThread, ThreadSettings, ToThread } from '../projections/engine/wire.js';
@@ -21,7 +22,8 @@ const settings = workerData as ThreadSettings;
 
 const log = openLogReader(settings.logFile);
 const core = new SqliteReadCore(settings.readFile);
-const projection = new SqliteProjection(core, await loadProjectors(settings.projectorsModule, { db: core.db, log }), log);
+const keyMark = settings.keyMark && new ApiKeyMark(settings.keyMark);
+const projection = new SqliteProjection(core, await loadProjectors(settings.projectorsModule, { db: core.db, log }), log, { keyMark });
 // A projector thread slower than the writes it follows (tests of read-your-writes): each step
 // starts this many milliseconds late.
 const lateMs = Number(process.env.TURNOUT_TEST_PROJECTOR_LATE_MS ?? 0);

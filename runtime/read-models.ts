@@ -17,7 +17,7 @@ export const LOG_FILE = 'turnout.sqlite';
  * `attachLog` has the log tell it each commit.
  */
 export function startProjectorThread(
-  files: { logFile: string; readFile: string },
+  files: { logFile: string; readFile: string; keyMark?: SharedArrayBuffer },
   countAfter: (p: Position) => Promise<number>,
   options: ProjectorThreadOptions & { settings?: Partial<Omit<ThreadSettings, 'logFile' | 'readFile'>> } = {},
 ): Promise<ProjectorThread> {

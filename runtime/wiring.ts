@@ -15,6 +15,7 @@ import { buildOf, registerReadModels, summaryOf } from '../projections/engine/bu
 import type { ProjectorThread } from '../projections/engine/thread.js';
 import { projectors } from '../projections/index.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
+import { ApiKeyMark } from '../projections/api-key-mark.js';
 import { SqliteReadStore } from '../projections/store/sqlite.js';
 import type { ReadStore } from '../projections/store/port.js';
 import type { Config } from './config.js';
@@ -116,15 +117,18 @@ async function openReadModelsThread(
   log: EventLog,
   report: (m: string) => void,
   onProgress?: (progress: CatchUpProgress) => void,
-): Promise<{ thread: ProjectorThread; store: ReadStore }> {
+): Promise<{ thread: ProjectorThread; store: ReadStore; keyMark: ApiKeyMark | null }> {
   const countAfter = (p: Position) => log.countAfter?.(p) ?? Promise.resolve(0);
-  const files = { logFile: path.join(config.dataDir, LOG_FILE), readFile: path.join(config.dataDir, READ_MODELS_FILE) };
+  // Exact only while this process's threads alone write the read models: with NATS, other
+  // processes share the data dir, and the key check goes by the store's change mark instead.
+  const keyMark = config.natsUrl ? null : new ApiKeyMark();
+  const files = { logFile: path.join(config.dataDir, LOG_FILE), readFile: path.join(config.dataDir, READ_MODELS_FILE), ...(keyMark ? { keyMark: keyMark.buffer } : {}) };
   privateFile(files.readFile, { sqlite: true });
   const thread = await startProjectorThread(files, countAfter, { report, onProgress });
   // The log's writer thread tells the projector thread each commit as soon as it is durable: the
   // thread applies it while the writer commits the next ones.
   await thread.attachLog(log);
-  return { thread, store: new SqliteReadStore(new SqliteReadCore(files.readFile, { laidOutElsewhere: true })) };
+  return { thread, store: new SqliteReadStore(new SqliteReadCore(files.readFile, { laidOutElsewhere: true })), keyMark };
 }
 
 /**
@@ -270,7 +274,8 @@ export async function openRuntime(
       : new Metrics({ followers: followerStatus, queueDepth: webhookState.queueDepth, dataDir: config.dataDir === ':memory:' ? null : config.dataDir });
   instrumentAppend(log, metrics);
 
-  const commandDeps = { log, store: rawStore, ids: new IdAllocator(log), settle, checkWebhookUrl: endpointUrlCheck({ allowInsecure: config.webhook.allowInsecure }), mainSealer };
+  const keyMark = inFile?.keyMark;
+  const commandDeps = { log, store: rawStore, ids: new IdAllocator(log), settle, ...(keyMark ? { keyMark: () => keyMark.read() } : {}), checkWebhookUrl: endpointUrlCheck({ allowInsecure: config.webhook.allowInsecure }), mainSealer };
   const erasure = new Erasure({
     deps: commandDeps,
     dataDir: config.dataDir,

@@ -1,7 +1,7 @@
 import { constituentStream } from '../../domain/constituent/events.js';
 import { RESOURCES } from '../../domain/resources.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { readTeamRecord, readTeamRecordTagged } from '../../projections/read.js';
+import { readTeamRecord, readTeamRecordTagged, readTeamRowTagged } from '../../projections/read.js';
 import { createConstituentRecord, updateConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { CONSTITUENTS, byEmail, constituentSearch } from '../../projections/constituents.js';
@@ -12,7 +12,7 @@ import { guardedContext, readTagged, setEtag, tagged } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/constituent.js';
 import type { Services } from '../../runtime/services.js';
-import { pointRead } from '../point-in-time.js';
+import { isPointRead, pointRead } from '../point-in-time.js';
 import { OneAsOf, PointQuery } from '../schemas/history.js';
 
 export const readConstituent = (services: Services, team: number, id: number) => readTeamRecord(services.store, CONSTITUENTS, 'constituent', team, id);
@@ -69,10 +69,11 @@ export const constituentRoutes =
       `/${RESOURCES.constituent.path}/:id`,
       { schema: { tags, summary: 'One constituent, now or as it stood (asOf, revision)', params: IdParams, querystring: PointQuery, response: { 200: OneAsOf('constituent', S.ConstituentRef), ...errors(...API_ERRORS) } } },
       async (request, reply) => {
-        const team = apiContext(request).team;
-        const point = await pointRead(services, 'constituent', team, request.params.id, request.query);
-        if (point) return point;
-        return readTagged(services, request, reply, constituentStream(request.params.id), 'constituent', () => readConstituentTagged(services, team, request.params.id));
+        const team = request.apiKey!.FkTeam;
+        // Asked first, without pointRead's await: an ordinary read is the common case.
+        if (isPointRead(request.query)) return (await pointRead(services, 'constituent', team, request.params.id, request.query))!;
+        // The row as stored: the response schema's serializer shows the record's fields only.
+        return readTagged(services, request, reply, constituentStream(request.params.id), 'constituent', () => readTeamRowTagged(services.store, CONSTITUENTS, 'constituent', team, request.params.id));
       },
     );
 

@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../../domain/shared/events.js';
+import { type ApiKeyMark, touchesApiKeys } from '../api-key-mark.js';
 import type { SqliteReadCore } from '../store/sqlite-core.js';
 import { SqliteReadStore } from '../store/sqlite.js';
 import type { Projector } from './projector.js';
@@ -47,12 +48,15 @@ export class SqliteProjection {
   private readonly store: SqliteReadStore;
   private readonly engine: ProjectionStep;
 
-  /** `bulk`: every step in bulk mode, however little is behind (a build from nothing: runtime/rebuild.ts). */
+  /**
+   * `bulk`: every step in bulk mode, however little is behind (a build from nothing: runtime/rebuild.ts).
+   * `keyMark`: bumped after each committed step that applied an API-key event (api-key-mark.ts).
+   */
   constructor(
     private readonly core: SqliteReadCore,
     private readonly projectors: Projector[],
     private readonly log: LogReader,
-    private readonly options: { bulk?: boolean } = {},
+    private readonly options: { bulk?: boolean; keyMark?: ApiKeyMark } = {},
   ) {
     this.store = new SqliteReadStore(core);
     this.engine = new ProjectionStep(projectors);
@@ -99,6 +103,7 @@ export class SqliteProjection {
    * throws: the caller may apply the `index` events before it, then retry the failing one.
    */
   async step(max?: number): Promise<StepResult> {
+    let keys = false;
     const { result } = await this.engine.run(this.store, async (tx) => {
       await this.engine.load(tx);
       const from = this.engine.lowest().commit;
@@ -106,6 +111,7 @@ export class SqliteProjection {
       const bulk = this.enterBulk(head);
       const events = this.log.readAfter(from, Math.min(max ?? Infinity, bulk ? BULK_CHUNK : LIVE_CHUNK));
       await this.engine.apply(events, tx);
+      keys = touchesApiKeys(events);
       // The search tables' backlog stays small whoever else syncs it (the projector thread, idle
       // between writes): searches test the waiting rows one by one.
       if (!bulk) this.core.syncSearch(SEARCH_BACKLOG);
@@ -116,6 +122,8 @@ export class SqliteProjection {
       if (caughtUp) this.leaveBulk();
       return { read: events.length, position: this.engine.lowest().commit, caughtUp };
     });
+    // Committed: a reader that looks now finds the keys as they are.
+    if (keys) this.options.keyMark?.bump();
     return result;
   }
 

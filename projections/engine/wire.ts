@@ -13,6 +13,8 @@ export interface ThreadSettings {
   retryMaxMs: number;
   /** A module exporting `projectors` to run instead of the product's (tests only). */
   projectorsModule?: string;
+  /** The process's API-key mark (api-key-mark.ts), where it keeps one. */
+  keyMark?: SharedArrayBuffer;
 }
 
 /** `commits`: the port on which the log's writer thread tells each commit (EventLog.tellCommits), transferred. */

@@ -99,8 +99,16 @@ export class SqliteReadCore implements Connection {
 
   get(collection: string, id: number | string): Doc | null {
     const plan = this.plan(collection);
-    const row = this.stmt(`SELECT ${docColumns(plan)} FROM ${plan.table} WHERE _key = ?`).raw().get(String(id)) as unknown[] | undefined;
+    const row = this.stmt(this.getSql(plan)).raw().get(String(id)) as unknown[] | undefined;
     return row ? docOf(plan, row) : null;
+  }
+
+  /** A collection's read by id, worked out once per plan: every single read and key check asks. */
+  private readonly gets = new WeakMap<TablePlan, string>();
+  private getSql(plan: TablePlan): string {
+    let sql = this.gets.get(plan);
+    if (!sql) this.gets.set(plan, (sql = `SELECT ${docColumns(plan)} FROM ${plan.table} WHERE _key = ?`));
+    return sql;
   }
 
   find(query: Query): Page {

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,8 +5,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { API_KEYS } from '../../projections/teams.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
-// On a data dir, as `npm start` runs: the read models are written by other connections (the
-// projector thread, the log's inline step), so only the store's change mark can tell this one.
+// On a data dir, as `npm start` runs: the read models are written by other threads (the projector
+// thread, the log's inline step), which bump the process's API-key mark after each commit that
+// applied an API-key event (projections/api-key-mark.ts). Where other processes share the data
+// dir (NATS), the store's change mark stands in: tests/production/multiprocess.test.ts.
 let t: TestApp;
 let dir: string;
 beforeAll(async () => {
@@ -34,14 +35,16 @@ async function keyReads(fn: () => Promise<void>): Promise<number> {
 }
 
 describe('API keys kept in memory', () => {
-  it('reads a key once, then not again while nothing is written, and again after a write', async () => {
+  it('reads a key once, then not again while records are written, and again after an API-key event', async () => {
     const team = await t.team();
     const api = team.api.Integration;
     expect((await api.get('/constituents')).status).toBe(200);
     expect(await keyReads(async () => {
       for (let i = 0; i < 5; i++) expect((await api.get('/constituents')).status).toBe(200);
+      expect((await api.post('/constituents', { LastName: 'Written' })).status).toBe(201);
+      expect((await api.get('/constituents')).status).toBe(200);
     })).toBe(0);
-    expect((await api.post('/constituents', { LastName: 'Written' })).status).toBe(201);
+    expect((await t.admin.post(`/teams/${team.id}/api-keys`, { name: 'Another', scope: 'read_only' })).status).toBe(201);
     expect(await keyReads(async () => void expect((await api.get('/constituents')).status).toBe(200))).toBe(1);
   });
 
@@ -53,18 +56,25 @@ describe('API keys kept in memory', () => {
     expect((await api.get('/constituents')).status).toBe(401);
   });
 
-  it('refuses a key revoked in the read models by another process, at its next request', async () => {
-    const team = await t.team();
-    const api = team.api.Integration;
-    for (let i = 0; i < 3; i++) expect((await api.get('/constituents')).status).toBe(200);
-    const other = new Database(path.join(dir, 'readmodels.sqlite'));
-    try {
-      other.pragma('busy_timeout = 10000');
-      const revoked = other.prepare(`UPDATE "${API_KEYS}" SET doc = json_set(doc, '$.revokedAt', '2026-01-01T00:00:00.000Z') WHERE _key = ?`).run(String(team.keys.Integration.apiKey.id));
-      expect(revoked.changes).toBe(1);
-    } finally {
-      other.close();
+  it('refuses each key at once after revocations that race requests with it', async () => {
+    const team = await t.team([['A', 'read_write'], ['B', 'read_write'], ['C', 'read_only']]);
+    for (const name of ['A', 'B', 'C']) {
+      const api = team.api[name];
+      const busy = Array.from({ length: 10 }, () => api.get('/constituents'));
+      const revoked = await t.admin.del(`/teams/${team.id}/api-keys/${team.keys[name].apiKey.id}`);
+      expect(revoked.status).toBe(200);
+      await Promise.all(busy);
+      expect((await api.get('/constituents')).status).toBe(401);
     }
-    expect((await api.get('/constituents')).status).toBe(401);
+  });
+
+  it('takes a key created a moment ago at its first request, while another key of the team is cached', async () => {
+    const team = await t.team();
+    for (let i = 0; i < 3; i++) expect((await team.api.Integration.get('/constituents')).status).toBe(200);
+    const created = await t.admin.post(`/teams/${team.id}/api-keys`, { name: 'Fresh', scope: 'read_write' });
+    expect(created.status).toBe(201);
+    const r = await t.app.inject({ method: 'GET', url: '/api/v1/constituents', headers: { authorization: `Bearer ${created.body.key}` } });
+    expect(r.statusCode).toBe(200);
+    expect((await team.api.Integration.get('/constituents')).status).toBe(200);
   });
 });

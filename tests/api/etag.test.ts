@@ -139,6 +139,16 @@ describe('the ETag of a single read: the revision its body was projected from, r
     expect((await call('GET', url, token, { 'if-none-match': '"5"' })).status).toBe(304);
   });
 
+  it('shows the record\'s fields only, none of what its row keeps besides (the revision)', async () => {
+    const { url, id, token } = await constituentTeam();
+    const patched = await call('PATCH', url, token, {}, { FirstName: 'Shown' });
+    expect(((await t.runtime.services.store.get<Record<string, unknown>>('constituents', id)) ?? {})._revision).toBe(2);
+    const read = await call('GET', url, token, {});
+    expect(Object.keys(read.body.constituent).filter((k) => k.startsWith('_'))).toEqual([]);
+    expect(read.raw).not.toContain('_revision');
+    expect(read.body).toEqual({ constituent: patched.body.constituent });
+  });
+
   it('reads no event of the log for a single read or its 304', async () => {
     const { token, url } = await constituentTeam();
     await call('PATCH', url, token, {}, { FirstName: 'Two' });

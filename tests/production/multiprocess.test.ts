@@ -72,6 +72,16 @@ describe('two API processes sharing the embedded log', () => {
     }
   });
 
+  it('refuses on one process, at its next request, a key the other revoked', async () => {
+    // B has the key in memory; only the read database's change mark tells it of A's revocation.
+    const t = await admin(a).post('/admin/v1/teams', { name: `Team ${Math.random().toString(36).slice(2, 8)}` });
+    const k = await admin(a).post(`/admin/v1/teams/${t.body.team.id}/api-keys`, { name: 'Revoked', scope: 'read_write' });
+    const onB = http(`${b.url}/api/v1`, k.body.key);
+    for (let i = 0; i < 3; i++) expect((await onB.get('/constituents')).status).toBe(200);
+    expect((await admin(a).del(`/admin/v1/teams/${t.body.team.id}/api-keys/${k.body.apiKey.id}`)).status).toBe(200);
+    expect((await onB.get('/constituents')).status).toBe(401);
+  });
+
   it('keeps one read model: writes racing over both processes are each listed once, on both', async () => {
     const [k1, k2] = await teamWithKeys(a, 2);
     const tag = `Shared${Math.random().toString(36).slice(2, 8)}`;
