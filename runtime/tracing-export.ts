@@ -1,11 +1,12 @@
 import type { Worker } from 'node:worker_threads';
 import { getNumberFromEnv } from '@opentelemetry/core';
 import { startModuleThread } from './thread-projectors.js';
-import type { ExportThreadSettings, FromExportThread, SpanRecord, ToExportThread } from './tracing-wire.js';
+import type { ExportThreadSettings, FromExportThread, ToExportThread } from './tracing-wire.js';
 
 /** Where finished spans go: the export thread, or (the cost bench) anywhere else. */
 export interface SpanSink {
-  add(span: SpanRecord): void;
+  /** A finished span's line (tracing-wire.ts spanLine). */
+  add(line: string): void;
   /** Everything added so far exported. */
   flush(): Promise<void>;
   /** Flushed, then stopped. */
@@ -14,9 +15,9 @@ export interface SpanSink {
 
 /**
  * The main thread's side of the export thread (tracing-thread.ts): finished spans are kept as
- * plain records and posted in batches, one message per OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans (512)
+ * lines of text and posted in batches, one string each, one message per OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans (512)
  * or per second at most (sooner when OTEL_BSP_SCHEDULE_DELAY is shorter), so what a span costs the
- * event loop is its record and a share of one structured clone. The thread batches them again as
+ * event loop is its line and a share of one copy. The thread batches them again as
  * the standard BatchSpanProcessor does, and exports.
  *
  * Tracing must never fail the service: if the thread cannot start or dies, spans are dropped,
@@ -27,7 +28,7 @@ export function exportThread(version: string, warn: (message: string) => void = 
   const delay = Math.min(1_000, getNumberFromEnv('OTEL_BSP_SCHEDULE_DELAY') ?? 5_000);
   let worker: Worker | null = startModuleThread(import.meta.url, 'tracing-thread', { workerData: { version } satisfies ExportThreadSettings, name: 'turnout-tracing' });
   worker.unref();
-  let buffer: SpanRecord[] = [];
+  let buffer: string[] = [];
   let timer: NodeJS.Timeout | null = null;
   let next = 0;
   let closing = false;
@@ -55,9 +56,9 @@ export function exportThread(version: string, warn: (message: string) => void = 
     if (timer) clearTimeout(timer);
     timer = null;
     if (!buffer.length || !worker) return;
-    const spans = buffer;
+    const lines = buffer.join('\n');
     buffer = [];
-    worker.postMessage({ type: 'spans', spans } satisfies ToExportThread);
+    worker.postMessage({ type: 'spans', lines } satisfies ToExportThread);
   };
   const ask = (type: 'flush' | 'close') => {
     post();

@@ -4,7 +4,7 @@ import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, RandomIdGenerato
 import type { TraceHooks } from '../commands/context.js';
 import { exportThread, type SpanSink } from './tracing-export.js';
 import type { AttemptResult, RequestSpan, Tracing } from './tracing-port.js';
-import type { SpanRecord } from './tracing-wire.js';
+import { type SpanRecord, spanLine } from './tracing-wire.js';
 
 /**
  * OpenTelemetry spans behind the Tracing port, exported over OTLP/HTTP (JSON) to
@@ -13,7 +13,7 @@ import type { SpanRecord } from './tracing-wire.js';
  * only when the endpoint is set.
  *
  * The main thread does the least a span needs: its ids (the SDK's generator), the sampler's
- * decision (the SDK's samplers, once per trace), its times, and at its end a plain record
+ * decision (the SDK's samplers, once per trace), its times, and at its end a line of text
  * (tracing-wire.ts). The SDK's own spans, its BatchSpanProcessor and its OTLP exporter run on
  * a thread of their own (tracing-thread.ts): made there from the records, batched and sent. With
  * all of that on the main thread a traced write cost the event loop about 60 µs more than an
@@ -185,7 +185,7 @@ class Span implements TraceHooks {
 
   end(): void {
     if (!(this.flags & TraceFlags.SAMPLED)) return;
-    this.out.sink.add([this.traceId, this.spanId, this.parentSpanId, this.parentRemote, this.flags, this.state, this.name, this.kind, this.#start, now(), this.attributes, this.#status, this.#message, this.links, this.#events]);
+    this.out.sink.add(spanLine(this.traceId, this.spanId, this.parentSpanId, this.parentRemote, this.flags, this.state, this.kind, this.#start, now(), this.name, this.attributes, this.#status, this.#message, this.links, this.#events));
   }
 }
 
