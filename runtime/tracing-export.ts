@@ -5,7 +5,7 @@ import type { ExportThreadSettings, FromExportThread, ToExportThread } from './t
 
 /** Where finished spans go: the export thread, or (the cost bench) anywhere else. */
 export interface SpanSink {
-  /** A finished span's line (tracing-wire.ts spanLine). */
+  /** A finished span's OTLP JSON (tracing-otlp.ts spanJson), one line. */
   add(line: string): void;
   /** Everything added so far exported. */
   flush(): Promise<void>;

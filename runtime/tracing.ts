@@ -4,7 +4,8 @@ import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, RandomIdGenerato
 import type { TraceHooks } from '../commands/context.js';
 import { exportThread, type SpanSink } from './tracing-export.js';
 import type { AttemptResult, RequestSpan, Tracing } from './tracing-port.js';
-import { type SpanRecord, spanLine } from './tracing-wire.js';
+import { spanJson } from './tracing-otlp.js';
+import type { SpanRecord } from './tracing-wire.js';
 
 /**
  * OpenTelemetry spans behind the Tracing port, exported over OTLP/HTTP (JSON) to
@@ -13,10 +14,10 @@ import { type SpanRecord, spanLine } from './tracing-wire.js';
  * only when the endpoint is set.
  *
  * The main thread does the least a span needs: its ids (the SDK's generator), the sampler's
- * decision (the SDK's samplers, once per trace), its times, and at its end a line of text
- * (tracing-wire.ts). The SDK's own spans, its BatchSpanProcessor and its OTLP exporter run on
- * a thread of their own (tracing-thread.ts): made there from the records, batched and sent. With
- * all of that on the main thread a traced write cost the event loop about 60 µs more than an
+ * decision (the SDK's samplers, once per trace), its times, and at its end its OTLP JSON,
+ * one line of text (tracing-otlp.ts). The SDK's BatchSpanProcessor and OTLP/HTTP export run on a
+ * thread of their own (tracing-thread.ts), which batches the lines and sends them. With the
+ * SDK's spans and all of that on the main thread a traced write cost the event loop about 60 µs more than an
  * untraced one, a quarter of its throughput; the export alone (the OTLP request built and
  * serialised, the HTTP request) was more than half of it (docs/bench.md).
  *
@@ -185,7 +186,7 @@ class Span implements TraceHooks {
 
   end(): void {
     if (!(this.flags & TraceFlags.SAMPLED)) return;
-    this.out.sink.add(spanLine(this.traceId, this.spanId, this.parentSpanId, this.parentRemote, this.flags, this.state, this.kind, this.#start, now(), this.name, this.attributes, this.#status, this.#message, this.links, this.#events));
+    this.out.sink.add(spanJson(this.traceId, this.spanId, this.parentSpanId, this.parentRemote, this.flags, this.state, this.kind, this.#start, now(), this.name, this.attributes, this.#status, this.#message, this.links, this.#events));
   }
 }
 

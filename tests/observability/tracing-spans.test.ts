@@ -1,13 +1,33 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openTracing } from '../../runtime/tracing.js';
 import type { SpanSink } from '../../runtime/tracing-export.js';
-import { readSpanLine } from '../../runtime/tracing-wire.js';
 
-/** Spans as the export thread would get them, kept here instead (no thread, no collector). */
+type KeyValue = { key: string; value: Record<string, string | number> };
+const flat = (kvs: KeyValue[]) => (kvs.length ? kvs.flatMap((a) => [a.key, Object.values(a.value)[0]]) : null);
+
+/** Spans as the export thread would get them (OTLP JSON lines), kept here instead (no thread, no collector). */
 function captured() {
   const lines: string[] = [];
   const sink: SpanSink = { add: (l) => void lines.push(l), flush: async () => undefined, close: async () => undefined };
-  return { sink, spans: () => lines.map(readSpanLine).map(([traceId, spanId, parent, remote, flags, state, name, kind, , , attributes, status, message, links, events]) => ({ traceId, spanId, parent, remote, flags, state, name, kind, attributes, status, message, links, events })) };
+  const spans = () =>
+    lines
+      .map((l) => JSON.parse(l))
+      .map((s) => ({
+        traceId: s.traceId as string,
+        spanId: s.spanId as string,
+        parent: (s.parentSpanId ?? '') as string,
+        remote: s.flags & 0x200 ? 1 : 0,
+        flags: s.flags & 0xff,
+        state: (s.traceState ?? '') as string,
+        name: s.name as string,
+        kind: s.kind - 1,
+        attributes: flat(s.attributes),
+        status: s.status.code as number,
+        message: (s.status.message ?? '') as string,
+        links: s.links.length ? [s.links[0].traceId, s.links[0].spanId, s.links[0].flags & 0xff] : null,
+        events: s.events.length ? (s.events as Array<{ name: string; attributes: KeyValue[] }>).map((e) => [e.name, 0, flat(e.attributes)!] as const) : null,
+      }));
+  return { sink, spans };
 }
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
