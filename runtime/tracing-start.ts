@@ -13,5 +13,5 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env, warn: (
   const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
   if (protocol && protocol !== 'http/json') warn(`tracing: OTLP protocol "${protocol}" is not supported; traces are sent as http/json`);
   const { openTracing } = await import('./tracing.js');
-  return openTracing(process.env.npm_package_version ?? '0.1.0');
+  return openTracing(process.env.npm_package_version ?? '0.1.0', { warn });
 }
