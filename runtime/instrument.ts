@@ -7,7 +7,7 @@ import type { Tracing } from './tracing-port.js';
 /**
  * Times and counts every append this process makes (decisions.md §15). Its own `append` is
  * replaced rather than the log wrapped, so the one instance keeps every optional capability the
- * port names (the inline step, team reads) as it is. A traced write's append is its command's
+ * port names (commit notices, team reads) as it is. A traced write's append is its command's
  * span (commands/aggregate.ts), not this hook's.
  */
 export function instrumentAppend(log: EventLog, metrics: Metrics | null): void {

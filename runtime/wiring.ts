@@ -74,7 +74,7 @@ const embedded = (log: SqliteEventLog) => ({ log, database: log.database });
  * in this process's memory kept by the main-thread projector, the change feed built from the log
  * at each read), and `sealed` the same through the sealing layer with `keys.sqlite` (decisions.md
  * §17's production design), so that the cost of sealing is measured on the whole HTTP path. The
- * projector thread and the log's inline step read the log's file itself, so neither runs then.
+ * projector thread reads the log's file itself, so it does not run then.
  */
 type BenchLog = 'port' | 'sealed' | null;
 

@@ -21,7 +21,7 @@ const at = (commit: bigint): Position => ({ commit, prepare: commit });
 
 /**
  * The main thread's side of the engine's thread driver (thread-loop.ts): it learns each position
- * the read database has reached, from that thread and from the log's inline step (inline.ts), so
+ * the read database has reached from that thread (told each commit by the log's writer thread), so
  * a write can answer once its events are readable (read-your-writes), and keeps the follower's
  * readiness for /readyz as `read-models`. A thread that dies (an uncaught error, out of memory,
  * terminated) is started again after a back-off, the follower `reconnecting` until the new one
@@ -191,7 +191,7 @@ export class ProjectorThread implements ReadModelsDriver {
   async status(): Promise<FollowerStatus> {
     const commit = this.reached.position?.commit ?? 0n;
     const behind = await this.countAfter(at(commit));
-    // A restarted thread that found nothing to apply (the inline step kept up) never tells a position.
+    // A restarted thread that found nothing to apply (nothing was written meanwhile) never tells a position.
     if (this.restarting === 'catching' && behind === 0) this.recovered();
     const state = this.restarting !== null ? 'reconnecting' : this.failure !== null ? 'failed' : this.caughtUp || behind === 0 ? 'caught_up' : 'catching_up';
     if (state === 'caught_up') {

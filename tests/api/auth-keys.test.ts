@@ -6,7 +6,7 @@ import { API_KEYS } from '../../projections/teams.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 // On a data dir, as `npm start` runs: the read models are written by other threads (the projector
-// thread, the log's inline step), which bump the process's API-key mark after each commit that
+// thread), which bumps the process's API-key mark after each commit that
 // applied an API-key event (projections/api-key-mark.ts). Where other processes share the data
 // dir (NATS), the store's change mark stands in: tests/production/multiprocess.test.ts.
 let t: TestApp;

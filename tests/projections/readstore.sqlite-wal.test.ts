@@ -12,7 +12,7 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 
 /**
  * A writer on a thread of its own that commits without checkpointing, as the log's writer thread
- * commits the inline projection's transactions: each holds the write lock about 5 ms, and the next
+ * once committed its inline projection's transactions (a writer beside the projector thread): each holds the write lock about 5 ms, and the next
  * begins about 2 ms after (the log's own commit in between), until told to stop. It counts its
  * commits in `state[1]`.
  * - `maxAhead`: it waits between two commits while it is that many past `state[2]`, the count the
