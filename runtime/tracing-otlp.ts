@@ -25,21 +25,7 @@ const flagsOf = (traceFlags: number, remote: boolean) => (traceFlags & 0xff) | 0
  * thread to write this there cost about as much again as writing it here.
  */
 export function spanJson(
-  traceId: string,
-  spanId: string,
-  parentSpanId: string,
-  parentRemote: 0 | 1,
-  traceFlags: number,
-  traceState: string,
-  kind: number,
-  start: number,
-  end: number,
-  name: string,
-  attributes: SpanRecord[10],
-  status: number,
-  statusMessage: string,
-  links: SpanRecord[13],
-  events: SpanRecord[14],
+  ...[traceId, spanId, parentSpanId, parentRemote, traceFlags, traceState, name, kind, start, end, attributes, status, statusMessage, links, events]: SpanRecord
 ): string {
   let linked = '';
   if (links)

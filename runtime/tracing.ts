@@ -186,7 +186,7 @@ class Span implements TraceHooks {
 
   end(): void {
     if (!(this.flags & TraceFlags.SAMPLED)) return;
-    this.out.sink.add(spanJson(this.traceId, this.spanId, this.parentSpanId, this.parentRemote, this.flags, this.state, this.kind, this.#start, now(), this.name, this.attributes, this.#status, this.#message, this.links, this.#events));
+    this.out.sink.add(spanJson(this.traceId, this.spanId, this.parentSpanId, this.parentRemote, this.flags, this.state, this.name, this.kind, this.#start, now(), this.attributes, this.#status, this.#message, this.links, this.#events));
   }
 }
 

@@ -51,7 +51,7 @@ const parse = (bytes: Uint8Array) => JSON.parse(Buffer.from(bytes).toString('utf
 
 describe('the OTLP JSON written straight from a span\'s fields', () => {
   it('is the document the SDK serialises from the same spans', () => {
-    const lines = records.map((r) => spanJson(r[0], r[1], r[2], r[3], r[4], r[5], r[7], r[8], r[9], r[6], r[10], r[11], r[12], r[13], r[14]));
+    const lines = records.map((r) => spanJson(...r));
     // One line each: a batch crosses to the export thread as one string of lines.
     expect(lines.every((l) => !l.includes('\n'))).toBe(true);
     const ours = parse(otlpTraceRequest(lines, resourceJson(resource), JSON.stringify(scope)));
