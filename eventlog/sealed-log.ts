@@ -47,6 +47,12 @@ export class SealingEventLog implements EventLog {
   ownWritesOnlySince?: EventLog['ownWritesOnlySince'];
   countAfter?: EventLog['countAfter'];
   failure?: EventLog['failure'];
+  /**
+   * EventStoreDB's team projection of the change feed (eventlog/esdb.ts), which the process that
+   * projects checks at its start and every 30 s (runtime/team-feed.ts): passed through, since
+   * checking and reporting it reads no event data. Its reads go through readTeam, opened.
+   */
+  teamFeed?: () => unknown;
 
   constructor(
     private readonly inner: EventLog,
@@ -60,6 +66,8 @@ export class SealingEventLog implements EventLog {
     if (i.ownWritesOnlySince) this.ownWritesOnlySince = (p) => i.ownWritesOnlySince!(p);
     if (i.countAfter) this.countAfter = (p) => i.countAfter!(p);
     if (i.failure) this.failure = () => i.failure!();
+    const teamFeed = (i as { teamFeed?: () => unknown }).teamFeed;
+    if (typeof teamFeed === 'function') this.teamFeed = () => teamFeed.call(i);
   }
 
   async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {

@@ -9,6 +9,7 @@ import { Sealer } from '../../eventlog/sealing.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { eventLogContract, until } from './eventlog.contract.js';
+import { watchTeamFeed } from '../../runtime/team-feed.js';
 
 /**
  * decisions.md §17, the production stack's design: personal fields sealed per constituent at the
@@ -141,5 +142,24 @@ describe('sealing a constituent\u2019s personal fields at the log port', () => {
     expect((await reading)[0].data).toMatchObject({ fields: { FirstName: null }, erased: true });
     expect((await other.readStream('constituent-1'))[0].data).toMatchObject({ fields: { FirstName: null }, erased: true });
     await other.close();
+  });
+});
+
+describe('EventStoreDB\'s team projection through the sealing layer', () => {
+  it('is checked at the start and reported, as on an unsealed log (runtime/team-feed.ts)', async () => {
+    const { inner, log } = open();
+    const checks: string[] = [];
+    const feed = { check: async (report: (m: string) => void) => void (checks.push('check'), report('team projection stopped')), status: () => ({ name: 'team-feed', state: 'failed' as const }) };
+    Object.assign(inner, { teamFeed: () => feed });
+    const reports: string[] = [];
+    const watch = await watchTeamFeed(new SealingEventLog(inner, new SqliteKeyStore(path.join(tempDir(), 'keys.sqlite'), main)), (m) => reports.push(m));
+    expect(watch).not.toBeNull();
+    expect(checks).toEqual(['check']);
+    expect(reports).toEqual(['team projection stopped']);
+    expect(watch!.status()).toEqual({ name: 'team-feed', state: 'failed' });
+    watch!.stop();
+    // A log with no team projection (the embedded one) has nothing to watch, sealed or not.
+    expect(await watchTeamFeed(log, () => undefined)).toBeNull();
+    await log.close();
   });
 });
