@@ -73,6 +73,10 @@ export class SealingEventLog implements EventLog {
   async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (!sealed(stream)) return this.inner.append(stream, events, expected);
     const sealer = await this.sealerToWrite(stream);
+    // An erased constituent's key is gone, and no plaintext may take its place (decisions.md §17):
+    // what can still be written there is what holds no personal value (its erasure's own record).
+    if (!sealer && events.some((e) => carriesPersonal(e.data)))
+      throw new Error(`${stream} is erased: its data key is destroyed, so no personal value can be written to it`);
     const out = events.map((e) => ({ ...e, data: sealer ? sealData(e.data, sealer, stream) : e.data }));
     return this.inner.append(stream, out, expected);
   }
@@ -265,6 +269,14 @@ function sealData(data: Data, sealer: Sealer, stream: string): Data {
     (out.sealed as Data)[part] = sealer.sealText(JSON.stringify(hidden), `${stream}:${part}`);
   }
   return out ?? data;
+}
+
+/** Whether the data holds a personal value that sealData would seal. */
+function carriesPersonal(data: Data): boolean {
+  return PARTS.some((part) => {
+    const values = data[part];
+    return Boolean(values && typeof values === 'object' && PERSONAL_FIELDS.some((name) => (values as Data)[name] != null));
+  });
 }
 
 /** The data as it was appended; `sealer` null (the key destroyed): the personal values stay null, and `erased: true`. */

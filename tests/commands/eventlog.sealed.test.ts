@@ -78,7 +78,12 @@ describe('sealing a constituent\u2019s personal fields at the log port', () => {
     expect(await log.rewriteStream('constituent-1')).toBe(1);
     expect((await log.readStream('constituent-1'))[0].data).toEqual({ id: 1, fields: { FirstName: null, MailingCity: null }, erased: true });
     expect((await log.readStream('constituent-2'))[0].data).toEqual({ id: 2, fields: { FirstName: 'Scott' } });
+    // Nothing personal may be written to it again: with its key gone it would lie there in plaintext.
+    await expect(log.append('constituent-1', [{ type: 'ConstituentUpdated', data: { id: 1, changes: { FirstName: 'Zelda' } }, metadata: meta }], 'any')).rejects.toThrow(/erased/);
+    // What holds no personal value still goes in (the erasure's own record).
+    await log.append('constituent-1', [{ type: 'ConstituentErased', data: { id: 1, changes: { FirstName: null } }, metadata: meta }], 'any');
     await log.close();
+    expect(bytesOf(dir)).not.toContain('Zelda');
     // Another process on the same files: the key is gone there too.
     const again = open(dir).log;
     expect((await again.readStream('constituent-1'))[0].data).toMatchObject({ fields: { FirstName: null }, erased: true });
