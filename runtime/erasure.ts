@@ -57,6 +57,7 @@ export class Erasure {
   /** Erasures a previous run began and left unfinished: not ready until they are done. */
   private readonly inherited = new Set<number>();
   private resuming: Promise<void> | null = null;
+  private closed = false;
 
   constructor(private readonly s: ErasureStores) {
     const file = s.dataDir === ':memory:' ? ':memory:' : path.join(s.dataDir, 'erasures.sqlite');
@@ -91,6 +92,8 @@ export class Erasure {
 
   /** Finishes every erasure a previous process started and did not end (at start, once the read models have caught up). */
   resume(): Promise<void> {
+    // A process stopped before its read models caught up finishes them at its next start instead.
+    if (this.closed) return Promise.resolve();
     return (this.resuming ??= (async () => {
       for (const row of this.rows()) {
         this.s.report(`erasure: finishing the erasure of constituent ${row.id} (team ${row.team}) that a previous run began`);
@@ -109,6 +112,7 @@ export class Erasure {
   }
 
   close(): void {
+    this.closed = true;
     this.journal.close();
   }
 
