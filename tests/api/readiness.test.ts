@@ -75,7 +75,7 @@ describe('a read-model projector thread that dies (embedded data dir)', () => {
       const r = await t.app.inject({ method: 'GET', url: '/readyz' });
       return { status: r.statusCode, readModels: r.json().followers.find((f: FollowerStatus) => f.name === 'read-models') };
     };
-    await expect.poll(readyz).toEqual({ status: 200, readModels: { name: 'read-models', state: 'caught_up', behind: 0 } });
+    await expect.poll(readyz, { timeout: 15_000 }).toEqual({ status: 200, readModels: { name: 'read-models', state: 'caught_up', behind: 0 } });
 
     await t.runtime.readModels!.kill();
     // Asked at once: the restart waits its first back-off (100 ms) and the new thread's start.
@@ -83,7 +83,7 @@ describe('a read-model projector thread that dies (embedded data dir)', () => {
     const made = await api.post('/constituents', { FirstName: 'Written', LastName: 'Meanwhile' });
     expect(made.status).toBe(201);
 
-    await expect.poll(readyz).toEqual({ status: 200, readModels: { name: 'read-models', state: 'caught_up', behind: 0 } });
+    await expect.poll(readyz, { timeout: 15_000 }).toEqual({ status: 200, readModels: { name: 'read-models', state: 'caught_up', behind: 0 } });
     const id = made.body.constituent.PkConstituent;
     expect((await api.get(`/constituents/${id}`)).body.constituent.LastName).toBe('Meanwhile');
     expect((await api.get('/constituents?search=meanwhile')).body.total).toBe(1);
