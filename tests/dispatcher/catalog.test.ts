@@ -62,7 +62,15 @@ describe('the event catalog, end to end', () => {
 
     await rx.waitFor((r) => r.path === '/all' && r.json.type === 'constituent.deleted', 1, 15_000);
     await rx.waitFor((r) => r.path === '/all' && r.json.type === 'constituent.erased', 1, 15_000);
-    const byType = (type: string) => rx.on('/all').filter((r) => r.json.type === type).map((r) => r.json);
+    // In the log's order, which the envelope id carries (decisions.md §7): deliveries run
+    // concurrently, so arrival order is not the order of the writes.
+    const logOrder = (id: string) => BigInt(id.split('_')[1]);
+    const byType = (type: string) =>
+      rx
+        .on('/all')
+        .filter((r) => r.json.type === type)
+        .map((r) => r.json)
+        .sort((a, b) => (logOrder(a.id) < logOrder(b.id) ? -1 : logOrder(a.id) > logOrder(b.id) ? 1 : 0));
     const missing = WEBHOOK_TYPES.filter((type) => byType(type).length === 0);
     expect(missing).toEqual([]);
 
