@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { RecordedEvent } from '../domain/shared/events.js';
 import { openLogReader } from '../eventlog/sqlite-file.js';
 import { LOG_FILE } from '../runtime/read-models.js';
 import { rebuildReadModels } from '../runtime/rebuild.js';
@@ -17,6 +18,8 @@ import { memory, type ServerProcess, startServer, until200 } from './scale-serve
 
 const ADMIN = 'bench-admin-token';
 const WRITE_CONNECTIONS = 64;
+/** Distinct bodies the writes cycle through; the e-mail look-ups rebuild a written address from it. */
+const TEMPLATES = 500;
 
 export interface ScaleOptions {
   n: number;
@@ -61,17 +64,22 @@ const sequential = (origin: string, requests: BenchRequest[], count = requests.l
  * and applies nothing: the floor of any rebuild, issue 32's baseline.
  */
 function readLogAlone(dataDir: string): { events: number; ms: number } {
+  const t0 = performance.now();
+  let events = 0;
+  walkLog(dataDir, (chunk) => (events += chunk.length));
+  return { events, ms: performance.now() - t0 };
+}
+
+/** Every event of the data dir's log, in chunks of 20,000, read and parsed as the rebuild reads them. */
+function walkLog(dataDir: string, each: (chunk: RecordedEvent[]) => void): void {
   const log = openLogReader(path.join(dataDir, LOG_FILE));
   try {
-    const t0 = performance.now();
-    let events = 0;
     for (let after = 0n; ; ) {
       const chunk = log.readAfter(after, 20_000);
-      events += chunk.length;
+      each(chunk);
       if (chunk.length < 20_000) break;
       after = chunk[chunk.length - 1].position.commit;
     }
-    return { events, ms: performance.now() - t0 };
   } finally {
     log.close();
   }
@@ -142,7 +150,6 @@ interface StartPhase {
  */
 async function measureStart(server: string, dir: string, key: string, probe: number, n: number, counts: { searches3: number; searches12: number; lookups: number }): Promise<StartPhase> {
   const { searches3, searches12, lookups } = counts;
-  const templates = 500;
   const auth = { authorization: `Bearer ${key}` };
   const started = await startServer(server, dir, ADMIN);
   try {
@@ -165,7 +172,7 @@ async function measureStart(server: string, dir: string, key: string, probe: num
       started.origin,
       Array.from({ length: lookups }, () => {
         const i = Math.floor(rnd() * n);
-        return { method: 'GET', path: `/api/v1/constituents?email=${encodeURIComponent(String(person(i % templates, String(i)).Email1))}`, headers: auth };
+        return { method: 'GET', path: `/api/v1/constituents?email=${encodeURIComponent(String(person(i % TEMPLATES, String(i)).Email1))}`, headers: auth };
       }),
     );
     const byId = await sequential(
@@ -229,19 +236,11 @@ export async function measureStartOnly(server: string, dir: string): Promise<str
 
 /** How many constituents the data dir's log created. */
 function constituentsIn(dir: string): number {
-  const log = openLogReader(path.join(dir, LOG_FILE));
-  try {
-    let count = 0;
-    for (let after = 0n; ; ) {
-      const chunk = log.readAfter(after, 20_000);
-      for (const e of chunk) if (e.type === 'ConstituentCreated') count++;
-      if (chunk.length < 20_000) break;
-      after = chunk[chunk.length - 1].position.commit;
-    }
-    return count;
-  } finally {
-    log.close();
-  }
+  let count = 0;
+  walkLog(dir, (chunk) => {
+    for (const e of chunk) if (e.type === 'ConstituentCreated') count++;
+  });
+  return count;
 }
 
 function table(figures: Figure[]): string[] {
@@ -277,7 +276,6 @@ export async function measureScale(options: ScaleOptions): Promise<string[]> {
     const json = { ...auth, 'content-type': 'application/json' };
     // The ids after this one's are the N constituents' (one process allocates them in order).
     const probe = (await call(origin, 'POST', '/api/v1/constituents', auth, { LastName: 'Probe' })).constituent.PkConstituent as number;
-    const templates = 500;
     note(`creating ${fmt(n)} constituents through POST /api/v1/constituents (${WRITE_CONNECTIONS} connections)`);
     const created = await load({
       origin,
@@ -285,7 +283,7 @@ export async function measureScale(options: ScaleOptions): Promise<string[]> {
       warmupMs: 0,
       durationMs: 0,
       total: n,
-      requests: Array.from({ length: templates }, (_, i) => ({ method: 'POST', path: '/api/v1/constituents', headers: json, body: JSON.stringify(person(i, '{{n}}')) })),
+      requests: Array.from({ length: TEMPLATES }, (_, i) => ({ method: 'POST', path: '/api/v1/constituents', headers: json, body: JSON.stringify(person(i, '{{n}}')) })),
     });
     note(`updating ${fmt(updates)} of them through PATCH /api/v1/constituents/{id}`);
     const updated = await load({

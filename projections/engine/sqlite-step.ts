@@ -13,7 +13,6 @@ export interface LogReader {
   head(): bigint;
 }
 
-
 /** Events per transaction: live (a write waits for it) and in bulk (a rebuild, where throughput counts). */
 const LIVE_CHUNK = 2_000;
 const BULK_CHUNK = 20_000;

@@ -25,8 +25,9 @@ export class InFlightRedaction implements IdempotencyStore {
   }
 
   complete(scope: string, key: string, answer: StoredAnswer): Promise<void> {
-    const rules = this.running.get(entry(scope, key));
-    this.running.delete(entry(scope, key));
+    const at = entry(scope, key);
+    const rules = this.running.get(at);
+    this.running.delete(at);
     let body = answer.body;
     for (const rule of rules ?? []) if (rule.stale(body)) body = rule.redact(body);
     const stored = this.inner.complete(scope, key, body === answer.body ? answer : { ...answer, body });
