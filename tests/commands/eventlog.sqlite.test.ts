@@ -68,6 +68,22 @@ describe.each([
     }
   });
 
+  it('keeps the order of appends accepted on successive turns while earlier batches commit, and sends every one before it closes', async () => {
+    const log = new SqliteEventLog(tempFile(), { writerThread });
+    const appends: Array<Promise<{ nextExpectedRevision: bigint }>> = [];
+    try {
+      // Each append expects the one before it, unanswered yet: out of order, one would conflict.
+      for (let i = 0; i < 40; i++) {
+        appends.push(log.append('cart-1', [event('Added', { i })], i === 0 ? NO_STREAM : BigInt(i - 1)));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      // Some may still wait for a batch ahead of them to be answered: close sends them too.
+    } finally {
+      await log.close();
+    }
+    expect((await Promise.all(appends)).map((r) => r.nextExpectedRevision)).toEqual(Array.from({ length: 40 }, (_, i) => BigInt(i)));
+  });
+
   it('gives a multi-event append consecutive positions and revisions, and its followers the events as written', async () => {
     const log = new SqliteEventLog(tempFile(), { writerThread });
     const seen: RecordedEvent[] = [];
