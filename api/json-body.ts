@@ -110,12 +110,22 @@ const MAX_DEPTH = 64;
 
 /** Whether `value` nests objects or arrays deeper than `limit` levels; walked without recursion. */
 function nestedDeeperThan(value: unknown, limit: number): boolean {
+  // Nearly every body is an object of plain values: seen so, without the walk's allocations.
+  if (limit >= 1 && value !== null && typeof value === 'object' && !Array.isArray(value) && !holdsObject(value as Record<string, unknown>)) return false;
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length) {
     const [v, depth] = stack.pop()!;
     if (v === null || typeof v !== 'object') continue;
     if (depth > limit) return true;
     for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+function holdsObject(value: Record<string, unknown>): boolean {
+  for (const k in value) {
+    const child = value[k];
+    if (child !== null && typeof child === 'object') return true;
   }
   return false;
 }

@@ -24,10 +24,12 @@ export const UNMATCHED = 'unmatched';
 export function countRequests(app: FastifyInstance, services: Services): void {
   const metrics = services.metrics;
   if (!metrics) return;
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook: an async one would make a promise for every request.
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? UNMATCHED;
     metrics.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     if (reply.statusCode === 429) metrics.limited();
+    done();
   });
 }
 

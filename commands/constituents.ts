@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CONSTITUENTS, activeByEmail, constituentsProjection } from '../projections/constituents.js';
 import { newRecordDoc } from '../projections/records.js';
-import { publicView } from '../projections/store/port.js';
 import { fromLog } from '../domain/events.js';
 import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
 import { decideCreate, decideErase, decideUpdate, validateCreate } from '../domain/constituent/decide.js';
@@ -20,14 +19,17 @@ export async function createConstituent(deps: CommandDeps, ctx: WriteContext, bo
 /**
  * A create answered with its record as the read model shows it once settled, made from the
  * appended events by the read model's own projector rather than read back (one read and parse
- * less per write). Reads after the answer see the same, read-your-writes being unchanged.
+ * less per write). Reads after the answer see the same, read-your-writes being unchanged. The
+ * document is the read model's, internal `_` fields included: the answer's response schema
+ * writes the record's public fields only, as it does for a single read of the stored row.
  */
 export async function createConstituentRecord(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<{ id: number; record: Values }> {
   const { id, stream, r } = await create(deps, ctx, body);
+  const position = r.position!;
+  const metadata = r.metadata!;
   // A new stream: its events are revisions 0, 1, ...; the record projector reads no position.
-  const logged = r.events.map((e, k) => fromLog({ ...e, stream, revision: BigInt(k), position: r.position!, metadata: r.metadata! }));
-  const doc = await newRecordDoc(constituentsProjection, logged);
-  return { id, record: publicView(doc!) };
+  const logged = r.events.map((e, k) => fromLog({ stream, revision: BigInt(k), position, type: e.type, data: e.data, metadata }));
+  return { id, record: (await newRecordDoc(constituentsProjection, logged))! };
 }
 
 async function create(deps: CommandDeps, ctx: WriteContext, body: Values) {

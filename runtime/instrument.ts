@@ -13,11 +13,20 @@ import type { Tracing } from './tracing-port.js';
 export function instrumentAppend(log: EventLog, metrics: Metrics | null): void {
   if (!metrics) return;
   const append = log.append.bind(log);
-  log.append = async (stream, events, expected) => {
+  // A callback on the append's own promise, not an async function around it: one promise and
+  // one turn of the microtask queue less on every write.
+  log.append = (stream, events, expected) => {
     const started = performance.now();
-    const r = await append(stream, events, expected);
-    metrics.appendedTo(stream, events.length, (performance.now() - started) / 1000);
-    return r;
+    let appending: ReturnType<EventLog['append']>;
+    try {
+      appending = append(stream, events, expected);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return appending.then((r) => {
+      metrics.appendedTo(stream, events.length, (performance.now() - started) / 1000);
+      return r;
+    });
   };
 }
 
