@@ -53,6 +53,12 @@ export function failedAuthGuard(perMinute: number) {
 }
 export type FailedAuthGuard = ReturnType<typeof failedAuthGuard>;
 
+const overLimit = async (reply: FastifyReply, d: RateDecision) =>
+  sendError(
+    reply,
+    new TransportError('rate_limited', `Rate limit exceeded for this key (${d.policy.replace(/;w=/g, ' per ').replace(/ per 1\b/, ' per second').replace(/ per 60\b/, ' per minute')}); retry after ${d.retryAfterSeconds} s.`),
+  );
+
 /** /api/v1: authenticate the key, apply its rate limits, then its scope. */
 export function apiKeyHook(deps: Pick<CommandDeps, 'store' | 'keyMark'>, limiter: RateLimiter | null, failed: FailedAuthGuard) {
   const check = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -63,22 +69,25 @@ export function apiKeyHook(deps: Pick<CommandDeps, 'store' | 'keyMark'>, limiter
     if (limiter) {
       const d = await limiter.take(`key:${key.id}`);
       rateHeaders(reply, d);
-      if (!d.allowed)
-        return sendError(
-          reply,
-          new TransportError('rate_limited', `Rate limit exceeded for this key (${d.policy.replace(/;w=/g, ' per ').replace(/ per 1\b/, ' per second').replace(/ per 60\b/, ' per minute')}); retry after ${d.retryAfterSeconds} s.`),
-        );
+      if (!d.allowed) return overLimit(reply, d);
     }
     if (WRITE_METHODS.has(request.method) && key.scope !== 'read_write')
       return sendError(reply, new TransportError('insufficient_scope', `The key "${key.name}" is Read only; use a Read & write key to make changes.`));
   };
-  // A key verified before and unchanged since, with no limit to take and within its scope,
-  // passes without a promise (most requests); anything else takes the whole check.
+  // A limiter that answers at once (this process's own, runtime/ratelimit.ts) is asked here.
+  const takeNow = limiter instanceof MemoryRateLimiter ? (key: string) => limiter.takeNow(key) : null;
+  // A key verified before and unchanged since, within its scope and its limits (none, or taken
+  // at once), passes without a promise (most requests); anything else takes the whole check.
   return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): Promise<unknown> | undefined => {
-    const presented = limiter ? null : bearer(request);
+    const presented = limiter && !takeNow ? null : bearer(request);
     const key = presented ? knownApiKey(deps, presented) : null;
     if (!key || (key.scope !== 'read_write' && WRITE_METHODS.has(request.method))) return check(request, reply);
     request.apiKey = key;
+    if (takeNow) {
+      const d = takeNow(`key:${key.id}`);
+      rateHeaders(reply, d);
+      if (!d.allowed) return overLimit(reply, d);
+    }
     done();
     return undefined;
   };

@@ -75,7 +75,8 @@ async function handleOnce<S>(
     }
     try {
       // One append is one write: every event of it carries the revision it makes.
-      const meta = { ...metadataOf(ctx), revision: recordRevision + 1 };
+      const meta = metadataOf(ctx);
+      meta.revision = recordRevision + 1;
       const append = () => log.append(stream, events.map((e) => ({ type: e.type, data: e.data, metadata: meta })), loaded.revision === null ? NO_STREAM : loaded.revision);
       // Traced, the append is a span of the command's (started at once: onAppend still comes before it commits).
       const appending = ctx.trace ? ctx.trace.span('append', append) : append();

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { step } from '../../runtime/ratelimit.js';
+import { MemoryRateLimiter, step } from '../../runtime/ratelimit.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 describe('per-key rate limits over HTTP', () => {
@@ -94,6 +94,40 @@ describe('the rolling windows', () => {
         expect(maxInAnyWindow(served, 60_000)).toBeLessThanOrEqual(perMinute);
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it("decides in one process's limiter as the pure step does, for any keys, limits and times (property)", () => {
+    fc.assert(
+      // Mostly rising times (the limiter's own clock never goes back), some out of order (a
+      // caller passing its own time), on a grid that puts requests exactly a window apart.
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 2 }), fc.oneof(fc.integer({ min: 0, max: 400 }), fc.constant(1000), fc.constant(60_000), fc.integer({ min: -300, max: -1 }))), { minLength: 1, maxLength: 1200 }),
+        fc.integer({ min: 0, max: 20 }),
+        fc.integer({ min: 0, max: 120 }),
+        (steps, perSecond, perMinute) => {
+          const limits = { perSecond, perMinute };
+          const limiter = new MemoryRateLimiter(limits);
+          // The step's logs, forgotten as the limiter forgets them (every 2 minutes, those
+          // with nothing left in the longest window).
+          const logs = new Map<string, number[]>();
+          const longest = perMinute ? 60_000 : perSecond ? 1000 : 0;
+          let now = 0;
+          let swept = 0;
+          for (const [k, dt] of steps) {
+            now = Math.max(0, now + dt);
+            const key = `key:${k}`;
+            const expected = step(limits, logs.get(key), now);
+            logs.set(key, expected.log);
+            expect(limiter.takeNow(key, now)).toEqual(expected.decision);
+            if (now - swept > 120_000) {
+              swept = now;
+              for (const [name, log] of logs) if (!log.length || log[log.length - 1] < now - longest) logs.delete(name);
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 
