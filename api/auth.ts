@@ -96,7 +96,9 @@ export function apiKeyHook(deps: Pick<CommandDeps, 'store' | 'keyMark'>, limiter
 export function apiContext(request: FastifyRequest): WriteContext {
   const key = request.apiKey!;
   // `revisions` collects what each write leaves, for the answer's ETag (api/etag.ts).
-  return { team: key.FkTeam, source: 'Public API', keyName: key.name, correlationId: String(request.id), now: new Date(), revisions: new Map(), ...(request.span ? { trace: request.span } : {}) };
+  const ctx: WriteContext = { team: key.FkTeam, source: 'Public API', keyName: key.name, correlationId: String(request.id), now: new Date(), revisions: new Map() };
+  if (request.span) ctx.trace = request.span;
+  return ctx;
 }
 
 export function adminContext(request: FastifyRequest, team: number): WriteContext {

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { ConnectionLimits } from '../runtime/config.js';
 
 /**
@@ -40,9 +40,11 @@ export class TransportError extends Error {
 }
 
 /** HTTP/1.1 requires a Host header (RFC 9112 §3.2): a request without one is 400 invalid_request, in the contract's shape. */
-export async function refuseNoHost(request: FastifyRequest): Promise<void> {
+// A callback hook: every request passes it, and an async one would make a promise for each.
+export function refuseNoHost(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
   if (request.headers.host === undefined && request.raw.httpVersion === '1.1')
-    throw new TransportError('invalid_request', 'The request has no Host header, which HTTP/1.1 requires; send one (such as Host: api.example.org).');
+    return done(new TransportError('invalid_request', 'The request has no Host header, which HTTP/1.1 requires; send one (such as Host: api.example.org).'));
+  done();
 }
 
 function parserAnswer(err: NodeJS.ErrnoException & { rawPacket?: Buffer }): { code: TransportCode; message: string } {
