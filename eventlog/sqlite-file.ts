@@ -67,30 +67,6 @@ export function toRecorded(row: Row): RecordedEvent {
   };
 }
 
-/**
- * An event this process has just committed, as its followers here take it from memory
- * (sqlite-recent.ts): what toRecorded makes of its row, except that `data` is parsed at its
- * first read. Most followers here look at the metadata and type alone (the webhook dispatcher,
- * for a team with no endpoint that could receive it; the change feed's waker), so most writes'
- * data is never parsed back. Each read gets the same object, as a parsed row's would.
- */
-export function committedEvent(position: bigint, stream: string, revision: bigint, type: string, data: string, metadata: string): RecordedEvent {
-  let parsed: Record<string, unknown> | undefined;
-  return {
-    stream,
-    revision,
-    position: { commit: position, prepare: position },
-    type,
-    get data() {
-      return (parsed ??= JSON.parse(data) as Record<string, unknown>);
-    },
-    set data(value) {
-      parsed = value;
-    },
-    metadata: JSON.parse(metadata),
-  };
-}
-
 /** What a thread of its own reads of the log (projector-thread.ts): synchronous calls on its own connection. */
 export interface LogFileReader {
   /** Up to `max` events after `position`, in log order. */

@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { type AppendResult, WrongExpectedRevision } from './port.js';
 import type { Committer } from './sqlite-committer.js';
-import { committedEvent } from './sqlite-file.js';
+import { toRecorded } from './sqlite-file.js';
 import type { Followers } from './sqlite-follow.js';
 import type { RecentEvents } from './sqlite-recent.js';
 import type { Outcome, WireAppend } from './sqlite-wire.js';
@@ -141,7 +141,7 @@ export class GroupCommit {
       const n = BigInt(events.length);
       events.forEach((e, k) => {
         const back = n - 1n - BigInt(k);
-        written.push(committedEvent(o.position - back, stream, o.revision - back, e.type, e.data, e.metadata));
+        written.push(toRecorded({ position: o.position - back, stream, revision: o.revision - back, type: e.type, data: e.data, metadata: e.metadata }));
       });
     });
     this.recent.remember(written);

@@ -8,7 +8,6 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NO_STREAM, type NewEvent } from '../../eventlog/port.js';
 import { type RecordedEvent } from '../../domain/shared/events.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
-import { committedEvent, toRecorded } from '../../eventlog/sqlite-file.js';
 import { decodeBatch, decodeOutcomes, encodeBatch, encodeOutcomes, type Outcome, type WireAppend } from '../../eventlog/sqlite-writer.js';
 import { readSettler } from '../../runtime/scale.js';
 import { buildService } from '../support/process.js';
@@ -38,28 +37,6 @@ const event = (type: string, data: Record<string, unknown> = {}): NewEvent => ({
   type,
   data,
   metadata: { team: 1, source: 'Application', keyName: null, correlationId: 'c', at: '2024-05-01T12:00:00.000Z' },
-});
-
-describe('an event this process committed, as its followers here take it', () => {
-  it('reads as its row does, its data parsed at the first read only and the same object after', () => {
-    const row = { position: 7, stream: 'cart-1', revision: 2, type: 'Added', data: '{"sku":"a","qty":[1,2]}', metadata: '{"team":3,"at":"2024-05-01T12:00:00.000Z"}' };
-    const parse = vi.spyOn(JSON, 'parse');
-    try {
-      const e = committedEvent(7n, 'cart-1', 2n, 'Added', row.data, row.metadata);
-      // The metadata only: a follower looking at the team and type alone parses nothing more.
-      expect(parse).toHaveBeenCalledTimes(1);
-      expect(e.metadata).toEqual({ team: 3, at: '2024-05-01T12:00:00.000Z' });
-      const data = e.data;
-      expect(e.data).toBe(data);
-      expect(parse).toHaveBeenCalledTimes(2);
-      parse.mockRestore();
-      expect({ ...e }).toEqual(toRecorded(row));
-      e.data = { sku: 'b' };
-      expect(e.data).toEqual({ sku: 'b' });
-    } finally {
-      parse.mockRestore();
-    }
-  });
 });
 
 describe.each([
