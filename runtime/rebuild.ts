@@ -223,7 +223,7 @@ function copyIn(core: SqliteReadCore, file: string, projectors: Projector[], pos
       for (const name of collections) copyTable(core, core.plan(name).table);
       for (const p of projectors) for (const t of p.tables ?? []) copyTable(core, quoteId(t));
       for (const p of projectors) core.setCheckpoint(checkpointName(p), { commit: position, prepare: position });
-      if (collections.length) core.endBulk(collections);
+      if (collections.length) core.endBulk(collections, { offline: true });
     });
   } finally {
     core.db.exec('DETACH DATABASE apart');

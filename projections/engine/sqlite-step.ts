@@ -140,6 +140,6 @@ export class SqliteProjection {
   /** Builds the search indexes of every collection still in bulk mode: once, at the end of a catch-up. */
   private leaveBulk(): void {
     const names = this.projectors.flatMap((p) => p.collections.map((c) => c.name)).filter((n) => this.core.inBulk(n));
-    if (names.length) this.core.endBulk(names);
+    if (names.length) this.core.endBulk(names, { offline: this.options.bulk });
   }
 }
