@@ -10,6 +10,7 @@ import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { quoteId } from '../projections/store/sqlite-schema.js';
 import { lockDataDir } from './datadir-lock.js';
 import { privateFile } from './private-files.js';
+import { FreshFileStore } from './rebuild-store.js';
 import { LOG_FILE, READ_MODELS_FILE } from './read-models.js';
 import { loadProjectors, startModuleThread } from './thread-projectors.js';
 
@@ -157,7 +158,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
  * search table's sync); then each projector's endBulk. Tells the events read after each chunk.
  */
 export async function buildLane(core: SqliteReadCore, projectors: Projector[], log: LogReader, onRead: (events: number) => void): Promise<{ events: number; position: bigint }> {
-  const projection = new SqliteProjection(core, projectors, log, { bulk: true });
+  const projection = new SqliteProjection(core, projectors, log, { bulk: true, store: new FreshFileStore(core) });
   projection.prepare();
   let events = 0;
   for (;;) {
