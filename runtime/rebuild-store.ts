@@ -15,7 +15,10 @@ export class FreshFileStore extends SqliteReadStore {
 
   override async get<T = Doc>(collection: string, id: number | string): Promise<T | null> {
     // Removed keys stay in the set: SQLite answers those (null), as it would anyway.
-    if (!this.written.get(collection)?.has(String(id))) return null;
+    if (!this.written.get(collection)?.has(String(id))) {
+      this.core.plan(collection); // throws for a collection the file does not have, as SQLite's read would
+      return null;
+    }
     return super.get<T>(collection, id);
   }
 

@@ -158,7 +158,9 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
  * search table's sync); then each projector's endBulk. Tells the events read after each chunk.
  */
 export async function buildLane(core: SqliteReadCore, projectors: Projector[], log: LogReader, onRead: (events: number) => void): Promise<{ events: number; position: bigint }> {
-  const projection = new SqliteProjection(core, projectors, log, { bulk: true, store: new FreshFileStore(core) });
+  // Projectors that are all `independent` look nothing up: no keys need keeping for them.
+  const store = projectors.every((p) => p.independent) ? undefined : new FreshFileStore(core);
+  const projection = new SqliteProjection(core, projectors, log, { bulk: true, store });
   projection.prepare();
   let events = 0;
   for (;;) {

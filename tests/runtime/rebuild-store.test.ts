@@ -25,6 +25,8 @@ describe("the rebuild's store of a file built from nothing", () => {
     // Another collection's same id was never written there.
     expect(await store.get('others', 1)).toBeNull();
     expect(asked).toHaveBeenCalledTimes(2);
+    // A collection the file does not have is an error, never an empty answer.
+    await expect(store.get('unknown', 1)).rejects.toThrow('unknown read-model collection unknown');
 
     await store.remove('things', 1);
     expect(await store.get('things', 1)).toBeNull();
