@@ -5,13 +5,14 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openLogReader } from '../eventlog/sqlite-file.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
-import { buildLane, type FromLane, type LaneSettings } from './rebuild.js';
+import { buildLane, type FromLane, type LaneSettings, threadCpuMs } from './rebuild.js';
 import { loadProjectors } from './thread-projectors.js';
 
 if (!parentPort) throw new Error('rebuild-lane runs as a worker thread (rebuild.ts)');
 const port = parentPort;
 const settings = workerData as LaneSettings;
 const post = (m: FromLane) => port.postMessage(m);
+const started = performance.now();
 
 const log = openLogReader(settings.logFile);
 const core = new SqliteReadCore(settings.file, { fresh: true });
@@ -20,7 +21,8 @@ try {
   const missing = settings.names.filter((n) => !projectors.some((p) => p.name === n));
   if (missing.length) throw new Error(`no projector named ${missing.join(', ')}`);
   const { events, position } = await buildLane(core, projectors, log, (read) => post({ type: 'read', events: read }));
-  post({ type: 'done', events, position: String(position) });
+  // Timed here: the main thread may take this message only once its own share is done.
+  post({ type: 'done', events, position: String(position), cpuMs: threadCpuMs(), ms: performance.now() - started });
 } catch (err) {
   post({ type: 'failed', message: err instanceof Error ? err.message : String(err) });
 } finally {

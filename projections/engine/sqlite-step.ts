@@ -50,14 +50,15 @@ export class SqliteProjection {
   /**
    * `bulk`: every step in bulk mode, however little is behind (a build from nothing: runtime/rebuild.ts).
    * `keyMark`: bumped after each committed step that applied an API-key event (api-key-mark.ts).
+   * `store`: the store over `core` the projectors are given (the rebuild's, which knows its file's keys).
    */
   constructor(
     private readonly core: SqliteReadCore,
     private readonly projectors: Projector[],
     private readonly log: LogReader,
-    private readonly options: { bulk?: boolean; keyMark?: ApiKeyMark } = {},
+    private readonly options: { bulk?: boolean; keyMark?: ApiKeyMark; store?: SqliteReadStore } = {},
   ) {
-    this.store = new SqliteReadStore(core);
+    this.store = options.store ?? new SqliteReadStore(core);
     this.engine = new ProjectionStep(projectors);
   }
 
@@ -140,6 +141,6 @@ export class SqliteProjection {
   /** Builds the search indexes of every collection still in bulk mode: once, at the end of a catch-up. */
   private leaveBulk(): void {
     const names = this.projectors.flatMap((p) => p.collections.map((c) => c.name)).filter((n) => this.core.inBulk(n));
-    if (names.length) this.core.endBulk(names);
+    if (names.length) this.core.endBulk(names, { offline: this.options.bulk });
   }
 }

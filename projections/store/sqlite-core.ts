@@ -211,8 +211,8 @@ export class SqliteReadCore implements Connection {
     return inBulk(this, name);
   }
 
-  endBulk(collections: string[] = [...this.plans.keys()]): void {
-    endBulk(this, collections.map((n) => this.plan(n)));
+  endBulk(collections: string[] = [...this.plans.keys()], options: { offline?: boolean } = {}): void {
+    endBulk(this, collections.map((n) => this.plan(n)), options.offline);
   }
 
   /** Brings the search tables up to date (sqlite-search-sync.ts); answers the rows synced. */

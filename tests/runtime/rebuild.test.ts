@@ -114,8 +114,15 @@ describe('the offline rebuild of the embedded read models', () => {
 
     for (const threads of [2, 1] as const) {
       const progress: Array<{ done: number; total: number }> = [];
-      const { events } = await rebuildReadModels(dir, { threads, progressEveryMs: 0, onProgress: (p) => progress.push(p) });
+      const { events, ms, threads: times } = await rebuildReadModels(dir, { threads, progressEveryMs: 0, onProgress: (p) => progress.push(p) });
       expect(dump(readFile)).toEqual(live);
+      // Where the time went, per thread: the bench's CPU figures (Linux tells each thread's own).
+      expect(times.map((t) => t.name)).toEqual(threads === 2 ? ['here', 'apart'] : ['here']);
+      for (const t of times) {
+        expect(t.ms).toBeGreaterThan(0);
+        expect(t.ms).toBeLessThanOrEqual(ms);
+        if (process.platform === 'linux') expect(t.cpuMs).toBeGreaterThan(0);
+      }
       expect(progress.at(-1)).toMatchObject({ done: events, total: events });
       expect(progress.map((p) => p.done)).toEqual([...progress.map((p) => p.done)].sort((a, b) => a - b));
       expect(leftovers(dir)).toEqual([]);
