@@ -15,7 +15,7 @@ import { startProduct } from './product.js';
  * (`BENCH_PROJECTOR_N`, default 6,000) are created in the log as the write bench's POSTs create
  * them; then, on this thread, the product's projectors (the thread's own set) apply that log to a
  * new read database in live steps of k events (the projector thread's step, `SqliteProjection.step`,
- * with its search sync every 100 ms as its loop does), for several k. CPU is the process's (its other
+ * with its search sync as its loop has it), for several k. CPU is the process's (its other
  * threads idle meanwhile), so the machine's load moves it little. A line in bulk mode (the
  * offline rebuild's step) is the floor the live step is measured against.
  * `BENCH_SECURE_DELETE=off` runs the same with SQLite's secure_delete off (what decisions.md
@@ -24,9 +24,9 @@ import { startProduct } from './product.js';
 const N = Number(process.env.BENCH_PROJECTOR_N ?? 6_000);
 const SIZES = (process.env.BENCH_PROJECTOR_STEPS ?? '1,4,16,64,256,2000').split(',').map(Number);
 const WARM = 300;
+/** How often a step syncs the search tables, as the thread's loop has it do once a second (`BENCH_PROJECTOR_SYNC_MS`). */
+const SYNC_MS = Number(process.env.BENCH_PROJECTOR_SYNC_MS ?? 1_000);
 /** A pause between steps, as the projector thread sleeps between commits (`BENCH_PROJECTOR_SLEEP_MS`). */
-/** How often the search tables are synced, as the thread's loop does every 100 ms (`BENCH_PROJECTOR_SYNC_MS`). */
-const SYNC_MS = Number(process.env.BENCH_PROJECTOR_SYNC_MS ?? 100);
 const SLEEP_MS = Number(process.env.BENCH_PROJECTOR_SLEEP_MS ?? 0);
 
 /**
@@ -93,17 +93,14 @@ async function measure(logFile: string, dir: string, k: number, bulk: boolean): 
     const run: Run = { steps: 0, events: 0, stepNs: 0, syncNs: 0 };
     let synced = performance.now();
     for (;;) {
+      // As the thread's loop does (thread-loop.ts): the search tables synced in the step about once a second.
+      const syncSearch = !bulk && performance.now() - synced >= SYNC_MS;
+      if (syncSearch) synced = performance.now();
       const t0 = cpuNs();
-      const step = await projection.step(k);
+      const step = await projection.step(k, { syncSearch });
       run.stepNs += cpuNs() - t0;
       run.steps++;
       run.events += step.read;
-      if (!bulk && performance.now() - synced >= SYNC_MS) {
-        const t1 = cpuNs();
-        core.syncSearch();
-        run.syncNs += cpuNs() - t1;
-        synced = performance.now();
-      }
       if (step.caughtUp) break;
       if (SLEEP_MS) await new Promise((resolve) => setTimeout(resolve, SLEEP_MS));
     }
@@ -128,7 +125,7 @@ export async function run(): Promise<{ name: string; lines: string[] }> {
     const load0 = loadavg()[0];
     const lines: string[] = [];
     const fmt = (label: string, r: Run) =>
-      `  ${label.padEnd(22)} ${r.steps.toString().padStart(6)} steps  ${((r.stepNs + r.syncNs) / 1e3 / r.events).toFixed(1).padStart(7)} µs an event (step ${(r.stepNs / 1e3 / r.events).toFixed(1)}, search sync ${(r.syncNs / 1e3 / r.events).toFixed(1)})  ${(r.stepNs / 1e3 / r.steps).toFixed(0).padStart(7)} µs a step`;
+      `  ${label.padEnd(22)} ${r.steps.toString().padStart(6)} steps  ${((r.stepNs + r.syncNs) / 1e3 / r.events).toFixed(1).padStart(7)} µs an event (step ${(r.stepNs / 1e3 / r.events).toFixed(1)}, search sync at the end ${(r.syncNs / 1e3 / r.events).toFixed(1)})  ${(r.stepNs / 1e3 / r.steps).toFixed(0).padStart(7)} µs a step`;
     const live: Array<{ k: number; r: Run }> = [];
     for (const k of SIZES) {
       parts.clear();
