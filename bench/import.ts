@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import Fastify from 'fastify';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BenchRequest, load, type Measure } from './lib.js';
+import { type BenchRequest, load, type Measure, threadCpuUs } from './lib.js';
 import { person } from './names.js';
 import { startProduct } from './product.js';
 
@@ -107,12 +107,20 @@ export async function measureImport(rows: number, postMs = POST_MS): Promise<str
     writeFileSync(file, csv(rows));
     const bare = await startBare();
     const floor = await timedImport(file, bare.origin, 1).finally(() => bare.close());
+    const existing = new Set(threadCpuUs().keys());
     const product = await startProduct();
+    // The product's threads by start order: the log's writer, then the projector thread (constituents.ts).
+    const threads = [process.pid, ...[...threadCpuUs().keys()].filter((t) => !existing.has(t)).sort((a, b) => a - b)].slice(0, 3);
     let ours: { seconds: number; stdout: string };
     let posts: Measure[];
+    let perRow: number[];
     try {
       const before = await singlePosts(product.origin, product.auth, postMs);
+      const c0 = threadCpuUs();
       ours = await timedImport(file, product.origin, product.team);
+      // Up to the import's last answer, which waited for the projector thread's position (read-your-writes).
+      const c1 = threadCpuUs();
+      perRow = threads.map((t) => ((c1.get(t) ?? 0) - (c0.get(t) ?? 0)) / rows);
       posts = [before, await singlePosts(product.origin, product.auth, postMs)];
     } finally {
       await product.close();
@@ -129,6 +137,7 @@ export async function measureImport(rows: number, postMs = POST_MS): Promise<str
       `  baseline: the same CLI and file against a bare Fastify route that stores nothing: ${floor.seconds.toFixed(1)} s, ${Math.round(floorRate).toLocaleString('en-US')} rows/s (ours ${(rate / floorRate).toFixed(2)}x)`,
       `  single POST /api/v1/constituents on the same server, ${POST_CONNECTIONS} connections, before and after the import: ${posts.map((p) => `${Math.round(p.rps).toLocaleString('en-US')} req/s (p99 ${p.p99.toFixed(1)} ms)`).join(', ')}`,
       `  import against single POST: ${ratio.toFixed(2)}x (rows/s against the mean req/s)   target: >= ${TARGET_RATIO}x   ${ratio >= TARGET_RATIO ? 'met' : 'MISSED'}`,
+      `  server CPU per row during the import: main ${perRow[0].toFixed(0)} µs, log writer ${perRow[1].toFixed(0)} µs, projector thread ${perRow[2].toFixed(0)} µs (load average ${loadavg()[0].toFixed(1)} after)`,
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -12,6 +12,8 @@ export interface Product {
   app: App;
   runtime: Runtime;
   origin: string;
+  /** The data dir (the log file and the read models). */
+  dir: string;
   team: number;
   /** `Authorization` header of a read_write key of `team`. */
   auth: string;
@@ -41,6 +43,7 @@ export async function startProduct(options: { metrics?: boolean; env?: NodeJS.Pr
     app,
     runtime,
     origin,
+    dir,
     team,
     auth: `Bearer ${k.json().key as string}`,
     async close() {

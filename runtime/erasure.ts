@@ -152,7 +152,7 @@ export class Erasure {
       try {
         db.pragma('busy_timeout = 10000');
         // A removed row's search text waits in its search table's pending rows until the
-        // projector thread's next search sync (every 100 ms) takes its grams out of the index.
+        // projector thread's next search sync (once the writes pause for 100 ms) takes its grams out of the index.
         await searchSynced(db);
         await truncateWal(db);
       } finally {

@@ -29,9 +29,9 @@ const projection = new SqliteProjection(core, await loadProjectors(settings.proj
 const lateMs = Number(process.env.TURNOUT_TEST_PROJECTOR_LATE_MS ?? 0);
 if (lateMs > 0) {
   const step = projection.step.bind(projection);
-  projection.step = async (max) => {
+  projection.step = async (max, options) => {
     await new Promise((resolve) => setTimeout(resolve, lateMs));
-    return step(max);
+    return step(max, options);
   };
 }
 // Every write waits for this thread's steps: the WAL's copy and sync run on a thread of their own.

@@ -156,7 +156,10 @@ export class ProjectionStep {
    * those that move are written, so a step that found everything applied writes nothing.
    */
   async save(store: ReadStore): Promise<void> {
-    for (const [p, at] of this.working) if (comparePositions(at, this.stored.get(p)!) > 0) await store.setCheckpoint(this.nameOf(p), at);
+    const moved: Array<[string, Position]> = [];
+    for (const [p, at] of this.working) if (comparePositions(at, this.stored.get(p)!) > 0) moved.push([this.nameOf(p), at]);
+    if (store.setCheckpoints) await store.setCheckpoints(moved);
+    else for (const [name, at] of moved) await store.setCheckpoint(name, at);
     const summary = this.options.summary;
     const low = this.lowest();
     if (summary && (!this.storedSummary || comparePositions(low, this.storedSummary) > 0)) await store.setCheckpoint(summary, low);

@@ -70,11 +70,25 @@ export async function driveProjectorThread(
   });
 
   /**
-   * The search tables catch up here, off the write path (a write's own commit only notes the rows
-   * it changed: SqliteReadCore.syncSearch), every 100 ms whether or not writes go on, so each batch
-   * stays small and quick. Searches are exact meanwhile.
+   * The search tables catch up in batches (a step only notes the rows it changed:
+   * SqliteReadCore.syncSearch): in the step's own transaction about once a second while writes go
+   * on (or sooner, once 1,000 rows wait: sqlite-step.ts), and on their own once the writes have
+   * paused for a poll; and once a second while quiet, for the rows another process or an earlier
+   * run left waiting. FTS5 costs several times less a row in batches of a second's writes than of
+   * a tenth's, and searches are exact meanwhile (they test the waiting rows on their text).
    */
-  const syncSearchWhenDue = every(100, () => void core.syncSearch());
+  const search = { syncedAt: 0, steppedAt: 0, waiting: true };
+  const syncSearchWhenQuiet = () => {
+    const now = Date.now();
+    if (now - search.steppedAt < SEARCH_QUIET_MS || (!search.waiting && now - search.syncedAt < SEARCH_EVERY_MS)) return;
+    try {
+      core.syncSearch();
+      search.waiting = false;
+      search.syncedAt = Date.now();
+    } catch {
+      // Busy (the lock held past the busy timeout): the next turn tries again.
+    }
+  };
 
   /**
    * Without a WalKeeper, the WAL checkpoint of the read database runs here, every 250 ms, passive
@@ -89,14 +103,18 @@ export async function driveProjectorThread(
   let progress: ProgressMeter | null = null;
   while (!stopping) {
     poked = false;
-    syncSearchWhenDue();
+    syncSearchWhenQuiet();
     checkpointWhenDue();
     const head = log.head();
     if (head > position || limit !== undefined || failing) {
       progress ??= head - position > 1_000 ? new ProgressMeter(Number(head - position), settings.progressEveryMs) : null;
       try {
         if (wal) await wal.idle();
-        const step = await projection.step(limit);
+        const syncSearch = Date.now() - search.syncedAt >= SEARCH_EVERY_MS;
+        const step = await projection.step(limit, { syncSearch });
+        search.steppedAt = Date.now();
+        if (syncSearch) search.syncedAt = search.steppedAt;
+        search.waiting = !syncSearch && (search.waiting || step.read > 0);
         limit = undefined;
         backoff.reset();
         if (failing) port.post({ type: 'recovered' });
@@ -128,6 +146,11 @@ export async function driveProjectorThread(
   }
   heard.commits?.close();
 }
+
+/** While writes go on, the search tables are synced in the step about this often. */
+const SEARCH_EVERY_MS = 1_000;
+/** Once no step has run for this long, the rows still waiting are synced. */
+const SEARCH_QUIET_MS = 100;
 
 /** `work` at most once every `ms`. Busy (the lock held past the busy timeout) or failing, it is tried again at a later turn. */
 function every(ms: number, work: () => void): () => void {

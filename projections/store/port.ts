@@ -120,6 +120,8 @@ export interface ReadStore {
    */
   changeMark?(): number;
   setCheckpoint(name: string, position: Position): Promise<void>;
+  /** Several checkpoints in one write, where the store can (a step moves every projector's). */
+  setCheckpoints?(checkpoints: ReadonlyArray<readonly [string, Position]>): Promise<void>;
   /**
    * The store's transactions, where it has them (SQLite: the connection's; MongoDB: a session's,
    * on a replica set or sharded cluster only). Null, or left out, where it has none (the tests'

@@ -180,10 +180,24 @@ export class SqliteReadCore implements Connection {
 
   /** Kept as decimal text: positions are 64-bit and unsigned, beyond a double and SQLite's integer. */
   setCheckpoint(name: string, position: Position): void {
-    this.stmt(`INSERT INTO ${CHECKPOINTS} (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position`).run(
-      name,
-      positionToString(position),
+    this.setCheckpoints([[name, position]]);
+  }
+
+  /** One statement for them all: a live step moves every projector's checkpoint, several times a second. */
+  setCheckpoints(checkpoints: ReadonlyArray<readonly [string, Position]>): void {
+    if (!checkpoints.length) return;
+    const values = checkpoints.map(() => '(?, ?)').join(', ');
+    this.stmt(`INSERT INTO ${CHECKPOINTS} (name, position) VALUES ${values} ON CONFLICT(name) DO UPDATE SET position = excluded.position`).run(
+      checkpoints.flatMap(([name, position]) => [name, positionToString(position)]),
     );
+  }
+
+  /**
+   * SQLite's data_version: it changes when another connection (another thread or process) has
+   * committed since this one last looked, never for this connection's own commits.
+   */
+  dataVersion(): number {
+    return this.stmt('PRAGMA data_version').pluck().get() as number;
   }
 
   /** Runs fn in one transaction (a savepoint when nested); it commits when fn returns, rolls back when it throws. */

@@ -55,6 +55,10 @@ export class SqliteReadStore implements ReadStore {
     this.core.setCheckpoint(name, position);
   }
 
+  async setCheckpoints(checkpoints: ReadonlyArray<readonly [string, Position]>): Promise<void> {
+    this.core.setCheckpoints(checkpoints);
+  }
+
   /**
    * The connection's transactions. The work's awaits are microtasks only (the core is
    * synchronous), so nothing else on the thread uses the connection while one is open.

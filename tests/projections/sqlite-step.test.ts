@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RecordedEvent } from '../../domain/shared/events.js';
+import type { Projector } from '../../projections/engine/projector.js';
+import { SqliteProjection } from '../../projections/engine/sqlite-step.js';
+import { SqliteReadCore } from '../../projections/store/sqlite-core.js';
+
+/** The log as a list: the step reads what is after its checkpoint. */
+function listLog() {
+  const events: RecordedEvent[] = [];
+  return {
+    readAfter: (after: bigint, max: number) => events.filter((e) => e.position.commit > after).slice(0, max),
+    head: () => (events.length ? events[events.length - 1].position.commit : 0n),
+    add(n: number) {
+      for (let i = 0; i < n; i++) {
+        const commit = BigInt(events.length + 1);
+        events.push({ type: 'Counted', data: {}, stream: 'counted-1', revision: commit - 1n, position: { commit, prepare: commit }, metadata: { team: 1, source: 'Application', keyName: null, correlationId: 'c', at: '2026-01-01T00:00:00.000Z' } } as unknown as RecordedEvent);
+      }
+    },
+  };
+}
+
+/** Counts every event it applies, on whichever connection applies it. */
+function counting(applied: bigint[]): Projector {
+  return {
+    name: 'counting',
+    version: 1,
+    categories: ['counted' as never],
+    collections: [{ name: 'counted', idField: 'id' }],
+    async apply(event, store) {
+      applied.push(event.position.commit);
+      await store.put('counted', { id: Number(event.position.commit) });
+    },
+  };
+}
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+describe('the live step over SQLite, reading its checkpoints again only when another connection has committed', () => {
+  it('applies each event once when two connections (two processes with NATS) take turns on one file', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'turnout-step-'));
+    dirs.push(dir);
+    const file = path.join(dir, 'read.sqlite');
+    const log = listLog();
+    const applied: bigint[] = [];
+    const a = new SqliteReadCore(file);
+    const b = new SqliteReadCore(file);
+    const one = new SqliteProjection(a, [counting(applied)], log);
+    const other = new SqliteProjection(b, [counting(applied)], log);
+    one.prepare();
+    other.prepare();
+    for (let round = 0; round < 4; round++) {
+      log.add(3);
+      // Each takes two steps in a row (the second sees nothing new of the other's), then the other goes.
+      await one.step(2);
+      await one.step(2);
+      log.add(2);
+      await other.step(3);
+      await other.step(3);
+    }
+    expect(applied).toEqual(Array.from({ length: 20 }, (_, i) => BigInt(i + 1)));
+    expect(a.getCheckpoint('projector:counting')?.commit).toBe(20n);
+    a.close();
+    b.close();
+  });
+});
