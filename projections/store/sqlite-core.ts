@@ -1,11 +1,12 @@
 import Database from 'better-sqlite3';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
-import type { CollectionDef, Doc, Filter, Page, Query } from './port.js';
+import type { CollectionDef, Doc, Filter, JsonShape, Page, Query } from './port.js';
 import { CHECKPOINTS, type Connection } from './sqlite-connection.js';
 import { Finder } from './sqlite-find.js';
 import { beginBulk, createMetaTables, dropAll, dropCollection, endBulk, inBulk, layOut, schemaVersion, setSchemaVersion } from './sqlite-layout.js';
 import { compileWhere, FOLD_FUNCTION, fold } from './sqlite-query.js';
 import { docColumns, docOf, keyOf, planOf, rowColumns, rowOf, type TablePlan } from './sqlite-schema.js';
+import { jsonView, type JsonView } from './sqlite-json.js';
 import { syncSearch } from './sqlite-search-sync.js';
 import { boundWal, READ_MODELS_WAL } from './sqlite-wal.js';
 
@@ -102,6 +103,18 @@ export class SqliteReadCore implements Connection {
     const row = this.stmt(this.getSql(plan)).raw().get(String(id)) as unknown[] | undefined;
     return row ? docOf(plan, row) : null;
   }
+
+  /** One document as JSON text (sqlite-json.ts), its read compiled once per plan and shape. */
+  getJson(collection: string, id: number | string, shape: JsonShape): { json: string; picked: unknown[] } | null {
+    const plan = this.plan(collection);
+    let views = this.views.get(plan);
+    if (!views) this.views.set(plan, (views = new WeakMap()));
+    let view = views.get(shape);
+    if (!view) views.set(shape, (view = jsonView(plan, shape)));
+    const row = this.stmt(view.sql).raw().get(String(id)) as unknown[] | undefined;
+    return row ? view.read(row) : null;
+  }
+  private readonly views = new WeakMap<TablePlan, WeakMap<JsonShape, JsonView>>();
 
   /** A collection's read by id, worked out once per plan: every single read and key check asks. */
   private readonly gets = new WeakMap<TablePlan, string>();
