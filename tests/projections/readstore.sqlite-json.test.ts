@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { CollectionDef, Doc, JsonShape } from '../../projections/store/port.js';
 import { SqliteReadStore } from '../../projections/store/sqlite.js';
 
@@ -14,6 +14,8 @@ const expected = (doc: Doc, shape: JsonShape) => ({
 
 const DOCS: Doc[] = [
   { id: 1, team: 7, name: 'Ada', email: 'a@x.org', active: true, score: 3.5, tags: ['x', 'y'], note: null, _rev: 2 },
+  // Nested values holding the scan's delimiters, and strings ending in backslashes.
+  { id: 5, team: 7, name: 'ends \\', email: '\\"', tags: ['a}b', '"[', { k: '\\', 'x,y': [1, { z: '}' }] }], note: '\\\\', score: 1e21, _rev: 1e-7 },
   { id: 2, team: 7, name: null, email: null, active: false, score: -0, tags: null, note: 'line\n"two"\\', extra: { a: 1 }, _rev: 1 },
   // A column field holding what its column cannot keep as it is (a boolean, an object): the JSON keeps it.
   { id: 3, team: true, name: '', email: 'Ünïcødé 🎉', active: null, score: 0, tags: [], note: 'lone \ud800 surrogate', _rev: 9 },
@@ -45,9 +47,34 @@ describe('SqliteReadStore.getJson', () => {
             expect(JSON.parse(store.getJson(def.name, doc.id as number, shape)!.json)).toEqual(JSON.parse(expected(doc, shape).json));
           }
         expect(store.getJson(def.name, 404, shapes[0])).toBeNull();
+        // A stored text not as JSON.stringify writes it (white space) is parsed instead of scanned.
+        const before = DOCS.map((d) => store.getJson(def.name, d.id as number, shapes[0]));
+        store.core.db.prepare(`UPDATE "${def.name}" SET doc = json_pretty(doc)`).run();
+        expect(DOCS.map((d) => store.getJson(def.name, d.id as number, shapes[0]))).toEqual(before);
       } finally {
         await store.close();
       }
     });
   }
+
+  it('copies declared fields from the stored text without parsing it, delimiters and escapes inside strings and nested values included', async () => {
+    const store = new SqliteReadStore(':memory:');
+    try {
+      const def = COLLECTIONS[0].def;
+      await store.defineCollection(def);
+      for (const doc of DOCS) await store.put(def.name, doc);
+      const shape: JsonShape = { fields: ['name', 'email', 'tags', 'note', 'score', 'id'], pick: [] };
+      const wanted = [1, 5].map((id) => store.getJson(def.name, id, shape));
+      const parse = vi.spyOn(JSON, 'parse');
+      try {
+        expect([1, 5].map((id) => store.getJson(def.name, id, shape))).toEqual(wanted);
+        expect(parse).not.toHaveBeenCalled();
+      } finally {
+        parse.mockRestore();
+      }
+      expect(JSON.parse(wanted[1]!.json)).toEqual({ name: 'ends \\', email: '\\"', tags: DOCS[1].tags, note: '\\\\', score: 1e21, id: 5 });
+    } finally {
+      await store.close();
+    }
+  });
 });
