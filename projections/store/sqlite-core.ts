@@ -104,17 +104,25 @@ export class SqliteReadCore implements Connection {
     return row ? docOf(plan, row) : null;
   }
 
-  /** One document as JSON text (sqlite-json.ts), its read compiled once per plan and shape. */
+  /**
+   * One document as JSON text (sqlite-json.ts). Its read is compiled once per collection and
+   * shape, with its statement in raw mode, and kept until the statements are forgotten (a
+   * collection dropped or laid out again): every single read asks.
+   */
   getJson(collection: string, id: number | string, shape: JsonShape): { json: string; picked: unknown[] } | null {
-    const plan = this.plan(collection);
-    let views = this.views.get(plan);
-    if (!views) this.views.set(plan, (views = new WeakMap()));
-    let view = views.get(shape);
-    if (!view) views.set(shape, (view = jsonView(plan, shape)));
-    const row = this.stmt(view.sql).raw().get(String(id)) as unknown[] | undefined;
-    return row ? view.read(row) : null;
+    let reads = this.jsonReads.get(collection);
+    if (!reads) this.jsonReads.set(collection, (reads = new WeakMap()));
+    let read = reads.get(shape);
+    if (!read || read.generation !== this.generation) {
+      const view = jsonView(this.plan(collection), shape);
+      reads.set(shape, (read = { view, statement: this.stmt(view.sql).raw(), generation: this.generation }));
+    }
+    const row = read.statement.get(String(id)) as unknown[] | undefined;
+    return row ? read.view.read(row) : null;
   }
-  private readonly views = new WeakMap<TablePlan, WeakMap<JsonShape, JsonView>>();
+  private readonly jsonReads = new Map<string, WeakMap<JsonShape, { view: JsonView; statement: Database.Statement; generation: number }>>();
+  /** Bumped whenever the prepared statements are dropped. */
+  private generation = 0;
 
   /** A collection's read by id, worked out once per plan: every single read and key check asks. */
   private readonly gets = new WeakMap<TablePlan, string>();
@@ -283,13 +291,14 @@ export class SqliteReadCore implements Connection {
   stmt(sql: string): Database.Statement {
     let s = this.statements.get(sql);
     if (!s) {
-      if (this.statements.size >= 1_000) this.statements.clear();
+      if (this.statements.size >= 1_000) this.forgetStatements();
       this.statements.set(sql, (s = this.db.prepare(sql)));
     }
     return s;
   }
 
   forgetStatements(): void {
+    this.generation++;
     this.statements.clear();
   }
 }
