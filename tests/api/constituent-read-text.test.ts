@@ -28,8 +28,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function both(url: string, headers: Record<string, string> = {}) {
-  const request = { method: 'GET' as const, url, headers: { authorization: `Bearer ${token}`, ...headers } };
+async function both(url: string, headers: Record<string, string> = {}, method: 'GET' | 'HEAD' = 'GET') {
+  const request = { method, url, headers: { authorization: `Bearer ${token}`, ...headers } };
   const [fast, slow] = [await t.app.inject(request), await oracle.inject(request)];
   return { fast, slow };
 }
@@ -89,11 +89,13 @@ describe('a single constituent read answered as its stored text', () => {
       expect(fast.statusCode).toBe(200);
       expect(fast.body).toBe(slow.body);
       expect(headersOf(fast)).toEqual(headersOf(slow));
-      // The create's answer shows the same record (its fields, their order).
       expect(JSON.parse(fast.body).constituent.PkConstituent).toBe(id);
+      const head = await both(`/api/v1/constituents/${id}`, {}, 'HEAD');
+      expect(head.fast.body).toBe('');
+      expect(headersOf(head.fast)).toEqual(headersOf(head.slow));
     }
-    // Each read took the text path: the comparison is not of the fallback with itself.
-    expect(spy).toHaveBeenCalledTimes(ids.length);
+    // Each read (GET and HEAD) took the text path: the comparison is not of the fallback with itself.
+    expect(spy).toHaveBeenCalledTimes(2 * ids.length);
     spy.mockRestore();
   });
 
