@@ -62,6 +62,12 @@ export async function setEtag(services: Services, reply: FastifyReply, stream: s
   reply.header('ETag', `"${revision}"`);
 }
 
+/** The If-None-Match of a single read: null when absent; malformed is 400, before the record is read. */
+const ifNoneMatch = (request: FastifyRequest) => {
+  const header = request.headers['if-none-match'];
+  return header === undefined ? null : tagsOf(String(header), 'If-None-Match');
+};
+
 /**
  * A single read, `{[key]: record}`, with the ETag of the revision its row holds (one read: a
  * missing record is its 404); when If-None-Match names that ETag, the answer is 304 with no body.
@@ -74,8 +80,7 @@ export async function readTagged<K extends string>(
   key: K,
   read: () => Promise<TaggedRecord>,
 ): Promise<Record<K, Values>> {
-  const header = request.headers['if-none-match'];
-  const tags = header === undefined ? null : tagsOf(String(header), 'If-None-Match');
+  const tags = ifNoneMatch(request);
   const got = await read();
   // Not revisionOf: the row's own revision (nearly always there) needs no await.
   const revision = got.revision ?? (await revisionOfStream(services.log, stream));
@@ -84,3 +89,33 @@ export async function readTagged<K extends string>(
   if (tags && (tags === '*' || tags.some((t) => t.revision === revision))) return reply.code(304).send() as never;
   return { [key]: got.record } as Record<K, Values>;
 }
+
+/**
+ * As readTagged, for a record its store gives as JSON text in the response schema's order
+ * (projections/read.ts readTeamJsonTagged): the text is sent as it is, the bytes the schema's
+ * serialiser would write, with no document made or serialised. Null when the store gives no
+ * text (the caller reads with readTagged); else undefined once sent, or a promise when the row
+ * lacks its revision: what a handler that is not async returns.
+ */
+export function readTaggedJson(
+  services: Services,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  stream: string,
+  prefix: string,
+  read: () => { json: string; revision: number | null } | null,
+): Promise<void> | undefined | null {
+  const tags = ifNoneMatch(request);
+  const got = read();
+  if (got === null) return null;
+  const answer = (revision: number): undefined => {
+    reply.header('ETag', `"${revision}"`);
+    if (tags && (tags === '*' || tags.some((t) => t.revision === revision))) reply.code(304).send();
+    else reply.header('content-type', 'application/json; charset=utf-8').send(prefix + got.json + '}');
+    return undefined;
+  };
+  return got.revision === null ? revisionOfStream(services.log, stream).then(answer) : answer(got.revision);
+}
+
+/** The text an answer `{[key]: <record>}` starts with, for readTaggedJson. */
+export const jsonPrefix = (key: string) => `{${JSON.stringify(key)}:`;

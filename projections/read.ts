@@ -1,6 +1,6 @@
 import { invalidField, notFound } from '../domain/shared/errors.js';
 import type { Values } from '../domain/shared/fields.js';
-import { publicView, type ReadStore } from './store/port.js';
+import { type JsonShape, publicView, type ReadStore } from './store/port.js';
 
 /** One record of the team, as the API shows it; another team's record is indistinguishable from a missing one. */
 export async function readTeamRecord(store: ReadStore, collection: string, what: string, team: number, id: number): Promise<Values> {
@@ -30,6 +30,21 @@ export async function readTeamRowTagged(store: ReadStore, collection: string, wh
   const doc = await store.get<Values>(collection, id);
   if (!doc || doc.FkTeam !== team) throw notFound(what, id);
   return { record: doc, revision: typeof doc._revision === 'number' ? doc._revision : null };
+}
+
+/** What a record's single read answered as text shows: `fields` (the response schema's, in its order), and the team and revision it checks and tags with. */
+export const recordJsonShape = (fields: readonly string[]): JsonShape => ({ fields, pick: ['FkTeam', '_revision'] });
+
+/**
+ * As readTeamRecordTagged, with the record as the text of its JSON object in `shape`'s order,
+ * from a store that keeps it as text (ReadStore.getJson): the same one read, with no document
+ * made. Null when the store has no such read; the caller then reads with readTeamRecordTagged.
+ */
+export function readTeamJsonTagged(store: ReadStore, collection: string, what: string, team: number, id: number, shape: JsonShape): { json: string; revision: number | null } | null {
+  if (!store.getJson) return null;
+  const got = store.getJson(collection, id, shape);
+  if (!got || got.picked[0] !== team) throw notFound(what, id);
+  return { json: got.json, revision: typeof got.picked[1] === 'number' ? got.picked[1] : null };
 }
 
 /**

@@ -1,14 +1,14 @@
 import { constituentStream } from '../../domain/constituent/events.js';
 import { RESOURCES } from '../../domain/resources.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { readTeamRecord, readTeamRecordTagged, readTeamRowTagged } from '../../projections/read.js';
+import { readTeamJsonTagged, readTeamRecord, readTeamRecordTagged, readTeamRowTagged, recordJsonShape } from '../../projections/read.js';
 import { createConstituentRecord, updateConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import { CONSTITUENTS, byEmail, constituentSearch } from '../../projections/constituents.js';
 import { and, publicView } from '../../projections/store/port.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { apiContext } from '../auth.js';
-import { guardedContext, readTagged, setEtag, tagged } from '../etag.js';
+import { guardedContext, jsonPrefix, readTagged, readTaggedJson, setEtag, tagged } from '../etag.js';
 import { API_ERRORS, API_WRITE_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/constituent.js';
 import type { Services } from '../../runtime/services.js';
@@ -23,6 +23,9 @@ export const constituentRoutes =
   async (app) => {
     app.addSchema(S.Constituent);
     const tags = ['Constituents'];
+    // The single read's answer as the response schema writes it: its fields in its order.
+    const shape = recordJsonShape(Object.keys(S.Constituent.properties));
+    const prefix = jsonPrefix('constituent');
 
     app.post(
       `/${RESOURCES.constituent.path}`,
@@ -71,12 +74,16 @@ export const constituentRoutes =
     app.get(
       `/${RESOURCES.constituent.path}/:id`,
       { schema: { tags, summary: 'One constituent, now or as it stood (asOf, revision)', params: IdParams, querystring: PointQuery, response: { 200: OneAsOf('constituent', S.ConstituentRef), ...errors(...API_ERRORS) } } },
-      async (request, reply) => {
+      // Not async: the ordinary read from a store that keeps the text (SQLite) sends it and makes no promise.
+      (request, reply) => {
         const team = request.apiKey!.FkTeam;
-        // Asked first, without pointRead's await: an ordinary read is the common case.
-        if (isPointRead(request.query)) return (await pointRead(services, 'constituent', team, request.params.id, request.query))!;
+        const id = request.params.id;
+        if (isPointRead(request.query)) return pointRead(services, 'constituent', team, id, request.query).then((r) => r!);
+        const stream = constituentStream(id);
+        const sent = readTaggedJson(services, request, reply, stream, prefix, () => readTeamJsonTagged(services.store, CONSTITUENTS, 'constituent', team, id, shape));
+        if (sent !== null) return sent;
         // The row as stored: the response schema's serializer shows the record's fields only.
-        return readTagged(services, request, reply, constituentStream(request.params.id), 'constituent', () => readTeamRowTagged(services.store, CONSTITUENTS, 'constituent', team, request.params.id));
+        return readTagged(services, request, reply, stream, 'constituent', () => readTeamRowTagged(services.store, CONSTITUENTS, 'constituent', team, id));
       },
     );
 

@@ -111,6 +111,14 @@ export interface ReadStore {
   /** Sets fields on every document matching the filter. */
   updateWhere(collection: string, filter: Filter, set: Doc): Promise<void>;
   remove(collection: string, id: number | string): Promise<void>;
+  /**
+   * Optional: one document as the text of a JSON object of `shape.fields` in their order (null
+   * for a field it lacks), with the values of `shape.pick`; null when there is none. A store that
+   * keeps documents as JSON text (SQLite) writes it from the row without making the document, so a
+   * single read answers it as it is, unserialised; synchronous, so that read makes no promise.
+   * Others leave it out, and their readers use get().
+   */
+  getJson?(collection: string, id: number | string, shape: JsonShape): { json: string; picked: unknown[] } | null;
   getCheckpoint(name: string): Promise<Position | null>;
   /**
    * A number that changes whenever any document may have changed since it was last asked (a
@@ -131,6 +139,12 @@ export interface ReadStore {
    */
   transactions?(): Promise<Transactions | null>;
   close(): Promise<void>;
+}
+
+/** What ReadStore.getJson writes and picks; made once and passed as the same object each time (stores key their compiled read by it). */
+export interface JsonShape {
+  readonly fields: readonly string[];
+  readonly pick: readonly string[];
 }
 
 export interface Transactions {

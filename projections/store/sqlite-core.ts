@@ -1,11 +1,12 @@
 import Database from 'better-sqlite3';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
-import type { CollectionDef, Doc, Filter, Page, Query } from './port.js';
+import type { CollectionDef, Doc, Filter, JsonShape, Page, Query } from './port.js';
 import { CHECKPOINTS, type Connection } from './sqlite-connection.js';
 import { Finder } from './sqlite-find.js';
 import { beginBulk, createMetaTables, dropAll, dropCollection, endBulk, inBulk, layOut, schemaVersion, setSchemaVersion } from './sqlite-layout.js';
 import { compileWhere, FOLD_FUNCTION, fold } from './sqlite-query.js';
 import { docColumns, docOf, keyOf, planOf, rowColumns, rowOf, type TablePlan } from './sqlite-schema.js';
+import { jsonView, type JsonView } from './sqlite-json.js';
 import { syncSearch } from './sqlite-search-sync.js';
 import { boundWal, READ_MODELS_WAL } from './sqlite-wal.js';
 
@@ -102,6 +103,26 @@ export class SqliteReadCore implements Connection {
     const row = this.stmt(this.getSql(plan)).raw().get(String(id)) as unknown[] | undefined;
     return row ? docOf(plan, row) : null;
   }
+
+  /**
+   * One document as JSON text (sqlite-json.ts). Its read is compiled once per collection and
+   * shape, with its statement in raw mode, and kept until the statements are forgotten (a
+   * collection dropped or laid out again): every single read asks.
+   */
+  getJson(collection: string, id: number | string, shape: JsonShape): { json: string; picked: unknown[] } | null {
+    let reads = this.jsonReads.get(collection);
+    if (!reads) this.jsonReads.set(collection, (reads = new WeakMap()));
+    let read = reads.get(shape);
+    if (!read || read.generation !== this.generation) {
+      const view = jsonView(this.plan(collection), shape);
+      reads.set(shape, (read = { view, statement: this.stmt(view.sql).raw(), generation: this.generation }));
+    }
+    const row = read.statement.get(String(id)) as unknown[] | undefined;
+    return row ? read.view.read(row) : null;
+  }
+  private readonly jsonReads = new Map<string, WeakMap<JsonShape, { view: JsonView; statement: Database.Statement; generation: number }>>();
+  /** Bumped whenever the prepared statements are dropped. */
+  private generation = 0;
 
   /** A collection's read by id, worked out once per plan: every single read and key check asks. */
   private readonly gets = new WeakMap<TablePlan, string>();
@@ -284,13 +305,14 @@ export class SqliteReadCore implements Connection {
   stmt(sql: string): Database.Statement {
     let s = this.statements.get(sql);
     if (!s) {
-      if (this.statements.size >= 1_000) this.statements.clear();
+      if (this.statements.size >= 1_000) this.forgetStatements();
       this.statements.set(sql, (s = this.db.prepare(sql)));
     }
     return s;
   }
 
   forgetStatements(): void {
+    this.generation++;
     this.statements.clear();
   }
 }

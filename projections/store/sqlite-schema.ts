@@ -254,7 +254,7 @@ export function rowOf(plan: TablePlan, doc: Doc): unknown[] {
 export const rowColumns = (plan: TablePlan): string[] => ['_key', ...plan.columns.values(), ...plan.searches.map((s) => s.column), 'doc'];
 
 /** A value its column gives back exactly as it was (a boolean reads as 1, -0 as 0, an object as its JSON). */
-const keptByColumn = (v: unknown): v is string | number => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v) && !Object.is(v, -0));
+export const keptByColumn = (v: unknown): v is string | number => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v) && !Object.is(v, -0));
 
 /**
  * The document's JSON without what the row holds anyway: texts and numbers in a column, nulls of

@@ -1,5 +1,5 @@
 import type { Position } from '../../domain/shared/events.js';
-import type { CollectionDef, Doc, Filter, Page, Query, ReadStore, Transactions } from './port.js';
+import type { CollectionDef, Doc, Filter, JsonShape, Page, Query, ReadStore, Transactions } from './port.js';
 import { SqliteReadCore } from './sqlite-core.js';
 
 /**
@@ -21,6 +21,10 @@ export class SqliteReadStore implements ReadStore {
 
   async get<T = Doc>(collection: string, id: number | string): Promise<T | null> {
     return this.core.get(collection, id) as T | null;
+  }
+
+  getJson(collection: string, id: number | string, shape: JsonShape): { json: string; picked: unknown[] } | null {
+    return this.core.getJson(collection, id, shape);
   }
 
   changeMark(): number {
