@@ -41,6 +41,12 @@ export class OpenedCache {
     return parts;
   }
 
+  /** Drops the entry of one event if it is still `parts` (an append that failed). */
+  delete(stream: string, revision: bigint, parts: SealedParts): void {
+    const key = keyOf(stream, revision);
+    if (this.map.get(key) === parts) this.map.delete(key);
+  }
+
   /** Drops every entry of the stream (an erasure). Rare, so a scan. */
   drop(stream: string): void {
     const prefix = `${stream}@`;

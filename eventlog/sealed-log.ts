@@ -2,7 +2,7 @@ import { PERSONAL_FIELDS } from '../domain/constituent/rules.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { KeyStore } from './keys.js';
 import { OpenedCache, type SealedParts } from './opened-cache.js';
-import type { AppendResult, EventLog, ExpectedRevision, NewEvent, SubscribeOptions, Subscription } from './port.js';
+import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, NO_STREAM, type SubscribeOptions, type Subscription } from './port.js';
 import { Sealer } from './sealing.js';
 
 type Data = Record<string, unknown>;
@@ -93,12 +93,22 @@ export class SealingEventLog implements EventLog {
       parts.push(s.parts);
       return s.parts ? { ...e, data: s.data } : e;
     });
-    const result = await this.inner.append(stream, out, expected);
-    // An erasure begun while the append was under way wins: its values are not kept.
-    if (!this.erased.has(stream)) {
-      const first = result.nextExpectedRevision - BigInt(events.length - 1);
-      for (let i = 0; i < parts.length; i++) if (parts[i]) this.recent.set(stream, first + BigInt(i), parts[i]!);
+    // Kept before the append where its revisions are known (a new stream, an exact revision), since
+    // the log may hand the events to its subscriptions before this append's answer is taken up
+    // here. An entry serves only the very texts sealed here, so an append that fails leaves one
+    // that can serve nothing; it is dropped all the same.
+    const first = expected === NO_STREAM ? 0n : typeof expected === 'bigint' ? expected + 1n : null;
+    if (first !== null) this.keep(stream, first, parts);
+    let result: AppendResult;
+    try {
+      result = await this.inner.append(stream, out, expected);
+    } catch (err) {
+      if (first !== null) parts.forEach((p, i) => p && this.recent.delete(stream, first + BigInt(i), p));
+      throw err;
     }
+    // An erasure begun while the append was under way wins: its values are not kept.
+    if (this.erased.has(stream)) this.recent.drop(stream);
+    else if (first === null) this.keep(stream, result.nextExpectedRevision - BigInt(events.length - 1), parts);
     return result;
   }
 
@@ -139,6 +149,10 @@ export class SealingEventLog implements EventLog {
     // Keys being made ahead are let finish, so the key store does not close under its own commit.
     await Promise.allSettled(this.pending.values());
     return this.inner.close().finally(() => this.keys.close());
+  }
+
+  private keep(stream: string, first: bigint, parts: Array<SealedParts | null>): void {
+    for (let i = 0; i < parts.length; i++) if (parts[i]) this.recent.set(stream, first + BigInt(i), parts[i]!);
   }
 
   private forget(stream: string): void {

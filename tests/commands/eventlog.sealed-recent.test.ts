@@ -58,6 +58,34 @@ describe('the personal values of this process\u2019s own appends, kept for its s
     await log.close();
   });
 
+  it('serves a subscription that sees the events before their append is answered', async () => {
+    const { log } = open();
+    const seen: RecordedEvent[] = [];
+    const sub = log.subscribe(null, (e) => void seen.push(e));
+    // The log answers each append only once the subscription has its events, which a log may do
+    // (the SQLite log wakes its followers as it commits).
+    const inner = (log as unknown as { inner: SqliteEventLog }).inner;
+    const write = inner.append.bind(inner);
+    vi.spyOn(inner, 'append').mockImplementation(async (...args) => {
+      const result = await write(...args);
+      await until('the subscription to see the append', () => seen.some((e) => e.stream === args[0] && e.revision === result.nextExpectedRevision));
+      return result;
+    });
+    const opens = vi.spyOn(Sealer.prototype, 'openText');
+    for (let i = 1; i <= 5; i++) await log.append(`constituent-${i}`, [created(i, { FirstName: `N${i}` })], 'no_stream');
+    await Promise.all(Array.from({ length: 5 }, (_, i) => log.append(`constituent-${i + 1}`, [updated(i + 1, { LastName: `L${i + 1}` })], 0n)));
+    await sub.stop();
+    expect(opens).not.toHaveBeenCalled();
+    expect(seen.filter((e) => e.type === 'ConstituentUpdated').map((e) => e.data).sort((a, b) => Number(a.id) - Number(b.id))).toEqual(
+      Array.from({ length: 5 }, (_, i) => ({ id: i + 1, changes: { LastName: `L${i + 1}` } })),
+    );
+    vi.restoreAllMocks();
+    // A refused append leaves nothing to serve: the event at that revision is the one written before.
+    await expect(log.append('constituent-1', [updated(1, { LastName: 'Refused' })], 0n)).rejects.toThrow();
+    expect((await follow(log, 10)).find((e) => e.stream === 'constituent-1' && e.revision === 1n)?.data).toEqual({ id: 1, changes: { LastName: 'L1' } });
+    await log.close();
+  });
+
   it('opens what another process appended, and what its own cache no longer holds', async () => {
     const { dir, log } = open();
     await log.append('constituent-1', [created(1, { FirstName: 'Zelda' })], 'no_stream');
