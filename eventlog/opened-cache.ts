@@ -26,9 +26,8 @@ export class OpenedCache {
   constructor(private readonly max: number) {}
 
   set(stream: string, revision: bigint, parts: SealedParts): void {
-    const key = keyOf(stream, revision);
-    this.map.delete(key);
-    this.map.set(key, parts);
+    // Each key is set once (an append's stream and revision); the oldest go first.
+    this.map.set(keyOf(stream, revision), parts);
     if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
   }
 

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { type KeyStore, SqliteKeyStore } from '../../eventlog/keys.js';
 import type { NewEvent } from '../../eventlog/port.js';
-import { SealingEventLog } from '../../eventlog/sealed-log.js';
+import { KeyCache, SealingEventLog } from '../../eventlog/sealed-log.js';
 import { Sealer } from '../../eventlog/sealing.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { until } from './eventlog.contract.js';
@@ -166,5 +166,21 @@ describe('the personal values of this process\u2019s own appends, kept for its s
       { id: 1, changes: { LastName: null }, erased: true },
     ]);
     await log.close();
+  });
+});
+
+describe('the keys kept in memory', () => {
+  it('evicts the least recently used first, and never a key in use, while a hit seldom moves an entry', () => {
+    const cache = new KeyCache(4);
+    const sealers = Array.from({ length: 30 }, () => new Sealer(Sealer.newKey()));
+    for (let i = 0; i < 4; i++) cache.set(`s${i}`, sealers[i]);
+    // s0 is used between every insertion: it stays while the others are pushed out in order.
+    for (let i = 4; i < 30; i++) {
+      expect(cache.get('s0')).toBe(sealers[0]);
+      cache.set(`s${i}`, sealers[i]);
+    }
+    expect(cache.get('s0')).toBe(sealers[0]);
+    expect(['s1', 's2', 's3', 's26'].map((s) => cache.has(s))).toEqual([false, false, false, false]);
+    expect(['s27', 's28', 's29'].map((s) => cache.get(s))).toEqual([sealers[27], sealers[28], sealers[29]]);
   });
 });
