@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -56,6 +57,23 @@ describe('the embedded key store\u2019s thread', () => {
     await store.close();
     const bytes = Buffer.concat(readdirSync(path.dirname(file)).map((f) => readFileSync(path.join(path.dirname(file), f))));
     for (const key of [...made.values()].slice(0, 50)) expect(bytes.includes(key!)).toBe(false);
+  });
+
+  it('leaves no byte of a key it made and that was then destroyed in the files, its own connection open (WAL included)', async () => {
+    const file = tempFile();
+    const main = new Sealer(Sealer.newKey());
+    const store = await started(file, main);
+    const made = await store.keysFor(subjects(2, 100), true);
+    const peek = new Database(file, { readonly: true });
+    const wrapped = peek.prepare<[], { wrapped: string }>("SELECT wrapped FROM data_keys WHERE subject = 'constituent-50'").get()!.wrapped;
+    peek.close();
+    const files = () => Buffer.concat(readdirSync(path.dirname(file)).map((f) => readFileSync(path.join(path.dirname(file), f))));
+    expect(files().includes(Buffer.from(wrapped))).toBe(true);
+    await store.destroy('constituent-50');
+    expect(files().includes(Buffer.from(wrapped))).toBe(false);
+    expect(files().includes(made.get('constituent-50')!)).toBe(false);
+    expect(await store.keyFor('constituent-50', true)).toBeNull();
+    await store.close();
   });
 
   it('agrees on one key when two stores\u2019 threads race to make the same subjects', async () => {
