@@ -274,7 +274,7 @@ async function floors(): Promise<string[]> {
     return [
       `Each piece alone, per event or key (medians; load average ${loadavg()[0].toFixed(1)})`,
       `  AES-256-GCM seal of one event's personal fields (${personal.length} bytes of JSON, to text): ${us(seal)}; open: ${us(open)}; JSON.parse of the same, for scale: ${us(json)}`,
-      `  a key made ahead, 512 to a transaction (generate, wrap, insert, one fsync): ${us(made)}; fetched 512 to a read (read, unwrap): ${us(fetched)}; made alone (its own fsync): ${us(alone)}`,
+      `  a key made ahead, 512 to a transaction (generate, wrap, insert, one fsync; on the key store's thread once it has started, so wall time, not the main thread's): ${us(made)}; fetched 512 to a read (read, unwrap): ${us(fetched)}; made alone (its own fsync): ${us(alone)}`,
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -16,7 +16,7 @@ const within = (at: string, span: FeedQuery['at']) => {
 const RECHECK_MS = 25;
 const RECHECKS = 20;
 
-/** Events read from the log per look; a page maps at most `limit` + 1 envelopes' worth of them. */
+/** Events read from the log per look at most; a page maps at most `limit` + 1 envelopes' worth of them. */
 const BATCH = 500;
 
 /**
@@ -60,7 +60,11 @@ export class ChangeFeed {
     // The change the cursor stands in may have envelopes still to give: read it again.
     let inclusive = from !== null && q.after.seen < ALL;
     for (;;) {
-      const events = await readTeam(team, from, BATCH, inclusive);
+      // What the page still lacks and one more, to learn whether more follow: a whole batch read
+      // past a full page would be parsed (and on a sealed log opened, each event an AES-GCM
+      // operation) only to be read again by the next page.
+      const want = Math.min(BATCH, q.limit - changes.length + 1);
+      const events = await readTeam(team, from, want, inclusive);
       for (const e of events) {
         const last = q.until?.position ? comparePositions(e.position, q.until.position) : -1;
         if (last > 0) return { changes, next, hasMore: false };
@@ -75,7 +79,7 @@ export class ChangeFeed {
           next = { position: e.position, seen: i + 1 };
         }
       }
-      if (events.length < BATCH) return { changes, next, hasMore: false };
+      if (events.length < want) return { changes, next, hasMore: false };
       from = events[events.length - 1].position;
       inclusive = false;
     }

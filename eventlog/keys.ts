@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { Worker } from 'node:worker_threads';
 import { truncateWal } from './erase.js';
 import { Sealer } from './sealing.js';
 
@@ -34,9 +35,11 @@ export const unwrapKey = (main: Sealer, subject: string, wrapped: string) => mai
 export class SqliteKeyStore implements KeyStore {
   private readonly db: Database.Database;
   private readonly stmt;
+  /** Where keys are made for a store in a file, started at the first batch of keys made (KeyThread). */
+  private thread: KeyThread | null = null;
 
   constructor(
-    file: string,
+    private readonly file: string,
     private readonly main: Sealer,
   ) {
     this.db = new Database(file);
@@ -87,6 +90,12 @@ export class SqliteKeyStore implements KeyStore {
   private flush(): void {
     const batch = this.batch;
     this.batch = [];
+    if (this.file !== ':memory:' && this.file !== '') {
+      // The thread takes a moment to start: the batches until it is ready are made here.
+      this.thread ??= new KeyThread(this.file, this.main);
+      // A thread that stopped leaves the work here, as before it was ready.
+      if (this.thread.ready && !this.thread.failure) return this.flushOnThread(batch, this.thread);
+    }
     try {
       // Immediate: another process on the file cannot slip its key in between the read and the insert.
       const made = this.db
@@ -111,12 +120,101 @@ export class SqliteKeyStore implements KeyStore {
     }
   }
 
+  /**
+   * The batch's keys made on the key store's thread: generating, wrapping and inserting 512 keys
+   * and the commit's fsync took the main thread about 10 µs a key of CPU and a pause at each
+   * commit, while it serves the API. What the thread found already made comes back wrapped and
+   * is unwrapped here.
+   */
+  private flushOnThread(batch: SqliteKeyStore['batch'], thread: KeyThread): void {
+    const subjects = [...new Set(batch.flatMap((b) => b.subjects))];
+    thread.make(subjects).then(
+      ({ rows, made, keys: bytes }) => {
+        const out = new Map<string, Buffer | null>();
+        made.forEach((subject, i) => out.set(subject, Buffer.from(bytes.buffer, bytes.byteOffset + i * 32, 32)));
+        const keys = this.unwrapped(rows, out);
+        for (const b of batch) b.done(keys);
+      },
+      (err: unknown) => {
+        for (const b of batch) b.failed(err);
+      },
+    );
+  }
+
   async destroy(subject: string): Promise<void> {
     this.stmt.destroy.run(subject, new Date().toISOString());
     await truncateWal(this.db);
   }
 
   async close(): Promise<void> {
+    await this.thread?.close();
     this.db.close();
+  }
+}
+
+/** What the thread answers: the rows it found already there, and the subjects whose keys it made, their keys in order in one block. */
+type Made = { rows: Array<{ subject: string; wrapped: string | null }>; made: string[]; keys: Uint8Array };
+
+/** The program of the key store's thread: a module file beside this one, JavaScript as the log's writer thread is (sqlite-writer.ts). */
+const KEY_THREAD = new URL('./keys-thread.js', import.meta.url);
+
+/** The main thread's side of the key store's thread: a batch of subjects sent, its keys answered. It keeps the process alive only while a batch is in flight. */
+class KeyThread {
+  private readonly worker: Worker;
+  private nextId = 1;
+  private readonly inflight = new Map<number, { resolve: (m: Made) => void; reject: (e: Error) => void }>();
+  private broken: Error | null = null;
+  /** Whether the thread has opened the file and takes batches. */
+  ready = false;
+
+  constructor(file: string, main: Sealer) {
+    // As the log's writer thread: a process started from string input passes no options on (sqlite-writer.ts).
+    const execArgv = process.execArgv.some((a) => a.startsWith('--input-type')) ? [] : undefined;
+    this.worker = new Worker(KEY_THREAD, { workerData: { file, main: main.keyObject() }, name: 'turnout-key-store', execArgv });
+    this.worker.unref();
+    this.worker.on('message', (m: Partial<Made> & { id: number; failed?: string; ready?: true }) => {
+      if (m.ready) {
+        this.ready = true;
+        return;
+      }
+      const w = this.inflight.get(m.id);
+      if (!w) return;
+      this.inflight.delete(m.id);
+      if (m.failed !== undefined) w.reject(new Error(m.failed));
+      else w.resolve({ rows: m.rows ?? [], made: m.made ?? [], keys: m.keys ?? new Uint8Array(0) });
+      if (this.inflight.size === 0) this.worker.unref();
+    });
+    const fail = (err: Error) => {
+      this.broken ??= err;
+      for (const w of this.inflight.values()) w.reject(err);
+      this.inflight.clear();
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`the key store's thread exited (code ${code})`)));
+  }
+
+  /** Why the thread takes no more batches (it stopped), or null. */
+  get failure(): Error | null {
+    return this.broken;
+  }
+
+  make(subjects: string[]): Promise<Made> {
+    return this.send({ subjects });
+  }
+
+  /** Lets the batches in flight finish, closes the thread's connection, and ends the thread. */
+  async close(): Promise<void> {
+    if (!this.broken) await this.send({ close: true }).catch(() => undefined);
+    await this.worker.terminate();
+  }
+
+  private send(message: { subjects?: string[]; close?: true }): Promise<Made> {
+    if (this.broken) return Promise.reject(this.broken);
+    const id = this.nextId++;
+    this.worker.ref();
+    return new Promise((resolve, reject) => {
+      this.inflight.set(id, { resolve, reject });
+      this.worker.postMessage({ id, ...message });
+    });
   }
 }

@@ -1,7 +1,8 @@
 import { PERSONAL_FIELDS } from '../domain/constituent/rules.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { KeyStore } from './keys.js';
-import type { AppendResult, EventLog, ExpectedRevision, NewEvent, SubscribeOptions, Subscription } from './port.js';
+import { OpenedCache, type SealedParts } from './opened-cache.js';
+import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, NO_STREAM, type SubscribeOptions, type Subscription } from './port.js';
 import { Sealer } from './sealing.js';
 
 type Data = Record<string, unknown>;
@@ -19,6 +20,12 @@ const CACHED_KEYS = 50_000;
  * takes is found there, one never used is a random key no data was sealed under.
  */
 const KEYS_AHEAD = 512;
+/**
+ * This process's own appends whose personal values are kept for the subscriptions that follow
+ * them (OpenedCache): the projector and the dispatcher read an append a moment after it, so a
+ * few thousand cover a burst of writes (about 1 KB each, a few MB in all).
+ */
+const RECENT_APPENDS = 4_096;
 
 /**
  * Crypto-shredding at the log port (decisions.md §17), for a log whose events cannot be
@@ -39,6 +46,8 @@ export class SealingEventLog implements EventLog {
   private readonly erased = new Set<string>();
   /** Key store requests under way, by subject, so that concurrent misses of one key ask once. */
   private readonly pending = new Map<string, Promise<void>>();
+  /** The values of this process's recent appends, served to its subscriptions only (the reads of the API and the feed open). */
+  private readonly recent = new OpenedCache(RECENT_APPENDS);
 
   readStreamBackwards?: EventLog['readStreamBackwards'];
   streamRevision?: EventLog['streamRevision'];
@@ -77,8 +86,30 @@ export class SealingEventLog implements EventLog {
     // what can still be written there is what holds no personal value (its erasure's own record).
     if (!sealer && events.some((e) => carriesPersonal(e.data)))
       throw new Error(`${stream} is erased: its data key is destroyed, so no personal value can be written to it`);
-    const out = events.map((e) => ({ ...e, data: sealer ? sealData(e.data, sealer, stream) : e.data }));
-    return this.inner.append(stream, out, expected);
+    if (!sealer) return this.inner.append(stream, events, expected);
+    const parts: Array<SealedParts | null> = [];
+    const out = events.map((e) => {
+      const s = sealData(e.data, sealer, stream);
+      parts.push(s.parts);
+      return s.parts ? { ...e, data: s.data } : e;
+    });
+    // Kept before the append where its revisions are known (a new stream, an exact revision), since
+    // the log may hand the events to its subscriptions before this append's answer is taken up
+    // here. An entry serves only the very texts sealed here, so an append that fails leaves one
+    // that can serve nothing; it is dropped all the same.
+    const first = expected === NO_STREAM ? 0n : typeof expected === 'bigint' ? expected + 1n : null;
+    if (first !== null) this.keep(stream, first, parts);
+    let result: AppendResult;
+    try {
+      result = await this.inner.append(stream, out, expected);
+    } catch (err) {
+      if (first !== null) parts.forEach((p, i) => p && this.recent.delete(stream, first + BigInt(i), p));
+      throw err;
+    }
+    // An erasure begun while the append was under way wins: its values are not kept.
+    if (this.erased.has(stream)) this.recent.drop(stream);
+    else if (first === null) this.keep(stream, result.nextExpectedRevision - BigInt(events.length - 1), parts);
+    return result;
   }
 
   async readStream(stream: string): Promise<RecordedEvent[]> {
@@ -86,7 +117,20 @@ export class SealingEventLog implements EventLog {
   }
 
   subscribe(from: Parameters<EventLog['subscribe']>[0], handler: (e: RecordedEvent) => Promise<void> | void, options?: SubscribeOptions): Subscription {
-    return this.inner.subscribe(from, async (e) => handler(await this.open(e)), options);
+    // Opened at once when no key need be fetched (this process's own append, or its key in
+    // memory), without a promise's turn per event; never a synchronous throw, as before.
+    return this.inner.subscribe(
+      from,
+      (e) => {
+        try {
+          const ready = this.openNow(e);
+          return ready ? handler(ready) : this.open(e).then(handler);
+        } catch (err) {
+          return Promise.reject(err);
+        }
+      },
+      options,
+    );
   }
 
   head(): ReturnType<EventLog['head']> {
@@ -107,9 +151,14 @@ export class SealingEventLog implements EventLog {
     return this.inner.close().finally(() => this.keys.close());
   }
 
+  private keep(stream: string, first: bigint, parts: Array<SealedParts | null>): void {
+    for (let i = 0; i < parts.length; i++) if (parts[i]) this.recent.set(stream, first + BigInt(i), parts[i]!);
+  }
+
   private forget(stream: string): void {
     this.erased.add(stream);
     this.cache.delete(stream);
+    this.recent.drop(stream);
   }
 
   /** The key to seal a write with, made on the stream's first write; null once erased. */
@@ -187,6 +236,17 @@ export class SealingEventLog implements EventLog {
     return events.map((e) => this.opened(e));
   }
 
+  /** A subscription's event opened from this process's recent appends or with a key in memory; null when its key must be fetched. */
+  private openNow(e: RecordedEvent): RecordedEvent | null {
+    if (!sealed(e.stream)) return e;
+    this.noteErasure(e);
+    const data = e.data as Data;
+    if (!holdsSealed(data) || this.erased.has(e.stream)) return this.opened(e);
+    const mine = this.recent.get(e.stream, e.revision, data.sealed as Data);
+    if (mine) return { ...e, data: withValues(data, (part) => mine.values[part]) };
+    return this.cache.has(e.stream) ? this.opened(e) : null;
+  }
+
   private async open(e: RecordedEvent): Promise<RecordedEvent> {
     if (!sealed(e.stream)) return e;
     this.noteErasure(e);
@@ -207,19 +267,25 @@ export class SealingEventLog implements EventLog {
   }
 }
 
-/** The most recently used entries, at most `max`: a Map keeps insertion order, so the first key is the least recent. */
-class KeyCache {
-  private readonly map = new Map<string, Sealer>();
+/** Recently used entries, at most `max`, the least recently used evicted first: a Map keeps insertion order, so the first key is the least recent. */
+export class KeyCache {
+  private readonly map = new Map<string, { sealer: Sealer; at: number }>();
+  /** Counts insertions: an entry's `at` says how many entries went in after it. */
+  private tick = 0;
 
   constructor(private readonly max: number) {}
 
   get(subject: string): Sealer | undefined {
-    const sealer = this.map.get(subject);
-    if (sealer) {
+    const entry = this.map.get(subject);
+    // A hit moves the entry to the young end only once it is in the older half: eviction stays
+    // least-recently-used (a key in use never reaches the front), without a delete and an insert
+    // on a map of up to 50,000 at every write and read.
+    if (entry && this.tick - entry.at > this.max / 2) {
       this.map.delete(subject);
-      this.map.set(subject, sealer);
+      entry.at = this.tick++;
+      this.map.set(subject, entry);
     }
-    return sealer;
+    return entry?.sealer;
   }
 
   has(subject: string): boolean {
@@ -228,7 +294,7 @@ class KeyCache {
 
   set(subject: string, sealer: Sealer): void {
     this.map.delete(subject);
-    this.map.set(subject, sealer);
+    this.map.set(subject, { sealer, at: this.tick++ });
     if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
   }
 
@@ -243,32 +309,41 @@ function idOf(stream: string): number | null {
   return id ? Number(id) : null;
 }
 
+const PERSONAL: ReadonlySet<string> = new Set(PERSONAL_FIELDS);
+
 const PARTS = ['fields', 'changes'] as const;
 
 /**
  * An event's data with the personal values of `fields` and `changes` moved, one sealed text per
  * part, into `sealed`: the parts keep every field name, with null in place of a sealed value, so
- * one AES-GCM operation covers an event whatever the number of fields.
+ * one AES-GCM operation covers an event whatever the number of fields. `parts`: what was sealed
+ * (null: nothing personal, the data as it was).
  */
-function sealData(data: Data, sealer: Sealer, stream: string): Data {
+function sealData(data: Data, sealer: Sealer, stream: string): { data: Data; parts: SealedParts | null } {
   let out: Data | null = null;
+  let parts: SealedParts | null = null;
   for (const part of PARTS) {
     const values = data[part];
     if (!values || typeof values !== 'object') continue;
-    const hidden: Data = {};
-    const shown: Data = { ...(values as Data) };
-    for (const name of PERSONAL_FIELDS) {
-      const v = shown[name];
-      if (v === undefined || v === null) continue;
-      hidden[name] = v;
-      shown[name] = null;
+    let hidden: Data | null = null;
+    let shown: Data | null = null;
+    // The part's own names, a dozen or so, rather than every personal field's name.
+    for (const name in values as Data) {
+      const v = (values as Data)[name];
+      if (v === undefined || v === null || !PERSONAL.has(name)) continue;
+      (hidden ??= {})[name] = v;
+      (shown ??= { ...(values as Data) })[name] = null;
     }
-    if (!Object.keys(hidden).length) continue;
+    if (!hidden) continue;
     out ??= { ...data, sealed: {} };
+    parts ??= { texts: {}, values: {} };
     out[part] = shown;
-    (out.sealed as Data)[part] = sealer.sealText(JSON.stringify(hidden), `${stream}:${part}`);
+    const text = sealer.sealText(JSON.stringify(hidden), `${stream}:${part}`);
+    (out.sealed as Data)[part] = text;
+    parts.texts[part] = text;
+    parts.values[part] = hidden;
   }
-  return out ?? data;
+  return { data: out ?? data, parts };
 }
 
 /** Whether the data holds a personal value that sealData would seal. */
@@ -281,11 +356,19 @@ function carriesPersonal(data: Data): boolean {
 
 /** The data as it was appended; `sealer` null (the key destroyed): the personal values stay null, and `erased: true`. */
 function openData(data: Data, sealer: Sealer | null, stream: string): Data {
-  const { sealed: parts, ...out } = data as Data & { sealed: Record<string, string> };
-  if (!sealer) return { ...out, erased: true };
+  if (!sealer) {
+    const { sealed: _, ...out } = data;
+    return { ...out, erased: true };
+  }
+  return withValues(data, (part, text) => JSON.parse(sealer.openText(text, `${stream}:${part}`)) as Data);
+}
+
+/** The data without `sealed`, each sealed part's values (`valuesOf`) put back in their places. */
+function withValues(data: Data, valuesOf: (part: string, text: string) => Data): Data {
+  const { sealed, ...out } = data as Data & { sealed: Record<string, string> };
   for (const part of PARTS) {
-    const text = parts[part];
-    if (text) out[part] = { ...(out[part] as Data), ...(JSON.parse(sealer.openText(text, `${stream}:${part}`)) as Data) };
+    const text = sealed[part];
+    if (text) out[part] = { ...(out[part] as Data), ...valuesOf(part, text) };
   }
   return out;
 }

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomFillSync } from 'node:crypto';
 
 /**
  * Authenticated encryption for what must not lie in plaintext at rest (decisions.md §17): webhook
@@ -20,6 +20,11 @@ export class Sealer {
 
   constructor(private readonly key: Buffer) {
     if (key.length !== Sealer.KEY_BYTES) throw new Error(`a sealing key is ${Sealer.KEY_BYTES} bytes (got ${key.length})`);
+  }
+
+  /** The key as a KeyObject, which a worker thread that seals under it receives (the key store's, keys-thread.js). */
+  keyObject(): KeyObject {
+    return createSecretKey(this.key);
   }
 
   /** A fresh random key, for example a constituent's data key. */

@@ -47,3 +47,35 @@ describe('a long-polling reader of the change feed', () => {
     await feed.close();
   }, 60_000);
 });
+
+describe('a page of the change feed built from the log', () => {
+  it('reads the events it lists and one more, not a whole batch past a full page', async () => {
+    const events = Array.from({ length: 3000 }, (_, i): RecordedEvent => ({
+      ...created,
+      data: { id: i + 1, fields: { FirstName: `N${i + 1}` } },
+      stream: `constituent-${i + 1}`,
+      position: { commit: BigInt(i + 1), prepare: BigInt(i + 1) },
+    }));
+    let read = 0;
+    const log = {
+      head: async () => events[events.length - 1].position,
+      subscribe: () => ({ stop: async () => undefined }),
+      readTeam: async (_team: number, from: RecordedEvent['position'] | null, limit: number) => {
+        const start = from ? Number(from.commit) : 0;
+        const out = events.slice(start, start + limit);
+        read += out.length;
+        return out;
+      },
+      readStream: async () => [],
+    } as unknown as EventLog;
+    const feed = new ChangeFeed(log);
+    const first = await feed.page(1, { after: START, types: null, limit: 1000 });
+    expect(first.changes).toHaveLength(1000);
+    expect(first.hasMore).toBe(true);
+    expect(read).toBe(1001);
+    const second = await feed.page(1, { after: first.next, types: null, limit: 1000 });
+    expect(JSON.parse(second.changes[0]).data.FirstName).toBe('N1001');
+    expect(read).toBe(2002);
+    await feed.close();
+  });
+});

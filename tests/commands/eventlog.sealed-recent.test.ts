@@ -1,0 +1,186 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { RecordedEvent } from '../../domain/shared/events.js';
+import { type KeyStore, SqliteKeyStore } from '../../eventlog/keys.js';
+import type { NewEvent } from '../../eventlog/port.js';
+import { KeyCache, SealingEventLog } from '../../eventlog/sealed-log.js';
+import { Sealer } from '../../eventlog/sealing.js';
+import { SqliteEventLog } from '../../eventlog/sqlite.js';
+import { until } from './eventlog.contract.js';
+
+/**
+ * The sealing layer keeps the personal values of this process's own recent appends for its
+ * subscriptions (the in-process projector and dispatcher), so they do not open what this process
+ * has just sealed; an erased subject is never served from there (decisions.md §17).
+ */
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(path.join(tmpdir(), 'turnout-sealed-recent-'));
+  dirs.push(d);
+  return d;
+};
+afterEach(() => {
+  vi.restoreAllMocks();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const main = new Sealer(Sealer.newKey());
+const meta = { team: 1, source: 'Public API' as const, keyName: 'k', correlationId: 'c', at: '2026-11-27T08:00:00.000Z' };
+const created = (id: number, fields: Record<string, unknown>): NewEvent => ({ type: 'ConstituentCreated', data: { id, fields }, metadata: meta });
+const updated = (id: number, changes: Record<string, unknown>): NewEvent => ({ type: 'ConstituentUpdated', data: { id, changes }, metadata: meta });
+
+function open(dir = tempDir(), keys?: (store: KeyStore) => KeyStore) {
+  const store = new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main);
+  return { dir, log: new SealingEventLog(new SqliteEventLog(path.join(dir, 'log.sqlite'), { pollMs: 20 }), keys ? keys(store) : store) };
+}
+
+async function follow(log: SealingEventLog, count: number): Promise<RecordedEvent[]> {
+  const seen: RecordedEvent[] = [];
+  const sub = log.subscribe(null, (e) => void seen.push(e));
+  await until(`${count} events`, () => seen.length >= count);
+  await sub.stop();
+  return seen;
+}
+
+describe('the personal values of this process\u2019s own appends, kept for its subscriptions', () => {
+  it('gives its subscriptions what it appended without opening it, the same as a read that opens', async () => {
+    const { log } = open();
+    await log.append('constituent-1', [created(1, { FirstName: 'Zelda', Email1: 'zelda@example.org', IsEmailOk: true })], 'no_stream');
+    await log.append('constituent-1', [updated(1, { LastName: 'Sayre' }), updated(1, { Phone1: '3345550100', IsEmailOk: false })], 0n);
+    const opens = vi.spyOn(Sealer.prototype, 'openText');
+    const seen = await follow(log, 3);
+    expect(opens).not.toHaveBeenCalled();
+    const read = await log.readStream('constituent-1');
+    expect(opens).toHaveBeenCalledTimes(3);
+    expect(seen.map((e) => e.data)).toEqual(read.map((e) => e.data));
+    expect(seen[2].data).toEqual({ id: 1, changes: { Phone1: '3345550100', IsEmailOk: false } });
+    await log.close();
+  });
+
+  it('serves a subscription that sees the events before their append is answered', async () => {
+    const { log } = open();
+    const seen: RecordedEvent[] = [];
+    const sub = log.subscribe(null, (e) => void seen.push(e));
+    // The log answers each append only once the subscription has its events, which a log may do
+    // (the SQLite log wakes its followers as it commits).
+    const inner = (log as unknown as { inner: SqliteEventLog }).inner;
+    const write = inner.append.bind(inner);
+    vi.spyOn(inner, 'append').mockImplementation(async (...args) => {
+      const result = await write(...args);
+      await until('the subscription to see the append', () => seen.some((e) => e.stream === args[0] && e.revision === result.nextExpectedRevision));
+      return result;
+    });
+    const opens = vi.spyOn(Sealer.prototype, 'openText');
+    for (let i = 1; i <= 5; i++) await log.append(`constituent-${i}`, [created(i, { FirstName: `N${i}` })], 'no_stream');
+    await Promise.all(Array.from({ length: 5 }, (_, i) => log.append(`constituent-${i + 1}`, [updated(i + 1, { LastName: `L${i + 1}` })], 0n)));
+    await sub.stop();
+    expect(opens).not.toHaveBeenCalled();
+    expect(seen.filter((e) => e.type === 'ConstituentUpdated').map((e) => e.data).sort((a, b) => Number(a.id) - Number(b.id))).toEqual(
+      Array.from({ length: 5 }, (_, i) => ({ id: i + 1, changes: { LastName: `L${i + 1}` } })),
+    );
+    vi.restoreAllMocks();
+    // A refused append leaves nothing to serve: the event at that revision is the one written before.
+    await expect(log.append('constituent-1', [updated(1, { LastName: 'Refused' })], 0n)).rejects.toThrow();
+    expect((await follow(log, 10)).find((e) => e.stream === 'constituent-1' && e.revision === 1n)?.data).toEqual({ id: 1, changes: { LastName: 'L1' } });
+    await log.close();
+  });
+
+  it('opens what another process appended, and what its own cache no longer holds', async () => {
+    const { dir, log } = open();
+    await log.append('constituent-1', [created(1, { FirstName: 'Zelda' })], 'no_stream');
+    await log.close();
+    const other = open(dir).log;
+    const opens = vi.spyOn(Sealer.prototype, 'openText');
+    expect((await follow(other, 1))[0].data).toEqual({ id: 1, fields: { FirstName: 'Zelda' } });
+    expect(opens).toHaveBeenCalledTimes(1);
+    await other.close();
+  });
+
+  it('serves no erased subject: its values are dropped at the erasure, while other subjects keep theirs', async () => {
+    const { log } = open();
+    await log.append('constituent-1', [created(1, { FirstName: 'Zelda' })], 'no_stream');
+    await log.append('constituent-2', [created(2, { FirstName: 'Scott' })], 'no_stream');
+    await log.rewriteStream('constituent-1');
+    const seen = await follow(log, 2);
+    expect(seen.map((e) => e.data)).toEqual([
+      { id: 1, fields: { FirstName: null }, erased: true },
+      { id: 2, fields: { FirstName: 'Scott' } },
+    ]);
+    await log.close();
+  });
+
+  it('an erasure begun while an append is under way wins: the append\u2019s values are not kept', async () => {
+    let appended!: () => void;
+    const landed = new Promise<void>((r) => (appended = r));
+    const { log } = open();
+    await log.append('constituent-1', [created(1, { FirstName: 'Zelda' })], 'no_stream');
+    // The update's append is held after it is written, and the erasure runs meanwhile.
+    const inner = (log as unknown as { inner: SqliteEventLog }).inner;
+    const write = inner.append.bind(inner);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    vi.spyOn(inner, 'append').mockImplementation(async (...args) => {
+      const result = await write(...args);
+      appended();
+      await gate;
+      return result;
+    });
+    const updating = log.append('constituent-1', [updated(1, { LastName: 'Sayre' })], 0n);
+    await landed;
+    await log.rewriteStream('constituent-1');
+    release();
+    await updating;
+    const seen = await follow(log, 2);
+    expect(seen.map((e) => e.data)).toEqual([
+      { id: 1, fields: { FirstName: null }, erased: true },
+      { id: 1, changes: { LastName: null }, erased: true },
+    ]);
+    await log.close();
+  });
+
+  it('forgets a subject another process erased once its subscription reads the erasure', async () => {
+    const { dir, log } = open();
+    await log.append('constituent-1', [created(1, { FirstName: 'Zelda' })], 'no_stream');
+    await log.append('constituent-1', [updated(1, { LastName: 'Sayre' })], 0n);
+    // Another process on the same files erases: the key goes, then the erasure's record.
+    const other = open(dir).log;
+    await other.rewriteStream('constituent-1');
+    await other.append('constituent-1', [{ type: 'ConstituentErased', data: { id: 1, changes: { FirstName: null } }, metadata: meta }], 'any');
+    await other.close();
+    const seen: RecordedEvent[] = [];
+    const sub = log.subscribe(null, (e) => void seen.push(e));
+    await until('three events', () => seen.length >= 3);
+    await sub.stop();
+    // What came before the erasure's record was this process's own and was served as appended;
+    // from the record on, nothing of the subject is served from memory.
+    expect(seen[2].type).toBe('ConstituentErased');
+    expect((await log.readStream('constituent-1')).map((e) => e.data)).toEqual([
+      { id: 1, fields: { FirstName: null }, erased: true },
+      { id: 1, changes: { LastName: null }, erased: true },
+      { id: 1, changes: { FirstName: null } },
+    ]);
+    const again = await follow(log, 2);
+    expect(again.slice(0, 2).map((e) => e.data)).toEqual([
+      { id: 1, fields: { FirstName: null }, erased: true },
+      { id: 1, changes: { LastName: null }, erased: true },
+    ]);
+    await log.close();
+  });
+});
+
+describe('the keys kept in memory', () => {
+  it('evicts the least recently used first, and never a key in use, while a hit seldom moves an entry', () => {
+    const cache = new KeyCache(4);
+    const sealers = Array.from({ length: 30 }, () => new Sealer(Sealer.newKey()));
+    for (let i = 0; i < 4; i++) cache.set(`s${i}`, sealers[i]);
+    // s0 is used between every insertion: it stays while the others are pushed out in order.
+    for (let i = 4; i < 30; i++) {
+      expect(cache.get('s0')).toBe(sealers[0]);
+      cache.set(`s${i}`, sealers[i]);
+    }
+    expect(cache.get('s0')).toBe(sealers[0]);
+    expect(['s1', 's2', 's3', 's26'].map((s) => cache.has(s))).toEqual([false, false, false, false]);
+    expect(['s27', 's28', 's29'].map((s) => cache.get(s))).toEqual([sealers[27], sealers[28], sealers[29]]);
+  });
+});
