@@ -86,7 +86,14 @@ export class GroupCommit {
     const appends = batch.map((p) => p.append);
     if (this.writer) {
       // The thread puts whatever reaches it while it commits into its next commit.
-      const sent = this.writer.commit(appends);
+      let sent: ReturnType<typeof this.writer.commit>;
+      try {
+        sent = this.writer.commit(appends);
+      } catch (err) {
+        // Not sent (the batch could not be encoded): it fails alone, and nothing of it is durable.
+        this.failed(batch, err);
+        return;
+      }
       const done: Promise<void> = sent
         .then(
           (outcomes) => {
