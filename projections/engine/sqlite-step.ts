@@ -43,6 +43,8 @@ export interface StepResult {
   position: bigint;
   /** Whether the log holds nothing after it (as seen inside this step's transaction). */
   caughtUp: boolean;
+  /** Whether the step brought every search table up to date (StepOptions.syncSearch). */
+  searchSynced: boolean;
 }
 
 /**
@@ -68,8 +70,12 @@ export class SqliteProjection {
    * erasure's rewrite from the main thread or a WAL restart moves it, and the step reads them all.
    */
   private seenVersion: number | null = null;
-  /** This projection put collections in bulk mode that a caught-up step has not yet taken out. */
-  private bulkEntered = false;
+  /**
+   * Read models may be in bulk mode (this projection was behind, or another connection wrote
+   * since it last looked): the next caught-up step looks at their flags and takes them out. Not
+   * cleared until that step commits, so a rolled-back one leaves it for the retry.
+   */
+  private bulkMayBeOn = false;
   /** Events applied since the search backlog was last looked at. */
   private sinceBacklogLook = 0;
 
@@ -131,10 +137,14 @@ export class SqliteProjection {
   async step(max?: number, options: StepOptions = {}): Promise<StepResult> {
     let keys = false;
     let version: number | null = null;
+    let left = false;
     const { result } = await this.engine.run(this.store, async (tx) => {
       // Inside the transaction: no other writer can commit between this look and the step's commit.
       version = this.core.dataVersion();
       const othersWrote = version !== this.seenVersion;
+      // Another connection (a process now gone, or this one before a restart) may have left read
+      // models in bulk mode: look at the flags once caught up.
+      if (othersWrote) this.bulkMayBeOn = true;
       if (othersWrote) await this.engine.load(tx);
       const from = this.engine.lowest().commit;
       const head = this.log.head();
@@ -145,7 +155,9 @@ export class SqliteProjection {
       // The search tables' backlog stays small whoever else syncs it (the projector thread, idle
       // between writes): searches test the waiting rows one by one.
       this.sinceBacklogLook += events.length;
-      if (!bulk && (options.syncSearch || this.sinceBacklogLook >= BACKLOG_LOOK_EVERY)) {
+      // Asked for, the sync runs in a catch-up too: the read models not in bulk mode keep noting
+      // their changed rows, which must not pile up (a read model in bulk mode notes none).
+      if (options.syncSearch || (!bulk && this.sinceBacklogLook >= BACKLOG_LOOK_EVERY)) {
         this.core.syncSearch(options.syncSearch ? 1 : SEARCH_BACKLOG);
         this.sinceBacklogLook = 0;
       }
@@ -153,10 +165,15 @@ export class SqliteProjection {
       this.engine.advance({ commit: last, prepare: last });
       await this.engine.save(tx);
       const caughtUp = last >= head;
-      if (caughtUp && (othersWrote || this.bulkEntered)) this.leaveBulk();
-      return { read: events.length, position: this.engine.lowest().commit, caughtUp };
+      if (caughtUp && this.bulkMayBeOn) {
+        this.leaveBulk();
+        left = true;
+      }
+      return { read: events.length, position: this.engine.lowest().commit, caughtUp, searchSynced: options.syncSearch === true };
     });
+    // Committed (a step rolled back throws before here): what it saw and left now holds.
     this.seenVersion = version;
+    if (left) this.bulkMayBeOn = false;
     // Committed: a reader that looks now finds the keys as they are.
     if (keys) this.options.keyMark?.bump();
     return result;
@@ -169,10 +186,8 @@ export class SqliteProjection {
   private enterBulk(head: bigint): boolean {
     const behind = this.options.bulk ? this.projectors : this.engine.behind(head, BULK_BEHIND);
     const names = behind.flatMap((p) => p.collections.map((c) => c.name)).filter((n) => !this.core.inBulk(n));
-    if (names.length) {
-      this.core.beginBulk(names, { offline: this.options.bulk });
-      this.bulkEntered = true;
-    }
+    if (names.length) this.core.beginBulk(names, { offline: this.options.bulk });
+    if (behind.length) this.bulkMayBeOn = true;
     return behind.length > 0;
   }
 
@@ -180,6 +195,5 @@ export class SqliteProjection {
   private leaveBulk(): void {
     const names = this.projectors.flatMap((p) => p.collections.map((c) => c.name)).filter((n) => this.core.inBulk(n));
     if (names.length) this.core.endBulk(names, { offline: this.options.bulk });
-    this.bulkEntered = false;
   }
 }

@@ -113,8 +113,8 @@ export async function driveProjectorThread(
         const syncSearch = Date.now() - search.syncedAt >= SEARCH_EVERY_MS;
         const step = await projection.step(limit, { syncSearch });
         search.steppedAt = Date.now();
-        if (syncSearch) search.syncedAt = search.steppedAt;
-        search.waiting = !syncSearch && (search.waiting || step.read > 0);
+        if (step.searchSynced) search.syncedAt = search.steppedAt;
+        search.waiting = !step.searchSynced && (search.waiting || step.read > 0);
         limit = undefined;
         backoff.reset();
         if (failing) port.post({ type: 'recovered' });

@@ -68,4 +68,27 @@ describe('the live step over SQLite, reading its checkpoints again only when ano
     a.close();
     b.close();
   });
+
+  it('takes a read model out of the bulk mode another connection left it in, though it saw that write while still behind', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'turnout-step-'));
+    dirs.push(dir);
+    const file = path.join(dir, 'read.sqlite');
+    const log = listLog();
+    const a = new SqliteReadCore(file);
+    const one = new SqliteProjection(a, [counting([])], log);
+    one.prepare();
+    log.add(5);
+    expect((await one.step()).caughtUp).toBe(true);
+    // A process catching up on the same file enters bulk mode, then dies before it leaves it.
+    const b = new SqliteReadCore(file);
+    new SqliteProjection(b, [counting([])], log).prepare();
+    b.beginBulk(['counted']);
+    b.close();
+    log.add(4);
+    expect((await one.step(2)).caughtUp).toBe(false);
+    expect((await one.step(2)).caughtUp).toBe(true);
+    // In bulk mode a read model notes no changed row for its search tables, so searches would miss them.
+    expect(a.inBulk('counted')).toBe(false);
+    a.close();
+  });
 });
