@@ -242,9 +242,11 @@ export class SealingEventLog implements EventLog {
     this.noteErasure(e);
     const data = e.data as Data;
     if (!holdsSealed(data) || this.erased.has(e.stream)) return this.opened(e);
+    if (!this.cache.has(e.stream)) return null;
+    // Served only while the key is held too: a key gone from the cache is fetched again, and the
+    // store's answer (destroyed by another process's erasure, say) then decides, not these values.
     const mine = this.recent.get(e.stream, e.revision, data.sealed as Data);
-    if (mine) return { ...e, data: withValues(data, (part) => mine.values[part]) };
-    return this.cache.has(e.stream) ? this.opened(e) : null;
+    return mine ? { ...e, data: withValues(data, (part) => mine.values[part]) } : this.opened(e);
   }
 
   private async open(e: RecordedEvent): Promise<RecordedEvent> {

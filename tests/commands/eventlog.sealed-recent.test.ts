@@ -139,6 +139,19 @@ describe('the personal values of this process\u2019s own appends, kept for its s
     await log.close();
   });
 
+  it('serves nothing kept once the key has left the cache: the key store then decides (another process erased it)', async () => {
+    const { dir, log } = open();
+    await log.append('constituent-1', [created(1, { FirstName: 'Zelda' })], 'no_stream');
+    // Another process destroys the key; this one has not read the erasure's record yet.
+    const other = open(dir).log;
+    await other.rewriteStream('constituent-1');
+    await other.close();
+    // The key leaves this process's cache (pushed out by 50,000 others), its kept values stay.
+    (log as unknown as { cache: KeyCache }).cache.delete('constituent-1');
+    expect((await follow(log, 1))[0].data).toEqual({ id: 1, fields: { FirstName: null }, erased: true });
+    await log.close();
+  });
+
   it('forgets a subject another process erased once its subscription reads the erasure', async () => {
     const { dir, log } = open();
     await log.append('constituent-1', [created(1, { FirstName: 'Zelda' })], 'no_stream');
