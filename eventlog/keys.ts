@@ -75,6 +75,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   private batch: Array<{ subjects: readonly string[]; done: (keys: Map<string, Buffer | null>) => void; failed: (err: unknown) => void }> = [];
+  private closed = false;
 
   /**
    * New keys asked for in one turn are committed in one transaction: one fsync for every new
@@ -90,12 +91,20 @@ export class SqliteKeyStore implements KeyStore {
   private flush(): void {
     const batch = this.batch;
     this.batch = [];
+    if (this.closed) {
+      for (const b of batch) b.failed(new Error('the key store is closed'));
+      return;
+    }
     if (this.file !== ':memory:' && this.file !== '') {
       // The thread takes a moment to start: the batches until it is ready are made here.
       this.thread ??= new KeyThread(this.file, this.main);
       // A thread that stopped leaves the work here, as before it was ready.
       if (this.thread.ready && !this.thread.failure) return this.flushOnThread(batch, this.thread);
     }
+    this.flushHere(batch);
+  }
+
+  private flushHere(batch: SqliteKeyStore['batch']): void {
     try {
       // Immediate: another process on the file cannot slip its key in between the read and the insert.
       const made = this.db
@@ -136,6 +145,9 @@ export class SqliteKeyStore implements KeyStore {
         for (const b of batch) b.done(keys);
       },
       (err: unknown) => {
+        // The thread stopped under the batch: made here instead. What it committed before it
+        // stopped is found in the file and used, so no subject gets a second key.
+        if (thread.failure && !this.closed) return this.flushHere(batch);
         for (const b of batch) b.failed(err);
       },
     );
@@ -147,6 +159,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await this.thread?.close();
     this.db.close();
   }

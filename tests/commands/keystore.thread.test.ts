@@ -85,4 +85,30 @@ describe('the embedded key store\u2019s thread', () => {
     await a.close();
     await b.close();
   });
+
+  it('makes a batch on the main thread when the thread stops under it, with the keys the thread committed kept', async () => {
+    const file = tempFile();
+    const main = new Sealer(Sealer.newKey());
+    const store = await started(file, main);
+    const asked = store.keysFor(subjects(2, 300), true);
+    // The thread dies with the batch in flight (the batch is sent on the next turn).
+    await new Promise((resolve) => setImmediate(resolve));
+    await (store as unknown as { thread: { worker: { terminate(): Promise<number> } } }).thread.worker.terminate();
+    const made = await asked;
+    expect([...made.values()].map((k) => k?.length)).toEqual(Array(300).fill(32));
+    // The same keys from the file: none was made twice.
+    const other = new SqliteKeyStore(file, main);
+    const read = await other.keysFor(subjects(2, 300), false);
+    for (const s of subjects(2, 300)) expect(read.get(s)).toEqual(made.get(s));
+    await other.close();
+    await store.close();
+  });
+
+  it('fails a batch that close() overtakes, and starts no thread for it', async () => {
+    const store = new SqliteKeyStore(tempFile(), new Sealer(Sealer.newKey()));
+    const asked = store.keysFor(subjects(1, 3), true);
+    await store.close();
+    await expect(asked).rejects.toThrow('the key store is closed');
+    expect(threadOf(store)).toBeNull();
+  });
 });
