@@ -75,7 +75,7 @@ export function apiKeyHook(deps: Pick<CommandDeps, 'store' | 'keyMark'>, limiter
       return sendError(reply, new TransportError('insufficient_scope', `The key "${key.name}" is Read only; use a Read & write key to make changes.`));
   };
   // A limiter that answers at once (this process's own, runtime/ratelimit.ts) is asked here.
-  const takeNow = limiter instanceof MemoryRateLimiter ? (key: string) => limiter.takeNow(key) : null;
+  const takeNow = limiter?.takeNow ? (key: string) => limiter.takeNow!(key) : null;
   // A key verified before and unchanged since, within its scope and its limits (none, or taken
   // at once), passes without a promise (most requests); anything else takes the whole check.
   return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): Promise<unknown> | undefined => {

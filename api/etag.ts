@@ -56,11 +56,18 @@ export async function tagged(services: Services, reply: FastifyReply, stream: st
   return read.record;
 }
 
-/** Sets the ETag of a write that answers no record (a deletion): the revision this write left, else the log's. */
-export async function setEtag(services: Services, reply: FastifyReply, stream: string, ctx?: WriteContext): Promise<void> {
-  const revision = ctx?.revisions?.get(stream) ?? (await revisionOfStream(services.log, stream));
-  reply.header('ETag', `"${revision}"`);
+/**
+ * Sets the ETag of a write's answer from the revision this write left, else the log's. Set at
+ * once when the write left one (every write that appended): a promise only when the log is asked.
+ */
+export function setEtag(services: Services, reply: FastifyReply, stream: string, ctx?: WriteContext): Promise<void> | undefined {
+  const set = (revision: number) => void reply.header('ETag', `"${revision}"`);
+  const left = ctx?.revisions?.get(stream);
+  return left === undefined ? revisionOfStream(services.log, stream).then(set) : set(left);
 }
+
+/** Whether an If-None-Match's tags name `revision` (a read's 304). */
+const noneMatch = (tags: ReturnType<typeof tagsOf> | null, revision: number) => tags !== null && (tags === '*' || tags.some((t) => t.revision === revision));
 
 /** The If-None-Match of a single read: null when absent; malformed is 400, before the record is read. */
 const ifNoneMatch = (request: FastifyRequest) => {
@@ -86,7 +93,7 @@ export async function readTagged<K extends string>(
   const revision = got.revision ?? (await revisionOfStream(services.log, stream));
   reply.header('ETag', `"${revision}"`);
   // Weak comparison for If-None-Match (RFC 9110).
-  if (tags && (tags === '*' || tags.some((t) => t.revision === revision))) return reply.code(304).send() as never;
+  if (noneMatch(tags, revision)) return reply.code(304).send() as never;
   return { [key]: got.record } as Record<K, Values>;
 }
 
@@ -110,7 +117,7 @@ export function readTaggedJson(
   if (got === null) return null;
   const answer = (revision: number): undefined => {
     reply.header('ETag', `"${revision}"`);
-    if (tags && (tags === '*' || tags.some((t) => t.revision === revision))) reply.code(304).send();
+    if (noneMatch(tags, revision)) reply.code(304).send();
     else reply.header('content-type', 'application/json; charset=utf-8').send(prefix + got.json + '}');
     return undefined;
   };

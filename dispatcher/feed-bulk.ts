@@ -3,13 +3,6 @@ import { BLOCKS, type Entry, packBlock } from './feed-blocks.js';
 
 /** Envelopes held in memory at most, over every team, before they are written as rows. */
 const HELD = 65_536;
-/**
- * zlib's level for the blocks a rebuild writes: measured on the scale log's blocks, level 3
- * deflates an envelope in 1.5 µs to a thirteenth of its text, the default (6) in 3.9 µs to a
- * fifteenth. A rebuild packs every envelope of the log on its second thread, where that was a
- * sixth of its time; inflating reads any level alike.
- */
-const LEVEL = 3;
 
 /**
  * How the change feed's table is written while it is built from nothing (an offline rebuild,
@@ -63,7 +56,7 @@ export class BulkFeedWriter {
     entries.push(entry);
     this.count++;
     if (entries.length === this.block) {
-      this.putBlock.run(team, entry.seq, entries[0].seq, packBlock(entries, LEVEL));
+      this.putBlock.run(team, entry.seq, entries[0].seq, packBlock(entries));
       this.held.delete(team);
       this.count -= this.block;
     } else if (this.count > this.limit) this.spill(true);

@@ -19,6 +19,8 @@ export interface RateDecision {
 
 export interface RateLimiter {
   take(key: string, now?: number): Promise<RateDecision>;
+  /** Optional: take() answered at once, by a limiter that decides in this process without waiting on anything. */
+  takeNow?(key: string, now?: number): RateDecision;
   close?(): Promise<void>;
 }
 

@@ -50,10 +50,10 @@ export const constituentRoutes =
         // The record the read model's projector makes of this write's own events, and the
         // revision they left: body and ETag of one state, without reading the row back.
         const { id, record } = await createConstituentRecord(services, ctx, request.body);
-        // The revision handle() left: a create always leaves one, so no await for the log's.
-        const revision = ctx.revisions!.get(constituentStream(id));
-        if (revision === undefined) await setEtag(services, reply, constituentStream(id), ctx);
-        else reply.header('ETag', `"${revision}"`);
+        // The revision handle() left: a create always leaves one, so the log is not asked and
+        // nothing is awaited.
+        const etag = setEtag(services, reply, constituentStream(id), ctx);
+        if (etag) await etag;
         return reply.code(201).send({ created: true, constituent: record });
       },
     );

@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RecordedEvent } from '../../domain/shared/events.js';
@@ -9,22 +7,15 @@ import { KeyCache, SealingEventLog } from '../../eventlog/sealed-log.js';
 import { Sealer } from '../../eventlog/sealing.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { until } from './eventlog.contract.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 /**
  * The sealing layer keeps the personal values of this process's own recent appends for its
  * subscriptions (the in-process projector and dispatcher), so they do not open what this process
  * has just sealed; an erased subject is never served from there (decisions.md §17).
  */
-const dirs: string[] = [];
-const tempDir = () => {
-  const d = mkdtempSync(path.join(tmpdir(), 'turnout-sealed-recent-'));
-  dirs.push(d);
-  return d;
-};
-afterEach(() => {
-  vi.restoreAllMocks();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('turnout-sealed-recent-');
+afterEach(() => vi.restoreAllMocks());
 const main = new Sealer(Sealer.newKey());
 const meta = { team: 1, source: 'Public API' as const, keyName: 'k', correlationId: 'c', at: '2026-11-27T08:00:00.000Z' };
 const created = (id: number, fields: Record<string, unknown>): NewEvent => ({ type: 'ConstituentCreated', data: { id, fields }, metadata: meta });

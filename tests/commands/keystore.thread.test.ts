@@ -1,27 +1,20 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SqliteKeyStore } from '../../eventlog/keys.js';
 import { Sealer } from '../../eventlog/sealing.js';
 import { until } from './eventlog.contract.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 /**
  * The embedded key store makes the keys of new constituents on a thread of its own once it has
  * started (the first batches are made on the main thread meanwhile): what it makes opens on the
  * main thread and in another process, agrees with racing first uses, and keeps tombstones.
  */
-const dirs: string[] = [];
-afterEach(() => {
-  vi.restoreAllMocks();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-const tempFile = () => {
-  const d = mkdtempSync(path.join(tmpdir(), 'turnout-keys-thread-'));
-  dirs.push(d);
-  return path.join(d, 'keys.sqlite');
-};
+const tempDir = tempDirs('turnout-keys-thread-');
+afterEach(() => vi.restoreAllMocks());
+const tempFile = () => path.join(tempDir(), 'keys.sqlite');
 const subjects = (from: number, n: number) => Array.from({ length: n }, (_, i) => `constituent-${from + i}`);
 const threadOf = (store: SqliteKeyStore) => (store as unknown as { thread: { ready: boolean } | null }).thread;
 

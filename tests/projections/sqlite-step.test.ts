@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import type { Projector } from '../../projections/engine/projector.js';
 import { SqliteProjection } from '../../projections/engine/sqlite-step.js';
 import { SqliteReadCore } from '../../projections/store/sqlite-core.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 /** The log as a list: the step reads what is after its checkpoint. */
 function listLog() {
@@ -36,15 +35,11 @@ function counting(applied: bigint[]): Projector {
   };
 }
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs('turnout-step-');
 
 describe('the live step over SQLite, reading its checkpoints again only when another connection has committed', () => {
   it('applies each event once when two connections (two processes with NATS) take turns on one file', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'turnout-step-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const file = path.join(dir, 'read.sqlite');
     const log = listLog();
     const applied: bigint[] = [];
@@ -70,8 +65,7 @@ describe('the live step over SQLite, reading its checkpoints again only when ano
   });
 
   it('takes a read model out of the bulk mode another connection left it in, though it saw that write while still behind', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'turnout-step-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const file = path.join(dir, 'read.sqlite');
     const log = listLog();
     const a = new SqliteReadCore(file);
