@@ -178,7 +178,7 @@ export class Erasure {
  * synced. Rows noted later are not waited for: under a steady write rate the tables are seldom
  * empty. A row noted again meanwhile is waited for once more, which only takes longer.
  */
-async function searchSynced(db: Database.Database, timeoutMs = 30_000): Promise<void> {
+export async function searchSynced(db: Database.Database, timeoutMs = 30_000): Promise<void> {
   const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB '*__pending[0-9]*' AND name NOT GLOB '*_a[idu]'`).pluck().all() as string[];
   const pending = tables
     .map((t) => {
