@@ -24,9 +24,30 @@ import type { AsOf } from './history.js';
  */
 export const utc = (iso: string | null) => (iso ? formatDateTime(new Date(iso)) : null);
 
+type Build = (id: number, team: number, fields: Values) => Values;
+const builders = new WeakMap<readonly string[], { idField: string; build: Build }>();
+
+/**
+ * The data's first keys (the id, FkTeam, then every field, null when unset) as one object
+ * literal, compiled once per field list. Built key by key, an object of 25 or more keys turned
+ * into a dictionary in V8: the change feed's thread builds and stringifies one for every change,
+ * and the literal is built about ten times faster and stringified three times faster. The keys
+ * are the domain's field names, each quoted as a JSON string.
+ */
+function builderOf(idField: string, fields: readonly string[]): Build {
+  const known = builders.get(fields);
+  if (known?.idField === idField) return known.build;
+  const listed = new Set(fields);
+  const keys = [...new Set([idField, 'FkTeam', ...fields])];
+  if (keys.includes('__proto__')) throw new Error('a payload field may not be named __proto__');
+  const value = (k: string) => (listed.has(k) ? `f[${JSON.stringify(k)}] ?? null` : k === idField ? 'id' : 'team');
+  const build = new Function('id', 'team', 'f', `return { ${keys.map((k) => `${JSON.stringify(k)}: ${value(k)}`).join(', ')} };`) as Build;
+  builders.set(fields, { idField, build });
+  return build;
+}
+
 export function recordData(idField: string, s: RecordState, fields: readonly string[], event: RecordedEvent, stamp: Stamp, extra: Values = {}): Values {
-  const out: Values = { [idField]: s.id, FkTeam: s.team };
-  for (const f of fields) out[f] = s.fields[f] ?? null;
+  const out = builderOf(idField, fields)(s.id, s.team, s.fields);
   Object.assign(out, extra, { DateCreated: utc(s.createdAt) });
   if (stamp === 'updated') out.DateLastModified = utc(event.metadata.at);
   if (stamp === 'deleted') out.DeletedUtc = utc(event.metadata.at);
