@@ -21,6 +21,12 @@ export interface RecordProjectionOptions<C extends Category> {
   /** Derived and internal (`_`-prefixed) fields, recomputed on every change. */
   derive?: (doc: Doc, store: ReadStore) => Promise<Doc> | Doc;
   /**
+   * `derive` answers the same for a field left out as for one that is null: a store whose unset
+   * fields read as null (ReadStore.unsetReadsAsNull) is then given a created document of its
+   * set fields alone. Without derive, that holds of every projector.
+   */
+  deriveTakesUnset?: boolean;
+  /**
    * What each of the aggregate's events does to its document: an exhaustive switch over the
    * category's union, answering a new document (`docs.created`, `docs.updated`), REMOVED, or
    * null for no change.
@@ -85,6 +91,10 @@ export function recordProjection<C extends Category>(o: RecordProjectionOptions<
     created: (fields) => Object.assign({}, blank, fields),
     updated: (current, changes) => (current ? Object.assign({}, current, changes) : null),
   };
+  // The row stored is the same (its JSON keeps no declared null, its columns read a missing field
+  // as null: sqlite-schema.ts rowOf), without a document of every field made for each create.
+  const sparse: RecordDocs = { created: (fields) => Object.assign({}, fields), updated: docs.updated };
+  const sparseAllowed = !o.derive || o.deriveTakesUnset === true;
   return {
     name: o.collection.name,
     version: o.version,
@@ -100,7 +110,7 @@ export function recordProjection<C extends Category>(o: RecordProjectionOptions<
       const rev = Number(event.revision);
       if (current && (current._rev as number) >= rev) return;
       const mark = o.revisions ? markAfter(event, markOf(current)) : null;
-      const next = o.change(event, current, docs);
+      const next = o.change(event, current, sparseAllowed && store.unsetReadsAsNull ? sparse : docs);
       if (next === REMOVED) {
         await store.remove(o.collection.name, id);
         return;

@@ -12,6 +12,8 @@ import { keyOf } from '../projections/store/sqlite-schema.js';
  */
 export class FreshFileStore extends SqliteReadStore {
   private readonly written = new Map<string, Set<string>>();
+  /** A stored row is the same without a document's unset fields (sqlite-schema.ts storedDoc), and reads them as null. */
+  readonly unsetReadsAsNull = true;
 
   override async get<T = Doc>(collection: string, id: number | string): Promise<T | null> {
     // Removed keys stay in the set: SQLite answers those (null), as it would anyway.
