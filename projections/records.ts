@@ -1,7 +1,7 @@
 import type { Category, LoggedEvent } from '../domain/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import { markAfter, type RevisionMark } from '../domain/shared/revision.js';
-import { formatDateTime } from '../domain/shared/values.js';
+import { utcSecondsOf } from '../domain/shared/values.js';
 import type { Projector } from './engine/projector.js';
 import type { CollectionDef, Doc, ReadStore } from './store/port.js';
 
@@ -46,8 +46,7 @@ export interface RecordDocs {
 export const REMOVED = Symbol('removed');
 
 /** An event's time (`Date#toISOString`, as metadataOf writes it) as the API shows date-times: UTC, to the second. */
-const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-export const utcDateTime = (iso: string) => (CANONICAL.test(iso) ? iso.slice(0, 19) : formatDateTime(new Date(iso)));
+export const utcDateTime = utcSecondsOf;
 
 /**
  * What a read model copies from another record it shows: when an update's `changes` hold any of
