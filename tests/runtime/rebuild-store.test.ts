@@ -29,9 +29,18 @@ describe("the rebuild's store of a file built from nothing", () => {
     expect(await store.get('things', '1')).toEqual({ id: 1, n: 2 });
     expect(await store.get('things', 2)).toEqual({ id: 2, n: 3 });
     expect(asked).toHaveBeenCalledTimes(2);
+    // Only the text of the same number is the same key: '012' and 12 are two, as in SQLite.
+    await store.put('things', { id: 12, n: 6 });
+    await store.put('things', { id: '007', n: 7 });
+    expect(await store.get('things', '012')).toBeNull();
+    expect(await store.get('things', 7)).toBeNull();
+    expect(asked).toHaveBeenCalledTimes(2);
+    expect(await store.get('things', '12')).toEqual({ id: 12, n: 6 });
+    expect(await store.get('things', '007')).toEqual({ id: '007', n: 7 });
+    expect(asked).toHaveBeenCalledTimes(4);
     // Another collection's same id was never written there.
     expect(await store.get('others', 1)).toBeNull();
-    expect(asked).toHaveBeenCalledTimes(2);
+    expect(asked).toHaveBeenCalledTimes(4);
     // A collection the file does not have is an error, never an empty answer.
     await expect(store.get('unknown', 1)).rejects.toThrow('unknown read-model collection unknown');
 
