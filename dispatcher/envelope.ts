@@ -29,7 +29,8 @@ const secondsOf = (e: RecordedEvent) => Math.floor(Date.parse(e.metadata.at) / 1
  * 10, plus the index of the type among the types the event fires, so no two envelopes share an
  * id. The same for every endpoint, every attempt and the change feed.
  */
-export const envelopeId = (e: RecordedEvent, index = 0) => `evt_${e.position.prepare * 10n + BigInt(index)}_${secondsOf(e)}`;
+const idAt = (e: RecordedEvent, index: number, seconds: number) => `evt_${e.position.prepare * 10n + BigInt(index)}_${seconds}`;
+export const envelopeId = (e: RecordedEvent, index = 0) => idAt(e, index, secondsOf(e));
 
 /**
  * Every envelope one log event fires, in the order of its types (that order gives the ids), with
@@ -45,7 +46,7 @@ export async function envelopesOf(e: LoggedEvent, h: AsOf): Promise<Envelope[]> 
   const created = secondsOf(e);
   const erased = isErasedEvent(e);
   const out: Envelope[] = mapped.map((m, i) =>
-    erased ? { id: envelopeId(e, i), type: m.type, created, team: e.metadata.team, version, data: m.data, erased } : { id: envelopeId(e, i), type: m.type, created, team: e.metadata.team, version, data: m.data },
+    erased ? { id: idAt(e, i, created), type: m.type, created, team: e.metadata.team, version, data: m.data, erased } : { id: idAt(e, i, created), type: m.type, created, team: e.metadata.team, version, data: m.data },
   );
   if (check) for (const envelope of out) await check(envelope);
   return out;

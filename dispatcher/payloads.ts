@@ -8,7 +8,7 @@ import { type LookupEvent, lookupStream } from '../domain/lookup/events.js';
 import { RECURRING_GIFT_PUBLIC } from '../domain/recurring-gift/decide.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { RecordState } from '../domain/shared/record.js';
-import { formatDateTime } from '../domain/shared/values.js';
+import { utcSecondsOf } from '../domain/shared/values.js';
 import { taskGroupEvolver, taskGroupStream } from '../domain/task-group/events.js';
 import { taskVolunteerFields } from '../domain/volunteer-task/linked.js';
 import { numberOfHours, TASK_FIELDS } from '../domain/volunteer-task/rules.js';
@@ -22,7 +22,7 @@ import type { AsOf } from './history.js';
  * public field present (null when unset), its id, FkTeam and DateCreated; updates add
  * DateLastModified, deletes DeletedUtc.
  */
-export const utc = (iso: string | null) => (iso ? formatDateTime(new Date(iso)) : null);
+export const utc = (iso: string | null) => (iso ? utcSecondsOf(iso) : null);
 
 type Build = (id: number, team: number, fields: Values) => Values;
 const builders = new WeakMap<readonly string[], { idField: string; build: Build }>();

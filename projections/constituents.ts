@@ -26,6 +26,7 @@ export const constituentsProjection = recordProjection({
   },
   fields: Object.keys(CONSTITUENT_FIELDS),
   derive: (doc) => ({ _email1: typeof doc.Email1 === 'string' ? emailKey(doc.Email1) : null }),
+  deriveTakesUnset: true,
   change(e, current, docs) {
     switch (e.type) {
       case 'ConstituentCreated':

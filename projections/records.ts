@@ -1,7 +1,7 @@
 import type { Category, LoggedEvent } from '../domain/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import { markAfter, type RevisionMark } from '../domain/shared/revision.js';
-import { formatDateTime } from '../domain/shared/values.js';
+import { utcSecondsOf } from '../domain/shared/values.js';
 import type { Projector } from './engine/projector.js';
 import type { CollectionDef, Doc, ReadStore } from './store/port.js';
 
@@ -20,6 +20,12 @@ export interface RecordProjectionOptions<C extends Category> {
   fields: readonly string[];
   /** Derived and internal (`_`-prefixed) fields, recomputed on every change. */
   derive?: (doc: Doc, store: ReadStore) => Promise<Doc> | Doc;
+  /**
+   * `derive` answers the same for a field left out as for one that is null: a store whose unset
+   * fields read as null (ReadStore.unsetReadsAsNull) is then given a created document of its
+   * set fields alone. Without derive, that holds of every projector.
+   */
+  deriveTakesUnset?: boolean;
   /**
    * What each of the aggregate's events does to its document: an exhaustive switch over the
    * category's union, answering a new document (`docs.created`, `docs.updated`), REMOVED, or
@@ -40,8 +46,7 @@ export interface RecordDocs {
 export const REMOVED = Symbol('removed');
 
 /** An event's time (`Date#toISOString`, as metadataOf writes it) as the API shows date-times: UTC, to the second. */
-const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-export const utcDateTime = (iso: string) => (CANONICAL.test(iso) ? iso.slice(0, 19) : formatDateTime(new Date(iso)));
+export const utcDateTime = utcSecondsOf;
 
 /**
  * What a read model copies from another record it shows: when an update's `changes` hold any of
@@ -104,6 +109,10 @@ export function recordProjection<C extends Category>(o: RecordProjectionOptions<
     created: (fields) => blank(fields),
     updated: (current, changes) => (current ? Object.assign({}, current, changes) : null),
   };
+  // The row stored is the same (its JSON keeps no declared null, its columns read a missing field
+  // as null: sqlite-schema.ts rowOf), without a document of every field made for each create.
+  const sparse: RecordDocs = { created: (fields) => Object.assign({}, fields), updated: docs.updated };
+  const sparseAllowed = !o.derive || o.deriveTakesUnset === true;
   return {
     name: o.collection.name,
     version: o.version,
@@ -119,7 +128,7 @@ export function recordProjection<C extends Category>(o: RecordProjectionOptions<
       const rev = Number(event.revision);
       if (current && (current._rev as number) >= rev) return;
       const mark = o.revisions ? markAfter(event, markOf(current)) : null;
-      const next = o.change(event, current, docs);
+      const next = o.change(event, current, sparseAllowed && store.unsetReadsAsNull ? sparse : docs);
       if (next === REMOVED) {
         await store.remove(o.collection.name, id);
         return;

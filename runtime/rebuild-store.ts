@@ -11,11 +11,14 @@ import { keyOf } from '../projections/store/sqlite-schema.js';
  * thread. The keys of a million records take some tens of MB, for the rebuild's length.
  */
 export class FreshFileStore extends SqliteReadStore {
-  private readonly written = new Map<string, Set<string>>();
+  /** Each collection's keys, an integer one as its number (a cheaper set member than its text). */
+  private readonly written = new Map<string, Set<number | string>>();
+  /** A stored row is the same without a document's unset fields (sqlite-schema.ts storedDoc), and reads them as null. */
+  readonly unsetReadsAsNull = true;
 
   override async get<T = Doc>(collection: string, id: number | string): Promise<T | null> {
     // Removed keys stay in the set: SQLite answers those (null), as it would anyway.
-    if (!this.written.get(collection)?.has(String(id))) {
+    if (!this.written.get(collection)?.has(member(id))) {
       this.core.plan(collection); // throws for a collection the file does not have, as SQLite's read would
       return null;
     }
@@ -36,6 +39,18 @@ export class FreshFileStore extends SqliteReadStore {
   private wrote(collection: string, doc: Doc): void {
     let keys = this.written.get(collection);
     if (!keys) this.written.set(collection, (keys = new Set()));
-    keys.add(keyOf(this.core.plan(collection), doc));
+    const plan = this.core.plan(collection);
+    const id = doc[plan.def.idField];
+    keys.add(member(typeof id === 'number' ? id : keyOf(plan, doc)));
   }
+}
+
+/**
+ * A key (an id, or its text as keyOf writes it) as the set holds it: the number whose text it is,
+ * where that is a safe integer (so `12` and `'12'`, one key in SQLite, are one member), else its text.
+ */
+function member(id: number | string): number | string {
+  if (typeof id === 'number') return Number.isSafeInteger(id) ? id : member(String(id));
+  const n = Number(id);
+  return Number.isSafeInteger(n) && String(n) === id ? n : id;
 }

@@ -55,6 +55,16 @@ export function formatDateTime(d: Date): string {
   return d.toISOString().slice(0, 19);
 }
 
+/** The form Date#toISOString writes (events' metadata keep their time so). */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * An instant's ISO text as the API shows date-times (UTC, to the second): read off the text when
+ * it is in toISOString's form, which every event's time is, without a Date made and formatted
+ * (a rebuild formats two per event).
+ */
+export const utcSecondsOf = (iso: string): string => (ISO_INSTANT.test(iso) ? iso.slice(0, 19) : formatDateTime(new Date(iso)));
+
 export function dateTimeMs(value: string): number {
   return Date.parse(value + 'Z');
 }

@@ -138,6 +138,14 @@ export interface ReadStore {
    * (engine/step.ts).
    */
   transactions?(): Promise<Transactions | null>;
+  /**
+   * Optional: true where a declared field (CollectionDef.fields) that a put's document lacks
+   * reads back as null, the row stored being the same either way (SQLite's storedDoc keeps no
+   * declared null), so a writer may leave a new document's unset fields out. Only the offline
+   * rebuild's store says so (runtime/rebuild-store.ts), where a million creates each made a
+   * document of every field.
+   */
+  readonly unsetReadsAsNull?: boolean;
   close(): Promise<void>;
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { stateCode } from '../../domain/shared/states.js';
-import { parseDate, parseDateTime, parseEmail, parsePhone, parseTime } from '../../domain/shared/values.js';
+import fc from 'fast-check';
+import { formatDateTime, parseDate, parseDateTime, parseEmail, parsePhone, parseTime, utcSecondsOf } from '../../domain/shared/values.js';
 import { normaliseValue } from '../../domain/shared/fields.js';
 
 describe('value rules (decisions.md 3)', () => {
@@ -63,6 +64,18 @@ describe('value rules (decisions.md 3)', () => {
   it('validates email addresses', () => {
     expect(parseEmail('Ada@Example.org')).toBe('Ada@Example.org');
     for (const bad of ['nope', 'a@b', 'a b@c.org', 'a@@c.org', '.a@c.org', 'a..b@c.org', 'a@-c.org']) expect(parseEmail(bad), bad).toBeNull();
+  });
+});
+
+describe("an instant's text as the API shows it", () => {
+  it('reads toISOString text to the second as a formatted Date would, and formats any other ISO text through a Date', () => {
+    fc.assert(
+      fc.property(fc.date({ min: new Date('0000-01-01T00:00:00.000Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true }), (d) => {
+        expect(utcSecondsOf(d.toISOString())).toBe(formatDateTime(d));
+      }),
+    );
+    expect(utcSecondsOf('2026-11-27T10:00:00+02:00')).toBe('2026-11-27T08:00:00');
+    expect(utcSecondsOf('2026-11-27T10:00:00Z')).toBe('2026-11-27T10:00:00');
   });
 });
 

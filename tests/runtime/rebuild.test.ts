@@ -79,6 +79,23 @@ describe('the offline rebuild of the embedded read models', () => {
       expect(c.status).toBe(201);
       if (i % 3 === 0) expect((await team.api.patch(`/constituents/${c.body.constituent.PkConstituent}`, { Nickname: `R${i}` })).status).toBe(200);
     }
+    // Every field type, nulls and unicode, updated after their creation; one erased (decisions.md §17).
+    const full = {
+      FirstName: 'Zoë', MiddleInitial: null, LastName: 'Łukasz 😀 "quoted" \\', Nickname: 'Ünï', Salutation: null, ConstituentName: 'Zoë & Łukasz',
+      FkConstituentType: 2, Email1: 'Zoe.Full@Example.org', Email2: null, Phone1: '555-010-0101', Phone2: null, Phone3: '5550100103',
+      Website1: 'https://example.org/ü', MailingAddressLine1: '1 Rue de l’Église', MailingAddressLine2: null, MailingCity: 'Zürich',
+      MailingState: 'NY', MailingZipCode: '10001', DateOfBirth: '1990-02-28', IsEmailOk: true, IsPhoneOk: false, IsTextOk: null,
+      IsSolicitOk: true, IsActiveConstituent: false, ConstituentDescription: '改行\nand tab\t',
+    };
+    const singles: number[] = [];
+    for (const body of [full, { ...full, Email1: 'erased@example.org', FirstName: 'Gone' }, { LastName: 'Bare' }]) {
+      const c = await team.api.post('/constituents', body);
+      expect(c.status, c.raw).toBe(201);
+      singles.push(c.body.constituent.PkConstituent as number);
+    }
+    expect((await team.api.patch(`/constituents/${singles[0]}`, { Nickname: null, Email2: 'second@example.org', IsTextOk: true })).status).toBe(200);
+    expect((await team.api.patch(`/constituents/${singles[1]}`, { Nickname: 'Before erasure' })).status).toBe(200);
+    expect((await team.admin.post(`/constituents/${singles[1]}/erase`, {})).status).toBe(200);
     // More than a block of the feed's envelopes (feed-blocks.ts BLOCK), so both builds pack some.
     const items = Array.from({ length: 300 }, (_, i) => ({ FirstName: `Many${i}`, LastName: 'Batch', Email1: `many${i}@example.org` }));
     expect((await team.api.post('/constituents/batch', { items })).status).toBe(200);
@@ -95,6 +112,11 @@ describe('the offline rebuild of the embedded read models', () => {
         email: (await get('/constituents?email=MANY17@example.org')).body,
         search: (await get('/constituents?search=many2&pageSize=50')).body,
         list: (await get('/constituents?page=3&pageSize=40')).body,
+        // Single reads with their ETags: the read model's body and revision (decisions.md §11).
+        singles: await Promise.all(singles.map(async (id) => {
+          const r = (await get(`/constituents/${id}`)) as { status?: number; body: unknown; headers?: Record<string, unknown> };
+          return { status: r.status, body: r.body, etag: r.headers?.etag };
+        })),
       };
     };
     const liveAnswers = await answers((url) => team.api.get(url));
