@@ -2,7 +2,7 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { type BatchResource, type ItemOutcome, MAX_BATCH_ITEMS, writeBatch } from '../../commands/batch.js';
-import { createConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
+import { createConstituentRecord, upsertConstituentByEmail } from '../../commands/constituents.js';
 import type { WriteContext } from '../../commands/context.js';
 import { createEvent } from '../../commands/events.js';
 import { createTask } from '../../commands/volunteer-tasks.js';
@@ -29,7 +29,7 @@ import { readVolunteer } from './volunteers.js';
 /** decisions.md §14: a batch may be far bigger than one body (64 KB), on these routes only. */
 export const BATCH_BODY_LIMIT = 16 * 1024 * 1024;
 
-type Created = { id: number; created: boolean };
+type Created = { id: number; created: boolean; record?: Values };
 type Write = (deps: CommandDeps, ctx: WriteContext, body: Values) => Promise<Created>;
 
 /** The resources a batch writes; their path, stream category and answer key are domain/resources.ts's. */
@@ -42,8 +42,11 @@ interface Kind extends Pick<Batched, 'path' | 'key' | 'category'> {
   /** The record's fields in the order its schema gives them, as the single create's answer has them. */
   fields: string[];
   query?: TSchema;
-  /** The single create's command for the query sent. */
-  write(query: Record<string, string | undefined>): Write;
+  /**
+   * The single create's command for the query sent; `settlesOnce` when it waits for the read
+   * models only for its own appends (commands/batch.ts).
+   */
+  write(query: Record<string, string | undefined>): { write: Write; settlesOnce: boolean };
   read(services: Services, team: number, id: number): Promise<Values>;
 }
 
@@ -60,13 +63,15 @@ const KINDS: Kind[] = [
     query: C.CreateQuery,
     write: ({ mode, matchOn }) => {
       if ((mode === 'upsert') !== (matchOn === 'email')) throw new DomainError('invalid_field', 'Upsert needs both mode=upsert and matchOn=email.', mode ? 'matchOn' : 'mode');
-      return mode === 'upsert' ? upsertConstituentByEmail : created(createConstituent);
+      if (mode === 'upsert') return { write: upsertConstituentByEmail, settlesOnce: false };
+      // The single create's own command and answer: the record made from the item's events.
+      return { write: async (deps, ctx, body) => ({ ...(await createConstituentRecord(deps, ctx, body)), created: true }), settlesOnce: true };
     },
     read: readConstituent,
   },
-  { ...pick(RESOURCES.volunteer), body: V.CreateVolunteerBody, record: V.VolunteerRef, fields: Object.keys(V.Volunteer.properties), write: () => registerVolunteer, read: readVolunteer },
-  { ...pick(RESOURCES.volunteerTask), body: T.CreateTaskBody, record: T.VolunteerTaskRef, fields: Object.keys(T.VolunteerTask.properties), write: () => created(createTask), read: readTask },
-  { ...pick(RESOURCES.event), body: E.EventCreateBody, record: E.EventRef, fields: Object.keys(E.Event.properties), write: () => created(createEvent), read: (s, team, id) => readEvent(s.store, team, id) },
+  { ...pick(RESOURCES.volunteer), body: V.CreateVolunteerBody, record: V.VolunteerRef, fields: Object.keys(V.Volunteer.properties), write: () => ({ write: registerVolunteer, settlesOnce: false }), read: readVolunteer },
+  { ...pick(RESOURCES.volunteerTask), body: T.CreateTaskBody, record: T.VolunteerTaskRef, fields: Object.keys(T.VolunteerTask.properties), write: () => ({ write: created(createTask), settlesOnce: false }), read: readTask },
+  { ...pick(RESOURCES.event), body: E.EventCreateBody, record: E.EventRef, fields: Object.keys(E.Event.properties), write: () => ({ write: created(createEvent), settlesOnce: false }), read: (s, team, id) => readEvent(s.store, team, id) },
 ];
 
 const BatchBody = (kind: Kind) =>
@@ -115,7 +120,7 @@ function itemChecker(schema: TSchema): (body: unknown) => Values {
 
 const resultOf = async (kind: Kind, services: Services, team: number, outcome: ItemOutcome) => {
   if (outcome instanceof DomainError) return { status: STATUS[outcome.code], error: errorOf(outcome) };
-  const record = await kind.read(services, team, outcome.id);
+  const record = outcome.record ?? (await kind.read(services, team, outcome.id));
   // What the single create's serializer writes: the schema's fields, in its order.
   const shown: Values = {};
   for (const f of kind.fields) if (f in record) shown[f] = record[f];
@@ -152,10 +157,11 @@ export const batchRoutes =
         },
         async (request) => {
           const ctx = surface.contextOf(request);
-          const write = kind.write(request.query as Record<string, string | undefined>);
+          const { write, settlesOnce } = kind.write(request.query as Record<string, string | undefined>);
           const resource: BatchResource = {
             category: kind.category,
             idKind: kind.category,
+            settlesOnce,
             write: (deps, itemCtx, body) => write(deps, { ...itemCtx, now: new Date() }, check(body)),
           };
           const { items } = request.body as { items: unknown[] };
