@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import Fastify from 'fastify';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BenchRequest, load, type Measure, threadCpuUs } from './lib.js';
+import { type BenchRequest, load, type Measure, processCpuUs, threadCpuUs } from './lib.js';
 import { person } from './names.js';
 import { startProduct } from './product.js';
 
@@ -34,14 +34,24 @@ function csv(rows: number): string {
 }
 
 /** Runs the built CLI as an operator would, stdout and stderr kept (stderr is not a terminal: plain lines). */
-function turnout(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+function turnout(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string; cpuUs: number }> {
   const main = fileURLToPath(new URL('../cli/main.js', import.meta.url));
-  const child = spawn(process.execPath, [main, ...args], { env: { PATH: process.env.PATH, ...env, ...batchEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const report = new URL('./cpu-report.js', import.meta.url).href;
+  // BENCH_IMPORT_CLI_PROF=<dir>: a CPU profile of the CLI there.
+  const prof = process.env.BENCH_IMPORT_CLI_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_IMPORT_CLI_PROF}`] : [];
+  const child = spawn(process.execPath, [...prof, '--import', report, main, ...args], { env: { PATH: process.env.PATH, ...env, ...batchEnv }, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code: code ?? 1, stdout, stderr })));
+  let cpu = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  (child.stdio[3] as NodeJS.ReadableStream).on('data', (d) => (cpu += d));
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      const used = cpu ? (JSON.parse(cpu) as { user: number; system: number }) : { user: NaN, system: NaN };
+      resolve({ code: code ?? 1, stdout, stderr, cpuUs: used.user + used.system });
+    }),
+  );
 }
 
 /** The CLI's batch size for this run (cli/import.ts reads it; unset: its default). */
@@ -69,7 +79,7 @@ async function timedImport(file: string, origin: string, team: number) {
   const r = await turnout(['import', file, '--team', String(team)], { TURNOUT_URL: origin, TURNOUT_ADMIN_TOKEN: 'bench-admin-token' });
   const seconds = (performance.now() - t0) / 1000;
   if (r.code !== 0) throw new Error(`turnout import exited ${r.code}:\n${r.stdout}\n${r.stderr}`);
-  return { seconds, stdout: r.stdout };
+  return { seconds, stdout: r.stdout, cpuUs: r.cpuUs };
 }
 
 export async function run(): Promise<{ name: string; lines: string[] }> {
@@ -81,6 +91,23 @@ export async function run(): Promise<{ name: string; lines: string[] }> {
   }
   batchEnv = {};
   return { name: 'import', lines };
+}
+
+/**
+ * The other threads' CPU during the import, µs a row: those the product started after its writer
+ * and projector threads (its other worker threads: the WAL checkpointer, the key store...) and
+ * those there before it (V8's GC and compiler helpers, libuv's pool), which all share one name.
+ */
+function otherThreads(c0: Map<number, number>, c1: Map<number, number>, known: Set<number>, before: Set<number>, rows: number): string {
+  let product = 0;
+  let platform = 0;
+  for (const [tid, us] of c1) {
+    if (known.has(tid)) continue;
+    const used = (us - (c0.get(tid) ?? 0)) / rows;
+    if (before.has(tid)) platform += used;
+    else product += used;
+  }
+  return `the product's other worker threads ${product.toFixed(0)}, V8 and libuv helpers ${platform.toFixed(0)}`;
 }
 
 /** The same server's single durable POST /api/v1/constituents, 64 connections: what the import is held against. */
@@ -111,16 +138,21 @@ export async function measureImport(rows: number, postMs = POST_MS): Promise<str
     const product = await startProduct();
     // The product's threads by start order: the log's writer, then the projector thread (constituents.ts).
     const threads = [process.pid, ...[...threadCpuUs().keys()].filter((t) => !existing.has(t)).sort((a, b) => a - b)].slice(0, 3);
-    let ours: { seconds: number; stdout: string };
+    let ours: { seconds: number; stdout: string; cpuUs: number };
     let posts: Measure[];
     let perRow: number[];
+    let others = '';
     try {
       const before = await singlePosts(product.origin, product.auth, postMs);
       const c0 = threadCpuUs();
+      const p0 = processCpuUs();
       ours = await timedImport(file, product.origin, product.team);
       // Up to the import's last answer, which waited for the projector thread's position (read-your-writes).
       const c1 = threadCpuUs();
+      const p1 = processCpuUs();
       perRow = threads.map((t) => ((c1.get(t) ?? 0) - (c0.get(t) ?? 0)) / rows);
+      perRow.push((p1 - p0) / rows - perRow.reduce((a, b) => a + b, 0));
+      others = otherThreads(c0, c1, new Set(threads), existing, rows);
       posts = [before, await singlePosts(product.origin, product.auth, postMs)];
     } finally {
       await product.close();
@@ -137,7 +169,8 @@ export async function measureImport(rows: number, postMs = POST_MS): Promise<str
       `  baseline: the same CLI and file against a bare Fastify route that stores nothing: ${floor.seconds.toFixed(1)} s, ${Math.round(floorRate).toLocaleString('en-US')} rows/s (ours ${(rate / floorRate).toFixed(2)}x)`,
       `  single POST /api/v1/constituents on the same server, ${POST_CONNECTIONS} connections, before and after the import: ${posts.map((p) => `${Math.round(p.rps).toLocaleString('en-US')} req/s (p99 ${p.p99.toFixed(1)} ms)`).join(', ')}`,
       `  import against single POST: ${ratio.toFixed(2)}x (rows/s against the mean req/s)   target: >= ${TARGET_RATIO}x   ${ratio >= TARGET_RATIO ? 'met' : 'MISSED'}`,
-      `  server CPU per row during the import: main ${perRow[0].toFixed(0)} µs, log writer ${perRow[1].toFixed(0)} µs, projector thread ${perRow[2].toFixed(0)} µs (load average ${loadavg()[0].toFixed(1)} after)`,
+      `  server CPU per row during the import: main ${perRow[0].toFixed(0)} µs, log writer ${perRow[1].toFixed(0)} µs, projector thread ${perRow[2].toFixed(0)} µs, other threads ${perRow[3].toFixed(0)} µs (${others}); in all ${perRow.reduce((a, b) => a + b, 0).toFixed(0)} µs (load average ${loadavg()[0].toFixed(1)} after)`,
+      `  the CLI's own CPU per row: ${(ours.cpuUs / rows).toFixed(0)} µs (against the bare route ${(floor.cpuUs / rows).toFixed(0)} µs); wall per row ${((ours.seconds * 1e6) / rows).toFixed(0)} µs on ${cpus().length} cores`,
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -2,6 +2,11 @@ import { Readable } from 'node:stream';
 import { Agent } from 'undici';
 import { CommandFailed, UsageError } from './errors.js';
 
+/** A body already written as JSON: sent as this text, not serialised again. */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 export interface Answer {
   status: number;
   /** The parsed JSON body, or null when there was none or it was not JSON. */
@@ -89,7 +94,7 @@ export class AdminClient {
         path: `/admin/v1${path}`,
         method: method as 'GET',
         headers: { authorization: this.auth, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: body === undefined ? undefined : body instanceof JsonText ? body.text : JSON.stringify(body),
       });
     } catch (err) {
       throw new CommandFailed(`Cannot reach the server at ${this.origin}: ${(err as Error).message}. Is it running, and is TURNOUT_URL right?`);

@@ -10,6 +10,8 @@ export interface Row {
   n: number;
   body?: unknown;
   problem?: Problem;
+  /** The body as JSON, made once when the row is checked: its size and its place in a batch's request. */
+  json?: string;
 }
 
 export type Format = 'csv' | 'ndjson';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { BatchStarted } from '../domain/events.js';
 import { DomainError } from '../domain/shared/errors.js';
-import type { Position } from '../domain/shared/events.js';
+import { comparePositions, type Position } from '../domain/shared/events.js';
 import { lastEvent } from '../eventlog/load.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 import { metadataOf, type WriteContext } from './context.js';
@@ -13,8 +13,12 @@ export const MAX_BATCH_ITEMS = 1000;
 const KEY_LIFE_MS = 24 * 60 * 60 * 1000;
 const SCAN_PAGE = 1000;
 
-/** What one item came to: the record it created or matched, or the domain error it answers. */
-export type ItemOutcome = { id: number; created: boolean } | DomainError;
+/**
+ * What one item came to: the record it created or matched, or the domain error it answers. A
+ * command that made the record's document from its own events (as the single create answers)
+ * gives it as `record`, so the answer need not read it back.
+ */
+export type ItemOutcome = { id: number; created: boolean; record?: Record<string, unknown> } | DomainError;
 
 export interface BatchResource {
   /** Stream category of the records the items write (`constituent` of `constituent-12`). */
@@ -22,7 +26,13 @@ export interface BatchResource {
   /** The id kind of the records the items create (commands/ids.ts). */
   idKind: string;
   /** One item, written exactly as the single create writes it (the same command function). */
-  write(deps: CommandDeps, ctx: WriteContext, body: unknown): Promise<{ id: number; created: boolean }>;
+  write(deps: CommandDeps, ctx: WriteContext, body: unknown): Promise<{ id: number; created: boolean; record?: Record<string, unknown> }>;
+  /**
+   * The command's only wait for the read models is for its own appends (a plain create): the
+   * batch then waits once, for the last of them, before it answers, instead of once per item.
+   * Not for an upsert, whose item may need an earlier item's record readable before it decides.
+   */
+  settlesOnce?: boolean;
 }
 
 /** The request's Idempotency-Key and its scope (api/idempotency.ts); absent without the header. */
@@ -56,6 +66,19 @@ export async function writeBatch(deps: CommandDeps, ctx: WriteContext, resource:
   // the items behind it until its id block's commit (a third of the import's rate, measured).
   await deps.ids.reserveAhead(resource.idKind, items.length - committed.size);
 
+  // The read models' wait of every item, kept to its furthest position and waited for once below:
+  // the batch answers no sooner than each item would have, so read-your-writes is the same.
+  let furthest: Position | null = null;
+  const itemDeps: CommandDeps = resource.settlesOnce
+    ? {
+        ...deps,
+        settle: (position) => {
+          if (position && (!furthest || comparePositions(position, furthest) > 0)) furthest = position;
+          return Promise.resolve();
+        },
+      }
+    : deps;
+
   const prefix = `${resource.category}-`;
   const outcomes: Array<Promise<ItemOutcome>> = [];
   let failure: { error: unknown } | null = null;
@@ -73,7 +96,7 @@ export async function writeBatch(deps: CommandDeps, ctx: WriteContext, resource:
     };
     const itemCtx: WriteContext = { ...ctx, ifMatch: undefined, revisions: undefined, batchItem: ref === undefined ? undefined : `${ref}#${i}`, onAppend };
     // Called in an async function so a check that throws at once is the item's answer too.
-    const run = (async () => resource.write(deps, itemCtx, items[i]))().then(
+    const run = (async () => resource.write(itemDeps, itemCtx, items[i]))().then(
       (r): ItemOutcome => r,
       (err: unknown): ItemOutcome => {
         if (err instanceof DomainError) return err;
@@ -88,6 +111,7 @@ export async function writeBatch(deps: CommandDeps, ctx: WriteContext, resource:
   // A failure that is not the item's own (the log, the store): the whole batch answers 5xx once
   // every item started has ended, and its retry runs what did not commit.
   if (failure) throw (failure as { error: unknown }).error;
+  if (furthest) await deps.settle(furthest, ctx);
   return results;
 }
 

@@ -2,7 +2,7 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { type BatchResource, type ItemOutcome, MAX_BATCH_ITEMS, writeBatch } from '../../commands/batch.js';
-import { createConstituent, upsertConstituentByEmail } from '../../commands/constituents.js';
+import { createConstituentRecord, upsertConstituentByEmail } from '../../commands/constituents.js';
 import type { WriteContext } from '../../commands/context.js';
 import { createEvent } from '../../commands/events.js';
 import { createTask } from '../../commands/volunteer-tasks.js';
@@ -29,7 +29,7 @@ import { readVolunteer } from './volunteers.js';
 /** decisions.md §14: a batch may be far bigger than one body (64 KB), on these routes only. */
 export const BATCH_BODY_LIMIT = 16 * 1024 * 1024;
 
-type Created = { id: number; created: boolean };
+type Created = { id: number; created: boolean; record?: Values };
 type Write = (deps: CommandDeps, ctx: WriteContext, body: Values) => Promise<Created>;
 
 /** The resources a batch writes; their path, stream category and answer key are domain/resources.ts's. */
@@ -42,8 +42,11 @@ interface Kind extends Pick<Batched, 'path' | 'key' | 'category'> {
   /** The record's fields in the order its schema gives them, as the single create's answer has them. */
   fields: string[];
   query?: TSchema;
-  /** The single create's command for the query sent. */
-  write(query: Record<string, string | undefined>): Write;
+  /**
+   * The single create's command for the query sent; `settlesOnce` when it waits for the read
+   * models only for its own appends (commands/batch.ts).
+   */
+  write(query: Record<string, string | undefined>): { write: Write; settlesOnce: boolean };
   read(services: Services, team: number, id: number): Promise<Values>;
 }
 
@@ -60,13 +63,15 @@ const KINDS: Kind[] = [
     query: C.CreateQuery,
     write: ({ mode, matchOn }) => {
       if ((mode === 'upsert') !== (matchOn === 'email')) throw new DomainError('invalid_field', 'Upsert needs both mode=upsert and matchOn=email.', mode ? 'matchOn' : 'mode');
-      return mode === 'upsert' ? upsertConstituentByEmail : created(createConstituent);
+      if (mode === 'upsert') return { write: upsertConstituentByEmail, settlesOnce: false };
+      // The single create's own command and answer: the record made from the item's events.
+      return { write: async (deps, ctx, body) => ({ ...(await createConstituentRecord(deps, ctx, body)), created: true }), settlesOnce: true };
     },
     read: readConstituent,
   },
-  { ...pick(RESOURCES.volunteer), body: V.CreateVolunteerBody, record: V.VolunteerRef, fields: Object.keys(V.Volunteer.properties), write: () => registerVolunteer, read: readVolunteer },
-  { ...pick(RESOURCES.volunteerTask), body: T.CreateTaskBody, record: T.VolunteerTaskRef, fields: Object.keys(T.VolunteerTask.properties), write: () => created(createTask), read: readTask },
-  { ...pick(RESOURCES.event), body: E.EventCreateBody, record: E.EventRef, fields: Object.keys(E.Event.properties), write: () => created(createEvent), read: (s, team, id) => readEvent(s.store, team, id) },
+  { ...pick(RESOURCES.volunteer), body: V.CreateVolunteerBody, record: V.VolunteerRef, fields: Object.keys(V.Volunteer.properties), write: () => ({ write: registerVolunteer, settlesOnce: false }), read: readVolunteer },
+  { ...pick(RESOURCES.volunteerTask), body: T.CreateTaskBody, record: T.VolunteerTaskRef, fields: Object.keys(T.VolunteerTask.properties), write: () => ({ write: created(createTask), settlesOnce: false }), read: readTask },
+  { ...pick(RESOURCES.event), body: E.EventCreateBody, record: E.EventRef, fields: Object.keys(E.Event.properties), write: () => ({ write: created(createEvent), settlesOnce: false }), read: (s, team, id) => readEvent(s.store, team, id) },
 ];
 
 const BatchBody = (kind: Kind) =>
@@ -113,13 +118,28 @@ function itemChecker(schema: TSchema): (body: unknown) => Values {
   };
 }
 
-const resultOf = async (kind: Kind, services: Services, team: number, outcome: ItemOutcome) => {
-  if (outcome instanceof DomainError) return { status: STATUS[outcome.code], error: errorOf(outcome) };
-  const record = await kind.read(services, team, outcome.id);
-  // What the single create's serializer writes: the schema's fields, in its order.
-  const shown: Values = {};
-  for (const f of kind.fields) if (f in record) shown[f] = record[f];
-  return { status: outcome.created ? 201 : 200, created: outcome.created, [kind.key]: shown };
+/**
+ * A record as the single create's serializer writes it: the schema's fields, in its order, those
+ * the record holds. Written straight as JSON text, one batch's answer holding up to a thousand.
+ */
+function recordWriter(fields: string[]): (record: Values) => string {
+  const names = fields.map((f) => `${JSON.stringify(f)}:`);
+  return (record) => {
+    let out = '';
+    for (let i = 0; i < fields.length; i++) {
+      const v = record[fields[i]];
+      if (v === undefined && !(fields[i] in record)) continue;
+      out += `${out ? ',' : ''}${names[i]}${v === null ? 'null' : JSON.stringify(v)}`;
+    }
+    return `{${out}}`;
+  };
+}
+
+/** One item's result as JSON text (decisions.md §14): the single create's answer with its status, or its error. */
+const resultOf = async (kind: Kind, write: (record: Values) => string, services: Services, team: number, outcome: ItemOutcome): Promise<string> => {
+  if (outcome instanceof DomainError) return JSON.stringify({ status: STATUS[outcome.code], error: errorOf(outcome) });
+  const record = outcome.record ?? (await kind.read(services, team, outcome.id));
+  return `{"status":${outcome.created ? 201 : 200},"created":${outcome.created},"${kind.key}":${write(record)}}`;
 };
 
 /**
@@ -133,12 +153,13 @@ export const batchRoutes =
   async (app) => {
     for (const kind of KINDS) {
       const check = itemChecker(kind.body);
+      const write = recordWriter(kind.fields);
       app.post(
         `${surface.prefix}/${kind.path}/batch`,
         {
           bodyLimit: BATCH_BODY_LIMIT,
-          // The answer is built from records as the read models hold them (as the single create's
-          // is) and is large: plain JSON, not a schema serializer testing each result's union.
+          // The answer is written as JSON text by resultOf (below), large as it is: no schema
+          // serializer testing each result's union.
           serializerCompiler: () => (data) => JSON.stringify(data),
           schema: {
             ...(surface.hide ? { hide: true } : {}),
@@ -150,17 +171,20 @@ export const batchRoutes =
             response: { 200: BatchResults(kind), ...errors(...API_WRITE_ERRORS, 422) },
           },
         },
-        async (request) => {
+        async (request, reply) => {
           const ctx = surface.contextOf(request);
-          const write = kind.write(request.query as Record<string, string | undefined>);
+          const { write: command, settlesOnce } = kind.write(request.query as Record<string, string | undefined>);
           const resource: BatchResource = {
             category: kind.category,
             idKind: kind.category,
-            write: (deps, itemCtx, body) => write(deps, { ...itemCtx, now: new Date() }, check(body)),
+            settlesOnce,
+            write: (deps, itemCtx, body) => command(deps, { ...itemCtx, now: new Date() }, check(body)),
           };
           const { items } = request.body as { items: unknown[] };
           const outcomes = await writeBatch(services, ctx, resource, items, request.idempotent);
-          return { results: await Promise.all(outcomes.map((o) => resultOf(kind, services, ctx.team, o))) };
+          const results = await Promise.all(outcomes.map((o) => resultOf(kind, write, services, ctx.team, o)));
+          // Text the response schema describes, already JSON (the typed reply expects the object).
+          return reply.type('application/json; charset=utf-8').send(`{"results":[${results.join(',')}]}` as never);
         },
       );
     }
