@@ -33,6 +33,7 @@ import { readModelTopology } from './topology.js';
 import { adoptPrepared } from './prepared.js';
 import { projectorVersions } from './thread-projectors.js';
 import { FeedTable } from '../dispatcher/feed-table.js';
+import { FeedModel, feedModelProjector } from '../dispatcher/feed-model.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 import { instrumentAppend, traceSettle } from './instrument.js';
 import { Metrics } from './metrics.js';
@@ -180,6 +181,10 @@ export async function openRuntime(
   if (feedTable) closers.push(() => feedTable.close());
   const rawStore = inFile?.store ?? (await openStore(config));
   closers.push(() => rawStore.close());
+  // Elsewhere the read store keeps the change feed too, a read model like the others (versioned,
+  // registered, built by the lease holder), so that no feed read opens a sealed event.
+  const models = inFile ? projectors : [...projectors, feedModelProjector(log)];
+  const feedModel = inFile ? undefined : new FeedModel(rawStore, async () => settle(await log.head()));
   if (inFile) closers.push(() => inFile.thread.stop());
   const nats = await openNats(config);
   if (nats) closers.push(() => nats.drain());
@@ -190,11 +195,11 @@ export async function openRuntime(
   // other has: projections/engine/sqlite-step.ts).
   // On a store several builds share, each build keeps (and waits on) its own versions' summary.
   const shared = topology === 'leased' || topology === 'reader';
-  const summary = shared ? summaryOf(projectors) : 'read-models';
-  const runner = topology === 'in-process' || topology === 'leased' ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError, report, summary }) : null;
-  await defineReadModels(rawStore, projectors);
+  const summary = shared ? summaryOf(models) : 'read-models';
+  const runner = topology === 'in-process' || topology === 'leased' ? new ProjectionRunner(log, rawStore, models, { onError: hooks.onProjectionError, report, summary }) : null;
+  await defineReadModels(rawStore, models);
   if (shared) {
-    const registration = await registerReadModels(rawStore, projectors, `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, report);
+    const registration = await registerReadModels(rawStore, models, `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, report);
     closers.push(() => registration.stop());
   }
   let leased: Awaited<ReturnType<typeof keepProjectionLease>> | null = null;
@@ -218,7 +223,7 @@ export async function openRuntime(
       markFollowing();
       if (runner && topology === 'leased') {
         await keepTeamFeed();
-        leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err), `read-models-${buildOf(projectors)}`);
+        leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err), `read-models-${buildOf(models)}`);
         closers.push(() => leased!.close());
         void catchUp.followShared(log, rawStore, summary);
       } else if (runner) {
@@ -283,6 +288,7 @@ export async function openRuntime(
     dataDir: config.dataDir,
     mainSealer,
     feedTable,
+    feedModel,
     webhookDb,
     idempotency,
     readModelsFile: inFile ? path.join(config.dataDir, READ_MODELS_FILE) : null,
@@ -303,6 +309,7 @@ export async function openRuntime(
     erasure,
     settleReads,
     feedTable,
+    feedModel,
     readsCaughtUp: () => catchUp.pending(),
     starting: () => starting,
     config,

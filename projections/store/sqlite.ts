@@ -35,6 +35,10 @@ export class SqliteReadStore implements ReadStore {
     return this.core.find(query) as Page<T>;
   }
 
+  async scan<T = Doc>(collection: string, filter: Filter, key: string, limit: number): Promise<T[]> {
+    return this.core.scan(collection, filter, key, limit) as T[];
+  }
+
   async put(collection: string, doc: Doc): Promise<void> {
     this.core.put(collection, doc);
   }

@@ -1,0 +1,201 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChangeFeed } from '../../dispatcher/feed.js';
+import { type Cursor, type FeedQuery, START, typeMatcher } from '../../dispatcher/feed-cursor.js';
+import { FEED_MODEL, FeedModel, feedModelProjector } from '../../dispatcher/feed-model.js';
+import { ProjectionRunner } from '../../projections/engine/main-thread.js';
+import { MongoReadStore } from '../../projections/store/mongo.js';
+import type { ReadStore } from '../../projections/store/port.js';
+import { SqliteReadStore } from '../../projections/store/sqlite.js';
+import { Erasure } from '../../runtime/erasure.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { MemoryReadStore } from '../support/memory-store/memory.js';
+import { scriptedMongo } from '../support/scripted-mongo.js';
+import { taskTeam, type TaskTeam, writeMixedChanges } from '../api/volunteer-support.js';
+
+/**
+ * The change feed's read model (dispatcher/feed-model.ts) on every read store that keeps it: the
+ * memory store, the SQLite store in memory (the in-process topology's), and MongoDB through a
+ * scripted collection. Kept by its projector from a real log, it must answer every page exactly
+ * as the feed built from the log answers it: envelopes byte for byte, `next` and `hasMore`, by
+ * page size, type, `until` and time window.
+ */
+let t: TestApp;
+let team: TaskTeam;
+let other: TaskTeam;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  other = await taskTeam(t);
+  team = await taskTeam(t);
+  await other.volunteer('Zed');
+  await writeMixedChanges(team);
+  await other.api.post('/constituents', { FirstName: 'Late', LastName: 'Other' });
+  await writeMixedChanges(team);
+}, 60_000);
+afterAll(() => t.close());
+
+const settled = async () => undefined;
+
+/** Every page from `after`, each as {changes, next, hasMore}. */
+async function pages(read: (q: FeedQuery) => Promise<{ changes: string[]; next: Cursor; hasMore: boolean }>, q: Omit<FeedQuery, 'after'>, after: Cursor = START) {
+  const out = [];
+  for (;;) {
+    const page = await read({ ...q, after });
+    out.push(page);
+    if (!page.hasMore) return out;
+    after = page.next;
+  }
+}
+
+/** Keeps the store's feed from the app's log with a runner of its own, as a lease holder would. */
+async function projected(store: ReadStore) {
+  const log = t.runtime.services.log;
+  const runner = new ProjectionRunner(log, store, [feedModelProjector(log)]);
+  await runner.start();
+  await runner.waitFor((await log.head())!);
+  return runner;
+}
+
+const stores: Array<[string, () => { store: ReadStore; mongo?: ReturnType<typeof scriptedMongo> }]> = [
+  ['the memory store', () => ({ store: new MemoryReadStore() })],
+  ['the SQLite store in memory', () => ({ store: new SqliteReadStore(':memory:') })],
+  [
+    'MongoDB (scripted collection)',
+    () => {
+      const mongo = scriptedMongo();
+      return { store: new MongoReadStore(mongo.db), mongo };
+    },
+  ],
+];
+
+describe.each(stores)('the change feed read model on %s', (_name, make) => {
+  it('answers every page exactly as the feed built from the log does', async () => {
+    const { store } = make();
+    const runner = await projected(store);
+    try {
+      const model = new FeedModel(store, settled);
+      const fromLog = new ChangeFeed(t.runtime.services.log);
+      const same = async (q: Omit<FeedQuery, 'after'>, after?: Cursor) =>
+        expect(await pages((p) => model.page(team.id, p), q, after)).toEqual(await pages((p) => fromLog.page(team.id, p), q, after));
+      const all = await pages((p) => fromLog.page(team.id, p), { types: null, limit: 1000 });
+      expect(all[0].changes.length).toBeGreaterThanOrEqual(16);
+      for (const limit of [1000, 1, 3]) await same({ types: null, limit });
+      await same({ types: typeMatcher('volunteer_task.*,constituent.updated'), limit: 2 });
+      await same({ types: typeMatcher('donation.*'), limit: 5 });
+      const middle = (await fromLog.page(team.id, { after: START, types: null, limit: 5 })).next;
+      await same({ types: null, limit: 4 }, middle);
+      await same({ types: null, limit: 4, until: (await fromLog.page(team.id, { after: START, types: null, limit: 9 })).next });
+      // The second of the seventh change: some of the team's changes, if not all, fall in it.
+      const at = JSON.parse(all[0].changes[6]).created * 1000;
+      await same({ types: null, limit: 3, at: { from: at, to: at + 999 } });
+      const now = await fromLog.now();
+      expect(await model.page(team.id, { after: now, types: null, limit: 10 })).toEqual({ changes: [], next: now, hasMore: false });
+      await fromLog.close();
+    } finally {
+      await runner.stop();
+    }
+  });
+
+  it('is idempotent: the log applied again from its start changes nothing', async () => {
+    const { store } = make();
+    const runner = await projected(store);
+    await runner.stop();
+    const model = new FeedModel(store, settled);
+    const before = await pages((p) => model.page(team.id, p), { types: null, limit: 7 });
+    await store.setCheckpoint('projector:change-feed@v1', { commit: 0n, prepare: 0n });
+    const again = await projected(store);
+    await again.stop();
+    expect(await pages((p) => model.page(team.id, p), { types: null, limit: 7 })).toEqual(before);
+  });
+});
+
+describe('the change feed read model on MongoDB (scripted collection)', () => {
+  it('reads a page as one find on the team and the envelope number, sorted by it, one past the page, counting nothing', async () => {
+    const mongo = scriptedMongo();
+    const store = new MongoReadStore(mongo.db);
+    const runner = await projected(store);
+    await runner.stop();
+    mongo.calls.length = 0;
+    const page = await new FeedModel(store, settled).page(team.id, { after: START, types: typeMatcher('constituent.*'), limit: 2 });
+    expect(page.changes).toHaveLength(2);
+    expect(mongo.calls.map((c) => [c.collection, c.op])).toEqual([['changeFeed.v1', 'find']]);
+    const [filter, , cursor] = mongo.calls[0].args as [unknown, unknown, { sort: unknown; limit: number }];
+    expect(filter).toEqual({
+      $and: [{ team: { $eq: team.id } }, { seq: { $gte: '00000000000000000000' } }, { type: { $in: ['constituent.created', 'constituent.updated', 'constituent.deleted', 'constituent.erased'] } }],
+    });
+    expect(cursor).toMatchObject({ sort: { seq: 1 }, limit: 3 });
+  });
+
+  it('is rewritten by an erasure, in the same operation: no erased value left in the collection, every envelope as the log now builds it', async () => {
+    const mongo = scriptedMongo();
+    const store = new MongoReadStore(mongo.db);
+    const runner = await projected(store);
+    try {
+      const marked = await team.api.post('/constituents', { FirstName: 'Mkfirstfeed', LastName: 'Mklastfeed', Email1: 'mkfeed@example.org' });
+      const id = marked.body.constituent.PkConstituent as number;
+      await team.api.patch(`/constituents/${id}`, { MailingCity: 'Mkcityfeed' });
+      await team.api.post('/volunteers', { FkConstituent: id });
+      const { services } = t.runtime;
+      await runner.waitFor((await services.log.head())!);
+      const text = () => JSON.stringify(mongo.documents(`${FEED_MODEL.name}.v1`));
+      expect(text()).toContain('Mklastfeed');
+      // The erasure as a process beside the lease holder runs it: its settle waits for the shared store.
+      const erasure = new Erasure({
+        deps: {
+          ...services,
+          settle: async (p) => {
+            await services.settle(p);
+            if (p) await runner.waitFor(p);
+          },
+        },
+        dataDir: ':memory:',
+        mainSealer: services.mainSealer,
+        feedModel: new FeedModel(store, settled),
+        webhookDb: null,
+        idempotency: services.idempotency,
+        readModelsFile: null,
+        report: () => undefined,
+      });
+      await erasure.erase({ team: team.id, source: 'Application', keyName: null, correlationId: 'erase-feed', now: new Date() }, id, null);
+      erasure.close();
+      for (const mark of ['Mkfirstfeed', 'Mklastfeed', 'mkfeed@example.org', 'Mkcityfeed']) expect(text()).not.toContain(mark);
+      await runner.waitFor((await services.log.head())!);
+      const fromLog = new ChangeFeed(services.log);
+      const model = new FeedModel(store, settled);
+      const expected = await pages((p) => fromLog.page(team.id, p), { types: null, limit: 1000 });
+      expect(await pages((p) => model.page(team.id, p), { types: null, limit: 1000 })).toEqual(expected);
+      const mine = expected.flatMap((p) => p.changes.map((c) => JSON.parse(c))).filter((e) => e.data.PkConstituent === id);
+      expect(mine.map((e) => e.type)).toEqual(['constituent.created', 'constituent.updated', 'constituent.erased']);
+      expect(mine.every((e) => e.erased === true && (e.data.LastName ?? null) === null)).toBe(true);
+      await fromLog.close();
+    } finally {
+      await runner.stop();
+    }
+  });
+});
+
+describe('the change feed of a runtime whose read models are in memory (the in-process topology)', () => {
+  it('is served from the read model, reading no event of the log: pages, a long poll and the export', async () => {
+    const { services } = t.runtime;
+    expect(services.feedModel).toBeDefined();
+    expect(services.feedTable).toBeUndefined();
+    const log = services.log as { readTeam?: unknown };
+    const readTeam = log.readTeam;
+    log.readTeam = () => {
+      throw new Error('the feed read the log');
+    };
+    try {
+      const page = await team.api.get('/changes?limit=5');
+      expect(page.status, page.raw).toBe(200);
+      expect(page.body.changes).toHaveLength(5);
+      const waiting = team.api.get(`/changes?after=${(await team.api.get('/changes?after=now')).body.next}&wait=20`);
+      const written = await team.api.post('/constituents', { FirstName: 'Polled', LastName: 'Model' });
+      expect((await waiting).body.changes.map((e: any) => e.data.PkConstituent)).toEqual([written.body.constituent.PkConstituent]);
+      const exported = await team.admin.get(`/export?from=${page.body.next}`);
+      expect(exported.status, exported.raw).toBe(200);
+      expect(exported.raw.trim().split('\n').length).toBeGreaterThan(10);
+    } finally {
+      log.readTeam = readTeam;
+    }
+  });
+});
