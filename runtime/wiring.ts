@@ -79,6 +79,18 @@ const embedded = (log: SqliteEventLog) => ({ log, database: log.database });
  */
 type BenchLog = 'port' | 'sealed' | null;
 
+/**
+ * A second bench switch, beside TURNOUT_BENCH_LOG only: `TURNOUT_BENCH_FEED=log` serves the change
+ * feed built from the log at each read, as before the feed's read model, so that the bench prints
+ * both (bench/sealing.ts). The read model is kept all the same, so writes cost the same.
+ */
+function feedFromLogOf(env: NodeJS.ProcessEnv, benchLog: BenchLog): boolean {
+  const v = env.TURNOUT_BENCH_FEED?.trim();
+  if (!v) return false;
+  if (v !== 'log' || !benchLog) throw new Error(`TURNOUT_BENCH_FEED is log, beside TURNOUT_BENCH_LOG (a bench switch), not ${JSON.stringify(v)}`);
+  return true;
+}
+
 function benchLogOf(env: NodeJS.ProcessEnv, config: Config): BenchLog {
   const v = env.TURNOUT_BENCH_LOG?.trim();
   if (!v) return null;
@@ -158,6 +170,7 @@ export async function openRuntime(
   const report = hooks.report ?? ((m: string) => console.warn(m));
   const closers: Array<() => Promise<void> | void> = [];
   const benchLog = benchLogOf(hooks.env ?? process.env, config);
+  const feedFromLog = feedFromLogOf(hooks.env ?? process.env, benchLog);
   const topology = benchLog ? 'in-process' : readModelTopology(config);
   // Without a shared queue (NATS), two processes on one data dir would both dispatch every webhook.
   if (!config.natsUrl && config.dataDir !== ':memory:') {
@@ -309,7 +322,7 @@ export async function openRuntime(
     erasure,
     settleReads,
     feedTable,
-    feedModel,
+    feedModel: feedFromLog ? undefined : feedModel,
     readsCaughtUp: () => catchUp.pending(),
     starting: () => starting,
     config,

@@ -6,10 +6,13 @@ import { ProjectionRunner } from '../../projections/engine/main-thread.js';
 import { MongoReadStore } from '../../projections/store/mongo.js';
 import type { ReadStore } from '../../projections/store/port.js';
 import { SqliteReadStore } from '../../projections/store/sqlite.js';
+import { testConfig } from '../../runtime/config.js';
 import { Erasure } from '../../runtime/erasure.js';
+import { openRuntime } from '../../runtime/wiring.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
 import { scriptedMongo } from '../support/scripted-mongo.js';
+import { tempDirs } from '../support/temp-dirs.js';
 import { taskTeam, type TaskTeam, writeMixedChanges } from '../api/volunteer-support.js';
 
 /**
@@ -197,5 +200,22 @@ describe('the change feed of a runtime whose read models are in memory (the in-p
     } finally {
       log.readTeam = readTeam;
     }
+  });
+});
+
+describe('the bench switch TURNOUT_BENCH_FEED (bench/sealing.ts)', () => {
+  const tempDir = tempDirs('turnout-bench-feed-');
+  it('serves the feed built from the log only with TURNOUT_BENCH_FEED=log beside TURNOUT_BENCH_LOG, and refuses it alone', async () => {
+    const feedOf = async (env: NodeJS.ProcessEnv) => {
+      const runtime = await openRuntime(testConfig({ dataDir: tempDir() }), { env });
+      try {
+        return { model: Boolean(runtime.services.feedModel), table: Boolean(runtime.services.feedTable) };
+      } finally {
+        await runtime.close();
+      }
+    };
+    expect(await feedOf({ TURNOUT_BENCH_LOG: 'port' })).toEqual({ model: true, table: false });
+    expect(await feedOf({ TURNOUT_BENCH_LOG: 'sealed', TURNOUT_BENCH_FEED: 'log' })).toEqual({ model: false, table: false });
+    await expect(feedOf({ TURNOUT_BENCH_FEED: 'log' })).rejects.toThrow(/TURNOUT_BENCH_FEED/);
   });
 });
