@@ -177,6 +177,48 @@ describe('the change feed read model on MongoDB (scripted collection)', () => {
   });
 });
 
+describe('an erasure stopped before the change feed\u2019s read model was rewritten (MongoDB, scripted collection)', () => {
+  const tempDir = tempDirs('turnout-feed-erasure-');
+  it('is finished at the next start: the journal\u2019s resume rewrites the collection', async () => {
+    const mongo = scriptedMongo();
+    const store = new MongoReadStore(mongo.db);
+    const runner = await projected(store);
+    const dataDir = tempDir();
+    try {
+      const { services } = t.runtime;
+      const id = (await team.api.post('/constituents', { FirstName: 'Mkresumefirst', LastName: 'Mkresumelast' })).body.constituent.PkConstituent as number;
+      await runner.waitFor((await services.log.head())!);
+      const text = () => JSON.stringify(mongo.documents(`${FEED_MODEL.name}.v1`));
+      expect(text()).toContain('Mkresumelast');
+      const stores = (feedModel: FeedModel) => ({
+        deps: { ...services, settle: async (p: Parameters<typeof services.settle>[0]) => (await services.settle(p), p ? runner.waitFor(p) : undefined) },
+        dataDir,
+        mainSealer: services.mainSealer,
+        feedModel,
+        webhookDb: null,
+        idempotency: services.idempotency,
+        readModelsFile: null,
+        report: () => undefined,
+      });
+      // The process dies in the feed step: the store's first write fails, as a lost connection would.
+      const dying = new FeedModel({ ...store, scan: store.scan.bind(store), put: async () => Promise.reject(new Error('connection lost')) } as unknown as ReadStore, settled);
+      const first = new Erasure(stores(dying));
+      await expect(first.erase({ team: team.id, source: 'Application', keyName: null, correlationId: 'erase-resume', now: new Date() }, id, null)).rejects.toThrow(/connection lost/);
+      first.close();
+      expect(text()).toContain('Mkresumelast');
+      const next = new Erasure(stores(new FeedModel(store, settled)));
+      expect(next.status()).toMatchObject({ name: 'erasures', behind: 1 });
+      await next.resume();
+      expect(next.status()).toBeNull();
+      next.close();
+      expect(text()).not.toContain('Mkresumelast');
+      expect(text()).not.toContain('Mkresumefirst');
+    } finally {
+      await runner.stop();
+    }
+  });
+});
+
 describe('the change feed of a runtime whose read models are in memory (the in-process topology)', () => {
   it('is served from the read model, reading no event of the log: pages, a long poll and the export', async () => {
     const { services } = t.runtime;
