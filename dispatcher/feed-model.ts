@@ -113,7 +113,11 @@ export class FeedModel {
    * decisions.md §17: the team's envelopes that `stale` picks (by envelope number or JSON) are
    * built again by `rebuild` from the log as the erasure left it, or removed when they fire no
    * longer; each write is the store's own (acknowledged by MongoDB before the next). Answers how
-   * many changed.
+   * many changed. The in-memory SQLite store has one connection: a write made while the
+   * projector's chunk is open (its transaction spans the projector's reads of the log) commits
+   * or rolls back with that chunk, so a chunk that fails then puts the old envelope back in
+   * memory until the process restarts (and rebuilds it from the erased log); MongoDB's writes
+   * outside the projector's session are not exposed to that.
    */
   async rewrite(team: number, stale: (seq: bigint, json: string) => boolean, rebuild: EnvelopeRebuild): Promise<number> {
     let changed = 0;
