@@ -33,7 +33,8 @@ import { readModelTopology } from './topology.js';
 import { adoptPrepared } from './prepared.js';
 import { projectorVersions } from './thread-projectors.js';
 import { FeedTable } from '../dispatcher/feed-table.js';
-import { FeedModel, feedModelProjector } from '../dispatcher/feed-model.js';
+import { FeedModel } from '../dispatcher/feed-model.js';
+import { storeProjectors } from './store-models.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 import { instrumentAppend, traceSettle } from './instrument.js';
 import { Metrics } from './metrics.js';
@@ -196,7 +197,7 @@ export async function openRuntime(
   closers.push(() => rawStore.close());
   // Elsewhere the read store keeps the change feed too, a read model like the others (versioned,
   // registered, built by the lease holder), so that no feed read opens a sealed event.
-  const models = inFile ? projectors : [...projectors, feedModelProjector(log)];
+  const models = inFile ? projectors : storeProjectors(log);
   const feedModel = inFile ? undefined : new FeedModel(rawStore, async () => settle(await log.head()));
   if (inFile) closers.push(() => inFile.thread.stop());
   const nats = await openNats(config);

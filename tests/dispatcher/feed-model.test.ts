@@ -2,12 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeFeed } from '../../dispatcher/feed.js';
 import { type Cursor, type FeedQuery, START, typeMatcher } from '../../dispatcher/feed-cursor.js';
 import { FEED_MODEL, FeedModel, feedModelProjector } from '../../dispatcher/feed-model.js';
+import { buildOf, usedCollections } from '../../projections/engine/builds.js';
 import { ProjectionRunner } from '../../projections/engine/main-thread.js';
+import { defineReadModels } from '../../projections/engine/step.js';
+import { planDrop } from '../../projections/store/mongo-versions.js';
 import { MongoReadStore } from '../../projections/store/mongo.js';
 import type { ReadStore } from '../../projections/store/port.js';
 import { SqliteReadStore } from '../../projections/store/sqlite.js';
 import { testConfig } from '../../runtime/config.js';
 import { Erasure } from '../../runtime/erasure.js';
+import { storeProjectors } from '../../runtime/store-models.js';
 import { openRuntime } from '../../runtime/wiring.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
@@ -174,6 +178,22 @@ describe('the change feed read model on MongoDB (scripted collection)', () => {
     } finally {
       await runner.stop();
     }
+  });
+});
+
+describe('the change feed read model among the others on MongoDB (blue/green)', () => {
+  it('is laid out under its version, part of the build, registered as used, and dropped by --drop-unused only once no live build names its version', async () => {
+    const mongo = scriptedMongo();
+    const models = storeProjectors(t.runtime.services.log);
+    await defineReadModels(new MongoReadStore(mongo.db), models);
+    expect(mongo.calls.filter((c) => c.op === 'createIndexes' && c.collection.startsWith('changeFeed')).map((c) => c.collection)).toEqual(['changeFeed.v1']);
+    const withoutFeed = models.filter((p) => p.name !== 'change-feed');
+    expect(buildOf(models)).not.toBe(buildOf(withoutFeed));
+    const live = (ps: typeof models) => [{ build: buildOf(ps), projectors: ps.map((p) => ({ name: p.name, version: p.version })), collections: usedCollections(ps), seenAt: new Date() }];
+    const existing = ['changeFeed.v0', 'changeFeed.v1'];
+    expect(planDrop(existing, [], live(models), new Set()).drop).toEqual(['changeFeed.v0']);
+    // A build before the feed's read model, alone: the feed's collections are no one's.
+    expect(planDrop(existing, ['projector:change-feed@v1'], live(withoutFeed), new Set())).toMatchObject({ drop: ['changeFeed.v0', 'changeFeed.v1'], checkpoints: ['projector:change-feed@v1'] });
   });
 });
 
