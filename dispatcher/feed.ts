@@ -28,8 +28,8 @@ export interface FeedPages {
  * code that builds the dispatcher's (envelope.ts), for every change an endpoint subscribed to
  * ["*"] would have received. They are read from the read model a projector keeps of them: on
  * the embedded stack the table the projector thread keeps (feed-table.ts), on the read store
- * (MongoDB, in memory) its collection (feed-model.ts). Built from the team's own events at each
- * read (EventLog.readTeam) only where there is neither: a replay's own feed.
+ * (MongoDB, in memory) its collection (feed-model.ts); webhook replays read the same. Built from
+ * the team's own events at each read (EventLog.readTeam) only where there is neither.
  */
 export class ChangeFeed {
   private readonly waker: FeedWaker;

@@ -1,5 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ChangeFeed } from '../../dispatcher/feed.js';
+import type { DeliveryQueue, DeliveryTask } from '../../dispatcher/queue/port.js';
+import { ReplayRunner } from '../../dispatcher/replay-runner.js';
 import { type Cursor, type FeedQuery, START, typeMatcher } from '../../dispatcher/feed-cursor.js';
 import { FEED_MODEL, FeedModel, feedModelProjector } from '../../dispatcher/feed-model.js';
 import { buildOf, usedCollections } from '../../projections/engine/builds.js';
@@ -240,7 +242,7 @@ describe('an erasure stopped before the change feed\u2019s read model was rewrit
 });
 
 describe('the change feed of a runtime whose read models are in memory (the in-process topology)', () => {
-  it('is served from the read model, reading no event of the log: pages, a long poll and the export', async () => {
+  it('is served from the read model, reading no event of the log: pages, a long poll, the export and a webhook replay', async () => {
     const { services } = t.runtime;
     expect(services.feedModel).toBeDefined();
     expect(services.feedTable).toBeUndefined();
@@ -259,6 +261,21 @@ describe('the change feed of a runtime whose read models are in memory (the in-p
       const exported = await team.admin.get(`/export?from=${page.body.next}`);
       expect(exported.status, exported.raw).toBe(200);
       expect(exported.raw.trim().split('\n').length).toBeGreaterThan(10);
+      // A webhook replay reads the same pages (runtime/webhooks.ts gives its runner the read model).
+      const { deliveries, replays, webhooks } = services;
+      const ep = (await team.admin.post('/webhook-endpoints', { url: 'http://127.0.0.1:9/none', events: ['constituent.created'] })).body.webhookEndpoint.id;
+      const queued: DeliveryTask[] = [];
+      const queue = { add: async (tasks: DeliveryTask[]) => void queued.push(...tasks) } as unknown as DeliveryQueue;
+      const job = await webhooks.replay(team.id, ep, { from: '2000-01-01T00:00:00Z' });
+      const replaying = new ReplayRunner({ log: services.log, queue, deliveries, replays, feed: services.feedModel });
+      replaying.start();
+      try {
+        await vi.waitFor(() => expect(queued.length).toBeGreaterThanOrEqual(5), { timeout: 15_000 });
+        expect(queued.every((q) => q.eventType === 'constituent.created')).toBe(true);
+        expect((await replays.get(job.id))?.error ?? null).toBeNull();
+      } finally {
+        await replaying.stop();
+      }
     } finally {
       log.readTeam = readTeam;
     }
