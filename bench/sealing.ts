@@ -124,7 +124,7 @@ async function walkOnce(p: Product): Promise<number> {
 function cpuLine(label: string, rounds: Array<{ plain: number; sealed: number }>): string {
   const extra = (median(rounds.map((r) => r.sealed / r.plain)) - 1) * 100;
   const us = (side: 'plain' | 'sealed') => median(rounds.map((r) => r[side])).toFixed(0);
-  return `  ${label}: plain ${us('plain')} µs, sealed ${us('sealed')} µs: +${extra.toFixed(1)}%; rounds ${rounds.map((r) => ((r.sealed / r.plain - 1) * 100).toFixed(1)).join(', ')}%`;
+  return `  ${label}: plain ${us('plain')} µs, sealed ${us('sealed')} µs: ${extra >= 0 ? '+' : ''}${extra.toFixed(1)}%; rounds ${rounds.map((r) => ((r.sealed / r.plain - 1) * 100).toFixed(1)).join(', ')}%`;
 }
 
 /** The feed read, plain against sealed, on a pair of servers seeded alike: warmed up, then alternated rounds. */
