@@ -7,7 +7,7 @@ const feeds = new WeakMap<Services, ChangeFeed>();
 /** The one change feed of an app's services (its long-poll subscription is shared by every reader). */
 export function changeFeed(services: Services): ChangeFeed {
   let feed = feeds.get(services);
-  if (!feed) feeds.set(services, (feed = new ChangeFeed(services.log, services.feedTable ?? null)));
+  if (!feed) feeds.set(services, (feed = new ChangeFeed(services.log, services.feedTable ?? services.feedModel ?? null)));
   return feed;
 }
 

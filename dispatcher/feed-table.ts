@@ -89,7 +89,7 @@ export function feedTableProjector(db: Database.Database, streams: StreamReader,
  * up to the event (in this log, positions are one per event), so it reads nothing for it: most
  * events of a big team are creations. Every other stream it reads from the log.
  */
-function asOfFirst(streams: StreamReader, event: RecordedEvent): StreamReader {
+export function asOfFirst(streams: StreamReader, event: RecordedEvent): StreamReader {
   const { readStreamUntil } = streams;
   if (event.revision !== 0n || !readStreamUntil) return streams;
   return {

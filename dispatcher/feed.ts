@@ -4,7 +4,6 @@ import type { EventLog } from '../eventlog/port.js';
 import { mayFire } from './catalog.js';
 import { envelopesIn } from './envelope.js';
 import { ALL, type Cursor, type FeedQuery, type JsonPage, START } from './feed-cursor.js';
-import type { FeedTable } from './feed-table.js';
 import { FeedWaker } from './feed-waker.js';
 
 const within = (at: string, span: FeedQuery['at']) => {
@@ -19,12 +18,18 @@ const RECHECKS = 20;
 /** Events read from the log per look at most; a page maps at most `limit` + 1 envelopes' worth of them. */
 const BATCH = 500;
 
+/** Where pages are read when not from the log: a read model of the envelopes, settled to the log's head at each page. */
+export interface FeedPages {
+  page(team: number, q: FeedQuery): Promise<JsonPage>;
+}
+
 /**
  * The change feed (decisions.md §10): a team's webhook envelopes in log order, built by the very
  * code that builds the dispatcher's (envelope.ts), for every change an endpoint subscribed to
- * ["*"] would have received. On the embedded stack they are read from the table the projector
- * thread keeps of them (feed-table.ts); elsewhere built from the team's own events at each read
- * (EventLog.readTeam).
+ * ["*"] would have received. They are read from the read model a projector keeps of them: on
+ * the embedded stack the table the projector thread keeps (feed-table.ts), on the read store
+ * (MongoDB, in memory) its collection (feed-model.ts); webhook replays read the same. Built from
+ * the team's own events at each read (EventLog.readTeam) only where there is neither.
  */
 export class ChangeFeed {
   private readonly waker: FeedWaker;
@@ -35,7 +40,7 @@ export class ChangeFeed {
 
   constructor(
     private readonly log: EventLog,
-    private readonly table: FeedTable | null = null,
+    private readonly table: FeedPages | null = null,
   ) {
     this.waker = new FeedWaker(log);
   }

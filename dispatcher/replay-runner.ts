@@ -3,7 +3,7 @@ import { endpointEvolver, webhookEndpointStream } from '../domain/webhook-endpoi
 import { load } from '../eventlog/load.js';
 import type { EventLog } from '../eventlog/port.js';
 import type { DeliveryLog } from './deliveries.js';
-import { ChangeFeed } from './feed.js';
+import { ChangeFeed, type FeedPages } from './feed.js';
 import { decodeCursor, encodeCursor } from './feed-cursor.js';
 import { parseBound, rangeQuery } from './feed-range.js';
 import type { DeliveryQueue, DeliveryTask } from './queue/port.js';
@@ -15,6 +15,11 @@ export interface ReplayRunnerDeps {
   queue: DeliveryQueue;
   deliveries: DeliveryLog;
   replays: ReplayStore;
+  /**
+   * The change feed's read model where there is one (the embedded table, the read store's
+   * collection): a replay reads its pages there, as GET /changes does, and opens no sealed event.
+   */
+  feed?: FeedPages;
   report?: (message: string) => void;
   /** A replay's tasks queued and not yet finished, at most (default 1,000). */
   window?: number;
@@ -44,7 +49,7 @@ export class ReplayRunner {
   private readonly batch: number;
 
   constructor(private readonly deps: ReplayRunnerDeps) {
-    this.feed = new ChangeFeed(deps.log);
+    this.feed = new ChangeFeed(deps.log, deps.feed ?? null);
     this.window = deps.window ?? 1000;
     this.batch = deps.batch ?? 250;
   }

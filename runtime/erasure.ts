@@ -10,6 +10,7 @@ import { DomainError, notFound } from '../domain/shared/errors.js';
 import type { Source } from '../domain/shared/events.js';
 import { envelopeRebuilder, mentionsAny, purgeQueuedBodies } from '../dispatcher/erasure.js';
 import type { FeedTable } from '../dispatcher/feed-table.js';
+import type { FeedModel } from '../dispatcher/feed-model.js';
 import { erasedData, personalValues, truncateWal } from '../eventlog/erase.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
 import type { Sealer } from '../eventlog/sealing.js';
@@ -32,6 +33,8 @@ export interface ErasureStores {
   dataDir: string;
   mainSealer: Sealer;
   feedTable?: FeedTable;
+  /** The change feed's collection in the read store, where the read models are not the data dir's file. */
+  feedModel?: FeedModel;
   webhookDb: Database.Database | null;
   idempotency: IdempotencyStore;
   /** The read database's file, whose WAL is emptied after the read models dropped the person. */
@@ -134,7 +137,9 @@ export class Erasure {
     const stale = mentionsAny(values);
     const positions = new Set((await deps.log.readStream(stream)).map((e) => e.position.prepare));
     const rebuild = envelopeRebuilder(deps.log, row.team);
-    await this.s.feedTable?.rewrite(row.team, (seq, json) => positions.has(seq / 10n) || stale(json), rebuild);
+    const staleEnvelope = (seq: bigint, json: string) => positions.has(seq / 10n) || stale(json);
+    await this.s.feedTable?.rewrite(row.team, staleEnvelope, rebuild);
+    await this.s.feedModel?.rewrite(row.team, staleEnvelope, rebuild);
     this.step('feed');
     if (this.s.webhookDb) {
       await purgeQueuedBodies(this.s.webhookDb, row.team, stale, rebuild);

@@ -6,6 +6,7 @@ import type { WebhookOperations } from '../dispatcher/operations.js';
 import type { DeliveryQueue } from '../dispatcher/queue/port.js';
 import type { ReplayStore } from '../dispatcher/replays.js';
 import type { FeedTable } from '../dispatcher/feed-table.js';
+import type { FeedModel } from '../dispatcher/feed-model.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
 import type { ProjectionRunner } from '../projections/engine/main-thread.js';
 import type { ProjectorThread } from '../projections/engine/thread.js';
@@ -48,6 +49,8 @@ export interface Services extends CommandDeps {
   webhooks: WebhookOperations;
   /** The change feed's table in the embedded read database (dispatcher/feed-table.ts); absent elsewhere. */
   feedTable?: FeedTable;
+  /** The change feed's collection in the read store (dispatcher/feed-model.ts): wherever the read models are not the data dir's file. */
+  feedModel?: FeedModel;
   /** Idempotency-Key answers (decisions.md §11): embedded SQLite, or MongoDB shared by every API process. */
   idempotency: IdempotencyStore;
   /** Tasks in this process's delivery queue, once it has opened one; null before. */

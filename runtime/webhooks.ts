@@ -225,7 +225,7 @@ export async function startDispatcher(
         onError: (err) => report(`webhook dispatcher: ${err instanceof Error ? err.message : String(err)}`),
         report,
       }),
-    () => new ReplayRunner({ log: services.log, queue, deliveries, replays, report }),
+    () => new ReplayRunner({ log: services.log, queue, deliveries, replays, feed: services.feedTable ?? services.feedModel, report }),
   );
   // With a shared queue several dispatcher processes run. Delivery workers run in all of them,
   // but only the holder of a lease follows the log and enqueues: a dispatcher far behind the

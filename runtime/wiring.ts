@@ -33,6 +33,8 @@ import { readModelTopology } from './topology.js';
 import { adoptPrepared } from './prepared.js';
 import { projectorVersions } from './thread-projectors.js';
 import { FeedTable } from '../dispatcher/feed-table.js';
+import { FeedModel } from '../dispatcher/feed-model.js';
+import { storeProjectors } from './store-models.js';
 import { endpointUrlCheck } from '../dispatcher/ssrf.js';
 import { instrumentAppend, traceSettle } from './instrument.js';
 import { Metrics } from './metrics.js';
@@ -77,6 +79,18 @@ const embedded = (log: SqliteEventLog) => ({ log, database: log.database });
  * projector thread reads the log's file itself, so it does not run then.
  */
 type BenchLog = 'port' | 'sealed' | null;
+
+/**
+ * A second bench switch, beside TURNOUT_BENCH_LOG only: `TURNOUT_BENCH_FEED=log` serves the change
+ * feed built from the log at each read, as before the feed's read model, so that the bench prints
+ * both (bench/sealing.ts). The read model is kept all the same, so writes cost the same.
+ */
+function feedFromLogOf(env: NodeJS.ProcessEnv, benchLog: BenchLog): boolean {
+  const v = env.TURNOUT_BENCH_FEED?.trim();
+  if (!v) return false;
+  if (v !== 'log' || !benchLog) throw new Error(`TURNOUT_BENCH_FEED is log, beside TURNOUT_BENCH_LOG (a bench switch), not ${JSON.stringify(v)}`);
+  return true;
+}
 
 function benchLogOf(env: NodeJS.ProcessEnv, config: Config): BenchLog {
   const v = env.TURNOUT_BENCH_LOG?.trim();
@@ -157,6 +171,7 @@ export async function openRuntime(
   const report = hooks.report ?? ((m: string) => console.warn(m));
   const closers: Array<() => Promise<void> | void> = [];
   const benchLog = benchLogOf(hooks.env ?? process.env, config);
+  const feedFromLog = feedFromLogOf(hooks.env ?? process.env, benchLog);
   const topology = benchLog ? 'in-process' : readModelTopology(config);
   // Without a shared queue (NATS), two processes on one data dir would both dispatch every webhook.
   if (!config.natsUrl && config.dataDir !== ':memory:') {
@@ -180,6 +195,10 @@ export async function openRuntime(
   if (feedTable) closers.push(() => feedTable.close());
   const rawStore = inFile?.store ?? (await openStore(config));
   closers.push(() => rawStore.close());
+  // Elsewhere the read store keeps the change feed too, a read model like the others (versioned,
+  // registered, built by the lease holder), so that no feed read opens a sealed event.
+  const models = inFile ? projectors : storeProjectors(log);
+  const feedModel = inFile ? undefined : new FeedModel(rawStore, async () => settle(await log.head()));
   if (inFile) closers.push(() => inFile.thread.stop());
   const nats = await openNats(config);
   if (nats) closers.push(() => nats.drain());
@@ -190,11 +209,11 @@ export async function openRuntime(
   // other has: projections/engine/sqlite-step.ts).
   // On a store several builds share, each build keeps (and waits on) its own versions' summary.
   const shared = topology === 'leased' || topology === 'reader';
-  const summary = shared ? summaryOf(projectors) : 'read-models';
-  const runner = topology === 'in-process' || topology === 'leased' ? new ProjectionRunner(log, rawStore, projectors, { onError: hooks.onProjectionError, report, summary }) : null;
-  await defineReadModels(rawStore, projectors);
+  const summary = shared ? summaryOf(models) : 'read-models';
+  const runner = topology === 'in-process' || topology === 'leased' ? new ProjectionRunner(log, rawStore, models, { onError: hooks.onProjectionError, report, summary }) : null;
+  await defineReadModels(rawStore, models);
   if (shared) {
-    const registration = await registerReadModels(rawStore, projectors, `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, report);
+    const registration = await registerReadModels(rawStore, models, `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, report);
     closers.push(() => registration.stop());
   }
   let leased: Awaited<ReturnType<typeof keepProjectionLease>> | null = null;
@@ -218,7 +237,7 @@ export async function openRuntime(
       markFollowing();
       if (runner && topology === 'leased') {
         await keepTeamFeed();
-        leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err), `read-models-${buildOf(projectors)}`);
+        leased = await keepProjectionLease(config, nats, runner, (err) => console.error('projection lease', err), `read-models-${buildOf(models)}`);
         closers.push(() => leased!.close());
         void catchUp.followShared(log, rawStore, summary);
       } else if (runner) {
@@ -283,6 +302,7 @@ export async function openRuntime(
     dataDir: config.dataDir,
     mainSealer,
     feedTable,
+    feedModel,
     webhookDb,
     idempotency,
     readModelsFile: inFile ? path.join(config.dataDir, READ_MODELS_FILE) : null,
@@ -303,6 +323,7 @@ export async function openRuntime(
     erasure,
     settleReads,
     feedTable,
+    feedModel: feedFromLog ? undefined : feedModel,
     readsCaughtUp: () => catchUp.pending(),
     starting: () => starting,
     config,

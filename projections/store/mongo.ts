@@ -131,6 +131,17 @@ export class MongoReadStore implements ReadStore {
     return { items: items as T[], total, sums: sumsOut };
   }
 
+  /** ReadStore.scan: one find().sort().limit(), with no count, served by the index on the filter's fields and the key. */
+  async scan<T = Doc>(collection: string, filter: Filter, key: string, limit: number): Promise<T[]> {
+    const def = this.def(collection);
+    const docs = await this.col(collection)
+      .find(compileFilter(filter, this.searched.get(def.name)), { projection: HIDDEN, ...this.inSession() })
+      .sort({ [fieldName(key)]: 1 })
+      .limit(limit)
+      .toArray();
+    return docs as T[];
+  }
+
   async put(collection: string, doc: Doc): Promise<void> {
     const def = this.def(collection);
     const id = doc[def.idField];

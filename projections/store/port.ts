@@ -119,6 +119,13 @@ export interface ReadStore {
    * Others leave it out, and their readers use get().
    */
   getJson?(collection: string, id: number | string, shape: JsonShape): { json: string; picked: unknown[] } | null;
+  /**
+   * Optional: up to `limit` documents matching `filter`, in ascending order of `key` (a unique
+   * field that an index of the collection names after the filter's equality fields), without a
+   * total: a reader that pages by key from where it stands (the change feed from its cursor,
+   * dispatcher/feed-model.ts) reads its page and nothing more, where find() would count the rest.
+   */
+  scan?<T = Doc>(collection: string, filter: Filter, key: string, limit: number): Promise<T[]>;
   getCheckpoint(name: string): Promise<Position | null>;
   /**
    * A number that changes whenever any document may have changed since it was last asked (a

@@ -5,7 +5,7 @@ import { CHECKPOINTS, type Connection } from './sqlite-connection.js';
 import { Finder } from './sqlite-find.js';
 import { beginBulk, createMetaTables, dropAll, dropCollection, endBulk, inBulk, layOut, schemaVersion, setSchemaVersion } from './sqlite-layout.js';
 import { compileWhere, FOLD_FUNCTION, fold } from './sqlite-query.js';
-import { docColumns, docOf, keyOf, planOf, rowColumns, rowOf, type TablePlan } from './sqlite-schema.js';
+import { docColumns, docOf, fieldExpr, keyOf, planOf, rowColumns, rowOf, type TablePlan } from './sqlite-schema.js';
 import { jsonView, type JsonView } from './sqlite-json.js';
 import { syncSearch } from './sqlite-search-sync.js';
 import { boundWal, READ_MODELS_WAL } from './sqlite-wal.js';
@@ -134,6 +134,14 @@ export class SqliteReadCore implements Connection {
 
   find(query: Query): Page {
     return this.finder.find(this.plan(query.collection), query);
+  }
+
+  /** ReadStore.scan: one statement, ordered by the key's column, which the collection's index serves. */
+  scan(collection: string, filter: Filter, key: string, limit: number): Doc[] {
+    const plan = this.plan(collection);
+    const where = compileWhere(plan, filter);
+    const rows = this.stmt(`SELECT ${docColumns(plan)} FROM ${plan.table} WHERE ${where.sql} ORDER BY ${fieldExpr(plan, key)} LIMIT ?`).raw().all(...where.params, limit) as unknown[][];
+    return rows.map((r) => docOf(plan, r));
   }
 
   /** Replaces (or inserts) the whole document; its rowid, and so its place among ties, stays. */

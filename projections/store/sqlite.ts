@@ -35,6 +35,10 @@ export class SqliteReadStore implements ReadStore {
     return this.core.find(query) as Page<T>;
   }
 
+  async scan<T = Doc>(collection: string, filter: Filter, key: string, limit: number): Promise<T[]> {
+    return this.core.scan(collection, filter, key, limit) as T[];
+  }
+
   async put(collection: string, doc: Doc): Promise<void> {
     this.core.put(collection, doc);
   }
@@ -64,8 +68,11 @@ export class SqliteReadStore implements ReadStore {
   }
 
   /**
-   * The connection's transactions. The work's awaits are microtasks only (the core is
-   * synchronous), so nothing else on the thread uses the connection while one is open.
+   * The connection's transactions. The store's own awaits are microtasks only (the core is
+   * synchronous); a projector that reads the log as it applies (the change feed's,
+   * dispatcher/feed-model.ts) may wait on real I/O (EventStoreDB, a key fetch), and meanwhile
+   * other users of the connection work inside the open transaction: reads see its writes a
+   * moment early, and a write commits or rolls back with it.
    */
   async transactions(): Promise<Transactions> {
     return this.connection;

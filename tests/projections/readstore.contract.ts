@@ -188,6 +188,18 @@ export function readStoreContract(name: string, make: () => Promise<StoreUnderTe
         expect(pages.map((p) => p.total)).toEqual([5, 5, 5, 5]);
       });
 
+      it('scans by a text key from where a reader stands, in key order, as far as the limit', async () => {
+        const keyed: CollectionDef = { name: 'keyed', idField: 'k', indexes: [['Team', 'k']], search: [] };
+        await store.defineCollection(keyed);
+        // Out of order, and ten sorting before nine only as the text of equal length it is.
+        for (const [k, Team, Kind] of [['10', 1, 'b'], ['07', 1, 'a'], ['09', 2, 'a'], ['08', 1, 'b'], ['11', 1, 'a']] as const) await store.put('keyed', { k, Team, Kind });
+        const scan = (filter: Filter, limit: number) => store.scan!<{ k: string }>('keyed', filter, 'k', limit).then((docs) => docs.map((d) => d.k));
+        expect(await scan(eq('Team', 1), 10)).toEqual(['07', '08', '10', '11']);
+        expect(await scan(and(eq('Team', 1), gte('k', '08')), 2)).toEqual(['08', '10']);
+        expect(await scan(and(eq('Team', 1), gte('k', '08'), lte('k', '10'), { op: 'in', field: 'Kind', values: ['b'] }), 10)).toEqual(['08', '10']);
+        expect(await store.scan!('keyed', eq('Team', 1), 'k', 10)).toContainEqual({ k: '07', Team: 1, Kind: 'a' });
+      });
+
       it('sums over the whole filtered set, not the page, skipping nulls', async () => {
         const r = await find({ filter: eq('Team', 1), sort: [...byPk], page: { page: 2, pageSize: 1 }, sums: ['Amount', 'Score'] });
         expect(r.items.map((d) => d.Pk)).toEqual([2]);

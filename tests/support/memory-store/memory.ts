@@ -120,6 +120,10 @@ export class MemoryReadStore implements ReadStore {
     return { items: items as T[], total: hits.length, sums };
   }
 
+  async scan<T = Doc>(collection: string, filter: Filter, key: string, limit: number): Promise<T[]> {
+    return (await this.find<T>({ collection, filter, sort: [{ field: key, dir: 'asc' }], page: { page: 1, pageSize: limit } })).items;
+  }
+
   async getCheckpoint(name: string): Promise<Position | null> {
     return this.checkpoints.get(name) ?? null;
   }

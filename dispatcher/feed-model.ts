@@ -1,0 +1,144 @@
+import { WEBHOOK_TYPES } from '../domain/webhook-endpoint/types.js';
+import type { Projector } from '../projections/engine/projector.js';
+import { and, type CollectionDef, type Doc, eq, type Filter, gte, lte, type ReadStore } from '../projections/store/port.js';
+import { mayFire } from './catalog.js';
+import type { EnvelopeRebuild } from './erasure.js';
+import { envelopesIn } from './envelope.js';
+import { ALL, type Cursor, type FeedQuery, type JsonPage } from './feed-cursor.js';
+import { asOfFirst } from './feed-table.js';
+import type { StreamReader } from './history.js';
+
+/**
+ * The change feed as a read model of the read store (MongoDB, and the in-memory store of an
+ * in-memory data dir or of EventStoreDB alone): one document per webhook envelope, its JSON as
+ * the webhook sends it, written by a projector beside the other read models and with their
+ * checkpoints. A page is one keyed read from the cursor; no event is read, so on a sealed log
+ * (decisions.md §17) no feed read opens one: the projector opened each event once. The embedded
+ * data dir keeps the same envelopes in a table of its own (feed-table.ts).
+ *
+ * `seq` is the envelope's number (decisions.md §7: log position times 10 plus the type's index),
+ * unique in the log, as fixed-width decimal text: every store orders text alike, and a position
+ * may pass what a double holds. `commit` is the event's commit position, so that a cursor given
+ * here names the log position the log itself gives (on EventStoreDB the events of one append
+ * share it, and a replay compares it).
+ */
+export const FEED_MODEL: CollectionDef = { name: 'changeFeed', idField: 'seq', indexes: [['team', 'seq']], search: [] };
+
+export interface FeedDoc {
+  seq: string;
+  team: number;
+  commit: string;
+  /** Unix ms of the change, for an export's date-times. */
+  at: number;
+  type: string;
+  json: string;
+}
+
+/** Digits of 2^64: any envelope number a cursor may name (feed-cursor.ts) fits. */
+const DIGITS = 20;
+const seqText = (seq: bigint): string => seq.toString().padStart(DIGITS, '0');
+
+/**
+ * The projector: every envelope a log event fires, built by the dispatcher's own code as the
+ * embedded table's projector builds them. A replay puts the same documents again (by `seq`), so
+ * it is idempotent; after an erasure, a replay builds them from the log as the erasure left it.
+ */
+export function feedModelProjector(log: StreamReader): Projector {
+  return {
+    name: 'change-feed',
+    version: 1,
+    collections: [FEED_MODEL],
+    async apply(event, store) {
+      if (!mayFire(event)) return;
+      const envelopes = await envelopesIn(asOfFirst(log, event), event);
+      const at = Date.parse(event.metadata.at);
+      const commit = event.position.commit.toString();
+      for (let i = 0; i < envelopes.length; i++) {
+        const e = envelopes[i];
+        const doc: FeedDoc = { seq: seqText(event.position.prepare * 10n + BigInt(i)), team: e.team, commit, at, type: e.type, json: JSON.stringify(e) };
+        await store.put(FEED_MODEL.name, doc as unknown as Doc);
+      }
+    },
+  };
+}
+
+/** The envelope number just before the first one a cursor has not given: `after` is exclusive. */
+const lastGiven = (c: Cursor): bigint => (c.position ? c.position.prepare * 10n + BigInt(c.seen) - 1n : -1n);
+
+const cursorOf = (doc: FeedDoc): Cursor => {
+  const seq = BigInt(doc.seq);
+  return { position: { commit: BigInt(doc.commit), prepare: seq / 10n }, seen: Number(seq % 10n) + 1 };
+};
+
+/** Documents a rewrite for an erasure reads per look. */
+const REWRITE_BATCH = 1_000;
+
+/**
+ * The reader (and an erasure's rewriter) of the read model. `settle` waits until the read model
+ * holds every event of the log as it stands (its projector's checkpoint at the log's head), so a
+ * page read after a write's answer holds that write, as the other reads do.
+ */
+export class FeedModel {
+  constructor(
+    private readonly store: ReadStore,
+    private readonly settle: () => Promise<void>,
+  ) {}
+
+  /** One page, as ChangeFeed.page answers it from the log: the same envelopes, `next` and `hasMore`. */
+  async page(team: number, q: FeedQuery): Promise<JsonPage> {
+    await this.settle();
+    const until = q.until?.position ? q.until.position.prepare * 10n + BigInt(Math.min(q.until.seen, ALL)) - 1n : null;
+    if (until !== null && until < 0n) return { changes: [], next: q.after, hasMore: false };
+    const types: Filter | undefined = q.types ? { op: 'in', field: 'type', values: WEBHOOK_TYPES.filter(q.types) } : undefined;
+    const filter = and(
+      eq('team', team),
+      gte('seq', seqText(lastGiven(q.after) + 1n)),
+      until !== null && lte('seq', seqText(until)),
+      types,
+      q.at && gte('at', q.at.from),
+      q.at && lte('at', q.at.to),
+    );
+    // The page and one more, to learn whether more follow.
+    const docs = await this.scan(filter, q.limit + 1);
+    const changes: string[] = [];
+    let next = q.after;
+    for (const doc of docs.slice(0, q.limit)) {
+      changes.push(doc.json);
+      next = cursorOf(doc);
+    }
+    return { changes, next, hasMore: docs.length > q.limit };
+  }
+
+  /**
+   * decisions.md §17: the team's envelopes that `stale` picks (by envelope number or JSON) are
+   * built again by `rebuild` from the log as the erasure left it, or removed when they fire no
+   * longer; each write is the store's own (acknowledged by MongoDB before the next). Answers how
+   * many changed. The in-memory SQLite store has one connection: a write made while the
+   * projector's chunk is open (its transaction spans the projector's reads of the log) commits
+   * or rolls back with that chunk, so a chunk that fails then puts the old envelope back in
+   * memory until the process restarts (and rebuilds it from the erased log); MongoDB's writes
+   * outside the projector's session are not exposed to that.
+   */
+  async rewrite(team: number, stale: (seq: bigint, json: string) => boolean, rebuild: EnvelopeRebuild): Promise<number> {
+    let changed = 0;
+    for (let from = 0n; ; ) {
+      const docs = await this.scan(and(eq('team', team), gte('seq', seqText(from))), REWRITE_BATCH);
+      for (const doc of docs) {
+        const seq = BigInt(doc.seq);
+        if (!stale(seq, doc.json)) continue;
+        const json = await rebuild(seq);
+        if (json) await this.store.put(FEED_MODEL.name, { ...doc, json } as unknown as Doc);
+        else await this.store.remove(FEED_MODEL.name, doc.seq);
+        changed++;
+      }
+      if (docs.length < REWRITE_BATCH) return changed;
+      from = BigInt(docs[docs.length - 1].seq) + 1n;
+    }
+  }
+
+  private async scan(filter: Filter, limit: number): Promise<FeedDoc[]> {
+    if (this.store.scan) return this.store.scan<FeedDoc>(FEED_MODEL.name, filter, 'seq', limit);
+    const page = await this.store.find<FeedDoc>({ collection: FEED_MODEL.name, filter, sort: [{ field: 'seq', dir: 'asc' }], page: { page: 1, pageSize: limit } });
+    return page.items;
+  }
+}
