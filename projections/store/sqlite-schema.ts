@@ -206,7 +206,7 @@ export function planOf(def: CollectionDef): TablePlan {
     plan.ddl.push(
       // Without FTS5's secure-delete: it made each update or delete of a row 100 times dearer
       // on a million-row index. A deleted row's grams stay in older segments until they are
-      // merged; an erasure merges the whole index (searchOptimize, sqlite-search-sync.ts).
+      // merged; an erasure merges the whole index (optimizeSearchTables, sqlite-search-sync.ts).
       `CREATE VIRTUAL TABLE ${s.fts} USING fts5(${s.column}, content=${quoteText(base)}, content_rowid='rowid', tokenize='trigram case_sensitive 1', columnsize=0)`,
       `CREATE TABLE ${s.pending} (row INTEGER PRIMARY KEY, old TEXT)`,
       `CREATE TABLE ${s.grams} (m TEXT NOT NULL, g TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (m, g)) WITHOUT ROWID`,
