@@ -17,6 +17,7 @@ import type { Sealer } from '../eventlog/sealing.js';
 import { forgetRecordStream } from '../projections/history/stream-cache.js';
 import type { IdempotencyStore } from './idempotency/port.js';
 import { privateFile } from './private-files.js';
+import { optimizeSearchOffThread } from './search-optimize.js';
 
 /**
  * Erasure (decisions.md §17), durably: a journal row is written first (the values to look for,
@@ -52,7 +53,7 @@ interface JournalRow {
 }
 
 /** The steps, in order; TURNOUT_TEST_ERASURE_KILL_AFTER names one to die after (the crash test). */
-const STEPS = ['journal', 'recorded', 'log', 'feed', 'queue', 'answers', 'mail', 'read-models'] as const;
+const STEPS = ['journal', 'recorded', 'log', 'feed', 'queue', 'answers', 'mail', 'search-index', 'read-models'] as const;
 type Step = (typeof STEPS)[number];
 
 export class Erasure {
@@ -160,6 +161,11 @@ export class Erasure {
         // projector thread's next search sync (about once a second while writes go on, or once
         // they pause for 100 ms) takes its grams out of the index.
         await searchSynced(db);
+        // The synced rows' grams (and those of every older revision, and of linked records'
+        // old copies of the name) still lie in older segments behind delete entries (FTS5
+        // secure-delete is off): a merge of the whole index drops them, off the main thread.
+        await optimizeSearchOffThread(this.s.readModelsFile);
+        this.step('search-index');
         await truncateWal(db);
       } finally {
         db.close();

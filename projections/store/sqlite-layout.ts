@@ -35,9 +35,27 @@ export function layOut(conn: Connection, plan: TablePlan): void {
     if (!row) {
       for (const sql of [...plan.ddl, ...plan.triggers]) conn.db.exec(sql);
       conn.stmt(`INSERT INTO ${COLLECTIONS} (name, layout) VALUES (?, ?)`).run(plan.def.name, layout);
-    } else if (row.layout !== layout) relayout(conn, plan, layout, (JSON.parse(row.layout) as [unknown, unknown, string[]?])[2]);
-    else if (row.bulk) finishBulk(conn, plan);
+    } else if (row.layout !== layout && !withSecureDelete(row.layout, layout)) relayout(conn, plan, layout, (JSON.parse(row.layout) as [unknown, unknown, string[]?])[2]);
+    else {
+      if (row.layout !== layout) conn.stmt(`UPDATE ${COLLECTIONS} SET layout = ? WHERE name = ?`).run(layout, plan.def.name);
+      // A file whose search tables were made with FTS5 secure-delete on (a setting the table
+      // keeps): off, as new ones are made (sqlite-schema.ts). A small write, the same every time.
+      for (const s of plan.searches) conn.db.exec(`INSERT INTO ${s.fts} (${s.fts}, rank) VALUES ('secure-delete', 0)`);
+      if (row.bulk) finishBulk(conn, plan);
+    }
   });
+}
+
+const SECURE_DELETE_ON = /^INSERT INTO .+ VALUES \('secure-delete', 1\)$/;
+
+/**
+ * Whether a stored layout is this one but for the FTS5 secure-delete setting its search tables
+ * were once made with: the same tables and index content, kept (no rebuild) with the setting
+ * turned off.
+ */
+function withSecureDelete(stored: string, layout: string): boolean {
+  const [ddl, ...rest] = JSON.parse(stored) as [string[], ...unknown[]];
+  return ddl.some((sql) => SECURE_DELETE_ON.test(sql)) && JSON.stringify([ddl.filter((sql) => !SECURE_DELETE_ON.test(sql)), ...rest]) === layout;
 }
 
 /**

@@ -204,10 +204,10 @@ export function planOf(def: CollectionDef): TablePlan {
     // lower-cased in JS already, exactly as the memory store folds it. No column sizes: they
     // serve only ranking, which no search does.
     plan.ddl.push(
+      // Without FTS5's secure-delete: it made each update or delete of a row 100 times dearer
+      // on a million-row index. A deleted row's grams stay in older segments until they are
+      // merged; an erasure merges the whole index (optimizeSearchTables, sqlite-search-sync.ts).
       `CREATE VIRTUAL TABLE ${s.fts} USING fts5(${s.column}, content=${quoteText(base)}, content_rowid='rowid', tokenize='trigram case_sensitive 1', columnsize=0)`,
-      // A deleted row's grams leave the index at once, not at some later merge: an erasure
-      // (decisions.md §17) leaves none of a person's text, of any revision, in the file.
-      `INSERT INTO ${s.fts} (${s.fts}, rank) VALUES ('secure-delete', 1)`,
       `CREATE TABLE ${s.pending} (row INTEGER PRIMARY KEY, old TEXT)`,
       `CREATE TABLE ${s.grams} (m TEXT NOT NULL, g TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (m, g)) WITHOUT ROWID`,
     );

@@ -1,6 +1,7 @@
+import type Database from 'better-sqlite3';
 import type { Connection } from './sqlite-connection.js';
 import { GramCounter } from './sqlite-grams.js';
-import { markerLength, type SearchPlan, type TablePlan } from './sqlite-schema.js';
+import { markerLength, quoteId, type SearchPlan, type TablePlan } from './sqlite-schema.js';
 
 /**
  * Brings every search table up to date with the rows changed since its last sync, in one
@@ -89,4 +90,18 @@ export function rebuildGrams(conn: Connection, plan: TablePlan, s: SearchPlan): 
     for (const [m, g, n] of changes) write(m, g, n);
     changes.length = 0;
   }
+}
+
+/**
+ * Merges each FTS5 table of the file into one segment ('optimize'), each in a transaction of its
+ * own. FTS5 secure-delete is off, so a deleted or replaced text's grams stay in the older
+ * segments, behind the delete entries that hide them, until a merge takes both; this merge takes
+ * every segment, so none is left. With secure_delete on, the freed pages are zeroed (an erasure,
+ * decisions.md §17). A table already in one segment is left as it is (FTS5 checks). Answers the
+ * tables merged.
+ */
+export function optimizeSearchTables(db: Database.Database): string[] {
+  const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE % USING fts5(%' ORDER BY name`).pluck().all() as string[];
+  for (const t of tables) db.prepare(`INSERT INTO ${quoteId(t)} (${quoteId(t)}) VALUES ('optimize')`).run();
+  return tables;
 }
