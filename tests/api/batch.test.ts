@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventLog } from '../../eventlog/port.js';
 import { type Client, startTestApp, type TestApp } from '../support/app.js';
+import { rawObjectsAt } from '../support/raw-json.js';
 
 /** decisions.md §14: batch writes on /api/v1 and /admin/v1/teams/:teamId. */
 let t: TestApp;
@@ -41,12 +42,34 @@ describe('a batch of constituents', () => {
     // Read-your-writes, and the answer is the record as a single read shows it.
     const read = await api.get(`/constituents/${e.constituent.PkConstituent}`);
     expect(read.body.constituent).toEqual(e.constituent);
-    // Byte for byte as the single answer writes a record, key order included.
-    expect(JSON.stringify(e.constituent)).toBe(JSON.stringify(read.body.constituent));
+    // Byte for byte as the single answer writes a record, key order and escaping included.
+    expect(rawObjectsAt(r.raw, 'constituent')[1]).toBe(rawObjectsAt(read.raw, 'constituent')[0]);
     expect((await api.get('/constituents?pageSize=1')).body.total).toBe(2);
     // The single create gives the same errors for the same bodies.
     expect((await api.post('/constituents', { FirstName: 'X', Shoe: 9 })).body).toEqual({ error: b.error });
     expect((await api.post('/constituents', { FkConstituentType: 2 })).body).toEqual({ error: c.error });
+  });
+
+  it('writes each record as the single create and the single read write it, byte for byte, for strings JSON must escape', async () => {
+    const team = await t.team();
+    const api = team.api.Integration;
+    const bodies = [
+      { FirstName: 'A\u2028B', LastName: 'x\ud800y', Email1: 'odd@example.org', Nickname: '</script>"\\' },
+      { FirstName: 'Zoë', LastName: '😀', Nickname: null, ConstituentDescription: '\u0000\u001f\t' },
+    ];
+    const batch = await api.post('/constituents/batch', { items: bodies });
+    expect(batch.status, batch.raw).toBe(200);
+    const written = rawObjectsAt(batch.raw, 'constituent');
+    expect(written).toHaveLength(2);
+    // The times and the id differ between writes; everything else is the same text.
+    const apart = (text: string) => text.replace(/"(PkConstituent|DateCreated|DateLastModified)":("[^"]*"|\d+)/g, '"$1":_');
+    for (let i = 0; i < bodies.length; i++) {
+      const read = await api.get(`/constituents/${batch.body.results[i].constituent.PkConstituent}`);
+      expect(written[i]).toBe(rawObjectsAt(read.raw, 'constituent')[0]);
+      const single = await api.post('/constituents', { ...bodies[i], ...(bodies[i].Email1 ? { Email1: `single-${bodies[i].Email1}` } : {}) });
+      expect(single.status, single.raw).toBe(201);
+      expect(apart(written[i]).replace('odd@example.org', 'single-odd@example.org')).toBe(apart(rawObjectsAt(single.raw, 'constituent')[0]));
+    }
   });
 
   it('upserts every item by email with mode=upsert&matchOn=email, the matched ones answering 200 created: false', async () => {
