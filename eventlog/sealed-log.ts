@@ -46,6 +46,14 @@ export class SealingEventLog implements EventLog {
   private readonly pending = new Map<string, Promise<void>>();
   /** The values of this process's recent appends, served to its subscriptions only (the reads of the API and the feed open). */
   private readonly recent = new OpenedCache(RECENT_APPENDS);
+  /** Appends waiting for this turn's seals (sealInTurn). */
+  private toSeal: Array<{
+    stream: string;
+    events: NewEvent[];
+    sealer: Sealer;
+    done: (sealed: { out: NewEvent[]; parts: Array<SealedParts | null> }) => void;
+    failed: (err: unknown) => void;
+  }> = [];
 
   readStreamBackwards?: EventLog['readStreamBackwards'];
   streamRevision?: EventLog['streamRevision'];
@@ -85,12 +93,10 @@ export class SealingEventLog implements EventLog {
     if (!sealer && events.some((e) => carriesPersonal(e.data)))
       throw new Error(`${stream} is erased: its data key is destroyed, so no personal value can be written to it`);
     if (!sealer) return this.inner.append(stream, events, expected);
-    const parts: Array<SealedParts | null> = [];
-    const out = events.map((e) => {
-      const s = sealData(e.data, sealer, stream);
-      parts.push(s.parts);
-      return s.parts ? { ...e, data: s.data } : e;
-    });
+    const { out, parts } = await this.sealInTurn(stream, events, sealer);
+    // An erasure begun while the seal waited for its turn wins: its key is destroyed, and no
+    // personal value may be written after it, even sealed under that key.
+    if (this.erased.has(stream) && parts.some(Boolean)) throw new Error(`${stream} is erased: its data key is destroyed, so no personal value can be written to it`);
     // Kept before the append where its revisions are known (a new stream, an exact revision), since
     // the log may hand the events to its subscriptions before this append's answer is taken up
     // here. An entry serves only the very texts sealed here, so an append that fails leaves one
@@ -147,6 +153,38 @@ export class SealingEventLog implements EventLog {
     // Keys being made ahead are let finish, so the key store does not close under its own commit.
     await Promise.allSettled(this.pending.values());
     return this.inner.close().finally(() => this.keys.close());
+  }
+
+  /**
+   * The events sealed, together with every other append of this turn of the event loop: in a
+   * server, one AES-GCM set-up cost 4-6 µs of CPU hot but 20-35 µs run alone among the work of
+   * a request (OpenSSL's cipher fetch and context, and node's cipher object, out of the CPU's
+   * caches), so the appends that arrive together (the HTTP requests read in one poll) are sealed
+   * back to back once they are all in, in a check-phase callback, before any reaches the log.
+   */
+  private sealInTurn(stream: string, events: NewEvent[], sealer: Sealer): Promise<{ out: NewEvent[]; parts: Array<SealedParts | null> }> {
+    return new Promise((done, failed) => {
+      if (!this.toSeal.length) setImmediate(() => this.sealQueued());
+      this.toSeal.push({ stream, events, sealer, done, failed });
+    });
+  }
+
+  private sealQueued(): void {
+    const batch = this.toSeal;
+    this.toSeal = [];
+    for (const q of batch) {
+      try {
+        const parts: Array<SealedParts | null> = [];
+        const out = q.events.map((e) => {
+          const s = sealData(e.data, q.sealer, q.stream);
+          parts.push(s.parts);
+          return s.parts ? { ...e, data: s.data } : e;
+        });
+        q.done({ out, parts });
+      } catch (err) {
+        q.failed(err);
+      }
+    }
   }
 
   private keep(stream: string, first: bigint, parts: Array<SealedParts | null>): void {
