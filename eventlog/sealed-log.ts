@@ -282,7 +282,14 @@ export class SealingEventLog implements EventLog {
     // Served only while the key is held too: a key gone from the cache is fetched again, and the
     // store's answer (destroyed by another process's erasure, say) then decides, not these values.
     const mine = this.recent.get(e.stream, e.revision, data.sealed as Data);
-    return mine ? { ...e, data: withValues(data, (part) => mine.values[part]) } : this.opened(e);
+    if (!mine) return this.opened(e);
+    // The log hands each of its followers in this process the same event object, as the plain
+    // log does: the values are put back once for all of them, not once per subscription.
+    if (mine.openedFrom !== data) {
+      mine.opened = withValues(data, (part) => mine.values[part]);
+      mine.openedFrom = data;
+    }
+    return { ...e, data: mine.opened! };
   }
 
   private async open(e: RecordedEvent): Promise<RecordedEvent> {
