@@ -87,7 +87,10 @@ export class SealingEventLog implements EventLog {
 
   async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (!sealed(stream)) return this.inner.append(stream, events, expected);
-    const sealer = await this.sealerToWrite(stream);
+    // A key in memory is taken at once: sealerToWrite's promise and turn only for a miss.
+    const held = this.cache.get(stream);
+    if (held) this.makeAhead(stream);
+    const sealer = held ?? (await this.sealerToWrite(stream));
     // An erased constituent's key is gone, and no plaintext may take its place (decisions.md §17):
     // what can still be written there is what holds no personal value (its erasure's own record).
     if (!sealer && events.some((e) => carriesPersonal(e.data)))
