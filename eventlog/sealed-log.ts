@@ -44,6 +44,8 @@ export class SealingEventLog implements EventLog {
   private readonly erased = new Set<string>();
   /** Key store requests under way, by subject, so that concurrent misses of one key ask once. */
   private readonly pending = new Map<string, Promise<void>>();
+  /** The highest id whose key this process has asked to make ahead: a write below half a batch of it asks nothing. */
+  private aheadTo = 0;
   /** The values of this process's recent appends, served to its subscriptions only (the reads of the API and the feed open). */
   private readonly recent = new OpenedCache(RECENT_APPENDS);
   /** Appends waiting for this turn's seals (sealInTurn). */
@@ -224,7 +226,9 @@ export class SealingEventLog implements EventLog {
    */
   private makeAhead(stream: string): void {
     const id = idOf(stream);
-    if (id === null) return;
+    // Most writes: the keys half a batch ahead were asked for already (by a number, not a name
+    // and three look-ups a write). A record older than that (an update) makes no keys ahead of it.
+    if (id === null || id + KEYS_AHEAD / 2 <= this.aheadTo) return;
     const probe = `constituent-${id + KEYS_AHEAD / 2}`;
     if (this.cache.has(probe) || this.pending.has(probe) || this.erased.has(probe)) return;
     const next = this.ahead(stream);
@@ -235,6 +239,7 @@ export class SealingEventLog implements EventLog {
   private ahead(stream: string): string[] {
     const id = idOf(stream);
     if (id === null) return [];
+    this.aheadTo = Math.max(this.aheadTo, id + KEYS_AHEAD - 1);
     const out: string[] = [];
     for (let n = id + 1; n < id + KEYS_AHEAD; n++) {
       const next = `constituent-${n}`;
@@ -353,6 +358,14 @@ export class KeyCache {
 
 /** A constituent stream's id, or null for a stream named otherwise. */
 function idOf(stream: string): number | null {
-  const id = /^constituent-(\d+)$/.exec(stream)?.[1];
-  return id ? Number(id) : null;
+  const from = 'constituent-'.length;
+  // Digits only, and few enough to be an exact number: read without a regular expression or a substring, at every write.
+  if (!stream.startsWith('constituent-') || stream.length === from || stream.length > from + 15) return null;
+  let id = 0;
+  for (let i = from; i < stream.length; i++) {
+    const digit = stream.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return null;
+    id = id * 10 + digit;
+  }
+  return id;
 }
