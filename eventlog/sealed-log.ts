@@ -155,6 +155,8 @@ export class SealingEventLog implements EventLog {
   }
 
   async close(): Promise<void> {
+    // Appends waiting for their turn's seal go to the log first, as they would have before it closes.
+    if (this.toSeal.length) await new Promise((done) => setImmediate(done));
     // Keys being made ahead are let finish, so the key store does not close under its own commit.
     await Promise.allSettled(this.pending.values());
     return this.inner.close().finally(() => this.keys.close());

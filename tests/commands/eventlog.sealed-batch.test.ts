@@ -47,6 +47,14 @@ describe('sealing the appends of one turn together', () => {
     await log.close();
   });
 
+  it('writes an append still waiting for its turn when the log is closed', async () => {
+    const { log } = open();
+    await log.append('constituent-1', [created(1, { FirstName: 'First' })], 'no_stream');
+    const appended = log.append('constituent-2', [created(2, { FirstName: 'Last' })], 'no_stream');
+    await log.close();
+    await expect(appended).resolves.toMatchObject({ nextExpectedRevision: 0n });
+  });
+
   it('refuses an append whose subject is erased while it waits for its turn, and writes nothing of it', async () => {
     const { inner, log } = open();
     await log.append('constituent-1', [created(1, { FirstName: 'First' })], 'no_stream');
