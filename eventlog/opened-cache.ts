@@ -6,6 +6,9 @@ export interface SealedParts {
   texts: Record<string, string>;
   /** Part name to the personal values sealed in that text. */
   values: Record<string, Data>;
+  /** The logged data these values were last put back into (`openedFrom`), and the result, shared by the subscriptions handed that data. */
+  openedFrom?: Data;
+  opened?: Data;
 }
 
 /**

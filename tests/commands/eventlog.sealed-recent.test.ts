@@ -49,6 +49,20 @@ describe('the personal values of this process\u2019s own appends, kept for its s
     await log.close();
   });
 
+  it('puts the values back once for every subscription handed the same logged event', async () => {
+    const { log } = open();
+    const seen: RecordedEvent[][] = [[], []];
+    const subs = seen.map((into) => log.subscribe(null, (e) => void into.push(e)));
+    await log.append('constituent-1', [created(1, { FirstName: 'Zelda', Email1: 'zelda@example.org' })], 'no_stream');
+    await log.append('constituent-1', [updated(1, { LastName: 'Sayre' })], 0n);
+    await until('both subscriptions to see both events', () => seen.every((s) => s.length >= 2));
+    await Promise.all(subs.map((s) => s.stop()));
+    // One object for both (the log gives its followers one event object), equal to what a read opens.
+    expect(seen[0].map((e) => e.data)).toEqual((await log.readStream('constituent-1')).map((e) => e.data));
+    seen[0].forEach((e, i) => expect(seen[1][i].data).toBe(e.data));
+    await log.close();
+  });
+
   it('serves a subscription that sees the events before their append is answered', async () => {
     const { log } = open();
     const seen: RecordedEvent[] = [];

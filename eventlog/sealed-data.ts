@@ -1,0 +1,77 @@
+import { PERSONAL_FIELDS } from '../domain/constituent/rules.js';
+import type { SealedParts } from './opened-cache.js';
+import type { Sealer } from './sealing.js';
+
+/**
+ * How a constituent event's personal values are laid out sealed in the log (decisions.md §17),
+ * and put back: the pure half of the sealing layer (sealed-log.ts), apart from its keys and caches.
+ */
+export type Data = Record<string, unknown>;
+
+const PERSONAL: ReadonlySet<string> = new Set(PERSONAL_FIELDS);
+
+const PARTS = ['fields', 'changes'] as const;
+
+/**
+ * An event's data with the personal values of `fields` and `changes` moved, one sealed text per
+ * part, into `sealed`: the parts keep every field name, with null in place of a sealed value, so
+ * one AES-GCM operation covers an event whatever the number of fields. `parts`: what was sealed
+ * (null: nothing personal, the data as it was).
+ */
+export function sealData(data: Data, sealer: Sealer, stream: string): { data: Data; parts: SealedParts | null } {
+  let out: Data | null = null;
+  let parts: SealedParts | null = null;
+  for (const part of PARTS) {
+    const values = data[part];
+    if (!values || typeof values !== 'object') continue;
+    let hidden: Data | null = null;
+    let shown: Data | null = null;
+    // The part's own names, a dozen or so, rather than every personal field's name.
+    for (const name in values as Data) {
+      const v = (values as Data)[name];
+      if (v === undefined || v === null || !PERSONAL.has(name)) continue;
+      (hidden ??= {})[name] = v;
+      (shown ??= { ...(values as Data) })[name] = null;
+    }
+    if (!hidden) continue;
+    out ??= { ...data, sealed: {} };
+    parts ??= { texts: {}, values: {} };
+    out[part] = shown;
+    const text = sealer.sealText(JSON.stringify(hidden), `${stream}:${part}`);
+    (out.sealed as Data)[part] = text;
+    parts.texts[part] = text;
+    parts.values[part] = hidden;
+  }
+  return { data: out ?? data, parts };
+}
+
+/** Whether the data holds a personal value that sealData would seal. */
+export function carriesPersonal(data: Data): boolean {
+  return PARTS.some((part) => {
+    const values = data[part];
+    return Boolean(values && typeof values === 'object' && PERSONAL_FIELDS.some((name) => (values as Data)[name] != null));
+  });
+}
+
+/** The data as it was appended; `sealer` null (the key destroyed): the personal values stay null, and `erased: true`. */
+export function openData(data: Data, sealer: Sealer | null, stream: string): Data {
+  if (!sealer) {
+    const { sealed: _, ...out } = data;
+    return { ...out, erased: true };
+  }
+  return withValues(data, (part, text) => JSON.parse(sealer.openText(text, `${stream}:${part}`)) as Data);
+}
+
+/** The data without `sealed`, each sealed part's values (`valuesOf`) put back in their places. */
+export function withValues(data: Data, valuesOf: (part: string, text: string) => Data): Data {
+  const { sealed, ...out } = data as Data & { sealed: Record<string, string> };
+  for (const part of PARTS) {
+    const text = sealed[part];
+    if (text) out[part] = { ...(out[part] as Data), ...valuesOf(part, text) };
+  }
+  return out;
+}
+
+export function holdsSealed(data: Data): boolean {
+  return Boolean(data.sealed && typeof data.sealed === 'object');
+}
