@@ -1,3 +1,5 @@
+import { ERASED } from '../domain/constituent/events.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
 import { WEBHOOK_TYPES } from '../domain/webhook-endpoint/types.js';
 import type { Projector } from '../projections/engine/projector.js';
 import { and, type CollectionDef, type Doc, eq, type Filter, gte, lte, type ReadStore } from '../projections/store/port.js';
@@ -42,24 +44,50 @@ const seqText = (seq: bigint): string => seq.toString().padStart(DIGITS, '0');
  * The projector: every envelope a log event fires, built by the dispatcher's own code as the
  * embedded table's projector builds them. A replay puts the same documents again (by `seq`), so
  * it is idempotent; after an erasure, a replay builds them from the log as the erasure left it.
+ * ConstituentErased rebuilds the envelopes of the person's own stream (decisions.md §17): every
+ * build sharing the store (another version of this collection, a catch-up that projected them
+ * before the erasure) cleans its own collection, not only the one the erasure's process rewrites.
  */
 export function feedModelProjector(log: StreamReader): Projector {
+  const putEnvelopes = async (event: RecordedEvent, store: ReadStore): Promise<number> => {
+    const envelopes = await envelopesIn(asOfFirst(log, event), event);
+    const at = Date.parse(event.metadata.at);
+    const commit = event.position.commit.toString();
+    for (let i = 0; i < envelopes.length; i++) {
+      const e = envelopes[i];
+      const doc: FeedDoc = { seq: seqText(event.position.prepare * 10n + BigInt(i)), team: e.team, commit, at, type: e.type, json: JSON.stringify(e) };
+      await store.put(FEED_MODEL.name, doc as unknown as Doc);
+    }
+    return envelopes.length;
+  };
   return {
     name: 'change-feed',
     version: 1,
     collections: [FEED_MODEL],
     async apply(event, store) {
       if (!mayFire(event)) return;
-      const envelopes = await envelopesIn(asOfFirst(log, event), event);
-      const at = Date.parse(event.metadata.at);
-      const commit = event.position.commit.toString();
-      for (let i = 0; i < envelopes.length; i++) {
-        const e = envelopes[i];
-        const doc: FeedDoc = { seq: seqText(event.position.prepare * 10n + BigInt(i)), team: e.team, commit, at, type: e.type, json: JSON.stringify(e) };
-        await store.put(FEED_MODEL.name, doc as unknown as Doc);
-      }
+      if (event.type === ERASED) await rebuildErased(event, store);
+      await putEnvelopes(event, store);
     },
   };
+
+  async function rebuildErased(erasure: RecordedEvent, store: ReadStore): Promise<void> {
+    const team = erasure.metadata.team;
+    for (const e of await log.readStream(erasure.stream)) {
+      if (e.position.prepare >= erasure.position.prepare || !mayFire(e)) continue;
+      const kept = await putEnvelopes(e, store);
+      // An envelope that the erased event fires no longer goes, as the erasure's rewrite drops it.
+      const base = e.position.prepare * 10n;
+      const range = and(eq('team', team), gte('seq', seqText(base + BigInt(kept))), lte('seq', seqText(base + 9n)));
+      for (const doc of await scanOf(store, range, 10)) await store.remove(FEED_MODEL.name, doc.seq);
+    }
+  }
+}
+
+async function scanOf(store: ReadStore, filter: Filter, limit: number): Promise<FeedDoc[]> {
+  if (store.scan) return store.scan<FeedDoc>(FEED_MODEL.name, filter, 'seq', limit);
+  const page = await store.find<FeedDoc>({ collection: FEED_MODEL.name, filter, sort: [{ field: 'seq', dir: 'asc' }], page: { page: 1, pageSize: limit } });
+  return page.items;
 }
 
 /** The envelope number just before the first one a cursor has not given: `after` is exclusive. */
@@ -136,9 +164,31 @@ export class FeedModel {
     }
   }
 
-  private async scan(filter: Filter, limit: number): Promise<FeedDoc[]> {
-    if (this.store.scan) return this.store.scan<FeedDoc>(FEED_MODEL.name, filter, 'seq', limit);
-    const page = await this.store.find<FeedDoc>({ collection: FEED_MODEL.name, filter, sort: [{ field: 'seq', dir: 'asc' }], page: { page: 1, pageSize: limit } });
-    return page.items;
+  /**
+   * decisions.md §17 for the builds of other versions sharing the store (a blue/green deploy):
+   * their envelopes may be made otherwise than this build makes them, so each of the team's
+   * documents there that `stale` picks (by its JSON text) is not built again but rewritten in
+   * place by `redact`. Their documents are taken to keep `team` and `seq`, the collection's key
+   * and index. Answers how many changed.
+   */
+  async redactOtherVersions(team: number, stale: (text: string) => boolean, redact: (doc: Doc) => Doc): Promise<number> {
+    let changed = 0;
+    for (const store of (await this.store.otherVersions?.(FEED_MODEL.name)) ?? []) {
+      for (let from = ''; ; ) {
+        const docs = await scanOf(store, and(eq('team', team), from !== '' && gte('seq', from)), REWRITE_BATCH);
+        for (const doc of docs) {
+          if (!stale(JSON.stringify(doc))) continue;
+          await store.put(FEED_MODEL.name, redact(doc as unknown as Doc));
+          changed++;
+        }
+        if (docs.length < REWRITE_BATCH) break;
+        from = seqText(BigInt(docs[docs.length - 1].seq) + 1n);
+      }
+    }
+    return changed;
+  }
+
+  private scan(filter: Filter, limit: number): Promise<FeedDoc[]> {
+    return scanOf(this.store, filter, limit);
   }
 }
