@@ -140,28 +140,39 @@ export class FeedModel {
   /**
    * decisions.md §17: the team's envelopes that `stale` picks (by envelope number or JSON) are
    * built again by `rebuild` from the log as the erasure left it, or removed when they fire no
-   * longer; each write is the store's own (acknowledged by MongoDB before the next). Answers how
-   * many changed. The in-memory SQLite store has one connection: a write made while the
-   * projector's chunk is open (its transaction spans the projector's reads of the log) commits
-   * or rolls back with that chunk, so a chunk that fails then puts the old envelope back in
-   * memory until the process restarts (and rebuilds it from the erased log); MongoDB's writes
-   * outside the projector's session are not exposed to that.
+   * longer; each batch's writes are one transaction of their own where the store has them
+   * (write), else each write is the store's own (acknowledged by MongoDB before the next).
+   * Answers how many changed.
    */
   async rewrite(team: number, stale: (seq: bigint, json: string) => boolean, rebuild: EnvelopeRebuild): Promise<number> {
     let changed = 0;
     for (let from = 0n; ; ) {
       const docs = await this.scan(and(eq('team', team), gte('seq', seqText(from))), REWRITE_BATCH);
-      for (const doc of docs) {
-        const seq = BigInt(doc.seq);
-        if (!stale(seq, doc.json)) continue;
-        const json = await rebuild(seq);
-        if (json) await this.store.put(FEED_MODEL.name, { ...doc, json } as unknown as Doc);
-        else await this.store.remove(FEED_MODEL.name, doc.seq);
-        changed++;
-      }
+      const writes: Array<{ doc: FeedDoc; json: string | null }> = [];
+      for (const doc of docs) if (stale(BigInt(doc.seq), doc.json)) writes.push({ doc, json: await rebuild(BigInt(doc.seq)) });
+      if (writes.length) await this.write(writes);
+      changed += writes.length;
       if (docs.length < REWRITE_BATCH) return changed;
       from = BigInt(docs[docs.length - 1].seq) + 1n;
     }
+  }
+
+  /**
+   * A batch of the rewrite's writes, in a transaction of its own where the store has them: on the
+   * in-memory SQLite store it waits for the projector's open chunk to end (its transaction spans
+   * the projector's reads of the log), so that chunk failing cannot roll the rewrite back and
+   * bring the erased envelopes back after the erasure answered. The envelopes are built before,
+   * outside any transaction.
+   */
+  private async write(writes: ReadonlyArray<{ doc: FeedDoc; json: string | null }>): Promise<void> {
+    const apply = async (store: ReadStore) => {
+      for (const { doc, json } of writes) {
+        if (json) await store.put(FEED_MODEL.name, { ...doc, json } as unknown as Doc);
+        else await store.remove(FEED_MODEL.name, doc.seq);
+      }
+    };
+    const transactions = (await this.store.transactions?.()) ?? null;
+    await (transactions ? transactions.run(apply) : apply(this.store));
   }
 
   /**
