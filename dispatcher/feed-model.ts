@@ -1,3 +1,4 @@
+import { erasedData } from '../domain/constituent/erased.js';
 import { ERASED } from '../domain/constituent/events.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import { WEBHOOK_TYPES } from '../domain/webhook-endpoint/types.js';
@@ -49,8 +50,8 @@ const seqText = (seq: bigint): string => seq.toString().padStart(DIGITS, '0');
  * before the erasure) cleans its own collection, not only the one the erasure's process rewrites.
  */
 export function feedModelProjector(log: StreamReader): Projector {
-  const putEnvelopes = async (event: RecordedEvent, store: ReadStore): Promise<number> => {
-    const envelopes = await envelopesIn(asOfFirst(log, event), event);
+  const putEnvelopes = async (event: RecordedEvent, store: ReadStore, streams: StreamReader = log): Promise<number> => {
+    const envelopes = await envelopesIn(asOfFirst(streams, event), event);
     const at = Date.parse(event.metadata.at);
     const commit = event.position.commit.toString();
     for (let i = 0; i < envelopes.length; i++) {
@@ -73,9 +74,17 @@ export function feedModelProjector(log: StreamReader): Projector {
 
   async function rebuildErased(erasure: RecordedEvent, store: ReadStore): Promise<void> {
     const team = erasure.metadata.team;
-    for (const e of await log.readStream(erasure.stream)) {
+    // The person's stream as the erasure leaves it: a build may apply ConstituentErased before the
+    // erasure has rewritten the log (it is appended first), and must not rebuild the plaintext.
+    const erased = (events: RecordedEvent[]) => events.map((e) => (e.type === ERASED ? e : { ...e, data: erasedData(e) }));
+    const until = log.readStreamUntil;
+    const reader: StreamReader = {
+      readStream: async (s) => (s === erasure.stream ? erased(await log.readStream(s)) : log.readStream(s)),
+      readStreamUntil: until && (async (s, p) => (s === erasure.stream ? erased(await until.call(log, s, p)) : until.call(log, s, p))),
+    };
+    for (const e of erased(await log.readStream(erasure.stream))) {
       if (e.position.prepare >= erasure.position.prepare || !mayFire(e)) continue;
-      const kept = await putEnvelopes(e, store);
+      const kept = await putEnvelopes(e, store, reader);
       // An envelope that the erased event fires no longer goes, as the erasure's rewrite drops it.
       const base = e.position.prepare * 10n;
       const range = and(eq('team', team), gte('seq', seqText(base + BigInt(kept))), lte('seq', seqText(base + 9n)));

@@ -33,14 +33,14 @@ async function person(marker: string, runners: ProjectionRunner[]): Promise<{ te
 }
 
 /** The erasure as a blue process serves it: it settles blue's runner and rewrites blue's collection. */
-async function eraseThroughBlue(blue: MongoReadStore, blueRunner: ProjectionRunner, team: number, id: number): Promise<void> {
+async function eraseThroughBlue(blue: MongoReadStore, blueRunner: ProjectionRunner, team: number, id: number, alsoSettled: ProjectionRunner[] = []): Promise<void> {
   const { services } = t.runtime;
   const erasure = new Erasure({
     deps: {
       ...services,
       settle: async (p) => {
         await services.settle(p);
-        if (p) await blueRunner.waitFor(p);
+        if (p) for (const r of [blueRunner, ...alsoSettled]) await r.waitFor(p);
       },
     },
     dataDir: ':memory:',
@@ -103,6 +103,30 @@ describe("an erasure and the change feed's collections of other builds", () => {
     } finally {
       await blueRunner.stop();
       await greenRunner.stop().catch(() => undefined);
+    }
+  });
+
+  it("is cleaned by a running build's own projector that applies the erasure before the log is rewritten", async () => {
+    const log = t.runtime.services.log;
+    const mongo = scriptedMongo();
+    // Green's store is one the erasure does not reach, and the erasure's command waits until green
+    // has applied ConstituentErased: green rebuilds the person's envelopes before the log's rewrite.
+    const greenMongo = scriptedMongo();
+    const blue = new MongoReadStore(mongo.db);
+    const blueRunner = new ProjectionRunner(log, blue, [feedModelProjector(log)]);
+    const greenRunner = new ProjectionRunner(log, new MongoReadStore(greenMongo.db), [green()]);
+    await blueRunner.start();
+    await greenRunner.start();
+    try {
+      const { team, id } = await person('Mkbglive', [blueRunner, greenRunner]);
+      await eraseThroughBlue(blue, blueRunner, team, id, [greenRunner]);
+      await greenRunner.waitFor((await log.head())!);
+      expect(textOf(greenMongo, 2)).not.toContain('Mkbglive');
+      const envelopes = (greenMongo.documents(`${FEED_MODEL.name}.v2`) as Array<{ json: string }>).map((d) => JSON.parse(d.json));
+      expect(envelopes.find((e) => e.type === 'constituent.created' && e.data.PkConstituent === id)).toMatchObject({ erased: true, data: { LastName: null } });
+    } finally {
+      await blueRunner.stop();
+      await greenRunner.stop();
     }
   });
 
