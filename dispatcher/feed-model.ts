@@ -1,3 +1,6 @@
+import { erasedData } from '../domain/constituent/erased.js';
+import { ERASED } from '../domain/constituent/events.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
 import { WEBHOOK_TYPES } from '../domain/webhook-endpoint/types.js';
 import type { Projector } from '../projections/engine/projector.js';
 import { and, type CollectionDef, type Doc, eq, type Filter, gte, lte, type ReadStore } from '../projections/store/port.js';
@@ -42,24 +45,58 @@ const seqText = (seq: bigint): string => seq.toString().padStart(DIGITS, '0');
  * The projector: every envelope a log event fires, built by the dispatcher's own code as the
  * embedded table's projector builds them. A replay puts the same documents again (by `seq`), so
  * it is idempotent; after an erasure, a replay builds them from the log as the erasure left it.
+ * ConstituentErased rebuilds the envelopes of the person's own stream (decisions.md §17): every
+ * build sharing the store (another version of this collection, a catch-up that projected them
+ * before the erasure) cleans its own collection, not only the one the erasure's process rewrites.
  */
 export function feedModelProjector(log: StreamReader): Projector {
+  const putEnvelopes = async (event: RecordedEvent, store: ReadStore, streams: StreamReader = log): Promise<number> => {
+    const envelopes = await envelopesIn(asOfFirst(streams, event), event);
+    const at = Date.parse(event.metadata.at);
+    const commit = event.position.commit.toString();
+    for (let i = 0; i < envelopes.length; i++) {
+      const e = envelopes[i];
+      const doc: FeedDoc = { seq: seqText(event.position.prepare * 10n + BigInt(i)), team: e.team, commit, at, type: e.type, json: JSON.stringify(e) };
+      await store.put(FEED_MODEL.name, doc as unknown as Doc);
+    }
+    return envelopes.length;
+  };
   return {
     name: 'change-feed',
     version: 1,
     collections: [FEED_MODEL],
     async apply(event, store) {
       if (!mayFire(event)) return;
-      const envelopes = await envelopesIn(asOfFirst(log, event), event);
-      const at = Date.parse(event.metadata.at);
-      const commit = event.position.commit.toString();
-      for (let i = 0; i < envelopes.length; i++) {
-        const e = envelopes[i];
-        const doc: FeedDoc = { seq: seqText(event.position.prepare * 10n + BigInt(i)), team: e.team, commit, at, type: e.type, json: JSON.stringify(e) };
-        await store.put(FEED_MODEL.name, doc as unknown as Doc);
-      }
+      if (event.type === ERASED) await rebuildErased(event, store);
+      await putEnvelopes(event, store);
     },
   };
+
+  async function rebuildErased(erasure: RecordedEvent, store: ReadStore): Promise<void> {
+    const team = erasure.metadata.team;
+    // The person's stream as the erasure leaves it: a build may apply ConstituentErased before the
+    // erasure has rewritten the log (it is appended first), and must not rebuild the plaintext.
+    const erased = (events: RecordedEvent[]) => events.map((e) => (e.type === ERASED ? e : { ...e, data: erasedData(e) }));
+    const until = log.readStreamUntil;
+    const reader: StreamReader = {
+      readStream: async (s) => (s === erasure.stream ? erased(await log.readStream(s)) : log.readStream(s)),
+      readStreamUntil: until && (async (s, p) => (s === erasure.stream ? erased(await until.call(log, s, p)) : until.call(log, s, p))),
+    };
+    for (const e of erased(await log.readStream(erasure.stream))) {
+      if (e.position.prepare >= erasure.position.prepare || !mayFire(e)) continue;
+      const kept = await putEnvelopes(e, store, reader);
+      // An envelope that the erased event fires no longer goes, as the erasure's rewrite drops it.
+      const base = e.position.prepare * 10n;
+      const range = and(eq('team', team), gte('seq', seqText(base + BigInt(kept))), lte('seq', seqText(base + 9n)));
+      for (const doc of await scanOf(store, range, 10)) await store.remove(FEED_MODEL.name, doc.seq);
+    }
+  }
+}
+
+async function scanOf(store: ReadStore, filter: Filter, limit: number): Promise<FeedDoc[]> {
+  if (store.scan) return store.scan<FeedDoc>(FEED_MODEL.name, filter, 'seq', limit);
+  const page = await store.find<FeedDoc>({ collection: FEED_MODEL.name, filter, sort: [{ field: 'seq', dir: 'asc' }], page: { page: 1, pageSize: limit } });
+  return page.items;
 }
 
 /** The envelope number just before the first one a cursor has not given: `after` is exclusive. */
@@ -112,33 +149,66 @@ export class FeedModel {
   /**
    * decisions.md §17: the team's envelopes that `stale` picks (by envelope number or JSON) are
    * built again by `rebuild` from the log as the erasure left it, or removed when they fire no
-   * longer; each write is the store's own (acknowledged by MongoDB before the next). Answers how
-   * many changed. The in-memory SQLite store has one connection: a write made while the
-   * projector's chunk is open (its transaction spans the projector's reads of the log) commits
-   * or rolls back with that chunk, so a chunk that fails then puts the old envelope back in
-   * memory until the process restarts (and rebuilds it from the erased log); MongoDB's writes
-   * outside the projector's session are not exposed to that.
+   * longer; each batch's writes are one transaction of their own where the store has them
+   * (write), else each write is the store's own (acknowledged by MongoDB before the next).
+   * Answers how many changed.
    */
   async rewrite(team: number, stale: (seq: bigint, json: string) => boolean, rebuild: EnvelopeRebuild): Promise<number> {
     let changed = 0;
     for (let from = 0n; ; ) {
       const docs = await this.scan(and(eq('team', team), gte('seq', seqText(from))), REWRITE_BATCH);
-      for (const doc of docs) {
-        const seq = BigInt(doc.seq);
-        if (!stale(seq, doc.json)) continue;
-        const json = await rebuild(seq);
-        if (json) await this.store.put(FEED_MODEL.name, { ...doc, json } as unknown as Doc);
-        else await this.store.remove(FEED_MODEL.name, doc.seq);
-        changed++;
-      }
+      const writes: Array<{ doc: FeedDoc; json: string | null }> = [];
+      for (const doc of docs) if (stale(BigInt(doc.seq), doc.json)) writes.push({ doc, json: await rebuild(BigInt(doc.seq)) });
+      if (writes.length) await this.write(writes);
+      changed += writes.length;
       if (docs.length < REWRITE_BATCH) return changed;
       from = BigInt(docs[docs.length - 1].seq) + 1n;
     }
   }
 
-  private async scan(filter: Filter, limit: number): Promise<FeedDoc[]> {
-    if (this.store.scan) return this.store.scan<FeedDoc>(FEED_MODEL.name, filter, 'seq', limit);
-    const page = await this.store.find<FeedDoc>({ collection: FEED_MODEL.name, filter, sort: [{ field: 'seq', dir: 'asc' }], page: { page: 1, pageSize: limit } });
-    return page.items;
+  /**
+   * A batch of the rewrite's writes, in a transaction of its own where the store has them: on the
+   * in-memory SQLite store it waits for the projector's open chunk to end (its transaction spans
+   * the projector's reads of the log), so that chunk failing cannot roll the rewrite back and
+   * bring the erased envelopes back after the erasure answered. The envelopes are built before,
+   * outside any transaction.
+   */
+  private async write(writes: ReadonlyArray<{ doc: FeedDoc; json: string | null }>): Promise<void> {
+    const apply = async (store: ReadStore) => {
+      for (const { doc, json } of writes) {
+        if (json) await store.put(FEED_MODEL.name, { ...doc, json } as unknown as Doc);
+        else await store.remove(FEED_MODEL.name, doc.seq);
+      }
+    };
+    const transactions = (await this.store.transactions?.()) ?? null;
+    await (transactions ? transactions.run(apply) : apply(this.store));
+  }
+
+  /**
+   * decisions.md §17 for the builds of other versions sharing the store (a blue/green deploy):
+   * their envelopes may be made otherwise than this build makes them, so each of the team's
+   * documents there that `stale` picks (by its JSON text) is not built again but rewritten in
+   * place by `redact`. Their documents are taken to keep `team` and `seq`, the collection's key
+   * and index. Answers how many changed.
+   */
+  async redactOtherVersions(team: number, stale: (text: string) => boolean, redact: (doc: Doc) => Doc): Promise<number> {
+    let changed = 0;
+    for (const store of (await this.store.otherVersions?.(FEED_MODEL.name)) ?? []) {
+      for (let from = ''; ; ) {
+        const docs = await scanOf(store, and(eq('team', team), from !== '' && gte('seq', from)), REWRITE_BATCH);
+        for (const doc of docs) {
+          if (!stale(JSON.stringify(doc))) continue;
+          await store.put(FEED_MODEL.name, redact(doc as unknown as Doc));
+          changed++;
+        }
+        if (docs.length < REWRITE_BATCH) break;
+        from = seqText(BigInt(docs[docs.length - 1].seq) + 1n);
+      }
+    }
+    return changed;
+  }
+
+  private scan(filter: Filter, limit: number): Promise<FeedDoc[]> {
+    return scanOf(this.store, filter, limit);
   }
 }

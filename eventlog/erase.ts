@@ -11,21 +11,7 @@ import type { RecordedEvent } from '../domain/shared/events.js';
 
 type Data = Record<string, unknown>;
 
-const nullPersonal = (values: unknown): unknown => {
-  if (!values || typeof values !== 'object') return values;
-  const out: Data = { ...(values as Data) };
-  for (const f of PERSONAL_FIELDS) if (f in out) out[f] = null;
-  return out;
-};
-
-/** An event's data as the erasure leaves it: `fields` (a creation) and `changes` (an update) without personal values. */
-export function erasedData(e: Pick<RecordedEvent, 'data'>): Data {
-  const data: Data = { ...(e.data as Data) };
-  if ('fields' in data) data.fields = nullPersonal(data.fields);
-  if ('changes' in data) data.changes = nullPersonal(data.changes);
-  data.erased = true;
-  return data;
-}
+export { erasedData } from '../domain/constituent/erased.js';
 
 /**
  * Every personal value a constituent's stream ever held, as text: what the purge of the stores

@@ -141,6 +141,8 @@ export class Erasure {
     const staleEnvelope = (seq: bigint, json: string) => positions.has(seq / 10n) || stale(json);
     await this.s.feedTable?.rewrite(row.team, staleEnvelope, rebuild);
     await this.s.feedModel?.rewrite(row.team, staleEnvelope, rebuild);
+    // Another build's feed (another version) may make its envelopes otherwise: redacted, not rebuilt.
+    await this.s.feedModel?.redactOtherVersions(row.team, stale, redactDocument(new Set(values)));
     this.step('feed');
     if (this.s.webhookDb) {
       await purgeQueuedBodies(this.s.webhookDb, row.team, stale, rebuild);
@@ -208,15 +210,30 @@ export async function searchSynced(db: Database.Database, timeoutMs = 30_000): P
 
 const REDACTED_KEYS = new Set([...PERSONAL_FIELDS, ...PERSON_COPIES]);
 
-/** A stored answer's JSON with each personal field (or linked copy) that holds an erased value set to null. */
-export function redactAnswer(values: ReadonlySet<string>): (body: string) => string {
+type Json = Record<string, unknown>;
+
+/** A value with each personal field (or linked copy) that holds one of `values` set to null; `nested`: also inside strings that hold JSON objects (a feed document's envelope). */
+function redactor(values: ReadonlySet<string>, nested: boolean): (v: unknown) => unknown {
   const walk = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(walk);
+    if (nested && typeof v === 'string' && v.startsWith('{')) {
+      try {
+        return JSON.stringify(walk(JSON.parse(v)));
+      } catch {
+        return v;
+      }
+    }
     if (!v || typeof v !== 'object') return v;
-    const out: Record<string, unknown> = {};
+    const out: Json = {};
     for (const [k, x] of Object.entries(v)) out[k] = REDACTED_KEYS.has(k) && typeof x === 'string' && values.has(x) ? null : walk(x);
     return out;
   };
+  return walk;
+}
+
+/** A stored answer's JSON with each personal field (or linked copy) that holds an erased value set to null. */
+export function redactAnswer(values: ReadonlySet<string>): (body: string) => string {
+  const walk = redactor(values, false);
   return (body) => {
     try {
       return JSON.stringify(walk(JSON.parse(body)));
@@ -224,6 +241,12 @@ export function redactAnswer(values: ReadonlySet<string>): (body: string) => str
       return body;
     }
   };
+}
+
+/** A read-model document redacted as redactAnswer does, within its fields that hold JSON text too (another build's feed envelopes). */
+export function redactDocument(values: ReadonlySet<string>): <T extends Json>(doc: T) => T {
+  const walk = redactor(values, true);
+  return (doc) => walk(doc) as typeof doc;
 }
 
 /** The embedded mail files (`<dataDir>/outbox/*.eml`) that name an erased value: each value replaced, the file swapped whole. */

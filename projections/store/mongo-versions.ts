@@ -9,6 +9,12 @@ export const versionedName = (name: string, version?: number): string => (versio
 
 const VERSIONED = /^(.+)\.v(\d+)$/;
 
+/** The read model and version a collection's name gives (`changeFeed.v2`), or undefined for one without a version. */
+export const versionOf = (physical: string): { name: string; version: number } | undefined => {
+  const m = VERSIONED.exec(physical);
+  return m ? { name: m[1], version: Number(m[2]) } : undefined;
+};
+
 export interface Registration {
   build: string;
   projectors: Array<{ name: string; version: number }>;

@@ -1,7 +1,7 @@
 import { type ClientSession, type Collection, type Db, type Document, MongoClient } from 'mongodb';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
 import { containsField, escapeRegex, NGRAMS, ngramsOf } from './mongo-search.js';
-import { versionedName } from './mongo-versions.js';
+import { versionedName, versionOf } from './mongo-versions.js';
 import { type CollectionDef, type Doc, type Filter, type Page, type Query, type ReadStore, searchedFields, type SortKey, type Transactions } from './port.js';
 
 export { escapeRegex };
@@ -181,6 +181,20 @@ export class MongoReadStore implements ReadStore {
 
   async remove(collection: string, id: number | string): Promise<void> {
     await this.col(collection).deleteOne({ _id: String(id) }, this.options());
+  }
+
+  /** ReadStore.otherVersions: every `<name>.v<n>` collection of the database but this store's own. */
+  async otherVersions(name: string): Promise<ReadStore[]> {
+    const own = this.physical.get(this.def(name).name);
+    const names = (await this.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
+    return names
+      .filter((n) => n !== own && versionOf(n)?.name === name)
+      .sort()
+      .map((n) => {
+        const view = Object.create(this) as MongoReadStore;
+        (view as unknown as { physical: Map<string, string> }).physical = new Map(this.physical).set(name, n);
+        return view;
+      });
   }
 
   async getCheckpoint(name: string): Promise<Position | null> {

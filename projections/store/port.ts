@@ -126,6 +126,13 @@ export interface ReadStore {
    * dispatcher/feed-model.ts) reads its page and nothing more, where find() would count the rest.
    */
   scan?<T = Doc>(collection: string, filter: Filter, key: string, limit: number): Promise<T[]>;
+  /**
+   * Optional: the collections of the other versions of read model `name` that the store holds
+   * (MongoDB keeps one per version, for the builds sharing it: mongo-versions.ts), each as a view
+   * of this store that reads and writes that version's collection under `name`. An erasure
+   * cleans them too (decisions.md §17); a store of one process has none and leaves it out.
+   */
+  otherVersions?(name: string): Promise<ReadStore[]>;
   getCheckpoint(name: string): Promise<Position | null>;
   /**
    * A number that changes whenever any document may have changed since it was last asked (a

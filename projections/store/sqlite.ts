@@ -68,27 +68,36 @@ export class SqliteReadStore implements ReadStore {
   }
 
   /**
-   * The connection's transactions. The store's own awaits are microtasks only (the core is
-   * synchronous); a projector that reads the log as it applies (the change feed's,
-   * dispatcher/feed-model.ts) may wait on real I/O (EventStoreDB, a key fetch), and meanwhile
-   * other users of the connection work inside the open transaction: reads see its writes a
-   * moment early, and a write commits or rolls back with it.
+   * The connection's transactions, one at a time: a run waits for the one open to end. The
+   * store's own awaits are microtasks only (the core is synchronous); a projector that reads the
+   * log as it applies (the change feed's, dispatcher/feed-model.ts) may wait on real I/O
+   * (EventStoreDB, a key fetch), and meanwhile other users of the connection work inside the open
+   * transaction: reads see its writes a moment early, and a plain write commits or rolls back
+   * with it. A write that must not be undone by that chunk's failure (an erasure's rewrite,
+   * decisions.md §17) goes through a run of its own, which begins only after the chunk ended.
    */
   async transactions(): Promise<Transactions> {
     return this.connection;
   }
 
+  /** The end of the last transaction queued (settled either way). */
+  private queue: Promise<unknown> = Promise.resolve();
+
   private readonly connection: Transactions = {
-    run: async (work) => {
-      this.core.begin();
-      try {
-        const result = await work(this);
-        this.core.commit();
-        return result;
-      } catch (err) {
-        this.core.rollback();
-        throw err;
-      }
+    run: <T>(work: (store: ReadStore) => Promise<T>): Promise<T> => {
+      const turn = this.queue.then(async () => {
+        this.core.begin();
+        try {
+          const result = await work(this);
+          this.core.commit();
+          return result;
+        } catch (err) {
+          this.core.rollback();
+          throw err;
+        }
+      });
+      this.queue = turn.catch(() => undefined);
+      return turn;
     },
   };
 

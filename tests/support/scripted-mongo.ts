@@ -4,7 +4,7 @@ import type { Db, Document } from 'mongodb';
  * A scripted MongoDB database that keeps its documents in memory and evaluates the narrow part of
  * the query language the read store sends ($eq, $ne, $in, $gte, $lte, $exists, $and, $or; sort,
  * skip, limit, projection by exclusion; replaceOne, updateOne with $set/$setOnInsert and upsert,
- * deleteOne, countDocuments), recording every call with its collection. No server runs here:
+ * deleteOne, countDocuments; listCollections), recording every call with its collection. No server runs here:
  * the container suites run the same store against a real one.
  */
 export function scriptedMongo() {
@@ -68,7 +68,8 @@ export function scriptedMongo() {
       },
     };
   };
-  const db = { collection, command: async () => ({ isWritablePrimary: true }) } as unknown as Db;
+  const listCollections = () => ({ toArray: async () => [...collections.keys()].map((name) => ({ name, type: 'collection' })) });
+  const db = { collection, listCollections, command: async () => ({ isWritablePrimary: true }) } as unknown as Db;
   return { db, calls, documents: (name: string) => [...docsOf(name).values()] };
 }
 
