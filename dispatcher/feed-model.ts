@@ -99,6 +99,19 @@ async function scanOf(store: ReadStore, filter: Filter, limit: number): Promise<
   return page.items;
 }
 
+/** Documents an erasure's rewrite reads per look. */
+const REWRITE_BATCH = 1_000;
+
+/** A team's documents in `store`, in envelope order, a batch of at most REWRITE_BATCH at a time. */
+async function* teamBatches(store: ReadStore, team: number): AsyncGenerator<FeedDoc[]> {
+  for (let from = 0n; ; ) {
+    const docs = await scanOf(store, and(eq('team', team), gte('seq', seqText(from))), REWRITE_BATCH);
+    yield docs;
+    if (docs.length < REWRITE_BATCH) return;
+    from = BigInt(docs[docs.length - 1].seq) + 1n;
+  }
+}
+
 /** The envelope number just before the first one a cursor has not given: `after` is exclusive. */
 const lastGiven = (c: Cursor): bigint => (c.position ? c.position.prepare * 10n + BigInt(c.seen) - 1n : -1n);
 
@@ -106,9 +119,6 @@ const cursorOf = (doc: FeedDoc): Cursor => {
   const seq = BigInt(doc.seq);
   return { position: { commit: BigInt(doc.commit), prepare: seq / 10n }, seen: Number(seq % 10n) + 1 };
 };
-
-/** Documents a rewrite for an erasure reads per look. */
-const REWRITE_BATCH = 1_000;
 
 /**
  * The reader (and an erasure's rewriter) of the read model. `settle` waits until the read model
@@ -136,7 +146,7 @@ export class FeedModel {
       q.at && lte('at', q.at.to),
     );
     // The page and one more, to learn whether more follow.
-    const docs = await this.scan(filter, q.limit + 1);
+    const docs = await scanOf(this.store, filter, q.limit + 1);
     const changes: string[] = [];
     let next = q.after;
     for (const doc of docs.slice(0, q.limit)) {
@@ -155,15 +165,13 @@ export class FeedModel {
    */
   async rewrite(team: number, stale: (seq: bigint, json: string) => boolean, rebuild: EnvelopeRebuild): Promise<number> {
     let changed = 0;
-    for (let from = 0n; ; ) {
-      const docs = await this.scan(and(eq('team', team), gte('seq', seqText(from))), REWRITE_BATCH);
+    for await (const docs of teamBatches(this.store, team)) {
       const writes: Array<{ doc: FeedDoc; json: string | null }> = [];
       for (const doc of docs) if (stale(BigInt(doc.seq), doc.json)) writes.push({ doc, json: await rebuild(BigInt(doc.seq)) });
       if (writes.length) await this.write(writes);
       changed += writes.length;
-      if (docs.length < REWRITE_BATCH) return changed;
-      from = BigInt(docs[docs.length - 1].seq) + 1n;
     }
+    return changed;
   }
 
   /**
@@ -194,21 +202,14 @@ export class FeedModel {
   async redactOtherVersions(team: number, stale: (text: string) => boolean, redact: (doc: Doc) => Doc): Promise<number> {
     let changed = 0;
     for (const store of (await this.store.otherVersions?.(FEED_MODEL.name)) ?? []) {
-      for (let from = ''; ; ) {
-        const docs = await scanOf(store, and(eq('team', team), from !== '' && gte('seq', from)), REWRITE_BATCH);
+      for await (const docs of teamBatches(store, team)) {
         for (const doc of docs) {
           if (!stale(JSON.stringify(doc))) continue;
           await store.put(FEED_MODEL.name, redact(doc as unknown as Doc));
           changed++;
         }
-        if (docs.length < REWRITE_BATCH) break;
-        from = seqText(BigInt(docs[docs.length - 1].seq) + 1n);
       }
     }
     return changed;
-  }
-
-  private scan(filter: Filter, limit: number): Promise<FeedDoc[]> {
-    return scanOf(this.store, filter, limit);
   }
 }
