@@ -2,7 +2,8 @@ import { RESOURCES } from '../domain/resources.js';
 import { DONATION_PUBLIC } from '../domain/donation/rules.js';
 import { RECURRING_GIFT_PUBLIC } from '../domain/recurring-gift/decide.js';
 import { unknownEvent } from '../domain/shared/events.js';
-import { recordProjection, REMOVED, utcDateTime } from './records.js';
+import { utcSecondsOf } from '../domain/shared/values.js';
+import { recordProjection, REMOVED } from './records.js';
 
 const RECEIPTED = { IsReceipted: true };
 const THANKED = { IsThanked: true };
@@ -48,7 +49,7 @@ export const recurringGiftsProjection = recordProjection({
       case 'RecurringGiftCreated':
         return docs.created(e.data.fields);
       case 'RecurringGiftCanceled':
-        return docs.updated(current, { CanceledDate: utcDateTime(e.metadata.at).slice(0, 10) });
+        return docs.updated(current, { CanceledDate: utcSecondsOf(e.metadata.at).slice(0, 10) });
       default:
         return unknownEvent(e, null);
     }

@@ -45,9 +45,6 @@ export interface RecordDocs {
 /** The record was deleted: its document goes. */
 export const REMOVED = Symbol('removed');
 
-/** An event's time (`Date#toISOString`, as metadataOf writes it) as the API shows date-times: UTC, to the second. */
-export const utcDateTime = utcSecondsOf;
-
 /**
  * What a read model copies from another record it shows: when an update's `changes` hold any of
  * the fields of `copy` (the record's name to the copy's name), those changes under the copy's
@@ -139,7 +136,7 @@ export function recordProjection<C extends Category>(o: RecordProjectionOptions<
         if (mark && current && current._revision !== mark.revision) await store.put(o.collection.name, marked({ ...current, _rev: rev }, mark));
         return;
       }
-      const at = utcDateTime(event.metadata.at);
+      const at = utcSecondsOf(event.metadata.at);
       // Only a creation makes a document where there was none (a record's later events need one).
       if (!current) {
         next[idField] = id;

@@ -5,8 +5,8 @@ import type { RecordedEvent } from '../../domain/shared/events.js';
 import type { Values } from '../../domain/shared/fields.js';
 import type { RecordState } from '../../domain/shared/record.js';
 import { writesOf } from '../../domain/shared/revision.js';
+import { utcSecondsOf } from '../../domain/shared/values.js';
 import type { EventLog } from '../../eventlog/port.js';
-import { utcDateTime } from '../records.js';
 import type { ReadStore } from '../store/port.js';
 import type { HistoryKind } from './kinds.js';
 import { readRecordStream } from './stream-cache.js';
@@ -97,8 +97,8 @@ export async function recordAsOf(
     FkTeam: team,
     ...own,
     ...(await kind.linked(own, team, store)),
-    DateCreated: state.createdAt ? utcDateTime(state.createdAt) : null,
-    DateLastModified: state.modifiedAt ? utcDateTime(state.modifiedAt) : null,
+    DateCreated: state.createdAt ? utcSecondsOf(state.createdAt) : null,
+    DateLastModified: state.modifiedAt ? utcSecondsOf(state.modifiedAt) : null,
   };
   // decisions.md §17: an erased constituent's earlier revisions read with their personal fields null.
   return all.some((w) => w.some(isErasedEvent)) ? { doc, revision: upTo, erased: true } : { doc, revision: upTo };
