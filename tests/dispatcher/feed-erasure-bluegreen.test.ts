@@ -58,15 +58,21 @@ async function eraseThroughBlue(blue: MongoReadStore, blueRunner: ProjectionRunn
   }
 }
 
+/** Blue (feed v1) on a scripted MongoDB, and green (feed v2) on the same one or on `greenMongo`, both started. */
+async function builds(greenMongo?: ReturnType<typeof scriptedMongo>) {
+  const log = t.runtime.services.log;
+  const mongo = scriptedMongo();
+  const blue = new MongoReadStore(mongo.db);
+  const blueRunner = new ProjectionRunner(log, blue, [feedModelProjector(log)]);
+  const greenRunner = new ProjectionRunner(log, new MongoReadStore((greenMongo ?? mongo).db), [green()]);
+  await blueRunner.start();
+  await greenRunner.start();
+  return { log, mongo, blue, blueRunner, greenRunner };
+}
+
 describe("an erasure and the change feed's collections of other builds", () => {
   it('leaves the person in neither version when both builds run on the same store', async () => {
-    const log = t.runtime.services.log;
-    const mongo = scriptedMongo();
-    const blue = new MongoReadStore(mongo.db);
-    const blueRunner = new ProjectionRunner(log, blue, [feedModelProjector(log)]);
-    const greenRunner = new ProjectionRunner(log, new MongoReadStore(mongo.db), [green()]);
-    await blueRunner.start();
-    await greenRunner.start();
+    const { log, mongo, blue, blueRunner, greenRunner } = await builds();
     try {
       const { team, id } = await person('Mkbgboth', [blueRunner, greenRunner]);
       expect(textOf(mongo, 1)).toContain('Mkbgboth');
@@ -82,13 +88,7 @@ describe("an erasure and the change feed's collections of other builds", () => {
   });
 
   it("redacts a stopped build's collection in place, keeping each envelope", async () => {
-    const log = t.runtime.services.log;
-    const mongo = scriptedMongo();
-    const blue = new MongoReadStore(mongo.db);
-    const blueRunner = new ProjectionRunner(log, blue, [feedModelProjector(log)]);
-    const greenRunner = new ProjectionRunner(log, new MongoReadStore(mongo.db), [green()]);
-    await blueRunner.start();
-    await greenRunner.start();
+    const { mongo, blue, blueRunner, greenRunner } = await builds();
     try {
       const { team, id } = await person('Mkbgstopped', [blueRunner, greenRunner]);
       // Green stops before the erasure, so its projector never sees ConstituentErased: only the erasure can clean it.
@@ -107,16 +107,10 @@ describe("an erasure and the change feed's collections of other builds", () => {
   });
 
   it("is cleaned by a running build's own projector that applies the erasure before the log is rewritten", async () => {
-    const log = t.runtime.services.log;
-    const mongo = scriptedMongo();
     // Green's store is one the erasure does not reach, and the erasure's command waits until green
     // has applied ConstituentErased: green rebuilds the person's envelopes before the log's rewrite.
     const greenMongo = scriptedMongo();
-    const blue = new MongoReadStore(mongo.db);
-    const blueRunner = new ProjectionRunner(log, blue, [feedModelProjector(log)]);
-    const greenRunner = new ProjectionRunner(log, new MongoReadStore(greenMongo.db), [green()]);
-    await blueRunner.start();
-    await greenRunner.start();
+    const { log, blue, blueRunner, greenRunner } = await builds(greenMongo);
     try {
       const { team, id } = await person('Mkbglive', [blueRunner, greenRunner]);
       await eraseThroughBlue(blue, blueRunner, team, id, [greenRunner]);
@@ -131,15 +125,9 @@ describe("an erasure and the change feed's collections of other builds", () => {
   });
 
   it('is cleaned by its own projector when a build that projected the person catches up over the erasure', async () => {
-    const log = t.runtime.services.log;
-    const mongo = scriptedMongo();
     // Green's store is one the erasure does not reach: only its projector can clean it.
     const greenMongo = scriptedMongo();
-    const blue = new MongoReadStore(mongo.db);
-    const blueRunner = new ProjectionRunner(log, blue, [feedModelProjector(log)]);
-    const first = new ProjectionRunner(log, new MongoReadStore(greenMongo.db), [green()]);
-    await blueRunner.start();
-    await first.start();
+    const { log, blue, blueRunner, greenRunner: first } = await builds(greenMongo);
     const { team, id } = await person('Mkbgcatchup', [blueRunner, first]);
     await first.stop();
     expect(textOf(greenMongo, 2)).toContain('Mkbgcatchup');
