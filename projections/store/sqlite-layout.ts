@@ -37,10 +37,12 @@ export function layOut(conn: Connection, plan: TablePlan): void {
       conn.stmt(`INSERT INTO ${COLLECTIONS} (name, layout) VALUES (?, ?)`).run(plan.def.name, layout);
     } else if (row.layout !== layout && !withSecureDelete(row.layout, layout)) relayout(conn, plan, layout, (JSON.parse(row.layout) as [unknown, unknown, string[]?])[2]);
     else {
-      if (row.layout !== layout) conn.stmt(`UPDATE ${COLLECTIONS} SET layout = ? WHERE name = ?`).run(layout, plan.def.name);
-      // A file whose search tables were made with FTS5 secure-delete on (a setting the table
-      // keeps): off, as new ones are made (sqlite-schema.ts). A small write, the same every time.
-      for (const s of plan.searches) conn.db.exec(`INSERT INTO ${s.fts} (${s.fts}, rank) VALUES ('secure-delete', 0)`);
+      if (row.layout !== layout) {
+        // Search tables made with FTS5 secure-delete on (a setting each table keeps, and the one
+        // difference from this layout): turned off, as new ones are made (sqlite-schema.ts), once.
+        for (const s of plan.searches) conn.db.exec(`INSERT INTO ${s.fts} (${s.fts}, rank) VALUES ('secure-delete', 0)`);
+        conn.stmt(`UPDATE ${COLLECTIONS} SET layout = ? WHERE name = ?`).run(layout, plan.def.name);
+      }
       if (row.bulk) finishBulk(conn, plan);
     }
   });
