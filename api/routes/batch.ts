@@ -128,8 +128,9 @@ function recordWriter(fields: string[]): (record: Values) => string {
     let out = '';
     for (let i = 0; i < fields.length; i++) {
       const v = record[fields[i]];
-      if (v === undefined && !(fields[i] in record)) continue;
-      out += `${out ? ',' : ''}${names[i]}${v === null ? 'null' : JSON.stringify(v)}`;
+      // Left out, as JSON.stringify leaves out a key whose value is undefined.
+      if (v === undefined) continue;
+      out += `${out ? ',' : ''}${names[i]}${JSON.stringify(v)}`;
     }
     return `{${out}}`;
   };
