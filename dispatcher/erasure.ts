@@ -1,6 +1,8 @@
 import type Database from 'better-sqlite3';
+import type { RecordedEvent } from '../domain/shared/events.js';
 import type { EventLog } from '../eventlog/port.js';
 import { envelopesIn } from './envelope.js';
+import type { StreamReader } from './history.js';
 
 /**
  * What the dispatcher's stores do for an erasure (decisions.md §17): every stored envelope that
@@ -18,13 +20,30 @@ export function mentionsAny(values: readonly string[]): (text: string) => boolea
 export type EnvelopeRebuild = (seq: bigint) => Promise<string | null>;
 
 export function envelopeRebuilder(log: Pick<EventLog, 'readTeam' | 'readStream' | 'readStreamUntil'>, team: number): EnvelopeRebuild {
+  return envelopeRebuilderAt(async (position) => {
+    const [e] = (await log.readTeam?.(team, { commit: position, prepare: position }, 1, true)) ?? [];
+    return e;
+  }, log);
+}
+
+/** The same from any reader of the log: `eventAt` answers the team's event at a position (or any later one, or none). */
+export function envelopeRebuilderAt(eventAt: (position: bigint) => Promise<RecordedEvent | undefined>, streams: StreamReader): EnvelopeRebuild {
   return async (seq) => {
     const position = seq / 10n;
-    const [e] = (await log.readTeam?.(team, { commit: position, prepare: position }, 1, true)) ?? [];
+    const e = await eventAt(position);
     if (!e || e.position.prepare !== position) return null;
-    const envelope = (await envelopesIn(log, e))[Number(seq % 10n)];
+    const envelope = (await envelopesIn(streams, e))[Number(seq % 10n)];
     return envelope ? JSON.stringify(envelope) : null;
   };
+}
+
+/**
+ * The envelopes an erasure must build again: those of the person's own events (by position, the
+ * envelope number over 10) and any whose text holds one of its values (a linked record's copy).
+ */
+export function staleEnvelope(values: readonly string[], positions: ReadonlySet<bigint>): (seq: bigint, json: string) => boolean {
+  const mentions = mentionsAny(values);
+  return (seq, json) => positions.has(seq / 10n) || mentions(json);
 }
 
 /** The envelope number of `evt_<number>_<unix seconds>`. */

@@ -8,7 +8,7 @@ import { constituentStream } from '../domain/constituent/events.js';
 import { PERSON_COPIES, PERSONAL_FIELDS } from '../domain/constituent/rules.js';
 import { DomainError, notFound } from '../domain/shared/errors.js';
 import type { Source } from '../domain/shared/events.js';
-import { envelopeRebuilder, mentionsAny, purgeQueuedBodies } from '../dispatcher/erasure.js';
+import { envelopeRebuilder, mentionsAny, purgeQueuedBodies, staleEnvelope } from '../dispatcher/erasure.js';
 import type { FeedTable } from '../dispatcher/feed-table.js';
 import type { FeedModel } from '../dispatcher/feed-model.js';
 import { erasedData, personalValues, truncateWal } from '../eventlog/erase.js';
@@ -16,7 +16,9 @@ import type { FollowerStatus } from '../eventlog/follower.js';
 import type { Sealer } from '../eventlog/sealing.js';
 import { forgetRecordStream } from '../projections/history/stream-cache.js';
 import type { IdempotencyStore } from './idempotency/port.js';
+import { planFeedRewriteOffThread } from './feed-scan.js';
 import { privateFile } from './private-files.js';
+import { LOG_FILE } from './read-models.js';
 import { optimizeSearchOffThread } from './search-optimize.js';
 
 /**
@@ -136,11 +138,19 @@ export class Erasure {
     // Every change projected so far is in the stores scanned below, built as the log stood then.
     await deps.settle(await deps.log.head());
     const stale = mentionsAny(values);
-    const positions = new Set((await deps.log.readStream(stream)).map((e) => e.position.prepare));
+    const positions = (await deps.log.readStream(stream)).map((e) => e.position.prepare);
     const rebuild = envelopeRebuilder(deps.log, row.team);
-    const staleEnvelope = (seq: bigint, json: string) => positions.has(seq / 10n) || stale(json);
-    await this.s.feedTable?.rewrite(row.team, staleEnvelope, rebuild);
-    await this.s.feedModel?.rewrite(row.team, staleEnvelope, rebuild);
+    const staleOne = staleEnvelope(values, new Set(positions));
+    if (this.s.feedTable) {
+      const { readModelsFile } = this.s;
+      // The table grows with the team's history: planned off the main thread where it is a file.
+      await (readModelsFile
+        ? this.s.feedTable.rewriteBy(row.team, (after) =>
+            planFeedRewriteOffThread({ readModelsFile, logFile: path.join(this.s.dataDir, LOG_FILE), team: row.team, after, values, positions }),
+          )
+        : this.s.feedTable.rewrite(row.team, staleOne, rebuild));
+    }
+    await this.s.feedModel?.rewrite(row.team, staleOne, rebuild);
     // Another build's feed (another version) may make its envelopes otherwise: redacted, not rebuilt.
     await this.s.feedModel?.redactOtherVersions(row.team, stale, redactDocument(new Set(values)));
     this.step('feed');
