@@ -20,6 +20,7 @@ import { planFeedRewriteOffThread } from './feed-scan.js';
 import { privateFile } from './private-files.js';
 import { LOG_FILE } from './read-models.js';
 import { optimizeSearchOffThread } from './search-optimize.js';
+import { truncateWalOffThread } from './wal-truncate.js';
 
 /**
  * Erasure (decisions.md §17), durably: a journal row is written first (the values to look for,
@@ -173,15 +174,16 @@ export class Erasure {
         // projector thread's next search sync (about once a second while writes go on, or once
         // they pause for 100 ms) takes its grams out of the index.
         await searchSynced(db);
-        // The synced rows' grams (and those of every older revision, and of linked records'
-        // old copies of the name) still lie in older segments behind delete entries (FTS5
-        // secure-delete is off): a merge of the whole index drops them, off the main thread.
-        await optimizeSearchOffThread(this.s.readModelsFile);
-        this.step('search-index');
-        await truncateWal(db);
       } finally {
         db.close();
       }
+      // The synced rows' grams (and those of every older revision, and of linked records' old
+      // copies of the name) still lie in older segments behind delete entries (FTS5
+      // secure-delete is off): a merge of the whole index drops them, off the main thread.
+      await optimizeSearchOffThread(this.s.readModelsFile);
+      this.step('search-index');
+      // The merge rewrote the index into the WAL: copying it back is off the main thread too.
+      await truncateWalOffThread(this.s.readModelsFile);
     }
     this.step('read-models');
     this.journal.prepare('DELETE FROM erasures WHERE id = ?').run(row.id);
