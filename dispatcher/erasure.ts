@@ -52,27 +52,46 @@ export const seqOfEnvelopeId = (id: string): bigint | null => {
   return m ? BigInt(m[1]) : null;
 };
 
+/** Queued deliveries read per turn of the event loop: a queue held back by a failing endpoint can hold a day of them. */
+const QUEUE_PAGE = 200;
+
 /**
  * Queued deliveries of the team (webhooks.sqlite) whose body holds an erased value: rebuilt, or
- * dropped when the envelope can no longer be built. Answers how many were touched.
+ * dropped when the envelope can no longer be built. A page at a time, each written in its own
+ * transaction with a turn of the event loop between, so that requests go on meanwhile; a task
+ * delivered meanwhile is simply no longer there to write, and one queued meanwhile was built from
+ * the rewritten log. Answers how many were touched.
  */
-export async function purgeQueuedBodies(db: Database.Database, team: number, stale: (text: string) => boolean, rebuild: EnvelopeRebuild): Promise<number> {
+export async function purgeQueuedBodies(
+  db: Database.Database,
+  team: number,
+  stale: (text: string) => boolean,
+  rebuild: EnvelopeRebuild,
+  page = QUEUE_PAGE,
+): Promise<number> {
   const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'webhook_tasks'").get();
   if (!exists) return 0;
-  const rows = db.prepare<[number], { id: string; event_id: string; body: string }>('SELECT id, event_id, body FROM webhook_tasks WHERE team = ?').all(team);
-  const changes: Array<{ id: string; body: string | null }> = [];
-  for (const r of rows) {
-    if (!stale(r.body)) continue;
-    const seq = seqOfEnvelopeId(r.event_id);
-    changes.push({ id: r.id, body: seq === null ? null : await rebuild(seq) });
-  }
+  const next = db.prepare<[number, string, number], { id: string; event_id: string; body: string }>('SELECT id, event_id, body FROM webhook_tasks WHERE team = ? AND id > ? ORDER BY id LIMIT ?');
   const update = db.prepare('UPDATE webhook_tasks SET body = ? WHERE id = ?');
   const drop = db.prepare('DELETE FROM webhook_tasks WHERE id = ?');
-  db.transaction(() => {
-    for (const c of changes) {
-      if (c.body) update.run(c.body, c.id);
-      else drop.run(c.id);
+  let touched = 0;
+  for (let after = ''; ; ) {
+    const rows = next.all(team, after, page);
+    const changes: Array<{ id: string; body: string | null }> = [];
+    for (const r of rows) {
+      if (!stale(r.body)) continue;
+      const seq = seqOfEnvelopeId(r.event_id);
+      changes.push({ id: r.id, body: seq === null ? null : await rebuild(seq) });
     }
-  })();
-  return changes.length;
+    db.transaction(() => {
+      for (const c of changes) {
+        if (c.body) update.run(c.body, c.id);
+        else drop.run(c.id);
+      }
+    })();
+    touched += changes.length;
+    if (rows.length < page) return touched;
+    after = rows[rows.length - 1].id;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }

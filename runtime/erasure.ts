@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { eraseConstituent } from '../commands/constituents.js';
@@ -162,7 +163,7 @@ export class Erasure {
     this.step('queue');
     await this.s.idempotency.redact?.(stale, redactAnswer(new Set(values)));
     this.step('answers');
-    scrubMail(path.join(this.s.dataDir, 'outbox'), values);
+    await scrubMail(path.join(this.s.dataDir, 'outbox'), values);
     this.step('mail');
     if (this.s.readModelsFile) {
       // The projectors dropped the person and its linked copies (secure_delete zeroed the old
@@ -261,18 +262,22 @@ export function redactDocument(values: ReadonlySet<string>): <T extends Json>(do
   return (doc) => walk(doc) as typeof doc;
 }
 
-/** The embedded mail files (`<dataDir>/outbox/*.eml`) that name an erased value: each value replaced, the file swapped whole. */
-function scrubMail(dir: string, values: readonly string[]): void {
+/**
+ * The embedded mail files (`<dataDir>/outbox/*.eml`) that name an erased value: each value
+ * replaced, the file swapped whole. Read one at a time without blocking: the outbox grows with
+ * every notification ever sent.
+ */
+async function scrubMail(dir: string, values: readonly string[]): Promise<void> {
   if (!values.length || !existsSync(dir)) return;
-  for (const name of readdirSync(dir)) {
+  for (const name of await readdir(dir)) {
     if (!name.endsWith('.eml')) continue;
     const file = path.join(dir, name);
-    const text = readFileSync(file, 'utf8');
+    const text = await readFile(file, 'utf8');
     if (!values.some((v) => text.includes(v))) continue;
     let next = text;
     for (const v of values) next = next.split(v).join('[erased]');
-    writeFileSync(file + '.tmp', next, { mode: 0o600 });
-    renameSync(file + '.tmp', file);
+    await writeFile(file + '.tmp', next, { mode: 0o600 });
+    await rename(file + '.tmp', file);
   }
 }
 
