@@ -142,7 +142,7 @@ export class Erasure {
     const stale = mentionsAny(values);
     const positions = (await deps.log.readStream(stream)).map((e) => e.position.prepare);
     const rebuild = envelopeRebuilder(deps.log, row.team);
-    const staleOne = staleEnvelope(values, new Set(positions));
+    const staleOne = staleEnvelope(values, positions);
     if (this.s.feedTable) {
       const { readModelsFile } = this.s;
       // The table grows with the team's history: planned off the main thread where it is a file.

@@ -23,7 +23,7 @@ async function scan(): Promise<FromFeedScan> {
       const [e] = log.readAfter(position - 1n, 1);
       return e && e.metadata.team === s.team ? e : undefined;
     };
-    const stale = staleEnvelope(s.values, new Set(s.positions));
+    const stale = staleEnvelope(s.values, s.positions);
     return { plan: await planFeedTableRewrite(db, s.team, s.after, stale, envelopeRebuilderAt(eventAt, log)) };
   } finally {
     log.close();

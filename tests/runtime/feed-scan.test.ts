@@ -131,7 +131,7 @@ describe("an erasure's rewrite of the embedded change feed, planned off the main
     const inPlace = copy(blocksFile, 'in-place.sqlite');
     const log = new SqliteEventLog(logFile);
     const same = new FeedTable(inPlace, async () => undefined);
-    await same.rewrite(team, staleEnvelope(values, new Set(positions)), envelopeRebuilder(log, team));
+    await same.rewrite(team, staleEnvelope(values, positions), envelopeRebuilder(log, team));
     same.close();
     await log.close();
 
@@ -168,7 +168,7 @@ describe("an erasure's rewrite of the embedded change feed, planned off the main
     const file = copy(blocksFile, 'planned-here.sqlite');
     const db = new Database(file, { readonly: true });
     const log = new SqliteEventLog(logFile);
-    const plan = await planFeedTableRewrite(db, team, -1n, staleEnvelope(values, new Set(positions)), envelopeRebuilder(log, team));
+    const plan = await planFeedTableRewrite(db, team, -1n, staleEnvelope(values, positions), envelopeRebuilder(log, team));
     db.close();
     await log.close();
     const offThread = await planFeedRewriteOffThread({ readModelsFile: file, logFile, team, after: -1n, values, positions });
