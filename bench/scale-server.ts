@@ -20,11 +20,11 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts the server on a known free port (so probing can begin at once), rate limits off, request logs off. */
-export async function startServer(server: string, dataDir: string, adminToken: string): Promise<ServerProcess> {
+/** Starts the server on a known free port (so probing can begin at once), rate limits off, request logs off; `nodeArgs` go before the script (a probe to load, a CPU profile). */
+export async function startServer(server: string, dataDir: string, adminToken: string, nodeArgs: string[] = []): Promise<ServerProcess> {
   const port = await freePort();
   const startedAt = performance.now();
-  const child = spawn(process.execPath, [server], {
+  const child = spawn(process.execPath, [...nodeArgs, server], {
     env: {
       PATH: process.env.PATH,
       HOST: '127.0.0.1',

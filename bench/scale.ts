@@ -8,6 +8,7 @@ import { LOG_FILE } from '../runtime/read-models.js';
 import { rebuildReadModels } from '../runtime/rebuild.js';
 import { type BenchRequest, load, type Measure } from './lib.js';
 import { nameTerms, person, random } from './names.js';
+import { measureErase } from './scale-erase.js';
 import { memory, type ServerProcess, startServer, until200 } from './scale-server.js';
 
 /**
@@ -334,6 +335,10 @@ export async function run(): Promise<{ name: string; lines: string[] }> {
     return { name: `scale, the rebuild of ${keepDir}`, lines: await measureRebuildOnly(keepDir) };
   }
   const server = fileURLToPath(new URL('../api/server.js', import.meta.url));
+  if (process.env.BENCH_PART === 'erase') {
+    if (!keepDir) throw new Error('BENCH_PART=erase erases constituents of the data dir BENCH_SCALE_DIR names (a copy: an erasure cannot be undone)');
+    return { name: `scale, erasures on ${keepDir}`, lines: await measureErase(server, keepDir) };
+  }
   if (process.env.BENCH_PART === 'start') {
     if (!keepDir) throw new Error('BENCH_PART=start starts on the data dir BENCH_SCALE_DIR names (one a run with BENCH_SCALE_DIR kept)');
     return { name: `scale, a start on ${keepDir}`, lines: await measureStartOnly(server, keepDir) };

@@ -4,8 +4,9 @@ import type { Projector } from '../projections/engine/projector.js';
 import { mayFire } from './catalog.js';
 import { envelopesIn } from './envelope.js';
 import { BulkFeedWriter } from './feed-bulk.js';
-import { BLOCK, BLOCKS, BLOCKS_DDL, type Entry, entriesOf, type FeedReads, feedReads, packBlock, packer, unpackBlock } from './feed-blocks.js';
+import { BLOCK, BLOCKS, BLOCKS_DDL, entriesOf, type FeedReads, feedReads, packer } from './feed-blocks.js';
 import { ALL, type Cursor, type FeedQuery, type JsonPage } from './feed-cursor.js';
+import { applyFeedRewrite, type FeedRewritePlan, type FeedRewritePlanner, planFeedRewrite } from './feed-rewrite.js';
 import type { StreamReader } from './history.js';
 
 /**
@@ -102,16 +103,19 @@ export function asOfFirst(streams: StreamReader, event: RecordedEvent): StreamRe
 const EARLIEST = Number.MIN_SAFE_INTEGER;
 const LATEST = Number.MAX_SAFE_INTEGER;
 
+/** An erasure's plan for the table (feed-rewrite.ts) on any connection to its file: the erasure's scanning thread's. */
+export const planFeedTableRewrite = (
+  db: Database.Database,
+  team: number,
+  after: bigint,
+  stale: (seq: bigint, json: string) => boolean,
+  rebuild: (seq: bigint) => Promise<string | null>,
+): Promise<FeedRewritePlan> => planFeedRewrite(db, TABLE, team, after, stale, rebuild);
+
+/** Plans an erasure's rewrite makes before it gives up (and leaves the erasure to the next start). */
+const REWRITE_ROUNDS = 10;
+
 /** The envelope number just before the first one a cursor has not given: `after` is exclusive. */
-/** Rows an erasure's rewrite reads per look. */
-const REWRITE_BATCH = 1_000;
-
-interface Row {
-  seq: bigint;
-  type: string;
-  json: string;
-}
-
 const lastGiven = (c: Cursor): bigint => (c.position ? c.position.prepare * 10n + BigInt(c.seen) - 1n : -1n);
 const cursorAt = (seq: bigint): Cursor => {
   const position = seq / 10n;
@@ -165,62 +169,29 @@ export class FeedTable {
    * decisions.md §17: the team's envelopes that `stale` picks (by envelope number or JSON), in its
    * single rows and inside its packed blocks, are built again by `rebuild` from the log as the
    * erasure left it (or dropped, when nothing fires any more); a block holding one is packed
-   * again whole. The erasure empties the file's WAL after (runtime/erasure.ts). Answers how many
-   * envelopes changed.
+   * again whole. Planned on this thread: the erasure plans off it (rewriteBy). The erasure empties
+   * the file's WAL after (runtime/erasure.ts). Answers how many envelopes changed.
    */
-  async rewrite(team: number, stale: (seq: bigint, json: string) => boolean, rebuild: (seq: bigint) => Promise<string | null>): Promise<number> {
-    const scan = this.db.prepare<[number, bigint, number], Row>(`SELECT seq, type, json FROM ${TABLE} WHERE team = ? AND seq > ? ORDER BY seq LIMIT ?`).safeIntegers(true);
-    const update = this.db.prepare<[string, number, bigint]>(`UPDATE ${TABLE} SET json = ? WHERE team = ? AND seq = ?`);
-    const drop = this.db.prepare<[number, bigint]>(`DELETE FROM ${TABLE} WHERE team = ? AND seq = ?`);
-    const changes: Array<{ seq: bigint; json: string | null }> = [];
-    for (let after = -1n; ; ) {
-      const rows = scan.all(team, after, REWRITE_BATCH);
-      for (const r of rows) if (stale(r.seq, r.json)) changes.push({ seq: r.seq, json: await rebuild(r.seq) });
-      if (rows.length < REWRITE_BATCH) break;
-      after = rows[rows.length - 1].seq;
-    }
-    const blocks = await this.rewriteBlocks(team, stale, rebuild);
-    const dropBlock = this.db.prepare<[number, bigint]>(`DELETE FROM ${BLOCKS} WHERE team = ? AND last = ?`);
-    const putBlock = this.db.prepare<[number, bigint, bigint, Buffer]>(`INSERT INTO ${BLOCKS} (team, last, first, body) VALUES (?, ?, ?, ?)`);
-    this.db.transaction(() => {
-      for (const c of changes) {
-        if (c.json) update.run(c.json, team, c.seq);
-        else drop.run(team, c.seq);
-      }
-      for (const b of blocks) {
-        dropBlock.run(team, b.last);
-        if (b.entries.length) putBlock.run(team, b.entries[b.entries.length - 1].seq, b.entries[0].seq, packBlock(b.entries));
-      }
-    })();
-    return changes.length + blocks.reduce((n, b) => n + b.changed, 0);
+  rewrite(team: number, stale: (seq: bigint, json: string) => boolean, rebuild: (seq: bigint) => Promise<string | null>): Promise<number> {
+    return this.rewriteBy(team, (after) => planFeedTableRewrite(this.db, team, after, stale, rebuild));
   }
 
-  /** The team's blocks holding an envelope `stale` picks, each with its envelopes as they must be. */
-  private async rewriteBlocks(
-    team: number,
-    stale: (seq: bigint, json: string) => boolean,
-    rebuild: (seq: bigint) => Promise<string | null>,
-  ): Promise<Array<{ last: bigint; entries: Entry[]; changed: number }>> {
-    const scan = this.db.prepare<[number, bigint], { last: bigint; body: Buffer }>(`SELECT last, body FROM ${BLOCKS} WHERE team = ? AND last > ? ORDER BY last LIMIT 1`).safeIntegers(true);
-    const out: Array<{ last: bigint; entries: Entry[]; changed: number }> = [];
-    for (let after = -1n; ; ) {
-      const block = scan.get(team, after);
-      if (!block) break;
-      after = block.last;
-      let changed = 0;
-      const entries: Entry[] = [];
-      for (const e of unpackBlock(block.body)) {
-        if (!stale(e.seq, e.json)) {
-          entries.push(e);
-          continue;
-        }
-        changed++;
-        const json = await rebuild(e.seq);
-        if (json) entries.push({ ...e, json });
-      }
-      if (changed) out.push({ last: block.last, entries, changed });
+  /**
+   * The rewrite with its plan made by `plan` (feed-rewrite.ts), perhaps on another thread and
+   * connection, then written here in one short transaction. What the projector thread packed or
+   * wrote again between a plan and its write is planned again from there, until a plan is
+   * written whole.
+   */
+  async rewriteBy(team: number, plan: FeedRewritePlanner): Promise<number> {
+    let changed = 0;
+    for (let after = -1n, round = 1; ; round++) {
+      const done = applyFeedRewrite(this.db, TABLE, team, await plan(after));
+      changed += done.changed;
+      if (done.redoAfter === null) return changed;
+      // Each round starts at the rows the projector moved since the last: the few newest.
+      if (round === REWRITE_ROUNDS) throw new Error(`the change feed's rewrite for an erasure kept meeting new blocks after ${round} plans; the erasure finishes at the next start`);
+      after = done.redoAfter;
     }
-    return out;
   }
 
   close(): void {

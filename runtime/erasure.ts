@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { eraseConstituent } from '../commands/constituents.js';
@@ -8,7 +9,7 @@ import { constituentStream } from '../domain/constituent/events.js';
 import { PERSON_COPIES, PERSONAL_FIELDS } from '../domain/constituent/rules.js';
 import { DomainError, notFound } from '../domain/shared/errors.js';
 import type { Source } from '../domain/shared/events.js';
-import { envelopeRebuilder, mentionsAny, purgeQueuedBodies } from '../dispatcher/erasure.js';
+import { envelopeRebuilder, mentionsAny, purgeQueuedBodies, staleEnvelope } from '../dispatcher/erasure.js';
 import type { FeedTable } from '../dispatcher/feed-table.js';
 import type { FeedModel } from '../dispatcher/feed-model.js';
 import { erasedData, personalValues, truncateWal } from '../eventlog/erase.js';
@@ -16,8 +17,11 @@ import type { FollowerStatus } from '../eventlog/follower.js';
 import type { Sealer } from '../eventlog/sealing.js';
 import { forgetRecordStream } from '../projections/history/stream-cache.js';
 import type { IdempotencyStore } from './idempotency/port.js';
+import { planFeedRewriteOffThread } from './feed-scan.js';
 import { privateFile } from './private-files.js';
+import { LOG_FILE } from './read-models.js';
 import { optimizeSearchOffThread } from './search-optimize.js';
+import { truncateWalOffThread } from './wal-truncate.js';
 
 /**
  * Erasure (decisions.md §17), durably: a journal row is written first (the values to look for,
@@ -136,11 +140,19 @@ export class Erasure {
     // Every change projected so far is in the stores scanned below, built as the log stood then.
     await deps.settle(await deps.log.head());
     const stale = mentionsAny(values);
-    const positions = new Set((await deps.log.readStream(stream)).map((e) => e.position.prepare));
+    const positions = (await deps.log.readStream(stream)).map((e) => e.position.prepare);
     const rebuild = envelopeRebuilder(deps.log, row.team);
-    const staleEnvelope = (seq: bigint, json: string) => positions.has(seq / 10n) || stale(json);
-    await this.s.feedTable?.rewrite(row.team, staleEnvelope, rebuild);
-    await this.s.feedModel?.rewrite(row.team, staleEnvelope, rebuild);
+    const staleOne = staleEnvelope(values, positions);
+    if (this.s.feedTable) {
+      const { readModelsFile } = this.s;
+      // The table grows with the team's history: planned off the main thread where it is a file.
+      await (readModelsFile
+        ? this.s.feedTable.rewriteBy(row.team, (after) =>
+            planFeedRewriteOffThread({ readModelsFile, logFile: path.join(this.s.dataDir, LOG_FILE), team: row.team, after, values, positions }),
+          )
+        : this.s.feedTable.rewrite(row.team, staleOne, rebuild));
+    }
+    await this.s.feedModel?.rewrite(row.team, staleOne, rebuild);
     // Another build's feed (another version) may make its envelopes otherwise: redacted, not rebuilt.
     await this.s.feedModel?.redactOtherVersions(row.team, stale, redactDocument(new Set(values)));
     this.step('feed');
@@ -151,7 +163,7 @@ export class Erasure {
     this.step('queue');
     await this.s.idempotency.redact?.(stale, redactAnswer(new Set(values)));
     this.step('answers');
-    scrubMail(path.join(this.s.dataDir, 'outbox'), values);
+    await scrubMail(path.join(this.s.dataDir, 'outbox'), values);
     this.step('mail');
     if (this.s.readModelsFile) {
       // The projectors dropped the person and its linked copies (secure_delete zeroed the old
@@ -163,15 +175,16 @@ export class Erasure {
         // projector thread's next search sync (about once a second while writes go on, or once
         // they pause for 100 ms) takes its grams out of the index.
         await searchSynced(db);
-        // The synced rows' grams (and those of every older revision, and of linked records'
-        // old copies of the name) still lie in older segments behind delete entries (FTS5
-        // secure-delete is off): a merge of the whole index drops them, off the main thread.
-        await optimizeSearchOffThread(this.s.readModelsFile);
-        this.step('search-index');
-        await truncateWal(db);
       } finally {
         db.close();
       }
+      // The synced rows' grams (and those of every older revision, and of linked records' old
+      // copies of the name) still lie in older segments behind delete entries (FTS5
+      // secure-delete is off): a merge of the whole index drops them, off the main thread.
+      await optimizeSearchOffThread(this.s.readModelsFile);
+      this.step('search-index');
+      // The merge rewrote the index into the WAL: copying it back is off the main thread too.
+      await truncateWalOffThread(this.s.readModelsFile);
     }
     this.step('read-models');
     this.journal.prepare('DELETE FROM erasures WHERE id = ?').run(row.id);
@@ -249,18 +262,22 @@ export function redactDocument(values: ReadonlySet<string>): <T extends Json>(do
   return (doc) => walk(doc) as typeof doc;
 }
 
-/** The embedded mail files (`<dataDir>/outbox/*.eml`) that name an erased value: each value replaced, the file swapped whole. */
-function scrubMail(dir: string, values: readonly string[]): void {
+/**
+ * The embedded mail files (`<dataDir>/outbox/*.eml`) that name an erased value: each value
+ * replaced, the file swapped whole. Read one at a time without blocking: the outbox grows with
+ * every notification ever sent.
+ */
+async function scrubMail(dir: string, values: readonly string[]): Promise<void> {
   if (!values.length || !existsSync(dir)) return;
-  for (const name of readdirSync(dir)) {
+  for (const name of await readdir(dir)) {
     if (!name.endsWith('.eml')) continue;
     const file = path.join(dir, name);
-    const text = readFileSync(file, 'utf8');
+    const text = await readFile(file, 'utf8');
     if (!values.some((v) => text.includes(v))) continue;
     let next = text;
     for (const v of values) next = next.split(v).join('[erased]');
-    writeFileSync(file + '.tmp', next, { mode: 0o600 });
-    renameSync(file + '.tmp', file);
+    await writeFile(file + '.tmp', next, { mode: 0o600 });
+    await rename(file + '.tmp', file);
   }
 }
 

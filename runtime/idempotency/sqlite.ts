@@ -55,7 +55,11 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   private lastPurge = 0;
   private pending: Array<{ work: () => unknown; done: (value: unknown) => void; failed: (err: unknown) => void; durable: boolean }> = [];
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    /** Answers an erasure's redaction reads per turn of the event loop. */
+    private readonly redactPage = 500,
+  ) {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('busy_timeout = 5000');
@@ -152,15 +156,25 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
    * then the WAL is emptied so no old page stays in it. Answers how many changed.
    */
   async redact(stale: (body: string) => boolean, redact: (body: string) => string): Promise<number> {
-    const n = await this.queued(() => {
-      const rows = this.db.prepare<[], { scope: string; key: string; body: string }>('SELECT scope, key, body FROM idempotency_keys WHERE body IS NOT NULL').all();
-      const update = this.db.prepare('UPDATE idempotency_keys SET body = ? WHERE scope = ? AND key = ?');
-      let changed = 0;
-      for (const r of rows) if (stale(r.body)) changed += update.run(redact(r.body), r.scope, r.key).changes;
-      return changed;
-    }, true);
+    // A page a turn: a day of answers read and tested at once held the main thread, and every
+    // request with it. Each page commits on its own; an erasure that dies between pages redacts
+    // them all again at the next start.
+    const page = this.db.prepare<[string, string, number], { scope: string; key: string; body: string }>(
+      'SELECT scope, key, body FROM idempotency_keys WHERE body IS NOT NULL AND (scope, key) > (?, ?) ORDER BY scope, key LIMIT ?',
+    );
+    const update = this.db.prepare('UPDATE idempotency_keys SET body = ? WHERE scope = ? AND key = ?');
+    let changed = 0;
+    for (let after = { scope: '', key: '' }; ; ) {
+      const last = await this.queued(() => {
+        const rows = page.all(after.scope, after.key, this.redactPage);
+        for (const r of rows) if (stale(r.body)) changed += update.run(redact(r.body), r.scope, r.key).changes;
+        return rows.length === this.redactPage ? rows[rows.length - 1] : null;
+      }, true);
+      if (!last) break;
+      after = last;
+    }
     await truncateWal(this.db);
-    return n;
+    return changed;
   }
 
   async close(): Promise<void> {

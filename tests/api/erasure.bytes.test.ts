@@ -172,8 +172,9 @@ describe('erasure on the files (decisions.md §17)', () => {
     expect(scan(dir, s.control).length).toBeGreaterThanOrEqual(s.control.length / 2);
   }, 120_000);
 
-  // After the log's rewrite, and after the search index's merge (the read models' WAL not yet emptied).
-  it.each(['log', 'search-index'])('finishes an erasure the server died in the middle of (SIGKILL, after its %s step) at its next start', async (step) => {
+  // After the log's rewrite, after the change feed's (written from a plan made on its own thread),
+  // and after the search index's merge (the read models' WAL not yet emptied).
+  it.each(['log', 'feed', 'search-index'])('finishes an erasure the server died in the middle of (SIGKILL, after its %s step) at its next start', async (step) => {
     const dir = service.freshDir();
     const server = await service.start({ env: { ...ENV, TURNOUT_DATA_DIR: dir, TURNOUT_TEST_ERASURE_KILL_AFTER: step } });
     const s = await populate(server, dir, 'kx');

@@ -156,6 +156,29 @@ describe('an erasure and the requests running through it (decisions.md §17)', (
     await store.close();
   });
 
+  it('redacts the stored answers a page a turn, letting the store answer other requests between pages', async () => {
+    const store = new SqliteIdempotencyStore(new Database(':memory:'), 3);
+    const now = Date.now();
+    for (let i = 0; i < 10; i++) {
+      expect((await store.begin(`team:${i % 2}`, `k${i}`, 'f', now)).state).toBe('started');
+      await store.complete(`team:${i % 2}`, `k${i}`, personal(i % 3 ? 'kept@example.org' : 'gone@example.org'));
+    }
+    let tested = 0;
+    const redacting = store.redact((body) => (tested++, stale(body)), redactAnswer(new Set(['gone@example.org'])));
+    const meanwhile = store.begin('team:1', 'meanwhile', 'f', now).then(() => tested);
+    expect(await redacting).toBe(4);
+    expect(tested).toBe(10);
+    // Answered after the first page, before the last.
+    expect(await meanwhile).toBeLessThan(10);
+    const emails = [];
+    for (let i = 0; i < 10; i++) {
+      const begun = await store.begin(`team:${i % 2}`, `k${i}`, 'other', now);
+      emails.push(begun.state === 'done' ? JSON.parse(begun.answer.body).constituent.Email1 : begun.state);
+    }
+    expect(emails).toEqual(emails.map((_, i) => (i % 3 ? 'kept@example.org' : null)));
+    await store.close();
+  });
+
   it('waits for an answer already on its way to the store, so the redaction rewrites it there', async () => {
     // A store whose writes land later than asked, as a MongoDB round trip does.
     const bodies = new Map<string, string>();
