@@ -4,9 +4,9 @@ import { ROW, type Row, toRecorded } from '../eventlog/sqlite-file.js';
 import type { LogReader } from '../projections/engine/sqlite-step.js';
 
 /**
- * A chunk of the log as one thread of the rebuild hands it to the other: each event's stored
- * columns in turn (position, stream, revision, type, data, metadata: six values an event, data and
- * metadata their stored JSON), and the log's head as the reading thread saw it.
+ * A chunk of the log as the rebuild's first thread hands it to the second (rebuild-lane.ts): each
+ * event's stored columns in turn (position, stream, revision, type, data, metadata: six values an
+ * event, data and metadata their stored JSON), and the log's head as that thread read it.
  */
 export interface RelayedChunk {
   type: 'chunk';
@@ -15,11 +15,10 @@ export interface RelayedChunk {
 }
 
 /**
- * The reader of the log of the rebuild's thread that reads it (rebuild-lane.ts): it reads each
- * chunk once and hands its stored columns to the other thread too (rebuild.ts), so the log is
- * read once, not once a thread. A flat array of strings is what the threads' structured clone
- * copies fastest (both sides together cost about what SQLite's read does); the JSON is parsed
- * where it is used.
+ * The rebuild's first thread's reader of the log (rebuild.ts): it reads each chunk once and hands
+ * its stored columns to the second thread too, so the log is read once, not once a thread. A
+ * flat array of strings is what the threads' structured clone copies fastest (a few times faster
+ * than SQLite reads them); the JSON is parsed where it is used.
  */
 export class RelayedLog implements LogReader {
   private readonly db: Database.Database;
@@ -68,8 +67,8 @@ export class RelayedLog implements LogReader {
 }
 
 /**
- * The other thread's side (rebuild.ts): the chunks handed over, in order, read as the log.
- * `ready` resolves once a chunk waits; that thread steps only then.
+ * The second thread's side (rebuild-lane.ts): the chunks the first thread handed over, in order,
+ * read as the log. `ready` resolves once a chunk waits; the lane steps only then.
  */
 export class RelayReader implements LogReader {
   private readonly chunks: RelayedChunk[] = [];
@@ -98,11 +97,11 @@ export class RelayReader implements LogReader {
   readAfter(after: bigint, max: number): RecordedEvent[] {
     if (!this.rest.length) {
       const chunk = this.chunks.shift();
-      if (!chunk) throw new Error('the rebuild read past what it was handed');
+      if (!chunk) throw new Error('the rebuild lane read past what it was handed');
       this.known = BigInt(chunk.head);
       this.rest = eventsOf(chunk.rows);
     }
-    if (this.rest.length && this.rest[0].position.commit <= after) throw new Error(`the rebuild was handed position ${this.rest[0].position.commit}, at ${after} already`);
+    if (this.rest.length && this.rest[0].position.commit <= after) throw new Error(`the rebuild lane was handed position ${this.rest[0].position.commit}, at ${after} already`);
     const events = this.rest.length <= max ? this.rest : this.rest.slice(0, max);
     this.rest = this.rest.length <= max ? [] : this.rest.slice(max);
     return events;

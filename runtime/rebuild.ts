@@ -10,13 +10,13 @@ import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { quoteId } from '../projections/store/sqlite-schema.js';
 import { lockDataDir } from './datadir-lock.js';
 import { privateFile } from './private-files.js';
-import { type RelayedChunk, RelayReader } from './rebuild-relay.js';
+import { type RelayedChunk, RelayedLog } from './rebuild-relay.js';
 import { FreshFileStore } from './rebuild-store.js';
 import { LOG_FILE, READ_MODELS_FILE } from './read-models.js';
 import { loadProjectors, startModuleThread } from './thread-projectors.js';
 
-/** Events the second thread may read ahead of what the first has applied: a few chunks, held in memory meanwhile. */
-export const READ_AHEAD = 60_000;
+/** Events the first thread may have handed the second beyond what that one has applied: a few chunks. */
+const HANDED_AHEAD = 60_000;
 
 export interface RebuildOptions {
   onProgress?: (progress: CatchUpProgress) => void;
@@ -36,21 +36,8 @@ export interface LaneSettings {
   names: string[];
 }
 
-/**
- * What the second thread says: each chunk of the log it reads, the events it has applied, then
- * that it is done, with its CPU time (or why not).
- */
-export type FromLane =
-  | RelayedChunk
-  | { type: 'read'; events: number }
-  | { type: 'done'; events: number; position: string; cpuMs: number | null; ms: number }
-  | { type: 'failed'; message: string };
-
-/** What the first thread tells the second: the events it has applied. */
-export interface ToLane {
-  type: 'applied';
-  events: number;
-}
+/** What the second thread says: the events it has read, then that it is done, with its CPU time (or why not). */
+export type FromLane = { type: 'read'; events: number } | { type: 'done'; events: number; position: string; cpuMs: number | null; ms: number } | { type: 'failed'; message: string };
 
 /** What a rebuild answers: the events read, the time taken, and where it went (the bench shows it). */
 export interface RebuildResult {
@@ -105,6 +92,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
   let log: ReturnType<typeof openLogReader> | null = null;
   let core: SqliteReadCore | null = null;
   let lane: Lane | null = null;
+  let relay: RelayedLog | null = null;
   try {
     log = openLogReader(logFile);
     removeDatabase(building);
@@ -129,27 +117,28 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
       told = done;
       if (progress) options.onProgress?.(progress);
     };
-    let handed: RelayReader | null = null;
+    let pace: (() => Promise<void>) | undefined;
     if (apart.length) {
       privateFile(apartFile, { sqlite: true });
-      // The other thread reads the log, once, and hands this one each chunk it reads
-      // (rebuild-relay.ts): this one, with the more to do, is spared the read.
-      handed = new RelayReader();
-      lane = startLane({ logFile, file: apartFile, projectorsModule: options.projectorsModule, names: apart.map((p) => p.name) }, handed, tell);
+      const other = startLane({ logFile, file: apartFile, projectorsModule: options.projectorsModule, names: apart.map((p) => p.name) }, tell);
+      // The other thread is handed each chunk this one reads (the log read once), and this one
+      // waits while that one is far behind, so the chunks held in memory stay few.
+      const handing = new RelayedLog(logFile, other.send);
+      pace = () => other.behindBy(handing.relayed, HANDED_AHEAD);
+      lane = other;
+      relay = handing;
     }
-    // A failure of the other thread is told while this one waits for a chunk, or once it is done.
+    // A failure of the other thread is told once this one is done or waits for it.
     const flusher = new Flusher(building);
     let events: number;
     let apartTimes: RebuildResult['threads'] = [];
     try {
       const onRead = (read: number) => {
         readHere.events = read;
-        lane?.applied(read);
         tell();
         flusher.kick();
       };
-      const other = lane;
-      ({ events } = await buildLane(core, here, handed ?? log, onRead, other ? () => other.ready() : undefined));
+      ({ events } = await buildLane(core, here, relay ?? log, onRead, pace));
       if (lane) {
         const { position, cpuMs, ms } = await lane.done;
         apartTimes = [{ name: 'apart', cpuMs, ms }];
@@ -168,6 +157,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
     return { events, ms, threads: [{ name: 'here', cpuMs: cpuAtStart === null || cpuNow === null ? null : cpuNow - cpuAtStart, ms }, ...apartTimes] };
   } finally {
     if (lane) await lane.stop();
+    relay?.close();
     core?.close();
     log?.close();
     removeDatabase(building);
@@ -212,29 +202,36 @@ export async function buildLane(
 interface Lane {
   /** Events the thread has applied so far. */
   events: number;
-  /** Resolves once a chunk it read waits here; rejects if the thread fails. */
-  ready(): Promise<void>;
-  /** Tells the thread the events this one has applied (it reads ahead of them by a few chunks only). */
-  applied(events: number): void;
+  /** Hands the thread a chunk of the log. */
+  send(chunk: RelayedChunk): void;
+  /** Resolves once the thread has applied all but `ahead` of the first `relayed` events it was handed. */
+  behindBy(relayed: number, ahead: number): Promise<void>;
   /** The position its projectors reached (the end of the log), with the thread's CPU and wall time. */
   done: Promise<{ position: bigint; cpuMs: number | null; ms: number }>;
   stop(): Promise<void>;
 }
 
-function startLane(settings: LaneSettings, handed: RelayReader, onRead: () => void): Lane {
+function startLane(settings: LaneSettings, onRead: () => void): Lane {
   const worker: Worker = startModuleThread(import.meta.url, 'rebuild-lane', { workerData: settings, name: 'turnout-rebuild' });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  let waiting: { below: number; resolve: () => void } | null = null;
   const lane: Lane = {
     events: 0,
-    // Its chunks come before its end, so a thread done has handed every one over.
-    ready: () => Promise.race([handed.ready(), lane.done.then(() => {})]),
-    applied: (events) => worker.postMessage({ type: 'applied', events } satisfies ToLane),
+    send: (chunk) => worker.postMessage(chunk),
+    behindBy: (relayed, ahead) => {
+      if (relayed - lane.events <= ahead) return Promise.resolve();
+      // A thread that fails or exits is told by `done`, which the caller awaits after: not waited on forever.
+      return Promise.race([new Promise<void>((resolve) => (waiting = { below: relayed - ahead, resolve })), lane.done.then(() => {})]);
+    },
     done: new Promise((resolve, reject) => {
       worker.on('message', (m: FromLane) => {
-        if (m.type === 'chunk') handed.take(m);
-        else if (m.type === 'failed') reject(new Error(`rebuild of ${settings.names.join(', ')}: ${m.message}`));
+        if (m.type === 'failed') reject(new Error(`rebuild of ${settings.names.join(', ')}: ${m.message}`));
         else {
           lane.events = m.events;
+          if (waiting && lane.events >= waiting.below) {
+            waiting.resolve();
+            waiting = null;
+          }
           onRead();
           if (m.type === 'done') resolve({ position: BigInt(m.position), cpuMs: m.cpuMs, ms: m.ms });
         }
