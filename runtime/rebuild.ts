@@ -10,9 +10,13 @@ import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { quoteId } from '../projections/store/sqlite-schema.js';
 import { lockDataDir } from './datadir-lock.js';
 import { privateFile } from './private-files.js';
+import { type RelayedChunk, RelayedLog } from './rebuild-relay.js';
 import { FreshFileStore } from './rebuild-store.js';
 import { LOG_FILE, READ_MODELS_FILE } from './read-models.js';
 import { loadProjectors, startModuleThread } from './thread-projectors.js';
+
+/** Events the first thread may have handed the second beyond what that one has applied: a few chunks. */
+const HANDED_AHEAD = 60_000;
 
 export interface RebuildOptions {
   onProgress?: (progress: CatchUpProgress) => void;
@@ -88,6 +92,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
   let log: ReturnType<typeof openLogReader> | null = null;
   let core: SqliteReadCore | null = null;
   let lane: Lane | null = null;
+  let relay: RelayedLog | null = null;
   try {
     log = openLogReader(logFile);
     removeDatabase(building);
@@ -105,27 +110,35 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
     let told = 0;
     const readHere = { events: 0 };
     const tell = () => {
-      // Each thread reads the whole log: the rebuild is as far as the slower of the two.
+      // Each thread applies the whole log: the rebuild is as far as the slower of the two.
       const done = Math.min(readHere.events, lane?.events ?? Infinity);
       if (done <= told) return;
       const progress = meter.add(done - told, head - done);
       told = done;
       if (progress) options.onProgress?.(progress);
     };
+    let pace: (() => Promise<void>) | undefined;
     if (apart.length) {
       privateFile(apartFile, { sqlite: true });
-      lane = startLane({ logFile, file: apartFile, projectorsModule: options.projectorsModule, names: apart.map((p) => p.name) }, tell);
+      const other = startLane({ logFile, file: apartFile, projectorsModule: options.projectorsModule, names: apart.map((p) => p.name) }, tell);
+      // The other thread is handed each chunk this one reads (the log read once), and this one
+      // waits while that one is far behind, so the chunks held in memory stay few.
+      const handing = new RelayedLog(logFile, other.send);
+      pace = () => other.behindBy(handing.relayed, HANDED_AHEAD);
+      lane = other;
+      relay = handing;
     }
-    // A failure of the other thread is told once this one is done (its share takes the longer).
+    // A failure of the other thread is told once this one is done or waits for it.
     const flusher = new Flusher(building);
     let events: number;
     let apartTimes: RebuildResult['threads'] = [];
     try {
-      ({ events } = await buildLane(core, here, log, (read) => {
+      const onRead = (read: number) => {
         readHere.events = read;
         tell();
         flusher.kick();
-      }));
+      };
+      ({ events } = await buildLane(core, here, relay ?? log, onRead, pace));
       if (lane) {
         const { position, cpuMs, ms } = await lane.done;
         apartTimes = [{ name: 'apart', cpuMs, ms }];
@@ -144,6 +157,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
     return { events, ms, threads: [{ name: 'here', cpuMs: cpuAtStart === null || cpuNow === null ? null : cpuNow - cpuAtStart, ms }, ...apartTimes] };
   } finally {
     if (lane) await lane.stop();
+    relay?.close();
     core?.close();
     log?.close();
     removeDatabase(building);
@@ -157,13 +171,20 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
  * however short the log (search and list indexes built once at the end, nothing left waiting for a
  * search table's sync); then each projector's endBulk. Tells the events read after each chunk.
  */
-export async function buildLane(core: SqliteReadCore, projectors: Projector[], log: LogReader, onRead: (events: number) => void): Promise<{ events: number; position: bigint }> {
+export async function buildLane(
+  core: SqliteReadCore,
+  projectors: Projector[],
+  log: LogReader,
+  onRead: (events: number) => void,
+  beforeStep?: () => Promise<void>,
+): Promise<{ events: number; position: bigint }> {
   // Projectors that are all `independent` look nothing up: no keys need keeping for them.
   const store = projectors.every((p) => p.independent) ? undefined : new FreshFileStore(core);
   const projection = new SqliteProjection(core, projectors, log, { bulk: true, store });
   projection.prepare();
   let events = 0;
   for (;;) {
+    await beforeStep?.();
     const step = await projection.step();
     events += step.read;
     onRead(events);
@@ -179,8 +200,12 @@ export async function buildLane(core: SqliteReadCore, projectors: Projector[], l
 }
 
 interface Lane {
-  /** Events the thread has read so far. */
+  /** Events the thread has applied so far. */
   events: number;
+  /** Hands the thread a chunk of the log. */
+  send(chunk: RelayedChunk): void;
+  /** Resolves once the thread has applied all but `ahead` of the first `relayed` events it was handed. */
+  behindBy(relayed: number, ahead: number): Promise<void>;
   /** The position its projectors reached (the end of the log), with the thread's CPU and wall time. */
   done: Promise<{ position: bigint; cpuMs: number | null; ms: number }>;
   stop(): Promise<void>;
@@ -189,13 +214,24 @@ interface Lane {
 function startLane(settings: LaneSettings, onRead: () => void): Lane {
   const worker: Worker = startModuleThread(import.meta.url, 'rebuild-lane', { workerData: settings, name: 'turnout-rebuild' });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  let waiting: { below: number; resolve: () => void } | null = null;
   const lane: Lane = {
     events: 0,
+    send: (chunk) => worker.postMessage(chunk),
+    behindBy: (relayed, ahead) => {
+      if (relayed - lane.events <= ahead) return Promise.resolve();
+      // A thread that fails or exits is told by `done`, which the caller awaits after: not waited on forever.
+      return Promise.race([new Promise<void>((resolve) => (waiting = { below: relayed - ahead, resolve })), lane.done.then(() => {})]);
+    },
     done: new Promise((resolve, reject) => {
       worker.on('message', (m: FromLane) => {
         if (m.type === 'failed') reject(new Error(`rebuild of ${settings.names.join(', ')}: ${m.message}`));
         else {
           lane.events = m.events;
+          if (waiting && lane.events >= waiting.below) {
+            waiting.resolve();
+            waiting = null;
+          }
           onRead();
           if (m.type === 'done') resolve({ position: BigInt(m.position), cpuMs: m.cpuMs, ms: m.ms });
         }
