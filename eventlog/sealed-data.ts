@@ -19,8 +19,27 @@ const PARTS = ['fields', 'changes'] as const;
  * (null: nothing personal, the data as it was).
  */
 export function sealData(data: Data, sealer: Sealer, stream: string): { data: Data; parts: SealedParts | null } {
+  const split = splitData(data);
+  for (let i = 0; i < split.plain.length; i += 2) fillSealed(split, split.plain[i], sealer.sealText(split.plain[i + 1], `${stream}:${split.plain[i]}`));
+  return split;
+}
+
+/** An event's data split for sealing (splitData): `plain` holds each part to seal and its values' JSON, in pairs. */
+export interface Split {
+  data: Data;
+  parts: SealedParts | null;
+  plain: string[];
+}
+
+/**
+ * sealData's first half, which needs no key: the data laid out as sealed, each part's sealed
+ * text still to be put in (fillSealed) from its values' JSON (`plain`), so that the seals can be
+ * made elsewhere (the sealing thread, sealed-turn.ts).
+ */
+export function splitData(data: Data): Split {
   let out: Data | null = null;
   let parts: SealedParts | null = null;
+  const plain: string[] = [];
   for (const part of PARTS) {
     const values = data[part];
     if (!values || typeof values !== 'object') continue;
@@ -37,12 +56,16 @@ export function sealData(data: Data, sealer: Sealer, stream: string): { data: Da
     out ??= { ...data, sealed: {} };
     parts ??= { texts: {}, values: {} };
     out[part] = shown;
-    const text = sealer.sealText(JSON.stringify(hidden), `${stream}:${part}`);
-    (out.sealed as Data)[part] = text;
-    parts.texts[part] = text;
     parts.values[part] = hidden;
+    plain.push(part, JSON.stringify(hidden));
   }
-  return { data: out ?? data, parts };
+  return { data: out ?? data, parts, plain };
+}
+
+/** Puts a part's sealed text into the split data (splitData). */
+export function fillSealed(split: Split, part: string, text: string): void {
+  (split.data.sealed as Data)[part] = text;
+  split.parts!.texts[part] = text;
 }
 
 /** Whether the data holds a personal value that sealData would seal. */
