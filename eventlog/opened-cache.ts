@@ -6,6 +6,11 @@ export interface SealedParts {
   texts: Record<string, string>;
   /** Part name to the personal values sealed in that text. */
   values: Record<string, Data>;
+  /**
+   * The data as appended, where JSON gives it back as it is (splitData): what opening the logged
+   * data gives, handed to the subscriptions as it is, without putting the values back.
+   */
+  appended?: Data;
   /** The logged data these values were last put back into (`openedFrom`), and the result, shared by the subscriptions handed that data. */
   openedFrom?: Data;
   opened?: Data;

@@ -11,6 +11,7 @@ export type Data = Record<string, unknown>;
 const PERSONAL: ReadonlySet<string> = new Set(PERSONAL_FIELDS);
 
 const PARTS = ['fields', 'changes'] as const;
+const PART_NAMES: ReadonlySet<string> = new Set(PARTS);
 
 /**
  * An event's data with the personal values of `fields` and `changes` moved, one sealed text per
@@ -34,12 +35,18 @@ export interface Split {
 /**
  * sealData's first half, which needs no key: the data laid out as sealed, each part's sealed
  * text still to be put in (fillSealed) from its values' JSON (`plain`), so that the seals can be
- * made elsewhere (the sealing thread, sealed-turn.ts).
+ * made elsewhere (the sealing thread, sealed-turn.ts). `parts.appended`: the data itself, where it
+ * is what the log gives back once its JSON is parsed (sealed-log.ts hands it to subscriptions).
  */
 export function splitData(data: Data): Split {
   let out: Data | null = null;
   let parts: SealedParts | null = null;
   const plain: string[] = [];
+  let exact = true;
+  for (const key in data) {
+    const v = data[key];
+    if (v === undefined || (typeof v === 'object' && v !== null && !PART_NAMES.has(key)) || !jsonExact(v)) exact = false;
+  }
   for (const part of PARTS) {
     const values = data[part];
     if (!values || typeof values !== 'object') continue;
@@ -48,6 +55,7 @@ export function splitData(data: Data): Split {
     // The part's own names, a dozen or so, rather than every personal field's name.
     for (const name in values as Data) {
       const v = (values as Data)[name];
+      if (exact && (v === undefined || (typeof v === 'object' && v !== null) || !jsonExact(v))) exact = false;
       if (v === undefined || v === null || !PERSONAL.has(name)) continue;
       (hidden ??= {})[name] = v;
       (shown ??= { ...(values as Data) })[name] = null;
@@ -59,6 +67,7 @@ export function splitData(data: Data): Split {
     parts.values[part] = hidden;
     plain.push(part, JSON.stringify(hidden));
   }
+  if (parts && exact) parts.appended = data;
   return { data: out ?? data, parts, plain };
 }
 
@@ -66,6 +75,12 @@ export function splitData(data: Data): Split {
 export function fillSealed(split: Split, part: string, text: string): void {
   (split.data.sealed as Data)[part] = text;
   split.parts!.texts[part] = text;
+}
+
+/** Whether JSON gives back this scalar as it is: not a function or a symbol, not NaN, an infinity or -0 (all written as something else). */
+function jsonExact(v: unknown): boolean {
+  if (typeof v === 'number') return Number.isFinite(v) && !Object.is(v, -0);
+  return typeof v !== 'function' && typeof v !== 'symbol' && typeof v !== 'bigint';
 }
 
 /** Whether the data holds a personal value that sealData would seal. */

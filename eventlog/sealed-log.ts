@@ -259,6 +259,7 @@ export class SealingEventLog implements EventLog {
     // store's answer (destroyed by another process's erasure, say) then decides, not these values.
     const mine = this.recent.get(e.stream, e.revision, data.sealed as Data);
     if (!mine) return this.opened(e);
+    if (mine.appended) return { ...e, data: mine.appended };
     // The log hands each of its followers in this process the same event object, as the plain
     // log does: the values are put back once for all of them, not once per subscription.
     if (mine.openedFrom !== data) {

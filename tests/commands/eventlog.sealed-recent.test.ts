@@ -49,12 +49,28 @@ describe('the personal values of this process\u2019s own appends, kept for its s
     await log.close();
   });
 
+  it('hands its subscriptions the data it appended itself where JSON gives that back as it is, else the logged data with the values put back', async () => {
+    const { log } = open();
+    const plain = created(1, { FirstName: 'Zelda', Email1: 'zelda@example.org', IsEmailOk: true });
+    // JSON leaves an undefined value out: the data appended is not what the log gives back.
+    const odd = updated(1, { LastName: 'Sayre', Phone1: undefined, IsEmailOk: undefined });
+    await log.append('constituent-1', [plain], 'no_stream');
+    await log.append('constituent-1', [odd], 0n);
+    const seen = await follow(log, 2);
+    expect(seen[0].data).toBe(plain.data);
+    expect(seen[1].data).not.toBe(odd.data);
+    expect(seen[1].data).toStrictEqual({ id: 1, changes: { LastName: 'Sayre' } });
+    expect(seen.map((e) => e.data)).toStrictEqual((await log.readStream('constituent-1')).map((e) => e.data));
+    await log.close();
+  });
+
   it('puts the values back once for every subscription handed the same logged event', async () => {
     const { log } = open();
     const seen: RecordedEvent[][] = [[], []];
     const subs = seen.map((into) => log.subscribe(null, (e) => void into.push(e)));
-    await log.append('constituent-1', [created(1, { FirstName: 'Zelda', Email1: 'zelda@example.org' })], 'no_stream');
-    await log.append('constituent-1', [updated(1, { LastName: 'Sayre' })], 0n);
+    // An undefined value each (JSON leaves it out), so the values are put back, not the data appended handed on.
+    await log.append('constituent-1', [created(1, { FirstName: 'Zelda', Email1: 'zelda@example.org', Phone1: undefined })], 'no_stream');
+    await log.append('constituent-1', [updated(1, { LastName: 'Sayre', Phone1: undefined })], 0n);
     await until('both subscriptions to see both events', () => seen.every((s) => s.length >= 2));
     await Promise.all(subs.map((s) => s.stop()));
     // One object for both (the log gives its followers one event object), equal to what a read opens.
