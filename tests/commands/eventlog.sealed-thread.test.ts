@@ -111,9 +111,9 @@ describe('the sealing thread', () => {
       // The erasure begins once the turn is on the thread, before its texts come back.
       if (typeof m.seals === 'string' && !erased) erased = log.rewriteStream('constituent-3');
     });
-    const [a, b] = await appendAll(log, [3, 4]);
+    const [a, ...others] = await appendAll(log, [3, 4, 5, 6]);
     expect(a).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ message: expect.stringMatching(/constituent-3 is erased/) }) });
-    expect(b.status).toBe('fulfilled');
+    expect(others.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
     await erased;
     expect(await inner.readStream('constituent-3')).toEqual([]);
     expect(sent.some((m) => (m.drop as string[] | undefined)?.includes('constituent-3'))).toBe(true);
@@ -124,12 +124,12 @@ describe('the sealing thread', () => {
   it('sends no key of a subject erased while its append waits for its turn', async () => {
     const { inner, log, thread } = await started();
     const sent = posted(thread);
-    const appended = appendAll(log, [5, 6]);
+    const appended = appendAll(log, [5, 6, 7, 8]);
     const erased = log.rewriteStream('constituent-5');
-    const [a, b] = await appended;
+    const [a, ...others] = await appended;
     await erased;
     expect(a.status).toBe('rejected');
-    expect(b.status).toBe('fulfilled');
+    expect(others.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
     expect(await inner.readStream('constituent-5')).toEqual([]);
     expect(sent.some((m) => (m.keyed as string[] | undefined)?.includes('constituent-5'))).toBe(false);
     expect(sent.some((m) => (m.keyed as string[] | undefined)?.includes('constituent-6'))).toBe(true);
@@ -139,8 +139,8 @@ describe('the sealing thread', () => {
   it('fails the appends of a turn whose thread stops under it, writes nothing of them, and seals the next turns on another thread', async () => {
     const { inner, log, thread } = await started(DIES);
     await log.append('constituent-12', [person(12)], 'no_stream');
-    const [a, b] = await appendAll(log, [13, 14]);
-    for (const r of [a, b]) expect(r).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ message: expect.stringMatching(/the sealing thread stopped .* nothing of it was written/) }) });
+    const results = await appendAll(log, [13, 14, 20, 21]);
+    for (const r of results) expect(r).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ message: expect.stringMatching(/the sealing thread stopped .* nothing of it was written/) }) });
     expect(await inner.readStream('constituent-13')).toEqual([]);
     expect(await inner.readStream('constituent-14')).toEqual([]);
     // The next turn starts another thread (sealed here until it is ready), and then seals there.
@@ -149,9 +149,33 @@ describe('the sealing thread', () => {
     const next = turnsOf(log).thread!;
     expect(next).not.toBe(thread);
     const sent = posted(next);
-    await log.append('constituent-16', [person(16)], 'no_stream');
+    await appendAll(log, [16, 22, 23]);
     expect(sent).toHaveLength(1);
-    for (const id of [12, 15, 16]) expect((await log.readStream(`constituent-${id}`))[0].data).toEqual(person(id).data);
+    for (const id of [12, 15, 16, 22, 23]) expect((await log.readStream(`constituent-${id}`))[0].data).toEqual(person(id).data);
+    await log.close();
+  });
+
+  it('seals a turn of one or two seals on the main thread while none is on the thread, and one behind a turn there after it, in order', async () => {
+    const { log, thread } = await started();
+    const sealedHere = vi.spyOn(Sealer.prototype, 'sealBytes');
+    const answered: number[] = [];
+    const append = (id: number) => log.append(`constituent-${id}`, [person(id)], 'no_stream').then(() => void answered.push(id));
+    let behind: Promise<void> | undefined;
+    const sent = posted(thread, (m) => {
+      // A lone append made while the turn is on the thread, and its turn's seals taken at once
+      // (the next check phase may come after the answer, when the thread is no longer busy).
+      if (typeof m.seals === 'string' && !behind) {
+        behind = append(30);
+        (turnsOf(log) as unknown as { flush(): void }).flush();
+      }
+    });
+    await Promise.all([append(20), append(21)]);
+    expect(sealedHere).toHaveBeenCalledTimes(2);
+    expect(sent).toHaveLength(0);
+    await Promise.all(Array.from({ length: 8 }, (_, i) => append(22 + i)));
+    await behind;
+    expect(sent.filter((m) => typeof m.seals === 'string')).toHaveLength(2);
+    expect(answered.indexOf(30)).toBe(answered.length - 1);
     await log.close();
   });
 
