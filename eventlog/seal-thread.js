@@ -88,9 +88,10 @@ port.on('message', (/** @type {Turn} */ m) => {
       keys.set(stream, Buffer.from(block.buffer, block.byteOffset + i * 32, 32));
     });
   }
-  if (!m.seals) return;
+  // A message of keys to drop alone has no seals and gets no answer; a turn always has (maybe none).
+  if (m.seals === undefined) return;
   try {
-    const seals = m.seals.split('\0');
+    const seals = m.seals ? m.seals.split('\0') : [];
     /** @type {string[]} */
     const texts = [];
     for (let i = 0; i < seals.length; i += 3) {

@@ -13,18 +13,6 @@ const PERSONAL: ReadonlySet<string> = new Set(PERSONAL_FIELDS);
 const PARTS = ['fields', 'changes'] as const;
 const PART_NAMES: ReadonlySet<string> = new Set(PARTS);
 
-/**
- * An event's data with the personal values of `fields` and `changes` moved, one sealed text per
- * part, into `sealed`: the parts keep every field name, with null in place of a sealed value, so
- * one AES-GCM operation covers an event whatever the number of fields. `parts`: what was sealed
- * (null: nothing personal, the data as it was).
- */
-export function sealData(data: Data, sealer: Sealer, stream: string): { data: Data; parts: SealedParts | null } {
-  const split = splitData(data);
-  for (let i = 0; i < split.plain.length; i += 2) fillSealed(split, split.plain[i], sealer.sealText(split.plain[i + 1], `${stream}:${split.plain[i]}`));
-  return split;
-}
-
 /** An event's data split for sealing (splitData): `plain` holds each part to seal and its values' JSON, in pairs. */
 export interface Split {
   data: Data;
@@ -33,10 +21,13 @@ export interface Split {
 }
 
 /**
- * sealData's first half, which needs no key: the data laid out as sealed, each part's sealed
- * text still to be put in (fillSealed) from its values' JSON (`plain`), so that the seals can be
- * made elsewhere (the sealing thread, sealed-turn.ts). `parts.appended`: the data itself, where it
- * is what the log gives back once its JSON is parsed (sealed-log.ts hands it to subscriptions).
+ * An event's data laid out as sealed: the personal values of `fields` and `changes` moved, one
+ * sealed text per part, into `sealed`; the parts keep every field name, with null in place of a
+ * sealed value, so one AES-GCM operation covers an event whatever the number of fields. Each
+ * part's text is put in afterwards (fillSealed), sealed from its values' JSON (`plain`) on the
+ * sealing thread or the main thread (sealed-turn.ts). `parts`: what is sealed (null: nothing
+ * personal, the data as it was); `parts.appended`: the data itself, where it is what the log gives
+ * back once its JSON is parsed (sealed-log.ts hands it to subscriptions).
  */
 export function splitData(data: Data): Split {
   let out: Data | null = null;
@@ -83,7 +74,7 @@ function jsonExact(v: unknown): boolean {
   return typeof v !== 'function' && typeof v !== 'symbol' && typeof v !== 'bigint';
 }
 
-/** Whether the data holds a personal value that sealData would seal. */
+/** Whether the data holds a personal value that splitData would seal. */
 export function carriesPersonal(data: Data): boolean {
   return PARTS.some((part) => {
     const values = data[part];

@@ -122,7 +122,9 @@ export class TurnSealer {
         q.failed(err);
       }
     }
-    const thread = seals ? this.threadNow(seals) : null;
+    if (!work.length) return;
+    // A turn with nothing to seal still goes behind a turn on the thread, not past it.
+    const thread = seals || this.thread?.busy ? this.threadNow(seals) : null;
     if (!thread) return sealHere(work);
     thread.seal(work).then(
       (texts) => {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SqliteKeyStore } from '../../eventlog/keys.js';
-import type { EventLog, NewEvent } from '../../eventlog/port.js';
+import { ANY, type EventLog, type NewEvent } from '../../eventlog/port.js';
 import { SealingEventLog } from '../../eventlog/sealed-log.js';
 import { Sealer } from '../../eventlog/sealing.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
@@ -158,24 +158,26 @@ describe('the sealing thread', () => {
   it('seals a turn of one or two seals on the main thread while none is on the thread, and one behind a turn there after it, in order', async () => {
     const { log, thread } = await started();
     const sealedHere = vi.spyOn(Sealer.prototype, 'sealBytes');
-    const answered: number[] = [];
-    const append = (id: number) => log.append(`constituent-${id}`, [person(id)], 'no_stream').then(() => void answered.push(id));
-    let behind: Promise<void> | undefined;
+    const answered: string[] = [];
+    const append = (id: number) => log.append(`constituent-${id}`, [person(id)], 'no_stream').then(() => void answered.push(`created ${id}`));
+    const flush = () => (turnsOf(log) as unknown as { flush(): void }).flush();
+    let behind: Array<Promise<void>> = [];
     const sent = posted(thread, (m) => {
-      // A lone append made while the turn is on the thread, and its turn's seals taken at once
-      // (the next check phase may come after the answer, when the thread is no longer busy).
-      if (typeof m.seals === 'string' && !behind) {
-        behind = append(30);
-        (turnsOf(log) as unknown as { flush(): void }).flush();
-      }
+      if (typeof m.seals !== 'string' || behind.length) return;
+      // While the turn is on the thread: an append with nothing to seal, then a lone one, each
+      // turn's seals taken at once (the next check phase may come after the answer).
+      behind = [log.append('constituent-20', [{ type: 'ConstituentLocked', data: { id: 20 }, metadata: meta }], ANY).then(() => void answered.push('locked 20'))];
+      flush();
+      behind.push(append(30));
+      flush();
     });
     await Promise.all([append(20), append(21)]);
     expect(sealedHere).toHaveBeenCalledTimes(2);
     expect(sent).toHaveLength(0);
     await Promise.all(Array.from({ length: 8 }, (_, i) => append(22 + i)));
-    await behind;
-    expect(sent.filter((m) => typeof m.seals === 'string')).toHaveLength(2);
-    expect(answered.indexOf(30)).toBe(answered.length - 1);
+    await Promise.all(behind);
+    expect(sent.filter((m) => typeof m.seals === 'string').map((m) => (m.seals as string).split('\0').length)).toEqual([3 * 8, 1, 3]);
+    expect(answered.slice(-2)).toEqual(['locked 20', 'created 30']);
     await log.close();
   });
 
