@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { type KeyStore, SqliteKeyStore } from '../../eventlog/keys.js';
 import type { NewEvent } from '../../eventlog/port.js';
+import { OpenedCache } from '../../eventlog/opened-cache.js';
 import { KeyCache, SealingEventLog } from '../../eventlog/sealed-log.js';
 import { Sealer } from '../../eventlog/sealing.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
@@ -218,5 +219,37 @@ describe('the keys kept in memory', () => {
     expect(cache.get('s0')).toBe(sealers[0]);
     expect(['s1', 's2', 's3', 's26'].map((s) => cache.has(s))).toEqual([false, false, false, false]);
     expect(['s27', 's28', 's29'].map((s) => cache.get(s))).toEqual([sealers[27], sealers[28], sealers[29]]);
+  });
+
+  it('keeps its bound and its order past it many times over, its queue of the order bounded too', () => {
+    const cache = new KeyCache(4);
+    const used = new Sealer(Sealer.newKey());
+    cache.set('used', used);
+    for (let i = 0; i < 20_000; i++) {
+      expect(cache.get('used')).toBe(used);
+      cache.set(`s${i}`, used);
+      if (i % 7 === 3) cache.delete(`s${i - 1}`);
+    }
+    expect(['used', 's19997', 's19998', 's19999'].map((s) => cache.has(s))).toEqual([true, true, true, true]);
+    expect(cache.has('s19996')).toBe(false);
+    const queued = (cache as unknown as { subjects: string[] }).subjects.length;
+    expect(queued).toBeLessThanOrEqual(2 * 4 + 1_024);
+  });
+});
+
+describe('the values of the latest appends kept', () => {
+  it('keeps the last `max` set, the oldest going first, and drops what it is told to', () => {
+    const cache = new OpenedCache(3);
+    const parts = (n: number) => ({ texts: { fields: `t${n}` }, values: { fields: { FirstName: `N${n}` } } });
+    const held = Array.from({ length: 10 }, (_, n) => parts(n));
+    held.forEach((p, n) => cache.set(`constituent-${n}`, 0n, p));
+    expect(cache.size).toBe(3);
+    expect([6, 7, 8, 9].map((n) => cache.get(`constituent-${n}`, 0n, { fields: `t${n}` }) ?? null)).toEqual([null, held[7], held[8], held[9]]);
+    cache.drop('constituent-8');
+    cache.set('constituent-10', 0n, parts(10));
+    cache.set('constituent-11', 0n, parts(11));
+    // The oldest went first; the dropped one's place was taken without pushing out another.
+    expect(cache.size).toBe(3);
+    expect([7, 9, 10, 11].map((n) => cache.get(`constituent-${n}`, 0n, { fields: `t${n}` }) !== undefined)).toEqual([false, true, true, true]);
   });
 });
