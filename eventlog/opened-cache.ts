@@ -6,6 +6,11 @@ export interface SealedParts {
   texts: Record<string, string>;
   /** Part name to the personal values sealed in that text. */
   values: Record<string, Data>;
+  /**
+   * The data as appended, where JSON gives it back as it is (splitData): what opening the logged
+   * data gives, handed to the subscriptions as it is, without putting the values back.
+   */
+  appended?: Data;
   /** The logged data these values were last put back into (`openedFrom`), and the result, shared by the subscriptions handed that data. */
   openedFrom?: Data;
   opened?: Data;
@@ -25,13 +30,28 @@ export interface SealedParts {
  */
 export class OpenedCache {
   private readonly map = new Map<string, SealedParts>();
+  /**
+   * The keys in the order they were set, `max` of them, the slot at `next` the oldest: evicted
+   * from here rather than as the map's first key (`keys().next()`), which walks every entry
+   * deleted since the map last rehashed (2-4 µs a set at 4,096).
+   */
+  private readonly order: Array<string | undefined>;
+  private next = 0;
 
-  constructor(private readonly max: number) {}
+  constructor(private readonly max: number) {
+    this.order = new Array<string | undefined>(max);
+  }
 
   set(stream: string, revision: bigint, parts: SealedParts): void {
-    // Each key is set once (an append's stream and revision); the oldest go first.
-    this.map.set(keyOf(stream, revision), parts);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+    // Each key is set once (an append's stream and revision), the oldest going first. A key set
+    // again (an append at that revision after one that failed) may go with its older slot: a miss,
+    // which opens the event instead.
+    const key = keyOf(stream, revision);
+    const oldest = this.order[this.next];
+    if (oldest !== undefined) this.map.delete(oldest);
+    this.order[this.next] = key;
+    this.next = (this.next + 1) % this.max;
+    this.map.set(key, parts);
   }
 
   /** The values sealed in `sealed` (an event's `sealed` part texts), if this cache holds exactly those texts. */

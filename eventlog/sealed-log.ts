@@ -2,7 +2,8 @@ import type { RecordedEvent } from '../domain/shared/events.js';
 import type { KeyStore } from './keys.js';
 import { OpenedCache, type SealedParts } from './opened-cache.js';
 import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, NO_STREAM, type SubscribeOptions, type Subscription } from './port.js';
-import { carriesPersonal, type Data, holdsSealed, openData, sealData, withValues } from './sealed-data.js';
+import { carriesPersonal, type Data, holdsSealed, openData, withValues } from './sealed-data.js';
+import { erasedError, SEAL_THREAD, TurnSealer } from './sealed-turn.js';
 import { Sealer } from './sealing.js';
 
 /** The streams whose events hold personal fields: a constituent's (decisions.md §17). */
@@ -48,14 +49,8 @@ export class SealingEventLog implements EventLog {
   private aheadTo = 0;
   /** The values of this process's recent appends, served to its subscriptions only (the reads of the API and the feed open). */
   private readonly recent = new OpenedCache(RECENT_APPENDS);
-  /** Appends waiting for this turn's seals (sealInTurn). */
-  private toSeal: Array<{
-    stream: string;
-    events: NewEvent[];
-    sealer: Sealer;
-    done: (sealed: { out: NewEvent[]; parts: Array<SealedParts | null> }) => void;
-    failed: (err: unknown) => void;
-  }> = [];
+  /** The seals of each turn's appends, made together on the sealing thread (sealed-turn.ts). */
+  private readonly turns: TurnSealer;
 
   readStreamBackwards?: EventLog['readStreamBackwards'];
   streamRevision?: EventLog['streamRevision'];
@@ -74,7 +69,10 @@ export class SealingEventLog implements EventLog {
   constructor(
     private readonly inner: EventLog,
     private readonly keys: KeyStore,
+    /** `sealThread`: the sealing thread's program (sealed-turn.ts); null seals on the main thread. */
+    options: { sealThread?: URL | null } = {},
   ) {
+    this.turns = new TurnSealer((stream) => this.erased.has(stream), options.sealThread === undefined ? SEAL_THREAD : options.sealThread);
     const i = inner;
     if (i.readStreamBackwards) this.readStreamBackwards = async (s, n) => this.openAll(await i.readStreamBackwards!(s, n));
     if (i.streamRevision) this.streamRevision = (s) => i.streamRevision!(s);
@@ -95,13 +93,12 @@ export class SealingEventLog implements EventLog {
     const sealer = held ?? (await this.sealerToWrite(stream));
     // An erased constituent's key is gone, and no plaintext may take its place (decisions.md §17):
     // what can still be written there is what holds no personal value (its erasure's own record).
-    if (!sealer && events.some((e) => carriesPersonal(e.data)))
-      throw new Error(`${stream} is erased: its data key is destroyed, so no personal value can be written to it`);
+    if (!sealer && events.some((e) => carriesPersonal(e.data))) throw erasedError(stream);
     if (!sealer) return this.inner.append(stream, events, expected);
-    const { out, parts } = await this.sealInTurn(stream, events, sealer);
-    // An erasure begun while the seal waited for its turn wins: its key is destroyed, and no
-    // personal value may be written after it, even sealed under that key.
-    if (this.erased.has(stream) && parts.some(Boolean)) throw new Error(`${stream} is erased: its data key is destroyed, so no personal value can be written to it`);
+    const { out, parts } = await this.turns.seal(stream, events, sealer);
+    // An erasure begun while the seal waited for its turn or was made on the sealing thread wins:
+    // its key is destroyed, and no personal value may be written after it, even sealed under that key.
+    if (this.erased.has(stream) && parts.some(Boolean)) throw erasedError(stream);
     // Kept before the append where its revisions are known (a new stream, an exact revision), since
     // the log may hand the events to its subscriptions before this append's answer is taken up
     // here. An entry serves only the very texts sealed here, so an append that fails leaves one
@@ -155,43 +152,11 @@ export class SealingEventLog implements EventLog {
   }
 
   async close(): Promise<void> {
-    // Appends waiting for their turn's seal go to the log first, as they would have before it closes.
-    if (this.toSeal.length) await new Promise((done) => setImmediate(done));
+    // Appends waiting for their turn's seal, or on the sealing thread, go to the log first, as they would have before it closes.
+    await this.turns.drain();
     // Keys being made ahead are let finish, so the key store does not close under its own commit.
     await Promise.allSettled(this.pending.values());
-    return this.inner.close().finally(() => this.keys.close());
-  }
-
-  /**
-   * The events sealed, together with every other append of this turn of the event loop: in a
-   * server, one AES-GCM set-up cost 4-6 µs of CPU hot but 20-35 µs run alone among the work of
-   * a request (OpenSSL's cipher fetch and context, and node's cipher object, out of the CPU's
-   * caches), so the appends that arrive together (the HTTP requests read in one poll) are sealed
-   * back to back once they are all in, in a check-phase callback, before any reaches the log.
-   */
-  private sealInTurn(stream: string, events: NewEvent[], sealer: Sealer): Promise<{ out: NewEvent[]; parts: Array<SealedParts | null> }> {
-    return new Promise((done, failed) => {
-      if (!this.toSeal.length) setImmediate(() => this.sealQueued());
-      this.toSeal.push({ stream, events, sealer, done, failed });
-    });
-  }
-
-  private sealQueued(): void {
-    const batch = this.toSeal;
-    this.toSeal = [];
-    for (const q of batch) {
-      try {
-        const parts: Array<SealedParts | null> = [];
-        const out = q.events.map((e) => {
-          const s = sealData(e.data, q.sealer, q.stream);
-          parts.push(s.parts);
-          return s.parts ? { ...e, data: s.data } : e;
-        });
-        q.done({ out, parts });
-      } catch (err) {
-        q.failed(err);
-      }
-    }
+    return this.inner.close().finally(() => Promise.all([this.keys.close(), this.turns.close()]));
   }
 
   private keep(stream: string, first: bigint, parts: Array<SealedParts | null>): void {
@@ -202,6 +167,7 @@ export class SealingEventLog implements EventLog {
     this.erased.add(stream);
     this.cache.delete(stream);
     this.recent.drop(stream);
+    this.turns.forget(stream);
   }
 
   /** The key to seal a write with, made on the stream's first write; null once erased. */
@@ -293,6 +259,7 @@ export class SealingEventLog implements EventLog {
     // store's answer (destroyed by another process's erasure, say) then decides, not these values.
     const mine = this.recent.get(e.stream, e.revision, data.sealed as Data);
     if (!mine) return this.opened(e);
+    if (mine.appended) return { ...e, data: mine.appended };
     // The log hands each of its followers in this process the same event object, as the plain
     // log does: the values are put back once for all of them, not once per subscription.
     if (mine.openedFrom !== data) {
@@ -322,24 +289,29 @@ export class SealingEventLog implements EventLog {
   }
 }
 
-/** Recently used entries, at most `max`, the least recently used evicted first: a Map keeps insertion order, so the first key is the least recent. */
+/**
+ * Recently used entries, at most `max`, the least recently used evicted first. The order is a
+ * queue of (subject, tick) beside the map, an entry's tick its place: the map's own insertion
+ * order, the first key evicted through `keys().next()`, walked every key deleted since the map
+ * last rehashed (25-70 µs an eviction past 50,000 keys, at each key made once that many were).
+ */
 export class KeyCache {
   private readonly map = new Map<string, { sealer: Sealer; at: number }>();
-  /** Counts insertions: an entry's `at` says how many entries went in after it. */
+  /** Counts insertions and moves: an entry's `at` says how many went in after it. */
   private tick = 0;
+  /** Subjects in the order of their ticks (`ats`), from `head`; an entry whose tick is not its map entry's is stale (moved, deleted). */
+  private subjects: string[] = [];
+  private ats: number[] = [];
+  private head = 0;
 
   constructor(private readonly max: number) {}
 
   get(subject: string): Sealer | undefined {
     const entry = this.map.get(subject);
     // A hit moves the entry to the young end only once it is in the older half: eviction stays
-    // least-recently-used (a key in use never reaches the front), without a delete and an insert
-    // on a map of up to 50,000 at every write and read.
-    if (entry && this.tick - entry.at > this.max / 2) {
-      this.map.delete(subject);
-      entry.at = this.tick++;
-      this.map.set(subject, entry);
-    }
+    // least-recently-used (a key in use never reaches the front), without a queue entry at every
+    // write and read.
+    if (entry && this.tick - entry.at > this.max / 2) this.queue(subject, (entry.at = this.tick++));
     return entry?.sealer;
   }
 
@@ -348,13 +320,37 @@ export class KeyCache {
   }
 
   set(subject: string, sealer: Sealer): void {
-    this.map.delete(subject);
-    this.map.set(subject, { sealer, at: this.tick++ });
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+    const at = this.tick++;
+    this.map.set(subject, { sealer, at });
+    this.queue(subject, at);
+    while (this.map.size > this.max) {
+      const oldest = this.subjects[this.head];
+      if (this.map.get(oldest)?.at === this.ats[this.head]) this.map.delete(oldest);
+      this.head++;
+    }
   }
 
   delete(subject: string): void {
     this.map.delete(subject);
+  }
+
+  private queue(subject: string, at: number): void {
+    this.subjects.push(subject);
+    this.ats.push(at);
+    // Evicted and stale entries kept to at most as many again as the live ones: compacted once
+    // in `max` pushes or more, so amortised to a few steps a push.
+    if (this.subjects.length > 2 * this.max + 1_024) {
+      const subjects: string[] = [];
+      const ats: number[] = [];
+      for (let k = this.head; k < this.subjects.length; k++) {
+        if (this.map.get(this.subjects[k])?.at !== this.ats[k]) continue;
+        subjects.push(this.subjects[k]);
+        ats.push(this.ats[k]);
+      }
+      this.subjects = subjects;
+      this.ats = ats;
+      this.head = 0;
+    }
   }
 }
 

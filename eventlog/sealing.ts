@@ -27,6 +27,14 @@ export class Sealer {
     return createSecretKey(this.key);
   }
 
+  /**
+   * The key's bytes copied into `into` at `at`, for the sealing thread (sealed-turn.ts), which
+   * keeps them in its memory only, as this object does.
+   */
+  copyKeyInto(into: Uint8Array, at: number): void {
+    into.set(this.key, at);
+  }
+
   /** A fresh random key, for example a constituent's data key. */
   static newKey(): Buffer {
     return Buffer.from(random(Sealer.KEY_BYTES));

@@ -18,15 +18,16 @@ const main = new Sealer(Sealer.newKey());
 const meta = { team: 1, source: 'Public API' as const, keyName: 'k', correlationId: 'c', at: '2026-11-27T08:00:00.000Z' };
 const created = (id: number, fields: Record<string, unknown>): NewEvent => ({ type: 'ConstituentCreated', data: { id, fields }, metadata: meta });
 
-function open() {
+/** `sealThread` null: the turn sealed on the main thread, as before the sealing thread starts (the thread's own turns: eventlog.sealed-thread.test.ts). */
+function open(sealThread?: null) {
   const dir = tempDir();
   const inner = new SqliteEventLog(path.join(dir, 'log.sqlite'), { pollMs: 20 });
-  return { inner, log: new SealingEventLog(inner, new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main)) };
+  return { inner, log: new SealingEventLog(inner, new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main), { sealThread }) };
 }
 
 describe('sealing the appends of one turn together', () => {
   it('seals every append of the turn before the first of them reaches the log', async () => {
-    const { inner, log } = open();
+    const { inner, log } = open(null);
     // The first write makes the keys of the next ids too: the three below find theirs in memory.
     await log.append('constituent-1', [created(1, { FirstName: 'First' })], 'no_stream');
     const steps: string[] = [];

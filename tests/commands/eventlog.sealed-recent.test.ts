@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { type KeyStore, SqliteKeyStore } from '../../eventlog/keys.js';
 import type { NewEvent } from '../../eventlog/port.js';
+import { OpenedCache } from '../../eventlog/opened-cache.js';
 import { KeyCache, SealingEventLog } from '../../eventlog/sealed-log.js';
 import { Sealer } from '../../eventlog/sealing.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
@@ -21,9 +22,9 @@ const meta = { team: 1, source: 'Public API' as const, keyName: 'k', correlation
 const created = (id: number, fields: Record<string, unknown>): NewEvent => ({ type: 'ConstituentCreated', data: { id, fields }, metadata: meta });
 const updated = (id: number, changes: Record<string, unknown>): NewEvent => ({ type: 'ConstituentUpdated', data: { id, changes }, metadata: meta });
 
-function open(dir = tempDir(), keys?: (store: KeyStore) => KeyStore) {
+function open(dir = tempDir(), keys?: (store: KeyStore) => KeyStore, pollMs = 20) {
   const store = new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main);
-  return { dir, log: new SealingEventLog(new SqliteEventLog(path.join(dir, 'log.sqlite'), { pollMs: 20 }), keys ? keys(store) : store) };
+  return { dir, log: new SealingEventLog(new SqliteEventLog(path.join(dir, 'log.sqlite'), { pollMs }), keys ? keys(store) : store) };
 }
 
 async function follow(log: SealingEventLog, count: number): Promise<RecordedEvent[]> {
@@ -49,12 +50,30 @@ describe('the personal values of this process\u2019s own appends, kept for its s
     await log.close();
   });
 
-  it('puts the values back once for every subscription handed the same logged event', async () => {
+  it('hands its subscriptions the data it appended itself where JSON gives that back as it is, else the logged data with the values put back', async () => {
     const { log } = open();
+    const plain = created(1, { FirstName: 'Zelda', Email1: 'zelda@example.org', IsEmailOk: true });
+    // JSON leaves an undefined value out: the data appended is not what the log gives back.
+    const odd = updated(1, { LastName: 'Sayre', Phone1: undefined, IsEmailOk: undefined });
+    await log.append('constituent-1', [plain], 'no_stream');
+    await log.append('constituent-1', [odd], 0n);
+    const seen = await follow(log, 2);
+    expect(seen[0].data).toBe(plain.data);
+    expect(seen[1].data).not.toBe(odd.data);
+    expect(seen[1].data).toStrictEqual({ id: 1, changes: { LastName: 'Sayre' } });
+    expect(seen.map((e) => e.data)).toStrictEqual((await log.readStream('constituent-1')).map((e) => e.data));
+    await log.close();
+  });
+
+  it('puts the values back once for every subscription handed the same logged event', async () => {
+    // Woken by the commits alone, never by a poll: a poll between the writer's commit and its
+    // answer reads the row from the file, another object than the one the log hands on.
+    const { log } = open(undefined, undefined, 60_000);
     const seen: RecordedEvent[][] = [[], []];
     const subs = seen.map((into) => log.subscribe(null, (e) => void into.push(e)));
-    await log.append('constituent-1', [created(1, { FirstName: 'Zelda', Email1: 'zelda@example.org' })], 'no_stream');
-    await log.append('constituent-1', [updated(1, { LastName: 'Sayre' })], 0n);
+    // An undefined value each (JSON leaves it out), so the values are put back, not the data appended handed on.
+    await log.append('constituent-1', [created(1, { FirstName: 'Zelda', Email1: 'zelda@example.org', Phone1: undefined })], 'no_stream');
+    await log.append('constituent-1', [updated(1, { LastName: 'Sayre', Phone1: undefined })], 0n);
     await until('both subscriptions to see both events', () => seen.every((s) => s.length >= 2));
     await Promise.all(subs.map((s) => s.stop()));
     // One object for both (the log gives its followers one event object), equal to what a read opens.
@@ -200,5 +219,37 @@ describe('the keys kept in memory', () => {
     expect(cache.get('s0')).toBe(sealers[0]);
     expect(['s1', 's2', 's3', 's26'].map((s) => cache.has(s))).toEqual([false, false, false, false]);
     expect(['s27', 's28', 's29'].map((s) => cache.get(s))).toEqual([sealers[27], sealers[28], sealers[29]]);
+  });
+
+  it('keeps its bound and its order past it many times over, its queue of the order bounded too', () => {
+    const cache = new KeyCache(4);
+    const used = new Sealer(Sealer.newKey());
+    cache.set('used', used);
+    for (let i = 0; i < 20_000; i++) {
+      expect(cache.get('used')).toBe(used);
+      cache.set(`s${i}`, used);
+      if (i % 7 === 3) cache.delete(`s${i - 1}`);
+    }
+    expect(['used', 's19997', 's19998', 's19999'].map((s) => cache.has(s))).toEqual([true, true, true, true]);
+    expect(cache.has('s19996')).toBe(false);
+    const queued = (cache as unknown as { subjects: string[] }).subjects.length;
+    expect(queued).toBeLessThanOrEqual(2 * 4 + 1_024);
+  });
+});
+
+describe('the values of the latest appends kept', () => {
+  it('keeps the last `max` set, the oldest going first, and drops what it is told to', () => {
+    const cache = new OpenedCache(3);
+    const parts = (n: number) => ({ texts: { fields: `t${n}` }, values: { fields: { FirstName: `N${n}` } } });
+    const held = Array.from({ length: 10 }, (_, n) => parts(n));
+    held.forEach((p, n) => cache.set(`constituent-${n}`, 0n, p));
+    expect(cache.size).toBe(3);
+    expect([6, 7, 8, 9].map((n) => cache.get(`constituent-${n}`, 0n, { fields: `t${n}` }) ?? null)).toEqual([null, held[7], held[8], held[9]]);
+    cache.drop('constituent-8');
+    cache.set('constituent-10', 0n, parts(10));
+    cache.set('constituent-11', 0n, parts(11));
+    // The oldest went first; the dropped one's place was taken without pushing out another.
+    expect(cache.size).toBe(3);
+    expect([7, 9, 10, 11].map((n) => cache.get(`constituent-${n}`, 0n, { fields: `t${n}` }) !== undefined)).toEqual([false, true, true, true]);
   });
 });
