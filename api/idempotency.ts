@@ -18,7 +18,36 @@ const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 const REPLAYED_HEADERS = ['content-type', 'etag', 'location'];
 
 /** The same JSON value whatever its key order and spacing: keys sorted at every depth. */
-function canonical(value: unknown): string {
+export function canonical(value: unknown): string {
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    // An object of texts, numbers, booleans and nulls (a batch's items, most bodies): its sorted
+    // keys as JSON.stringify's list of keys write the same text, in one call, where a string
+    // per key and value was a batch's second most allocated a row.
+    const keys = Object.keys(value);
+    if (keys.every((k) => flat((value as Record<string, unknown>)[k]))) return JSON.stringify(value, sortInPlace(keys));
+  }
+  return nested(value);
+}
+
+/**
+ * Array.prototype.sort's order for texts (by UTF-16 code units), by insertion: a body's few keys
+ * in place, where the built-in sort allocated its work arrays at every item of a batch. Many keys
+ * (a body made to be slow to sort) go to the built-in sort.
+ */
+function sortInPlace(keys: string[]): string[] {
+  if (keys.length > 32) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i];
+    let j = i - 1;
+    for (; j >= 0 && keys[j] > k; j--) keys[j + 1] = keys[j];
+    keys[j + 1] = k;
+  }
+  return keys;
+}
+
+const flat = (v: unknown): boolean => v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+
+function nested(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object')
     return `{${Object.keys(value)

@@ -3,7 +3,7 @@ import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { type LogFileReader, openLogReader } from '../eventlog/sqlite-file.js';
 import type { Projector } from '../projections/engine/projector.js';
-import { SqliteProjection } from '../projections/engine/sqlite-step.js';
+import { HELD_STEP, SqliteProjection } from '../projections/engine/sqlite-step.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { LOG_FILE } from '../runtime/read-models.js';
 import { loadProjectors } from '../runtime/thread-projectors.js';
@@ -28,6 +28,11 @@ const WARM = 300;
 const SYNC_MS = Number(process.env.BENCH_PROJECTOR_SYNC_MS ?? 1_000);
 /** A pause between steps, as the projector thread sleeps between commits (`BENCH_PROJECTOR_SLEEP_MS`). */
 const SLEEP_MS = Number(process.env.BENCH_PROJECTOR_SLEEP_MS ?? 0);
+/**
+ * Events a live step must hold for its writes to be held to its end (engine/sqlite-step.ts
+ * HELD_STEP unless `BENCH_PROJECTOR_HELD` says; `Infinity`: never), to measure where it pays.
+ */
+const HELD_FROM = process.env.BENCH_PROJECTOR_HELD ? Number(process.env.BENCH_PROJECTOR_HELD) : undefined;
 
 /**
  * The process's CPU, in ns: the product's own threads are idle meanwhile, and getrusage counts the
@@ -86,7 +91,7 @@ async function measure(logFile: string, dir: string, k: number, bulk: boolean): 
   try {
     const projectors = await loadProjectors(undefined, { db: core.db, log, bulk });
     if (SPLIT) timeParts(projectors, log, core);
-    const projection = new SqliteProjection(core, projectors, log, { bulk });
+    const projection = new SqliteProjection(core, projectors, log, { bulk, heldFrom: HELD_FROM });
     projection.prepare();
     // The first events (the team, its key) and JIT warm-up, unmeasured.
     await projection.step(WARM);
@@ -143,7 +148,7 @@ export async function run(): Promise<{ name: string; lines: string[] }> {
     const b = xs.reduce((s, x, i) => s + (x - mx) * (ys[i] - my), 0) / xs.reduce((s, x) => s + (x - mx) ** 2, 0);
     lines.push(`  a live step costs about ${(my - b * mx).toFixed(0)} µs fixed + ${b.toFixed(1)} µs an event (least squares over the live lines)`);
     return {
-      name: `projector: ${N.toLocaleString('en-US')} constituent creates applied by the projector thread's step on one thread, secure_delete ${process.env.BENCH_SECURE_DELETE === 'off' ? 'OFF' : 'on'} (load average ${load0.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after)`,
+      name: `projector: ${N.toLocaleString('en-US')} constituent creates applied by the projector thread's step on one thread, writes held from ${HELD_FROM ?? HELD_STEP} events a step, secure_delete ${process.env.BENCH_SECURE_DELETE === 'off' ? 'OFF' : 'on'} (load average ${load0.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after)`,
       lines,
     };
   } finally {

@@ -38,6 +38,18 @@ export interface Projector<C extends Category = Category> {
    * build may write in bigger pieces than event by event.
    */
   endBulk?(): void;
+  /**
+   * Told at the start of every step of the embedded driver (engine/sqlite-step.ts), before its
+   * events: `many` when the step holds enough events that the projector may hold its writes back
+   * and write them in bigger pieces at `endStep`, as endBulk does. Whatever it held from a step
+   * that failed (rolled back, so endStep never came) is dropped here.
+   */
+  startStep?(many: boolean): void;
+  /**
+   * Writes what the projector held back in this step, in the step's transaction, before its
+   * checkpoint: what it leaves must read exactly as the same events applied one at a time.
+   */
+  endStep?(): void;
   /** Applies one event of its categories. Must be idempotent: a redelivered event changes nothing. */
   apply(event: LoggedEvent<C>, store: ReadStore): Promise<void>;
 }

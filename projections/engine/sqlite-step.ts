@@ -30,6 +30,15 @@ const SEARCH_BACKLOG = 1_000;
  * backlog past the bound meanwhile only makes searches test a few more rows.
  */
 const BACKLOG_LOOK_EVERY = 250;
+/**
+ * Events in a live step from which a projector may hold its writes to the step's end and write
+ * them in bigger pieces (Projector.startStep: the change feed packs a team's envelopes into blocks
+ * without making each a row first). Below it a step is a few writes' group commit, each waiting
+ * for it; from it, a backlog (an import's batches). The feed's holding costs one count of a
+ * team's rows a step beyond what it saves (dispatcher/feed-table.ts), so the bound is low: in
+ * steps of this size, one team's writes fill a block every fourth step.
+ */
+export const HELD_STEP = 64;
 
 export interface StepOptions {
   /** Bring every search table up to date in this step's transaction, however few rows wait. */
@@ -83,12 +92,13 @@ export class SqliteProjection {
    * `bulk`: every step in bulk mode, however little is behind (a build from nothing: runtime/rebuild.ts).
    * `keyMark`: bumped after each committed step that applied an API-key event (api-key-mark.ts).
    * `store`: the store over `core` the projectors are given (the rebuild's, which knows its file's keys).
+   * `heldFrom`: HELD_STEP unless given (tests and bench/projector.ts set it).
    */
   constructor(
     private readonly core: SqliteReadCore,
     private readonly projectors: Projector[],
     private readonly log: LogReader,
-    private readonly options: { bulk?: boolean; keyMark?: ApiKeyMark; store?: SqliteReadStore } = {},
+    private readonly options: { bulk?: boolean; keyMark?: ApiKeyMark; store?: SqliteReadStore; heldFrom?: number } = {},
   ) {
     this.store = options.store ?? new SqliteReadStore(core);
     this.engine = new ProjectionStep(projectors);
@@ -150,7 +160,10 @@ export class SqliteProjection {
       const head = this.log.head();
       const bulk = this.enterBulk(head);
       const events = this.log.readAfter(from, Math.min(max ?? Infinity, bulk ? BULK_CHUNK : LIVE_CHUNK));
+      const many = !bulk && events.length >= (this.options.heldFrom ?? HELD_STEP);
+      for (const p of this.projectors) p.startStep?.(many);
       await this.engine.apply(events, tx);
+      for (const p of this.projectors) p.endStep?.();
       keys = touchesApiKeys(events);
       // The search tables' backlog stays small whoever else syncs it (the projector thread, idle
       // between writes): searches test the waiting rows one by one.

@@ -273,9 +273,21 @@ export function storedDoc(plan: TablePlan, doc: Doc): string {
     }
     return JSON.stringify(kept);
   }
-  const kept: unknown[] = new Array(slots.size);
+  const { kept, keys, parts } = scratchOf(plan, slots.size);
+  try {
+    return slotted(plan, slots, doc, kept, keys, parts);
+  } catch (err) {
+    // A value JSON cannot write (a BigInt): the next call starts from empty arrays.
+    kept.fill(undefined);
+    parts.length = 0;
+    throw err;
+  }
+}
+
+function slotted(plan: TablePlan, slots: Map<string, number>, doc: Doc, kept: unknown[], keys: string[], parts: string[]): string {
   let rest: Doc | null = null;
-  for (const k of Object.keys(doc)) {
+  for (const k in doc) {
+    if (!Object.hasOwn(doc, k)) continue;
     const v = doc[k];
     if (v === undefined) continue;
     const slot = slots.get(k);
@@ -285,18 +297,36 @@ export function storedDoc(plan: TablePlan, doc: Doc): string {
   }
   // Written as JSON.stringify writes an object keyed by place (places ascending, a value it
   // leaves out left out), without making that object: JSON.stringify of index keys was most of
-  // a row's cost in a rebuild.
-  let text = '[{';
-  let comma = '';
+  // a row's cost in a rebuild. The pieces are joined once (a string each appended made a
+  // string a piece, the projector thread's most allocated a row), in arrays kept per plan.
+  parts.push('[{');
+  let first = true;
   for (let slot = 0; slot < kept.length; slot++) {
     const v = kept[slot];
     if (v === undefined) continue;
+    kept[slot] = undefined;
     const json = JSON.stringify(v) as string | undefined;
     if (json === undefined) continue;
-    text += `${comma}"${slot}":${json}`;
-    comma = ',';
+    parts.push(keys[first ? slot : slot + kept.length], json);
+    first = false;
   }
-  return rest ? `${text}},${JSON.stringify(rest)}]` : `${text}}]`;
+  parts.push(rest ? `},${JSON.stringify(rest)}]` : '}]');
+  const text = parts.join('');
+  parts.length = 0;
+  return text;
+}
+
+/**
+ * Each plan's arrays for storedDoc, made once: the values by place (left empty after each use)
+ * and the pieces of the text; with each place's key as written (`"3":`, then the same after a
+ * comma, `,"3":`, at its place plus the count of places). storedDoc runs to its
+ * end without awaiting, so one set a plan serves every call.
+ */
+const scratch = new WeakMap<TablePlan, { kept: unknown[]; keys: string[]; parts: string[] }>();
+function scratchOf(plan: TablePlan, size: number): { kept: unknown[]; keys: string[]; parts: string[] } {
+  let s = scratch.get(plan);
+  if (!s) scratch.set(plan, (s = { kept: new Array(size).fill(undefined), keys: Array.from({ length: 2 * size }, (_, i) => (i < size ? `"${i}":` : `,"${i - size}":`)), parts: [] }));
+  return s;
 }
 
 /** What to select to read documents back (docOf): the JSON, then every column. */

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Doc } from '../../projections/store/port.js';
+import { storedSearchText } from '../../projections/store/search-text.js';
 import { keptByColumn, planOf, storedDoc, type TablePlan } from '../../projections/store/sqlite-schema.js';
 
 /**
@@ -54,6 +55,27 @@ describe('the JSON a stored row keeps of its document (storedDoc)', () => {
         expect(storedDoc(withoutFields, doc)).toBe(asStringified(withoutFields, doc));
       }),
       { numRuns: 500 },
+    );
+  });
+});
+
+/** The stored search text as it was written: two maps and a closure a field. */
+function storedSearchTextByMaps(doc: Record<string, unknown>, fields: string[]): string {
+  const texts = fields.map((f) => (doc[f] == null ? '' : String(doc[f]).toLowerCase()));
+  return texts.map((t, i) => (t && texts.some((u, j) => j !== i && u.length >= t.length && (u.length > t.length || j < i) && u.includes(t)) ? '' : t)).join('\u0001');
+}
+
+describe('the search text a stored row keeps (storedSearchText)', () => {
+  it('is the text the maps wrote, for any fields and values, one call after another', () => {
+    const text = fc.oneof(fc.constantFrom('Ada', 'ada', 'ADA LOVELACE', 'love', '', 'Lovelace'), fc.string({ maxLength: 6 }));
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.uniqueArray(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), { maxLength: 6 }), fc.dictionary(fc.constantFrom('a', 'b', 'c', 'd', 'e'), fc.oneof(text, fc.constant(null), fc.integer(), fc.boolean()))), { minLength: 1, maxLength: 4 }),
+        (calls) => {
+          for (const [fields, doc] of calls) expect(storedSearchText(doc, fields)).toBe(storedSearchTextByMaps(doc, fields));
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });
