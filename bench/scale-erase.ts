@@ -22,19 +22,20 @@ const ms = (x: number) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
 interface Reads {
   healthz: number[];
   byId: number[];
-  failed: number;
+  /** Answers other than 200, by status (a 404 is an id an earlier run erased). */
+  other: Map<number, number>;
 }
 
 /** /healthz and a read by id, each in its own loop one request at a time, until `stop()`. */
 function reader(origin: string, auth: Record<string, string>, ids: () => number): { stop(): Promise<Reads> } {
-  const out: Reads = { healthz: [], byId: [], failed: 0 };
+  const out: Reads = { healthz: [], byId: [], other: new Map() };
   let running = true;
   const loop = async (into: number[], path: () => string, headers: Record<string, string>) => {
     while (running) {
       const t0 = performance.now();
       const r = await fetch(origin + path(), { headers });
       await r.arrayBuffer();
-      if (r.status !== 200) out.failed++;
+      if (r.status !== 200) out.other.set(r.status, (out.other.get(r.status) ?? 0) + 1);
       into.push(performance.now() - t0);
     }
   };
@@ -50,7 +51,7 @@ function reader(origin: string, auth: Record<string, string>, ids: () => number)
 
 const p99 = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 0.99);
 const readLine = (label: string, r: Reads) =>
-  `  ${label}: GET /healthz p99 ${ms(p99(r.healthz))} (max ${ms(Math.max(...r.healthz))}, ${r.healthz.length} reads); GET /api/v1/constituents/:id p99 ${ms(p99(r.byId))} (max ${ms(Math.max(...r.byId))}, ${r.byId.length} reads)${r.failed ? `; ${r.failed} not 200` : ''}`;
+  `  ${label}: GET /healthz p99 ${ms(p99(r.healthz))} (max ${ms(Math.max(...r.healthz))}, ${r.healthz.length} reads); GET /api/v1/constituents/:id p99 ${ms(p99(r.byId))} (max ${ms(Math.max(...r.byId))}, ${r.byId.length} reads)${r.other.size ? `; not 200: ${[...r.other].map(([status, n]) => `${n} x ${status}`).join(', ')}` : ''}`;
 
 /** The main thread's holds the probe wrote, as [ended at (epoch ms), held ms]. */
 function holds(output: string): Array<[number, number]> {

@@ -40,14 +40,18 @@ export function envelopeRebuilderAt(eventAt: (position: bigint) => Promise<Recor
 /**
  * The envelopes an erasure must build again: those of the person's own events (by position, the
  * envelope number over 10) and any whose text holds one of its values (a linked record's copy).
+ * Given its type, a constituent's envelope (`constituent.*`) is picked by position alone: its data
+ * is that constituent's own record (dispatcher/catalog.ts, payloads.ts constituentData), never
+ * a copy of another's, and at a million records nearly every envelope is one, most of those
+ * holding some common value of the person (a city, a state) that only a rebuild would show unchanged.
  */
-export function staleEnvelope(values: readonly string[], positions: Iterable<bigint>): (seq: bigint, json: string) => boolean {
+export function staleEnvelope(values: readonly string[], positions: Iterable<bigint>): (seq: bigint, json: string, type?: string) => boolean {
   const mentions = mentionsAny(values);
   // Every envelope number the positions can give (at most 10 types an event): a look-up, not a
   // BigInt division for each of a million envelopes (0.8 s of the scan at 1M).
   const seqs = new Set<bigint>();
   for (const p of positions) for (let i = 0n; i < 10n; i++) seqs.add(p * 10n + i);
-  return (seq, json) => seqs.has(seq) || mentions(json);
+  return (seq, json, type) => seqs.has(seq) || (!type?.startsWith('constituent.') && mentions(json));
 }
 
 /** The envelope number of `evt_<number>_<unix seconds>`. */

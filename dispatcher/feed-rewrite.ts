@@ -52,16 +52,16 @@ export async function planFeedRewrite(
   table: string,
   team: number,
   after: bigint,
-  stale: (seq: bigint, json: string) => boolean,
+  stale: (seq: bigint, json: string, type: string) => boolean,
   rebuild: (seq: bigint) => Promise<string | null>,
 ): Promise<FeedRewritePlan> {
-  const rowsAfter = db.prepare<[number, bigint, number], { seq: bigint; json: string }>(`SELECT seq, json FROM ${table} WHERE team = ? AND seq > ? ORDER BY seq LIMIT ?`).safeIntegers(true);
+  const rowsAfter = db.prepare<[number, bigint, number], { seq: bigint; type: string; json: string }>(`SELECT seq, type, json FROM ${table} WHERE team = ? AND seq > ? ORDER BY seq LIMIT ?`).safeIntegers(true);
   const blockAfter = db.prepare<[number, bigint], { first: bigint; last: bigint; body: Buffer }>(`SELECT first, last, body FROM ${BLOCKS} WHERE team = ? AND last > ? ORDER BY last LIMIT 1`).safeIntegers(true);
   const rows: RowChange[] = [];
   for (let from = after; ; ) {
     const batch = rowsAfter.all(team, from, BATCH);
     for (const r of batch) {
-      if (!stale(r.seq, r.json)) continue;
+      if (!stale(r.seq, r.json, r.type)) continue;
       const json = await rebuild(r.seq);
       if (json !== r.json) rows.push({ seq: r.seq, old: r.json, json });
     }
@@ -76,7 +76,7 @@ export async function planFeedRewrite(
     let changed = 0;
     const entries: Entry[] = [];
     for (const e of unpackBlock(block.body)) {
-      const json = stale(e.seq, e.json) ? await rebuild(e.seq) : e.json;
+      const json = stale(e.seq, e.json, e.type) ? await rebuild(e.seq) : e.json;
       if (json !== e.json) changed++;
       if (json !== null) entries.push(json === e.json ? e : { ...e, json });
     }

@@ -154,7 +154,7 @@ export const planFeedTableRewrite = (
   db: Database.Database,
   team: number,
   after: bigint,
-  stale: (seq: bigint, json: string) => boolean,
+  stale: (seq: bigint, json: string, type: string) => boolean,
   rebuild: (seq: bigint) => Promise<string | null>,
 ): Promise<FeedRewritePlan> => planFeedRewrite(db, TABLE, team, after, stale, rebuild);
 
@@ -218,7 +218,7 @@ export class FeedTable {
    * again whole. Planned on this thread: the erasure plans off it (rewriteBy). The erasure empties
    * the file's WAL after (runtime/erasure.ts). Answers how many envelopes changed.
    */
-  rewrite(team: number, stale: (seq: bigint, json: string) => boolean, rebuild: (seq: bigint) => Promise<string | null>): Promise<number> {
+  rewrite(team: number, stale: (seq: bigint, json: string, type: string) => boolean, rebuild: (seq: bigint) => Promise<string | null>): Promise<number> {
     return this.rewriteBy(team, (after) => planFeedTableRewrite(this.db, team, after, stale, rebuild));
   }
 
