@@ -4,7 +4,7 @@ import type { Projector } from '../projections/engine/projector.js';
 import { mayFire } from './catalog.js';
 import { envelopesIn } from './envelope.js';
 import { BulkFeedWriter } from './feed-bulk.js';
-import { BLOCK, BLOCKS, BLOCKS_DDL, entriesOf, type FeedReads, feedReads, packer } from './feed-blocks.js';
+import { BLOCK, BLOCKS, BLOCKS_DDL, type Entry, entriesOf, type FeedReads, feedReads, packBlock, packer } from './feed-blocks.js';
 import { ALL, type Cursor, type FeedQuery, type JsonPage } from './feed-cursor.js';
 import { applyFeedRewrite, type FeedRewritePlan, type FeedRewritePlanner, planFeedRewrite } from './feed-rewrite.js';
 import type { StreamReader } from './history.js';
