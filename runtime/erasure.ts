@@ -66,6 +66,12 @@ export class Erasure {
   private readonly inherited = new Set<number>();
   private resuming: Promise<void> | null = null;
   private closed = false;
+  /**
+   * Erasures finish one at a time in a process: their steps now await between pages (the mail
+   * files, the stored answers), and two interleaved rewrites of one file would fail or put an
+   * erased value back.
+   */
+  private turn: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly s: ErasureStores) {
     const file = s.dataDir === ':memory:' ? ':memory:' : path.join(s.dataDir, 'erasures.sqlite');
@@ -95,7 +101,7 @@ export class Erasure {
       .prepare('INSERT OR REPLACE INTO erasures (id, team, reason, source, key_name, sealed, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(id, ctx.team, reason, ctx.source, ctx.keyName, sealed, new Date().toISOString());
     this.step('journal');
-    return this.finish({ team: ctx.team, id, reason, source: ctx.source, key_name: ctx.keyName, sealed }, ctx);
+    return this.inTurn(() => this.finish({ team: ctx.team, id, reason, source: ctx.source, key_name: ctx.keyName, sealed }, ctx));
   }
 
   /** Finishes every erasure a previous process started and did not end (at start, once the read models have caught up). */
@@ -106,7 +112,7 @@ export class Erasure {
       for (const row of this.rows()) {
         this.s.report(`erasure: finishing the erasure of constituent ${row.id} (team ${row.team}) that a previous run began`);
         const ctx: WriteContext = { team: row.team, source: row.source, keyName: row.key_name, correlationId: `erasure-${row.id}`, now: new Date() };
-        await this.finish(row, ctx);
+        await this.inTurn(() => this.finish(row, ctx));
       }
     })().finally(() => {
       this.resuming = null;
@@ -191,6 +197,12 @@ export class Erasure {
     await truncateWal(this.journal);
     this.inherited.delete(row.id);
     return { PkConstituent: row.id, erasedAt };
+  }
+
+  private inTurn<T>(run: () => Promise<T>): Promise<T> {
+    const mine = this.turn.then(run, run);
+    this.turn = mine.catch(() => undefined);
+    return mine;
   }
 
   private step(done: Step): void {
