@@ -34,6 +34,12 @@ export class RecentEvents {
     this.events = this.events.map((e) => (e.stream === stream ? { ...e, data: data(e) } : e));
   }
 
+  /** Whether nothing this log committed after `after` is held here (so nothing of its own is left to take). */
+  nothingAfter(after: bigint): boolean {
+    const r = this.events;
+    return r.length === 0 || r[r.length - 1].position.commit <= after;
+  }
+
   /** Whether `event` is the last one this log committed. */
   isLast(event: RecordedEvent): boolean {
     return event === this.events[this.events.length - 1];
