@@ -1,4 +1,4 @@
-import type { MessagePort } from 'node:worker_threads';
+import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import { Backoff } from '../../eventlog/backoff.js';
 import { Pause } from '../../eventlog/pause.js';
 import type { SqliteReadCore } from '../store/sqlite-core.js';
@@ -36,6 +36,8 @@ export async function driveProjectorThread(
   settings: ThreadSettings,
   port: ThreadPort,
   wal?: WalKeeper,
+  /** Given every message of the log's writer thread (each commit's notice: EventLog.tellCommits), before the step that applies it. */
+  onCommit?: (notice: unknown) => void,
 ): Promise<void> {
   const rebuilt = projection.prepare();
   let position = await projection.position();
@@ -57,7 +59,10 @@ export async function driveProjectorThread(
     if (m.type === 'commits') {
       heard.commits?.close();
       heard.commits = m.port;
-      m.port.on('message', poke);
+      m.port.on('message', (notice: unknown) => {
+        onCommit?.(notice);
+        poke();
+      });
       // Open while the loop runs; it must not keep the thread alive once the loop is over.
       m.port.unref();
       return;
@@ -110,6 +115,9 @@ export async function driveProjectorThread(
       progress ??= head - position > 1_000 ? new ProgressMeter(Number(head - position), settings.progressEveryMs) : null;
       try {
         if (wal) await wal.idle();
+        // The commits told since the last turn of the event loop: a thread behind steps again
+        // without one, and its step takes them from the notices rather than the file.
+        if (onCommit && heard.commits) for (let n = receiveMessageOnPort(heard.commits); n; n = receiveMessageOnPort(heard.commits)) onCommit(n.message);
         const syncSearch = Date.now() - search.syncedAt >= SEARCH_EVERY_MS;
         const step = await projection.step(limit, { syncSearch });
         search.steppedAt = Date.now();
