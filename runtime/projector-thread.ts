@@ -34,7 +34,14 @@ const keyMark = settings.keyMark && new ApiKeyMark(settings.keyMark);
  */
 const told = new RecentEvents();
 const isNotice = (m: unknown): m is CommitNotice => typeof m === 'object' && m !== null && Array.isArray((m as CommitNotice).texts);
-const reader = { readAfter: (after: bigint, max: number) => told.after(after, max) ?? log.readAfter(after, max), head: () => log.head() };
+const reader = {
+  readAfter: (after: bigint, max: number) => {
+    // Every read model has applied what is at or before `after`: those are not wanted again.
+    told.forget(after);
+    return told.after(after, max) ?? log.readAfter(after, max);
+  },
+  head: () => log.head(),
+};
 const projection = new SqliteProjection(core, await loadProjectors(settings.projectorsModule, { db: core.db, log }), reader, { keyMark });
 // A projector thread slower than the writes it follows (tests of read-your-writes): each step
 // starts this many milliseconds late.

@@ -76,3 +76,16 @@ describe("a follower of the embedded log, once it takes this log's commits from 
     await sub.stop();
   });
 });
+
+describe('the events a log keeps in memory for its readers', () => {
+  it('lets go of those a reader is past, and then answers only after them', () => {
+    const recent = new RecentEvents();
+    recent.remember([1n, 2n, 3n, 4n, 5n].map(event));
+    recent.forget(3n);
+    expect(recent.after(3n, 10)?.map((e) => e.position.commit)).toEqual([4n, 5n]);
+    // Before what it holds: the reader must go to the file.
+    expect(recent.after(1n, 10)).toBeNull();
+    recent.forget(9n);
+    expect(recent.nothingAfter(0n)).toBe(true);
+  });
+});
