@@ -66,7 +66,9 @@ await driveProjectorThread(
   },
   wal,
   (notice) => {
-    if (isNotice(notice)) told.remember(eventsOfNotice(notice, toRecorded));
+    if (!isNotice(notice)) return undefined;
+    told.remember(eventsOfNotice(notice, toRecorded));
+    return notice.last;
   },
 );
 await wal.close();
