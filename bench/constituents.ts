@@ -53,19 +53,26 @@ async function writes(): Promise<string[]> {
     const load0 = loadavg()[0];
     // CPU per write of each of the product's threads, warm-up included in the time (an over-estimate).
     const perWrite = threads.map(() => [] as number[]);
+    // The threads the process had before the product: V8's and libuv's helpers (parallel GC,
+    // compilation), shared by every isolate, the load generator's too; beside the bare route's.
+    const helpers = [...before].filter((t) => t !== process.pid);
+    const helperUs = { baseline: [] as number[], subject: [] as number[] };
+    const measured = async (side: 'baseline' | 'subject', run: () => Promise<Measure>) => {
+      const c0 = threadCpuUs();
+      const m = await run();
+      const c1 = threadCpuUs();
+      const us = (ts: number[]) => ts.reduce((s, t) => s + (c1.get(t) ?? 0) - (c0.get(t) ?? 0), 0) / m.count;
+      if (side === 'subject') threads.forEach((t, i) => perWrite[i].push(us([t])));
+      helperUs[side].push(us(helpers));
+      return m;
+    };
     const c = await compare(
       ROUNDS,
-      () => load({ ...spec, origin: baseline.origin, requests: baselineReqs }),
-      async () => {
-        const c0 = threadCpuUs();
-        const m = await load({ ...spec, origin: product.origin, requests: subjectReqs });
-        const c1 = threadCpuUs();
-        threads.forEach((t, i) => perWrite[i].push(((c1.get(t) ?? 0) - (c0.get(t) ?? 0)) / m.count));
-        return m;
-      },
+      () => measured('baseline', () => load({ ...spec, origin: baseline.origin, requests: baselineReqs })),
+      () => measured('subject', () => load({ ...spec, origin: product.origin, requests: subjectReqs })),
     );
     const busy = threads.map((t, i) => ({ label: i === 0 ? 'main' : `thread ${i}`, us: median(perWrite[i]) })).filter((t) => t.us >= 1);
-    const cpuLine = `  server CPU per write (median of the rounds): ${busy.map((t) => `${t.label} ${t.us.toFixed(0)} µs`).join(', ')}; in all ${busy.reduce((n, t) => n + t.us, 0).toFixed(0)} µs (threads 1, 2: the log's writer and the projector thread)`;
+    const cpuLine = `  server CPU per write (median of the rounds): ${busy.map((t) => `${t.label} ${t.us.toFixed(0)} µs`).join(', ')}; in all ${busy.reduce((n, t) => n + t.us, 0).toFixed(0)} µs (threads 1, 2: the log's writer and the projector thread); V8 and libuv helpers ${median(helperUs.subject).toFixed(0)} µs a write, ${median(helperUs.baseline).toFixed(0)} a request of the bare route (the load generator's GC and compilation run there too)`;
     return [...formatComparison(
       `POST /constituents, ${WRITE_CONNECTIONS} connections, rate limits off, SQLite log in WAL with synchronous=FULL (load average ${load0.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after)`,
       { baseline: 'bare Fastify, schema-validated, stores nothing', subject: 'POST /api/v1/constituents' },
@@ -87,11 +94,21 @@ async function writes(): Promise<string[]> {
  * plus a group-committed append to a log file of its own (writer thread, synchronous=FULL, no
  * projection); plus the whole command (`createConstituent` on the product's runtime: id, decide,
  * append, the projector thread's step, read-your-writes) answering the id only; the product's route.
+ * Beside each rate, the CPU a request of each thread: the rates follow the machine's load, the
+ * CPU a request much less, and it says which thread each hop costs.
  */
 async function floors(): Promise<string[]> {
+  const before = new Set(threadCpuUs().keys());
   const product = await startProduct();
+  const productThreads = [...threadCpuUs().keys()].filter((t) => !before.has(t)).sort((a, b) => a - b);
   const dir = mkdtempSync(path.join(tmpdir(), 'turnout-bench-floor-'));
+  const beforeLog = new Set(threadCpuUs().keys());
   const log = new SqliteEventLog(path.join(dir, 'events.sqlite'));
+  const logThreads = [...threadCpuUs().keys()].filter((t) => !beforeLog.has(t));
+  // Threads of the process before the product: V8's and libuv's helpers (GC, compilation), shared
+  // by every isolate, the load generator's included.
+  const helpers = [...before].filter((t) => t !== process.pid);
+  const known = new Set(threadCpuUs().keys());
   const app = Fastify({ logger: false });
   let n = 0;
   app.post('/bare', { schema: { body: ConstituentBody } }, async (_request, reply) => reply.code(201).send({ id: ++n }));
@@ -113,21 +130,33 @@ async function floors(): Promise<string[]> {
       { label: 'POST /api/v1/constituents', origin: product.origin, path: '/api/v1/constituents', headers: { ...json, authorization: product.auth } },
     ];
     const load0 = loadavg()[0];
-    const rounds: Measure[][] = [];
+    const rounds: Array<Array<{ m: Measure; cpu: number[] }>> = [];
+    const groups = [[process.pid], [productThreads[0], ...logThreads], [productThreads[1]], productThreads.slice(2), helpers];
     for (let r = 0; r < ROUNDS; r++) {
-      const round: Measure[] = [];
+      const round: Array<{ m: Measure; cpu: number[] }> = [];
       for (const side of sides) {
         (globalThis as { gc?: () => void }).gc?.();
-        round.push(await load({ connections: WRITE_CONNECTIONS, warmupMs: WARMUP_MS, durationMs: DURATION_MS, origin: side.origin, requests: bodies.map((body) => ({ method: 'POST', path: side.path, headers: side.headers, body })) }));
+        const c0 = threadCpuUs();
+        const m = await load({ connections: WRITE_CONNECTIONS, warmupMs: WARMUP_MS, durationMs: DURATION_MS, origin: side.origin, requests: bodies.map((body) => ({ method: 'POST', path: side.path, headers: side.headers, body })) });
+        const c1 = threadCpuUs();
+        // Per request measured; the warm-up's requests ran too, so every figure is a little high, alike for each side.
+        const per = (ts: number[]) => ts.reduce((s, t) => s + (c1.get(t) ?? 0) - (c0.get(t) ?? 0), 0) / m.count;
+        const loadGenerator = [...c1.keys()].filter((t) => !known.has(t) && !c0.has(t));
+        round.push({ m, cpu: [...groups.map(per), per(loadGenerator)] });
       }
       rounds.push(round);
     }
+    const cpuOf = (i: number) => groups.concat([[]]).map((_, g) => median(rounds.map((round) => round[i].cpu[g])));
     return [
       `The floor of each hop of POST /constituents, ${WRITE_CONNECTIONS} connections, ${ROUNDS} alternated rounds, medians (load average ${load0.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after)`,
-      ...sides.map((side, i) => {
-        const m = (f: (x: Measure) => number) => median(rounds.map((round) => f(round[i])));
+      ...sides.flatMap((side, i) => {
+        const m = (f: (x: Measure) => number) => median(rounds.map((round) => f(round[i].m)));
         const line = formatMeasure(side.label, { rps: m((x) => x.rps), p50: m((x) => x.p50), p90: m((x) => x.p90), p99: m((x) => x.p99), count: 0, errors: 0 });
-        return `  ${line}   ${median(rounds.map((round) => round[i].rps / round[0].rps)).toFixed(2)}x the bare route`;
+        const [main, writer, projector, others, v8, client] = cpuOf(i);
+        return [
+          `  ${line}   ${median(rounds.map((round) => round[i].m.rps / round[0].m.rps)).toFixed(2)}x the bare route`,
+          `    CPU µs a request: main ${main.toFixed(0)}, log writer ${writer.toFixed(0)}, projector thread ${projector.toFixed(0)}, the product's other threads ${others.toFixed(0)}, V8 and libuv helpers ${v8.toFixed(0)}; server in all ${(main + writer + projector + others + v8).toFixed(0)}; load generator ${client.toFixed(0)}`,
+        ];
       }),
     ];
   } finally {

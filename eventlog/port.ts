@@ -105,9 +105,10 @@ export interface EventLog {
    */
   countAfter?(position: Position | null): Promise<number>;
   /**
-   * Posts the last position of each commit from now on to `port` (a bigint per commit), from the
-   * thread that commits, as soon as the commit is durable and before its appends are answered: the
-   * read models' projector thread applies them at once, while the log commits the next ones. A
+   * Posts each commit from now on to `port` (its last position and the appends it committed:
+   * sqlite-wire.js CommitNotice), from the thread that commits, as soon as the commit is durable
+   * and before its appends are answered: the read models' projector thread applies them at once,
+   * from the notice, while the log commits the next ones. A
    * later port replaces the earlier. Only a log that commits on a thread of its own has it (the
    * embedded one), and answers false when that log commits on the caller's thread instead.
    */

@@ -46,9 +46,12 @@ export class Followers {
     let poked = false;
     // Set by a wake-up for another process's rows: the next read is from the file.
     let fileWanted = false;
+    // Set by a wake-up for this log's own commit, whose events are in memory before it wakes anyone.
+    let committed = false;
     const listener = (fromFile?: boolean) => {
       poked = true;
       if (fromFile) fileWanted = true;
+      else committed = true;
       pause.wake();
     };
     this.listeners.add(listener);
@@ -60,11 +63,22 @@ export class Followers {
         // when a read settles to the head (head() wakes the followers to read the file).
         let caughtUp = false;
         poked = false;
+        const byCommit = committed && !fileWanted;
+        committed = false;
         try {
           const mine = fileWanted ? null : recent.after(after, batchSize);
           fileWanted = false;
-          rows = mine ?? log.readAfter(after, batchSize);
-          caughtUp = mine ? recent.isLast(mine[mine.length - 1]) : rows.length < batchSize;
+          // Woken by a commit of this log whose events an earlier turn of this loop already took:
+          // nothing of its own is left, and the file would only give the commits the writer
+          // thread has made and not yet answered, parsed a second time when they arrive here.
+          // Another process's rows are found by the poll, or by head() (fileWanted), as before.
+          if (!mine && byCommit && recent.nothingAfter(after)) {
+            rows = [];
+            caughtUp = true;
+          } else {
+            rows = mine ?? log.readAfter(after, batchSize);
+            caughtUp = mine ? recent.isLast(mine[mine.length - 1]) : rows.length < batchSize;
+          }
         } catch (err) {
           if (log.isClosed()) break;
           options.onError?.(err);

@@ -34,6 +34,25 @@ export class RecentEvents {
     this.events = this.events.map((e) => (e.stream === stream ? { ...e, data: data(e) } : e));
   }
 
+  /** Lets go of the events at or before `position` (a reader past them takes none of them again). */
+  forget(position: bigint): void {
+    const r = this.events;
+    let lo = 0;
+    let hi = r.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (r[mid].position.commit <= position) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0) this.events = r.slice(lo);
+  }
+
+  /** Whether nothing this log committed after `after` is held here (so nothing of its own is left to take). */
+  nothingAfter(after: bigint): boolean {
+    const r = this.events;
+    return r.length === 0 || r[r.length - 1].position.commit <= after;
+  }
+
   /** Whether `event` is the last one this log committed. */
   isLast(event: RecordedEvent): boolean {
     return event === this.events[this.events.length - 1];

@@ -28,7 +28,7 @@
 
 /**
  * To the thread: a batch (encodeBatch), a question about its settings, a port to tell each
- * commit's last position to (EventLog.tellCommits, port.ts), or the order to close.
+ * commit to (EventLog.tellCommits, port.ts: a CommitNotice), or the order to close.
  * @typedef {{ id: number; batch: string } | { id: number; settings: true } | { id: number; commitsTo: import('node:worker_threads').MessagePort } | { close: true }} WriterRequest
  */
 
@@ -114,4 +114,42 @@ export function decodeOutcomes(slots) {
     outcomes.push(position === -1n ? { conflict: true, actual: revision === -1n ? null : revision } : { revision, position });
   }
   return outcomes;
+}
+
+/**
+ * What the writer thread tells the port given by EventLog.tellCommits after each commit, before
+ * its appends are answered: the commit's last position, and the appends it committed as they
+ * reached the thread (each batch's text, encodeBatch) with their outcomes (encodeOutcomes, one pair
+ * of slots per append, batches in order). The projector thread takes the events from it instead of
+ * reading back what was just written.
+ * @typedef {{ last: bigint; texts: string[]; outcomes: BigInt64Array }} CommitNotice
+ */
+
+/**
+ * The events a commit notice carries, in log order, as the log's rows read back would give them
+ * (`toRow` makes each one of its row, as a read of the file does); conflicting appends wrote none.
+ * @template T
+ * @param {CommitNotice} notice
+ * @param {(row: { position: bigint; stream: string; revision: bigint; type: string; data: string; metadata: string }) => T} toRow
+ * @returns {T[]}
+ */
+export function eventsOfNotice(notice, toRow) {
+  /** @type {T[]} */
+  const out = [];
+  let slot = 0;
+  for (const text of notice.texts) {
+    for (const a of decodeBatch(text)) {
+      const revision = notice.outcomes[slot];
+      const position = notice.outcomes[slot + 1];
+      slot += 2;
+      if (position === -1n) continue;
+      // The append's events took consecutive positions and revisions, ending at these.
+      const n = BigInt(a.events.length);
+      a.events.forEach((e, k) => {
+        const back = n - 1n - BigInt(k);
+        out.push(toRow({ position: position - back, stream: a.stream, revision: revision - back, type: e.type, data: e.data, metadata: e.metadata }));
+      });
+    }
+  }
+  return out;
 }

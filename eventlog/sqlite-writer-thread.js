@@ -13,7 +13,7 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import Database from 'better-sqlite3';
 import { makeCommitter } from './sqlite-committer.js';
 import { decodeBatch, encodeOutcomes } from './sqlite-wire.js';
-/** @import { WireAppend, WriterAnswer, WriterRequest } from './sqlite-wire.js' */
+/** @import { CommitNotice, WireAppend, WriterAnswer, WriterRequest } from './sqlite-wire.js' */
 
 if (!parentPort) throw new Error('sqlite-writer-thread.js runs as a worker thread of the event log');
 const port = parentPort;
@@ -27,8 +27,8 @@ db.pragma('busy_timeout = 5000');
 db.pragma('secure_delete = ON');
 const commit = makeCommitter(db, new BigInt64Array(marks));
 /**
- * Where each commit's last position is told as soon as it is durable (the read models' projector
- * thread, which applies it while this thread commits the next batches).
+ * Where each commit is told as soon as it is durable (the read models' projector thread, which
+ * applies it while this thread commits the next batches): a CommitNotice.
  * @type {import('node:worker_threads').MessagePort | null}
  */
 let commitsTo = null;
@@ -37,9 +37,9 @@ let commitsTo = null;
 const failure = (err) => (err instanceof Error ? err.message : String(err));
 
 /**
- * Commits the batches collected so far in one transaction, tells its last position to the port
- * given for it, and answers each batch with its own outcomes.
- * @param {Array<{ id: number; batch: WireAppend[] }>} batches
+ * Commits the batches collected so far in one transaction, tells it to the port given for it,
+ * and answers each batch with its own outcomes.
+ * @param {Array<{ id: number; text: string; batch: WireAppend[] }>} batches
  * @param {WriterAnswer[]} answers
  */
 function commitTogether(batches, answers) {
@@ -49,8 +49,13 @@ function commitTogether(batches, answers) {
     let last = 0n;
     for (const o of outcomes) if ('position' in o && o.position > last) last = o.position;
     // Told before the appends are answered: the projector thread starts on them while the main
-    // thread takes the outcomes in.
-    if (commitsTo && last > 0n) commitsTo.postMessage(last);
+    // thread takes the outcomes in. The batches' texts as they came (strings: a structured clone
+    // copies them whole), so that thread need not read back from the file what was just written.
+    if (commitsTo && last > 0n) {
+      /** @type {CommitNotice} */
+      const notice = { last, texts: batches.map((b) => b.text), outcomes: encodeOutcomes(outcomes) };
+      commitsTo.postMessage(notice);
+    }
     let at = 0;
     for (const b of batches) {
       answers.push({ id: b.id, outcomes: encodeOutcomes(outcomes.slice(at, at + b.batch.length)) });
@@ -69,11 +74,11 @@ function commitTogether(batches, answers) {
 function handle(requests) {
   /** @type {WriterAnswer[]} */
   const answers = [];
-  /** @type {Array<{ id: number; batch: WireAppend[] }>} */
+  /** @type {Array<{ id: number; text: string; batch: WireAppend[] }>} */
   const batches = [];
   for (const r of requests) {
     if ('batch' in r) {
-      batches.push({ id: r.id, batch: decodeBatch(r.batch) });
+      batches.push({ id: r.id, text: r.batch, batch: decodeBatch(r.batch) });
       continue;
     }
     // Anything else is answered in order, after the batches sent before it.

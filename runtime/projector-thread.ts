@@ -6,7 +6,9 @@
  * includes the change feed's table (dispatcher/), which projections/ cannot import.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openLogReader } from '../eventlog/sqlite-file.js';
+import { openLogReader, toRecorded } from '../eventlog/sqlite-file.js';
+import { RecentEvents } from '../eventlog/sqlite-recent.js';
+import { type CommitNotice, eventsOfNotice } from '../eventlog/sqlite-wire.js';
 import { ApiKeyMark } from '../projections/api-key-mark.js';
 import { SqliteProjection } from '../projections/engine/sqlite-step.js';
 import { driveProjectorThread } from '../projections/engine/thread-loop.js';
@@ -23,7 +25,24 @@ const settings = workerData as ThreadSettings;
 const log = openLogReader(settings.logFile);
 const core = new SqliteReadCore(settings.readFile);
 const keyMark = settings.keyMark && new ApiKeyMark(settings.keyMark);
-const projection = new SqliteProjection(core, await loadProjectors(settings.projectorsModule, { db: core.db, log }), log, { keyMark });
+/**
+ * This process's commits as the log's writer thread told them (EventLog.tellCommits): a step takes
+ * the events after its position from here while they follow on without a gap, instead of reading
+ * back the rows just written (another connection's commit invalidates this connection's page cache,
+ * so that read went to the WAL file each time). Another process's rows are never here: the step
+ * finds the gap and reads the file, as before.
+ */
+const told = new RecentEvents();
+const isNotice = (m: unknown): m is CommitNotice => typeof m === 'object' && m !== null && Array.isArray((m as CommitNotice).texts);
+const reader = {
+  readAfter: (after: bigint, max: number) => {
+    // Every read model has applied what is at or before `after`: those are not wanted again.
+    told.forget(after);
+    return told.after(after, max) ?? log.readAfter(after, max);
+  },
+  head: () => log.head(),
+};
+const projection = new SqliteProjection(core, await loadProjectors(settings.projectorsModule, { db: core.db, log }), reader, { keyMark });
 // A projector thread slower than the writes it follows (tests of read-your-writes): each step
 // starts this many milliseconds late.
 const lateMs = Number(process.env.TURNOUT_TEST_PROJECTOR_LATE_MS ?? 0);
@@ -46,6 +65,11 @@ await driveProjectorThread(
     onMessage: (listener: (m: ToThread) => void) => port.on('message', listener),
   },
   wal,
+  (notice) => {
+    if (!isNotice(notice)) return undefined;
+    told.remember(eventsOfNotice(notice, toRecorded));
+    return notice.last;
+  },
 );
 await wal.close();
 log.close();

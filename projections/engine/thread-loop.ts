@@ -1,4 +1,4 @@
-import type { MessagePort } from 'node:worker_threads';
+import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import { Backoff } from '../../eventlog/backoff.js';
 import { Pause } from '../../eventlog/pause.js';
 import type { SqliteReadCore } from '../store/sqlite-core.js';
@@ -36,6 +36,11 @@ export async function driveProjectorThread(
   settings: ThreadSettings,
   port: ThreadPort,
   wal?: WalKeeper,
+  /**
+   * Given every message of the log's writer thread (each commit's notice: EventLog.tellCommits),
+   * before the step that applies it; answers the commit's last position, if the notice holds one.
+   */
+  onCommit?: (notice: unknown) => bigint | undefined,
 ): Promise<void> {
   const rebuilt = projection.prepare();
   let position = await projection.position();
@@ -53,11 +58,20 @@ export async function driveProjectorThread(
   };
   /** Where the log's writer thread tells each of its commits: each one is applied at once. */
   const heard: { commits: MessagePort | null } = { commits: null };
+  /** The last position the writer thread has told: past the position, it is work to do without asking the file. */
+  let toldLast = 0n;
+  const heardCommit = (notice: unknown) => {
+    const last = onCommit?.(notice);
+    if (last !== undefined && last > toldLast) toldLast = last;
+  };
   port.onMessage((m) => {
     if (m.type === 'commits') {
       heard.commits?.close();
       heard.commits = m.port;
-      m.port.on('message', poke);
+      m.port.on('message', (notice: unknown) => {
+        heardCommit(notice);
+        poke();
+      });
       // Open while the loop runs; it must not keep the thread alive once the loop is over.
       m.port.unref();
       return;
@@ -105,11 +119,16 @@ export async function driveProjectorThread(
     poked = false;
     syncSearchWhenQuiet();
     checkpointWhenDue();
-    const head = log.head();
+    // A commit told and not yet applied is work enough to step: the step reads the head itself,
+    // inside its transaction, and another process's rows after it keep the loop stepping.
+    const head = toldLast > position ? toldLast : log.head();
     if (head > position || limit !== undefined || failing) {
       progress ??= head - position > 1_000 ? new ProgressMeter(Number(head - position), settings.progressEveryMs) : null;
       try {
         if (wal) await wal.idle();
+        // The commits told since the last turn of the event loop: a thread behind steps again
+        // without one, and its step takes them from the notices rather than the file.
+        if (onCommit && heard.commits) for (let n = receiveMessageOnPort(heard.commits); n; n = receiveMessageOnPort(heard.commits)) heardCommit(n.message);
         const syncSearch = Date.now() - search.syncedAt >= SEARCH_EVERY_MS;
         const step = await projection.step(limit, { syncSearch });
         search.steppedAt = Date.now();
