@@ -22,6 +22,11 @@ const N = Number(process.env.BENCH_HANDED_N ?? 4_000);
 const ROUNDS = Number(process.env.BENCH_HANDED_ROUNDS ?? 6);
 
 const mainThreadNs = (): number => Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
+/** The process's CPU to the moment (getrusage): for a hop of a few ms, where a thread's schedstat moves only at ticks and switches; nothing else runs then. */
+const processNs = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) * 1_000;
+};
 const load = () => loadavg()[0].toFixed(1);
 
 const FIELDS = {
@@ -128,10 +133,10 @@ async function answers(lines: string[]): Promise<void> {
         const key = `k${r}-${b.length}`;
         await store.begin('bench', key, 'f', Date.now());
         const t0 = performance.now();
-        const c0 = mainThreadNs();
+        const c0 = processNs();
         await store.complete('bench', key, { status: 200, body: b, headers: { 'content-type': 'application/json' } });
         into.push(performance.now() - t0);
-        if (b === body) cpu.push((mainThreadNs() - c0) / 1e6);
+        if (b === body) cpu.push((processNs() - c0) / 1e6);
       }
     }
   } finally {
@@ -140,7 +145,7 @@ async function answers(lines: string[]): Promise<void> {
   }
   lines.push(
     `a stored answer's durable commit (synchronous=FULL, on the main thread), median of 12: ${(body.length / 1024).toFixed(0)} KB ${median(wall).toFixed(2)} ms wall, ` +
-      `${median(cpu).toFixed(2)} ms main-thread CPU; a 15 B answer ${median(smallWall).toFixed(2)} ms wall [load ${load()}]`,
+      `${median(cpu).toFixed(2)} ms CPU; a 15 B answer ${median(smallWall).toFixed(2)} ms wall [load ${load()}]`,
   );
 }
 
