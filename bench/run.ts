@@ -10,7 +10,7 @@ import { cpus } from 'node:os';
  * `log` (issue 15's targets, a million changes by default), and `observability` (issue 33's costs
  * of metrics and tracing, about two minutes).
  */
-const MODULES = ['constituents', 'webhooks', 'replay', 'import', 'scale', 'log', 'observability', 'sealing', 'projector'];
+const MODULES = ['constituents', 'webhooks', 'replay', 'import', 'scale', 'log', 'observability', 'sealing', 'projector', 'handed'];
 const BY_DEFAULT = ['constituents', 'webhooks', 'replay'];
 
 interface BenchModule {

@@ -1,15 +1,27 @@
-import type { RecordedEvent } from '../domain/shared/events.js';
+import type { EventMetadata, RecordedEvent } from '../domain/shared/events.js';
 import { type AppendResult, WrongExpectedRevision } from './port.js';
 import type { Committer } from './sqlite-committer.js';
-import { toRecorded } from './sqlite-file.js';
 import type { Followers } from './sqlite-follow.js';
 import type { RecentEvents } from './sqlite-recent.js';
 import type { Outcome, WireAppend } from './sqlite-wire.js';
 import { WriterThread } from './sqlite-writer.js';
 
+/**
+ * An appended event's data and metadata as the caller gave them, each where JSON gives it back as it
+ * is (json-exact.ts), else undefined: the followers are handed these objects instead of the parsed
+ * text. Shared, not copied: no follower writes to an event it is handed (they were already handed
+ * one object between them), and the appending command does not change its events once appended.
+ */
+export interface Given {
+  data?: Record<string, unknown>;
+  metadata?: EventMetadata;
+}
+
 interface Pending {
   /** The events serialised when the append is accepted, so one that cannot be fails alone, not its batch. */
   append: WireAppend;
+  /** Per event, what of it can be handed to the followers as given (none: every event parsed back). */
+  given?: Given[];
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
 }
@@ -60,9 +72,9 @@ export class GroupCommit {
     return this.committing.size;
   }
 
-  add(append: WireAppend): Promise<AppendResult> {
+  add(append: WireAppend, given?: Given[]): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ append, resolve, reject });
+      this.pending.push({ append, given, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -145,10 +157,20 @@ export class GroupCommit {
         return;
       }
       // The append's events took consecutive positions and revisions, ending at these.
+      // What a read of the file would give (toRecorded), without parsing back what was given here.
       const n = BigInt(events.length);
       events.forEach((e, k) => {
         const back = n - 1n - BigInt(k);
-        written.push(toRecorded({ position: o.position - back, stream, revision: o.revision - back, type: e.type, data: e.data, metadata: e.metadata }));
+        const position = o.position - back;
+        const given = p.given?.[k];
+        written.push({
+          stream,
+          revision: o.revision - back,
+          position: { commit: position, prepare: position },
+          type: e.type,
+          data: given?.data ?? (JSON.parse(e.data) as Record<string, unknown>),
+          metadata: given?.metadata ?? (JSON.parse(e.metadata) as EventMetadata),
+        });
       });
     });
     this.recent.remember(written);
