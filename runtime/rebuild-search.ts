@@ -6,10 +6,12 @@
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import { buildSearchIndexApart } from '../projections/store/sqlite-layout.js';
-import type { SearchApartSettings } from './rebuild.js';
+import { type FromSearchApart, type SearchApartSettings, threadCpuMs } from './rebuild.js';
 
 if (!parentPort) throw new Error('rebuild-search runs as a worker thread (rebuild.ts)');
 const settings = workerData as SearchApartSettings;
+const started = performance.now();
+const post = (m: FromSearchApart) => parentPort!.postMessage(m);
 const db = new Database(settings.file);
 try {
   // Written whole by this thread alone and deleted once copied: nothing to journal or sync.
@@ -23,9 +25,9 @@ try {
   })();
   db.exec('DETACH DATABASE source');
   for (const s of settings.searches) buildSearchIndexApart(db, s, 'index');
-  parentPort.postMessage({ type: 'done' });
+  post({ type: 'done', cpuMs: threadCpuMs(), ms: performance.now() - started });
 } catch (err) {
-  parentPort.postMessage({ type: 'failed', message: err instanceof Error ? err.message : String(err) });
+  post({ type: 'failed', message: err instanceof Error ? err.message : String(err) });
 } finally {
   db.close();
 }

@@ -43,6 +43,9 @@ export interface SearchApartSettings {
   searches: Array<{ table: string; fts: string; column: string }>;
 }
 
+/** What the search indexes' thread says at its end, with its CPU and wall time. */
+export type FromSearchApart = { type: 'done'; cpuMs: number | null; ms: number } | { type: 'failed'; message: string };
+
 /** What the second thread says: the events it has read, then that it is done, with its CPU time (or why not). */
 export type FromLane = { type: 'read'; events: number } | { type: 'done'; events: number; position: string; cpuMs: number | null; ms: number } | { type: 'failed'; message: string };
 
@@ -52,11 +55,12 @@ export interface RebuildResult {
   ms: number;
   /**
    * Each thread's CPU time (null where the system does not tell a thread's own) and its wall
-   * time: `here` builds what is not `independent`, then copies in what `apart` built. On two free
+   * time: `here` builds what is not `independent`, then copies in what `apart` built and the
+   * search indexes `search` built of its rows (at the end, beside its other indexes). On two free
    * cores the rebuild takes about as long as its busier thread's CPU time; on a busy machine the
    * wall time says more about the machine than about the rebuild.
    */
-  threads: Array<{ name: 'here' | 'apart'; cpuMs: number | null; ms: number }>;
+  threads: Array<{ name: 'here' | 'apart' | 'search'; cpuMs: number | null; ms: number }>;
 }
 
 /**
@@ -161,7 +165,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
           const { position, cpuMs, ms } = await lane.done;
           apartTimes = [{ name: 'apart', cpuMs, ms }];
           copyIn(core, apartFile, apart, position);
-          await indexing.done;
+          apartTimes.push({ name: 'search', ...(await indexing.done) });
         } finally {
           await indexing.stop();
         }
@@ -275,11 +279,11 @@ function startLane(settings: LaneSettings, onRead: () => void): Lane {
 }
 
 /** The thread that builds the search indexes of the new file's rows (rebuild-search.ts). */
-function searchesApart(settings: SearchApartSettings): { done: Promise<void>; stop(): Promise<void> } {
+function searchesApart(settings: SearchApartSettings): { done: Promise<{ cpuMs: number | null; ms: number }>; stop(): Promise<void> } {
   const worker: Worker = startModuleThread(import.meta.url, 'rebuild-search', { workerData: settings, name: 'turnout-rebuild-search' });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-  const done = new Promise<void>((resolve, reject) => {
-    worker.once('message', (m: { type: 'done' } | { type: 'failed'; message: string }) => (m.type === 'done' ? resolve() : reject(new Error(`the rebuild's search indexes: ${m.message}`))));
+  const done = new Promise<{ cpuMs: number | null; ms: number }>((resolve, reject) => {
+    worker.once('message', (m: FromSearchApart) => (m.type === 'done' ? resolve(m) : reject(new Error(`the rebuild's search indexes: ${m.message}`))));
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`the rebuild's search index thread exited (code ${code}) before it was done`)));
   });
