@@ -12,7 +12,9 @@ if (!parentPort) throw new Error('rebuild-search runs as a worker thread (rebuil
 const settings = workerData as SearchApartSettings;
 const started = performance.now();
 const post = (m: FromSearchApart) => parentPort!.postMessage(m);
-const db = new Database(settings.file);
+// The first thread writes the file it reads meanwhile, one transaction at a time, with nothing
+// else waiting on either: a wait for its lock ends, however long the machine takes.
+const db = new Database(settings.file, { timeout: 600_000 });
 try {
   // Written whole by this thread alone and deleted once copied: nothing to journal or sync.
   db.pragma('journal_mode = OFF');

@@ -160,6 +160,8 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
         const searches = hereCollections.flatMap((name) => core!.plan(name).searches.map((s) => ({ table: core!.plan(name).table, fts: s.fts, column: s.column })));
         privateFile(searchFile, { sqlite: true });
         const indexing = searchesApart({ from: building, file: searchFile, searches });
+        // That thread reads the rows meanwhile: this one's commit waits for its read, however long.
+        core.db.pragma('busy_timeout = 600000');
         try {
           core.endBulk(hereCollections, { offline: true, searchesBuilt: true });
           const { position, cpuMs, ms } = await lane.done;
