@@ -56,6 +56,7 @@ export const eventTicketsProjection: Projector<'event_ticket' | 'event' | 'const
   version: sales.version,
   collections: sales.collections,
   categories: ['event_ticket', 'event', 'constituent'],
+  eventTypes: { event: ['EventUpdated'], constituent: ['ConstituentUpdated', 'ConstituentErased'] },
   async apply(event, store) {
     if (inCategory(event, 'event_ticket')) return sales.apply(event, store);
     if (event.type === 'EventUpdated') {

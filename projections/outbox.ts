@@ -158,6 +158,7 @@ export const outboxProjection: Projector<'notification' | 'constituent' | 'volun
     },
   ],
   categories: ['notification', 'constituent', 'volunteer_task', 'webhook_endpoint'],
+  eventTypes: { constituent: ['ConstituentUpdated', 'ConstituentErased'], webhook_endpoint: ['WebhookEndpointDisabled'] },
   async apply(event, store) {
     if (inCategory(event, 'notification')) return onDelivery(event, store);
     if (event.type === 'WebhookEndpointDisabled') {

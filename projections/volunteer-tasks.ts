@@ -85,6 +85,7 @@ const base = recordProjection({
 export const volunteerTasksProjection: Projector<'volunteer_task' | 'constituent'> = {
   ...base,
   categories: ['volunteer_task', 'constituent'],
+  eventTypes: { constituent: ['ConstituentUpdated', 'ConstituentErased'] },
   async apply(event, store) {
     if (inCategory(event, 'volunteer_task')) return base.apply(event, store);
     if (event.type === 'ConstituentErased') {

@@ -63,6 +63,7 @@ const base = recordProjection({
 export const volunteersProjection: Projector<'volunteer' | 'constituent'> = {
   ...base,
   categories: ['volunteer', 'constituent'],
+  eventTypes: { constituent: ['ConstituentUpdated', 'ConstituentErased'] },
   async apply(event, store) {
     if (inCategory(event, 'volunteer')) return base.apply(event, store);
     // The constituent's current values, not the changes alone: the email key is derived from them.

@@ -36,6 +36,16 @@ export interface LaneSettings {
   names: string[];
 }
 
+/** What the search indexes' thread is given (rebuild-search.ts): the file it reads, the file it writes, the searches. */
+export interface SearchApartSettings {
+  from: string;
+  file: string;
+  searches: Array<{ table: string; fts: string; column: string }>;
+}
+
+/** What the search indexes' thread says at its end, with its CPU and wall time. */
+export type FromSearchApart = { type: 'done'; cpuMs: number | null; ms: number } | { type: 'failed'; message: string };
+
 /** What the second thread says: the events it has read, then that it is done, with its CPU time (or why not). */
 export type FromLane = { type: 'read'; events: number } | { type: 'done'; events: number; position: string; cpuMs: number | null; ms: number } | { type: 'failed'; message: string };
 
@@ -45,11 +55,12 @@ export interface RebuildResult {
   ms: number;
   /**
    * Each thread's CPU time (null where the system does not tell a thread's own) and its wall
-   * time: `here` builds what is not `independent`, then copies in what `apart` built. On two free
+   * time: `here` builds what is not `independent`, then copies in what `apart` built and the
+   * search indexes `search` built of its rows (at the end, beside its other indexes). On two free
    * cores the rebuild takes about as long as its busier thread's CPU time; on a busy machine the
    * wall time says more about the machine than about the rebuild.
    */
-  threads: Array<{ name: 'here' | 'apart'; cpuMs: number | null; ms: number }>;
+  threads: Array<{ name: 'here' | 'apart' | 'search'; cpuMs: number | null; ms: number }>;
 }
 
 /**
@@ -88,6 +99,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
   const live = path.join(dataDir, READ_MODELS_FILE);
   const building = `${live}.rebuild`;
   const apartFile = `${live}.rebuild-apart`;
+  const searchFile = `${live}.rebuild-search`;
   const logFile = path.join(dataDir, LOG_FILE);
   let log: ReturnType<typeof openLogReader> | null = null;
   let core: SqliteReadCore | null = null;
@@ -97,6 +109,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
     log = openLogReader(logFile);
     removeDatabase(building);
     removeDatabase(apartFile);
+    removeDatabase(searchFile);
     privateFile(building, { sqlite: true });
     core = new SqliteReadCore(building, { fresh: true });
     const all = await loadProjectors(options.projectorsModule, { db: core.db, log, bulk: true });
@@ -138,11 +151,27 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
         tell();
         flusher.kick();
       };
-      ({ events } = await buildLane(core, here, relay ?? log, onRead, pace));
+      // With a second thread, this one's read models stay in bulk mode once caught up: a third
+      // builds their search indexes from the rows meanwhile, as this one builds their other
+      // indexes and copies in the second's tables, the end's work otherwise this thread's alone.
+      ({ events } = await buildLane(core, here, relay ?? log, onRead, pace, lane !== null));
       if (lane) {
-        const { position, cpuMs, ms } = await lane.done;
-        apartTimes = [{ name: 'apart', cpuMs, ms }];
-        copyIn(core, apartFile, apart, position);
+        const hereCollections = here.flatMap((p) => p.collections.map((c) => c.name));
+        const searches = hereCollections.flatMap((name) => core!.plan(name).searches.map((s) => ({ table: core!.plan(name).table, fts: s.fts, column: s.column })));
+        privateFile(searchFile, { sqlite: true });
+        const indexing = searchesApart({ from: building, file: searchFile, searches });
+        // That thread reads the rows meanwhile: this one's commit waits for its read, however long.
+        core.db.pragma('busy_timeout = 600000');
+        try {
+          core.endBulk(hereCollections, { offline: true, searchesBuilt: true });
+          const { position, cpuMs, ms } = await lane.done;
+          apartTimes = [{ name: 'apart', cpuMs, ms }];
+          copyIn(core, apartFile, apart, position);
+          apartTimes.push({ name: 'search', ...(await indexing.done) });
+        } finally {
+          await indexing.stop();
+        }
+        core.adoptSearchIndexes(hereCollections, searchFile);
       }
       options.onProgress?.(meter.now(0));
     } finally {
@@ -162,6 +191,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
     log?.close();
     removeDatabase(building);
     removeDatabase(apartFile);
+    removeDatabase(searchFile);
     lock.release();
   }
 }
@@ -170,6 +200,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
  * Applies every event of the log to `projectors` into `core`'s file, chunk by chunk, in bulk mode
  * however short the log (search and list indexes built once at the end, nothing left waiting for a
  * search table's sync); then each projector's endBulk. Tells the events read after each chunk.
+ * `keepBulk`: the read models' bulk mode is left on at the end, for the caller to end.
  */
 export async function buildLane(
   core: SqliteReadCore,
@@ -177,10 +208,11 @@ export async function buildLane(
   log: LogReader,
   onRead: (events: number) => void,
   beforeStep?: () => Promise<void>,
+  keepBulk = false,
 ): Promise<{ events: number; position: bigint }> {
   // Projectors that are all `independent` look nothing up: no keys need keeping for them.
   const store = projectors.every((p) => p.independent) ? undefined : new FreshFileStore(core);
-  const projection = new SqliteProjection(core, projectors, log, { bulk: true, store });
+  const projection = new SqliteProjection(core, projectors, log, { bulk: true, store, keepBulk });
   projection.prepare();
   let events = 0;
   for (;;) {
@@ -246,6 +278,25 @@ function startLane(settings: LaneSettings, onRead: () => void): Lane {
   };
   lane.done.catch(() => {});
   return lane;
+}
+
+/** The thread that builds the search indexes of the new file's rows (rebuild-search.ts). */
+function searchesApart(settings: SearchApartSettings): { done: Promise<{ cpuMs: number | null; ms: number }>; stop(): Promise<void> } {
+  const worker: Worker = startModuleThread(import.meta.url, 'rebuild-search', { workerData: settings, name: 'turnout-rebuild-search' });
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  const done = new Promise<{ cpuMs: number | null; ms: number }>((resolve, reject) => {
+    worker.once('message', (m: FromSearchApart) => (m.type === 'done' ? resolve(m) : reject(new Error(`the rebuild's search indexes: ${m.message}`))));
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the rebuild's search index thread exited (code ${code}) before it was done`)));
+  });
+  done.catch(() => {});
+  return {
+    done,
+    stop: async () => {
+      await worker.terminate();
+      await exited;
+    },
+  };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Category, LoggedEvent } from '../../domain/events.js';
+import type { Category, EventsByCategory, LoggedEvent } from '../../domain/events.js';
 import type { CollectionDef, ReadStore } from '../store/port.js';
 
 export interface Projector<C extends Category = Category> {
@@ -14,6 +14,15 @@ export interface Projector<C extends Category = Category> {
    * Left out, it is given every event. The runner skips the others without calling `apply`.
    */
   categories?: readonly C[];
+  /**
+   * For some of its categories, the only event types it reads there: the runner skips that
+   * category's other events without calling `apply` (those that follow a constituent for its
+   * updates alone would otherwise be called for every create, the log's commonest event). A
+   * category left out here is given all its events. Listing a type `apply` acts on is a bug no
+   * compiler catches, so tests/projections/event-types.test.ts checks that `apply` does nothing
+   * with the types left out.
+   */
+  eventTypes?: { readonly [K in C]?: readonly EventsByCategory[K]['type'][] };
   /**
    * Empties what the projector keeps outside its collections (a table of its own, written in
    * apply), when the embedded store rebuilds it (engine/sqlite-step.ts prepare).
@@ -55,16 +64,29 @@ export interface Projector<C extends Category = Category> {
 }
 
 /**
- * The projectors that read a stream's category (`constituent` of `constituent-12`), in the order
- * given, worked out once per category: every event goes only to the projectors that read it.
+ * The projectors that read an event, by its stream's category (`constituent` of `constituent-12`)
+ * and type, in the order given, worked out once per category and type: every event goes only to
+ * the projectors that read it.
  */
-export function categoryRouter<P extends { categories?: readonly string[] }>(projectors: readonly P[]): (stream: string) => P[] {
-  const routes = new Map<string, P[]>();
-  return (stream) => {
+export function eventRouter<P extends Pick<Projector, 'categories' | 'eventTypes'>>(projectors: readonly P[]): (stream: string, type: string) => P[] {
+  // A category none of whose projectors lists its types routes by category alone (no `byType`).
+  const routes = new Map<string, { all: P[]; byType: Map<string, P[]> | null }>();
+  return (stream, type) => {
     const dash = stream.indexOf('-');
     const category = dash < 0 ? stream : stream.slice(0, dash);
-    let ps = routes.get(category);
-    if (!ps) routes.set(category, (ps = projectors.filter((p) => !p.categories || p.categories.includes(category))));
+    let route = routes.get(category);
+    if (!route) {
+      const all = projectors.filter((p) => !p.categories || (p.categories as readonly string[]).includes(category));
+      const typed = all.some((p) => typesOf(p, category));
+      routes.set(category, (route = { all, byType: typed ? new Map() : null }));
+    }
+    if (!route.byType) return route.all;
+    let ps = route.byType.get(type);
+    if (!ps) route.byType.set(type, (ps = route.all.filter((p) => typesOf(p, category)?.includes(type) ?? true)));
     return ps;
   };
+}
+
+function typesOf(p: Pick<Projector, 'eventTypes'>, category: string): readonly string[] | undefined {
+  return (p.eventTypes as Record<string, readonly string[] | undefined> | undefined)?.[category];
 }

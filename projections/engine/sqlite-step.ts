@@ -93,12 +93,14 @@ export class SqliteProjection {
    * `keyMark`: bumped after each committed step that applied an API-key event (api-key-mark.ts).
    * `store`: the store over `core` the projectors are given (the rebuild's, which knows its file's keys).
    * `heldFrom`: HELD_STEP unless given (tests and bench/projector.ts set it).
+   * `keepBulk`: caught up, the read models stay in bulk mode: the caller ends it (an offline
+   * rebuild, whose search indexes another thread builds meanwhile).
    */
   constructor(
     private readonly core: SqliteReadCore,
     private readonly projectors: Projector[],
     private readonly log: LogReader,
-    private readonly options: { bulk?: boolean; keyMark?: ApiKeyMark; store?: SqliteReadStore; heldFrom?: number } = {},
+    private readonly options: { bulk?: boolean; keyMark?: ApiKeyMark; store?: SqliteReadStore; heldFrom?: number; keepBulk?: boolean } = {},
   ) {
     this.store = options.store ?? new SqliteReadStore(core);
     this.engine = new ProjectionStep(projectors);
@@ -178,7 +180,7 @@ export class SqliteProjection {
       this.engine.advance({ commit: last, prepare: last });
       await this.engine.save(tx);
       const caughtUp = last >= head;
-      if (caughtUp && this.bulkMayBeOn) {
+      if (caughtUp && this.bulkMayBeOn && !this.options.keepBulk) {
         this.leaveBulk();
         left = true;
       }

@@ -1,7 +1,7 @@
 import { fromLog } from '../../domain/events.js';
 import { comparePositions, type Position, type RecordedEvent } from '../../domain/shared/events.js';
 import type { ReadStore } from '../store/port.js';
-import { categoryRouter, type Projector } from './projector.js';
+import { eventRouter, type Projector } from './projector.js';
 
 /** Each projector keeps its own checkpoint, so one read model can be rebuilt while the others stay. */
 export const checkpointName = (p: Pick<Projector, 'name'>): string => `projector:${p.name}`;
@@ -65,15 +65,15 @@ export class ProjectionStep {
   /** What each projector's checkpoint holds, as last read or committed. */
   private readonly stored = new Map<Projector, Position>();
   private storedSummary: Position | null = null;
-  /** The projectors that read each stream category. */
-  private readonly route: (stream: string) => Projector[];
+  /** The projectors that read each stream category and event type. */
+  private readonly route: (stream: string, type: string) => Projector[];
   private readonly nameOf: (p: Projector) => string;
 
   constructor(
     readonly projectors: readonly Projector[],
     private readonly options: StepOptions = {},
   ) {
-    this.route = categoryRouter(projectors);
+    this.route = eventRouter(projectors);
     this.nameOf = options.checkpointOf ?? checkpointName;
   }
 
@@ -135,7 +135,7 @@ export class ProjectionStep {
   async apply(events: readonly RecordedEvent[], store: ReadStore): Promise<void> {
     for (let i = 0; i < events.length; i++) {
       const e = events[i];
-      for (const p of this.route(e.stream)) {
+      for (const p of this.route(e.stream, e.type)) {
         if (comparePositions(this.working.get(p)!, e.position) >= 0) continue;
         try {
           await p.apply(fromLog(e), store);

@@ -3,7 +3,7 @@ import { type Position, positionFromString, positionToString } from '../../domai
 import type { CollectionDef, Doc, Filter, JsonShape, Page, Query } from './port.js';
 import { CHECKPOINTS, type Connection } from './sqlite-connection.js';
 import { Finder } from './sqlite-find.js';
-import { beginBulk, createMetaTables, dropAll, dropCollection, endBulk, inBulk, layOut, schemaVersion, setSchemaVersion } from './sqlite-layout.js';
+import { adoptSearchIndexes, beginBulk, createMetaTables, dropAll, dropCollection, endBulk, inBulk, layOut, schemaVersion, setSchemaVersion } from './sqlite-layout.js';
 import { compileWhere, FOLD_FUNCTION, fold } from './sqlite-query.js';
 import { docColumns, docOf, fieldExpr, keyOf, planOf, rowColumns, rowOf, type TablePlan } from './sqlite-schema.js';
 import { jsonView, type JsonView } from './sqlite-json.js';
@@ -254,8 +254,21 @@ export class SqliteReadCore implements Connection {
     return inBulk(this, name);
   }
 
-  endBulk(collections: string[] = [...this.plans.keys()], options: { offline?: boolean } = {}): void {
-    endBulk(this, collections.map((n) => this.plan(n)), options.offline);
+  /** `searchesBuilt`: their search indexes are built elsewhere, taken by adoptSearchIndexes after. */
+  endBulk(collections: string[] = [...this.plans.keys()], options: { offline?: boolean; searchesBuilt?: boolean } = {}): void {
+    endBulk(this, collections.map((n) => this.plan(n)), options.offline, options.searchesBuilt);
+  }
+
+  /** The search indexes of `collections` built in the file `file` (sqlite-layout.ts adoptSearchIndexes). */
+  adoptSearchIndexes(collections: string[], file: string): void {
+    this.db.prepare('ATTACH DATABASE ? AS searches').run(file);
+    this.db.unsafeMode(true);
+    try {
+      adoptSearchIndexes(this, collections.map((n) => this.plan(n)), 'searches');
+    } finally {
+      this.db.unsafeMode(false);
+      this.db.exec('DETACH DATABASE searches');
+    }
   }
 
   /** Brings the search tables up to date (sqlite-search-sync.ts); answers the rows synced. */

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { CHECKPOINTS, COLLECTIONS, type Connection, VERSIONS } from './sqlite-connection.js';
-import { docColumns, docOf, quoteId, rowColumns, rowOf, type TablePlan } from './sqlite-schema.js';
+import { docColumns, docOf, quoteId, quoteText, rowColumns, rowOf, type TablePlan } from './sqlite-schema.js';
 import { rebuildGrams } from './sqlite-search-sync.js';
 
 /** FTS5's in-memory hash of pending terms: its default, and while a search table is built whole. */
@@ -80,11 +80,63 @@ export function inBulk(conn: Connection, name: string): boolean {
   return conn.stmt(`SELECT bulk FROM ${COLLECTIONS} WHERE name = ?`).pluck().get(name) === 1;
 }
 
-/** `offline`: a file no one reads until it is whole (a rebuild), which may take more memory for the search index. */
-export function endBulk(conn: Connection, plans: TablePlan[], offline = false): void {
+/**
+ * `offline`: a file no one reads until it is whole (a rebuild), which may take more memory for the
+ * search index. `searchesBuilt`: the search indexes are built elsewhere and adopted after
+ * (adoptSearchIndexes), so only the other indexes are built here.
+ */
+export function endBulk(conn: Connection, plans: TablePlan[], offline = false, searchesBuilt = false): void {
   conn.transaction(() => {
-    for (const plan of plans) finishBulk(conn, plan, offline ? FTS5_OFFLINE_HASH : FTS5_BULK_HASH);
+    for (const plan of plans) finishBulk(conn, plan, offline ? FTS5_OFFLINE_HASH : FTS5_BULK_HASH, !searchesBuilt);
   });
+}
+
+/**
+ * Builds a collection's search index from its rows' text in a file of its own (a thread of an
+ * offline rebuild, runtime/rebuild-search.ts), in two steps: `copy` the text from the file
+ * attached as `source` into a plain table, with the same FTS5 table laid out over it; then
+ * `index` it whole. Its rows keep their rowids, so the index is the one the collection's own would be.
+ */
+export function buildSearchIndexApart(db: Database.Database, search: { table: string; fts: string; column: string }, step: 'copy' | 'index'): void {
+  const text = quoteId(`${unquote(search.fts)}__text`);
+  if (step === 'index') {
+    db.exec(
+      `INSERT INTO ${search.fts}(${search.fts}, rank) VALUES ('hashsize', ${FTS5_OFFLINE_HASH}); INSERT INTO ${search.fts}(${search.fts}) VALUES ('rebuild'); ` +
+        `INSERT INTO ${search.fts}(${search.fts}) VALUES ('optimize');`,
+    );
+    return;
+  }
+  const ddl = db.prepare(`SELECT sql FROM source.sqlite_master WHERE type = 'table' AND name = ?`).pluck().get(unquote(search.fts)) as string | undefined;
+  const content = ddl ? /content=('(?:[^']|'')*')/.exec(ddl) : null;
+  if (!ddl || !content) throw new Error(`no search table ${search.fts} over a content table`);
+  db.exec(`CREATE TABLE ${text} (${search.column} TEXT)`);
+  db.exec(`INSERT INTO ${text} (rowid, ${search.column}) SELECT rowid, ${search.column} FROM source.${search.table}`);
+  db.exec(ddl.replace(`content=${content[1]}`, `content=${quoteText(unquote(text))}`));
+}
+
+/**
+ * Takes the search indexes built by buildSearchIndexApart, in the database attached as `schema`:
+ * FTS5 keeps its index in two plain tables (its segments and their index), copied over the empty
+ * ones. Written behind FTS5's back (so the connection must allow writing its shadow tables), so
+ * this connection must not write through those search tables afterwards: the file is closed once
+ * its rebuild is done, and every later connection reads the index as stored.
+ */
+export function adoptSearchIndexes(conn: Connection, plans: TablePlan[], schema: string): void {
+  conn.transaction(() => {
+    for (const plan of plans)
+      for (const s of plan.searches) {
+        for (const suffix of ['_data', '_idx']) {
+          const shadow = quoteId(`${unquote(s.fts)}${suffix}`);
+          conn.db.exec(`DELETE FROM main.${shadow}; INSERT INTO main.${shadow} SELECT * FROM ${schema}.${shadow}`);
+        }
+        conn.db.exec(`DELETE FROM ${s.pending}`);
+      }
+  });
+}
+
+/** A name as quoteId wrote it, unquoted. */
+function unquote(quoted: string): string {
+  return quoted.slice(1, -1).replaceAll('""', '"');
 }
 
 /** The schema version recorded for a read model (or projector), null when none is. */
@@ -113,13 +165,13 @@ export function dropAll(conn: Connection): void {
   conn.db.exec(`DELETE FROM ${CHECKPOINTS}; DELETE FROM ${VERSIONS};`);
 }
 
-function finishBulk(conn: Connection, plan: TablePlan, hash = FTS5_BULK_HASH): void {
+function finishBulk(conn: Connection, plan: TablePlan, hash = FTS5_BULK_HASH, searches = true): void {
   // Rebuilt as one segment, then optimised: later row-by-row changes otherwise merge into
   // that segment again and again, at several times the cost per update.
   // The rebuild reads every row as it is now: nothing is left waiting for a sync.
   // Its terms gather in a hash of `hash` bytes meanwhile (1 MiB by default, which flushes a
   // segment for every MiB and merges them again and again), set back after.
-  for (const s of plan.searches)
+  for (const s of searches ? plan.searches : [])
     conn.db.exec(
       `INSERT INTO ${s.fts}(${s.fts}, rank) VALUES ('hashsize', ${hash}); INSERT INTO ${s.fts}(${s.fts}) VALUES ('rebuild'); ` +
         `INSERT INTO ${s.fts}(${s.fts}) VALUES ('optimize'); INSERT INTO ${s.fts}(${s.fts}, rank) VALUES ('hashsize', ${FTS5_HASH}); DELETE FROM ${s.pending};`,

@@ -93,7 +93,7 @@ export const markerLength = (s: Pick<SearchPlan, 'where'>): number => 3 * s.wher
 export const hasMarkerCharacters = (text: string): boolean => /[\ue000-\uefff]/.test(text);
 
 export const quoteId = (s: string): string => `"${s.replace(/"/g, '""')}"`;
-const quoteText = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+export const quoteText = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
 /** Tables the store keeps for itself; no collection may take these names. */
 export const META_PREFIX = '_meta_';
