@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
 import { truncateWal } from './erase.js';
 import { Sealer } from './sealing.js';
+import { ThreadCalls } from './thread-calls.js';
 
 /**
  * The per-constituent data keys of decisions.md §17: where the log cannot be rewritten
@@ -173,61 +174,40 @@ const KEY_THREAD = new URL('./keys-thread.js', import.meta.url);
 
 /** The main thread's side of the key store's thread: a batch of subjects sent, its keys answered. It keeps the process alive only while a batch is in flight. */
 class KeyThread {
-  private readonly worker: Worker;
-  private nextId = 1;
-  private readonly inflight = new Map<number, { resolve: (m: Made) => void; reject: (e: Error) => void }>();
-  private broken: Error | null = null;
-  /** Whether the thread has opened the file and takes batches. */
-  ready = false;
+  private readonly calls: ThreadCalls<Made>;
 
   constructor(file: string, main: Sealer) {
     // As the log's writer thread: a process started from string input passes no options on (sqlite-writer.ts).
     const execArgv = process.execArgv.some((a) => a.startsWith('--input-type')) ? [] : undefined;
-    this.worker = new Worker(KEY_THREAD, { workerData: { file, main: main.keyObject() }, name: 'turnout-key-store', execArgv });
-    this.worker.unref();
-    this.worker.on('message', (m: Partial<Made> & { id: number; failed?: string; ready?: true }) => {
-      if (m.ready) {
-        this.ready = true;
-        return;
-      }
-      const w = this.inflight.get(m.id);
-      if (!w) return;
-      this.inflight.delete(m.id);
-      if (m.failed !== undefined) w.reject(new Error(m.failed));
-      else w.resolve({ rows: m.rows ?? [], made: m.made ?? [], keys: m.keys ?? new Uint8Array(0) });
-      if (this.inflight.size === 0) this.worker.unref();
+    const worker = new Worker(KEY_THREAD, { workerData: { file, main: main.keyObject() }, name: 'turnout-key-store', execArgv });
+    this.calls = new ThreadCalls<Made>(worker, {
+      answer: (m) => ({ rows: (m.rows as Made['rows'] | undefined) ?? [], made: (m.made as Made['made'] | undefined) ?? [], keys: (m.keys as Uint8Array | undefined) ?? new Uint8Array(0) }),
+      failed: (reason) => new Error(reason),
+      stopped: (err) => new Error(`the key store's thread stopped (${err.message})`),
     });
-    const fail = (err: Error) => {
-      this.broken ??= err;
-      for (const w of this.inflight.values()) w.reject(err);
-      this.inflight.clear();
-    };
-    this.worker.on('error', fail);
-    this.worker.on('exit', (code) => fail(new Error(`the key store's thread exited (code ${code})`)));
+  }
+
+  /** The thread itself (the tests reach it to count its messages or end it). */
+  get worker(): Worker {
+    return this.calls.worker;
+  }
+
+  /** Whether the thread has opened the file and takes batches. */
+  get ready(): boolean {
+    return this.calls.ready;
   }
 
   /** Why the thread takes no more batches (it stopped), or null. */
   get failure(): Error | null {
-    return this.broken;
+    return this.calls.failure;
   }
 
   make(subjects: string[]): Promise<Made> {
-    return this.send({ subjects });
+    return this.calls.call({ subjects });
   }
 
   /** Lets the batches in flight finish, closes the thread's connection, and ends the thread. */
-  async close(): Promise<void> {
-    if (!this.broken) await this.send({ close: true }).catch(() => undefined);
-    await this.worker.terminate();
-  }
-
-  private send(message: { subjects?: string[]; close?: true }): Promise<Made> {
-    if (this.broken) return Promise.reject(this.broken);
-    const id = this.nextId++;
-    this.worker.ref();
-    return new Promise((resolve, reject) => {
-      this.inflight.set(id, { resolve, reject });
-      this.worker.postMessage({ id, ...message });
-    });
+  close(): Promise<void> {
+    return this.calls.close();
   }
 }

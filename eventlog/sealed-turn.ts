@@ -3,6 +3,7 @@ import type { SealedParts } from './opened-cache.js';
 import type { NewEvent } from './port.js';
 import { type Data, fillSealed, type Split, splitData } from './sealed-data.js';
 import type { Sealer } from './sealing.js';
+import { ThreadCalls } from './thread-calls.js';
 
 /** An append's events as they go to the log, and what each had sealed (null: nothing personal). */
 export interface SealedAppend {
@@ -179,53 +180,38 @@ function answer({ q, splits }: Work): void {
  * it at an erasure. It keeps the process alive only while a turn is in flight.
  */
 class SealThread {
-  private readonly worker: Worker;
-  private nextId = 1;
-  private readonly inflight = new Map<number, { resolve: (texts: string[]) => void; reject: (err: Error) => void }>();
+  private readonly calls: ThreadCalls<string[]>;
   /** The keys the thread holds, by stream, the oldest sent first: a stream's key is sent again only if its Sealer changed (the key cache dropped and fetched it again). */
   private readonly held = new Map<string, Sealer>();
-  private broken: Error | null = null;
-  private idled: Array<() => void> = [];
-  /** Whether the thread has started and takes turns. */
-  ready = false;
 
   constructor(program: URL, stopped: (thread: SealThread, wasReady: boolean) => void) {
     // As the key store's thread: a process started from string input passes no options on (sqlite-writer.ts).
     const execArgv = process.execArgv.some((a) => a.startsWith('--input-type')) ? [] : undefined;
-    this.worker = new Worker(program, { name: 'turnout-sealing', execArgv });
-    this.worker.unref();
-    this.worker.on('message', (m: { id?: number; texts?: string; failed?: string; ready?: true }) => {
-      if (m.ready) {
-        this.ready = true;
-        return;
-      }
-      const w = this.inflight.get(m.id!);
-      if (!w) return;
-      this.inflight.delete(m.id!);
-      if (m.failed !== undefined) w.reject(new Error(`the sealing thread failed: ${m.failed}`));
-      else w.resolve(m.texts ? m.texts.split('\n') : []);
-      if (!this.inflight.size) this.settle();
+    this.calls = new ThreadCalls<string[]>(new Worker(program, { name: 'turnout-sealing', execArgv }), {
+      answer: (m) => (m.texts ? (m.texts as string).split('\n') : []),
+      failed: (reason) => new Error(`the sealing thread failed: ${reason}`),
+      stopped: (err) => new Error(`the sealing thread stopped (${err.message}) with this append's seal under way: nothing of it was written`),
+      onStop: (_err, wasReady) => stopped(this, wasReady),
     });
-    const stop = (err: Error) => {
-      if (this.broken) return;
-      this.broken = err;
-      const failure = new Error(`the sealing thread stopped (${err.message}) with this append's seal under way: nothing of it was written`);
-      for (const w of this.inflight.values()) w.reject(failure);
-      this.inflight.clear();
-      this.settle();
-      stopped(this, this.ready);
-    };
-    this.worker.on('error', stop);
-    this.worker.on('exit', (code) => stop(new Error(`exit code ${code}`)));
+  }
+
+  /** The thread itself (the tests reach it to count its messages or end it). */
+  get worker(): Worker {
+    return this.calls.worker;
+  }
+
+  /** Whether the thread has started and takes turns. */
+  get ready(): boolean {
+    return this.calls.ready;
   }
 
   get busy(): boolean {
-    return this.inflight.size > 0;
+    return this.calls.busy;
   }
 
   /** Resolves once no turn is in flight. */
   idle(): Promise<void> {
-    return this.busy ? new Promise((done) => this.idled.push(done)) : Promise.resolve();
+    return this.calls.idle();
   }
 
   /**
@@ -261,37 +247,19 @@ class SealThread {
     }
     const keys = new Uint8Array(32 * sealers.length);
     sealers.forEach((sealer, i) => sealer.copyKeyInto(keys, i * 32));
-    const sent = this.send({ drop: drop.length ? drop : undefined, keyed, keys, seals });
+    const sent = this.calls.call({ drop: drop.length ? drop : undefined, keyed, keys, seals });
     // postMessage copied the bytes: this thread's copy is not left for the collector to find.
     keys.fill(0);
     return sent;
   }
 
   forget(stream: string): void {
-    if (!this.held.delete(stream) || this.broken) return;
-    this.worker.postMessage({ id: 0, drop: [stream] });
+    if (!this.held.delete(stream) || this.calls.failure) return;
+    this.calls.worker.postMessage({ id: 0, drop: [stream] });
   }
 
   /** Lets the turns in flight finish, has the thread zero the keys it holds, and ends it. */
-  async close(): Promise<void> {
-    if (!this.broken) await this.send({ close: true }).catch(() => undefined);
-    await this.worker.terminate();
-  }
-
-  private send(message: Record<string, unknown>): Promise<string[]> {
-    if (this.broken) return Promise.reject(this.broken);
-    const id = this.nextId++;
-    this.worker.ref();
-    return new Promise((resolve, reject) => {
-      this.inflight.set(id, { resolve, reject });
-      this.worker.postMessage({ id, ...message });
-    });
-  }
-
-  private settle(): void {
-    this.worker.unref();
-    const idled = this.idled;
-    this.idled = [];
-    for (const done of idled) done();
+  close(): Promise<void> {
+    return this.calls.close();
   }
 }
