@@ -1,5 +1,5 @@
 import type { FeedRewritePlan } from '../dispatcher/feed-rewrite.js';
-import { startModuleThread } from './thread-projectors.js';
+import { answerOnExit, startModuleThread } from './thread-projectors.js';
 
 export interface FeedScanSettings {
   /** The read models' file (its change-feed table) and the log's, both opened read-only. */
@@ -22,14 +22,5 @@ export type FromFeedScan = { plan: FeedRewritePlan } | { error: string };
  */
 export function planFeedRewriteOffThread(settings: FeedScanSettings): Promise<FeedRewritePlan> {
   const worker = startModuleThread(import.meta.url, 'feed-scan-thread', { workerData: settings, name: 'turnout-feed-scan' });
-  return new Promise((resolve, reject) => {
-    let answer: FromFeedScan | null = null;
-    worker.once('message', (a: FromFeedScan) => (answer = a));
-    worker.once('error', reject);
-    worker.once('exit', (code) => {
-      if (!answer) reject(new Error(`the change feed's scan for an erasure stopped before it was done (exit code ${code})`));
-      else if ('error' in answer) reject(new Error(`the change feed's scan for an erasure failed: ${answer.error}`));
-      else resolve(answer.plan);
-    });
-  });
+  return answerOnExit<{ plan: FeedRewritePlan }>(worker, "the change feed's scan for an erasure").then((a) => a.plan);
 }

@@ -1,4 +1,4 @@
-import { startModuleThread } from './thread-projectors.js';
+import { answerOnExit, startModuleThread } from './thread-projectors.js';
 
 export interface OptimizeSettings {
   file: string;
@@ -14,15 +14,6 @@ export type FromOptimizer = { tables: string[] } | { error: string };
  */
 export function optimizeSearchOffThread(file: string, busyTimeoutMs = 30_000): Promise<string[]> {
   const worker = startModuleThread(import.meta.url, 'search-optimize-thread', { workerData: { file, busyTimeoutMs } satisfies OptimizeSettings, name: 'turnout-search-optimize' });
-  return new Promise((resolve, reject) => {
-    let answer: FromOptimizer | null = null;
-    worker.once('message', (a: FromOptimizer) => (answer = a));
-    worker.once('error', reject);
-    // Answered once it has exited: its connection is closed, so the WAL can be emptied after.
-    worker.once('exit', (code) => {
-      if (!answer) reject(new Error(`the search index's merge stopped before it was done (exit code ${code})`));
-      else if ('error' in answer) reject(new Error(`the search index's merge failed: ${answer.error}`));
-      else resolve(answer.tables);
-    });
-  });
+  // Answered once it has exited: its connection is closed, so the WAL can be emptied after.
+  return answerOnExit<{ tables: string[] }>(worker, "the search index's merge").then((a) => a.tables);
 }

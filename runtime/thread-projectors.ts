@@ -83,3 +83,21 @@ export function startModuleThread(moduleUrl: string, entry: string, options: { w
   const boot = `import(${JSON.stringify(register)}).then((m) => { m.register(); return import(${JSON.stringify(url)}); })`;
   return new Worker(boot, { ...settings, eval: true });
 }
+
+/**
+ * The one answer of a short-lived thread that does one job and exits (an erasure's scans, the
+ * search merge, a WAL emptied): its message, `{error}` when it failed, taken once it has exited
+ * (its connections closed). `what` names the job in the errors.
+ */
+export function answerOnExit<A extends object>(worker: Worker, what: string): Promise<A> {
+  return new Promise((resolve, reject) => {
+    let answer: A | { error: string } | null = null;
+    worker.once('message', (a: A | { error: string }) => (answer = a));
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      if (!answer) reject(new Error(`${what} stopped before it was done (exit code ${code})`));
+      else if ('error' in answer) reject(new Error(`${what} failed: ${answer.error}`));
+      else resolve(answer);
+    });
+  });
+}

@@ -1,4 +1,4 @@
-import { startModuleThread } from './thread-projectors.js';
+import { answerOnExit, startModuleThread } from './thread-projectors.js';
 
 export interface WalTruncateSettings {
   file: string;
@@ -14,14 +14,5 @@ export type FromWalTruncate = { done: true } | { error: string };
  */
 export function truncateWalOffThread(file: string, busyTimeoutMs = 10_000): Promise<void> {
   const worker = startModuleThread(import.meta.url, 'wal-truncate-thread', { workerData: { file, busyTimeoutMs } satisfies WalTruncateSettings, name: 'turnout-wal-truncate' });
-  return new Promise((resolve, reject) => {
-    let answer: FromWalTruncate | null = null;
-    worker.once('message', (a: FromWalTruncate) => (answer = a));
-    worker.once('error', reject);
-    worker.once('exit', (code) => {
-      if (!answer) reject(new Error(`emptying the WAL of ${file} stopped before it was done (exit code ${code})`));
-      else if ('error' in answer) reject(new Error(`emptying the WAL of ${file} failed: ${answer.error}`));
-      else resolve();
-    });
-  });
+  return answerOnExit<{ done: true }>(worker, `emptying the WAL of ${file}`).then(() => undefined);
 }
