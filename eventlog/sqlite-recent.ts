@@ -16,13 +16,7 @@ export class RecentEvents {
   /** The committed events right after `after`, consecutive, at most `max`, if this log wrote them; else null. */
   after(after: bigint, max: number): RecordedEvent[] | null {
     const r = this.events;
-    let lo = 0;
-    let hi = r.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (r[mid].position.commit <= after) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = this.firstAfter(after);
     if (lo >= r.length || r[lo].position.commit !== after + 1n) return null;
     const out = [r[lo]];
     for (let i = lo + 1; i < r.length && out.length < max && r[i].position.commit === r[i - 1].position.commit + 1n; i++) out.push(r[i]);
@@ -36,15 +30,8 @@ export class RecentEvents {
 
   /** Lets go of the events at or before `position` (a reader past them takes none of them again). */
   forget(position: bigint): void {
-    const r = this.events;
-    let lo = 0;
-    let hi = r.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (r[mid].position.commit <= position) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo > 0) this.events = r.slice(lo);
+    const lo = this.firstAfter(position);
+    if (lo > 0) this.events = this.events.slice(lo);
   }
 
   /** Whether nothing this log committed after `after` is held here (so nothing of its own is left to take). */
@@ -56,5 +43,18 @@ export class RecentEvents {
   /** Whether `event` is the last one this log committed. */
   isLast(event: RecordedEvent): boolean {
     return event === this.events[this.events.length - 1];
+  }
+
+  /** The index of the first event held committed after `position` (the events are in commit order). */
+  private firstAfter(position: bigint): number {
+    const r = this.events;
+    let lo = 0;
+    let hi = r.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (r[mid].position.commit <= position) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 }
