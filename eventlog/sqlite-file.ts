@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { Position, RecordedEvent } from '../domain/shared/events.js';
+import type { EventMetadata, Position, RecordedEvent } from '../domain/shared/events.js';
 
 /** A row of the events table, integers read as bigints (safeIntegers) or numbers. */
 export interface Row {
@@ -55,15 +55,32 @@ function addTeamIndex(db: Database.Database): void {
   db.exec('CREATE INDEX IF NOT EXISTS events_team_position ON events (team, position)');
 }
 
+/**
+ * An appended event's data and metadata as its caller gave them, each where JSON gives it back as
+ * it is (json-exact.ts), else undefined: the log's followers are handed these objects instead of
+ * the parsed text. Shared, not copied: no follower writes to an event it is handed (they were
+ * already handed one object between them), and a command does not change its events once appended.
+ */
+export interface Given {
+  data?: Record<string, unknown>;
+  metadata?: EventMetadata;
+}
+
+/** An event as the log holds it. */
 export function toRecorded(row: Row): RecordedEvent {
+  return toRecordedGiven(row, undefined);
+}
+
+/** The same, taking what `given` holds as it is instead of parsing its text again (the group commit's own appends). */
+export function toRecordedGiven(row: Row, given: Given | undefined): RecordedEvent {
   const position = BigInt(row.position);
   return {
     stream: row.stream,
     revision: BigInt(row.revision),
     position: { commit: position, prepare: position },
     type: row.type,
-    data: JSON.parse(row.data),
-    metadata: JSON.parse(row.metadata),
+    data: given?.data ?? JSON.parse(row.data),
+    metadata: given?.metadata ?? JSON.parse(row.metadata),
   };
 }
 

@@ -1,21 +1,11 @@
-import type { EventMetadata, RecordedEvent } from '../domain/shared/events.js';
+import type { RecordedEvent } from '../domain/shared/events.js';
 import { type AppendResult, WrongExpectedRevision } from './port.js';
 import type { Committer } from './sqlite-committer.js';
+import { type Given, toRecordedGiven } from './sqlite-file.js';
 import type { Followers } from './sqlite-follow.js';
 import type { RecentEvents } from './sqlite-recent.js';
 import type { Outcome, WireAppend } from './sqlite-wire.js';
 import { WriterThread } from './sqlite-writer.js';
-
-/**
- * An appended event's data and metadata as the caller gave them, each where JSON gives it back as it
- * is (json-exact.ts), else undefined: the followers are handed these objects instead of the parsed
- * text. Shared, not copied: no follower writes to an event it is handed (they were already handed
- * one object between them), and the appending command does not change its events once appended.
- */
-export interface Given {
-  data?: Record<string, unknown>;
-  metadata?: EventMetadata;
-}
 
 interface Pending {
   /** The events serialised when the append is accepted, so one that cannot be fails alone, not its batch. */
@@ -157,20 +147,11 @@ export class GroupCommit {
         return;
       }
       // The append's events took consecutive positions and revisions, ending at these.
-      // What a read of the file would give (toRecorded), without parsing back what was given here.
+      // What a read of the file would give, without parsing back what was given here.
       const n = BigInt(events.length);
       events.forEach((e, k) => {
         const back = n - 1n - BigInt(k);
-        const position = o.position - back;
-        const given = p.given?.[k];
-        written.push({
-          stream,
-          revision: o.revision - back,
-          position: { commit: position, prepare: position },
-          type: e.type,
-          data: given?.data ?? (JSON.parse(e.data) as Record<string, unknown>),
-          metadata: given?.metadata ?? (JSON.parse(e.metadata) as EventMetadata),
-        });
+        written.push(toRecordedGiven({ position: o.position - back, stream, revision: o.revision - back, type: e.type, data: e.data, metadata: e.metadata }, p.given?.[k]));
       });
     });
     this.recent.remember(written);
