@@ -307,6 +307,7 @@ export async function openRuntime(
     idempotency,
     readModelsFile: inFile ? path.join(config.dataDir, READ_MODELS_FILE) : null,
     report,
+    retry: config.erasureRetry,
   });
   closers.push(() => erasure.close());
   followers.push(async () => erasure.status());
