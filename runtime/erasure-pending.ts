@@ -51,6 +51,11 @@ export function readinessOf(pending: readonly PendingErasure[]): FollowerStatus 
   return { name: 'erasures', state: held.some((p) => p.attempts > 0) ? 'reconnecting' : 'catching_up', behind: held.length };
 }
 
+/** Values shorter than this are replaced only where they stand alone. */
+const SHORT = 4;
+
+const escapeRegExp = (v: string) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** Longest error text kept: enough for a SQLite or thread error, not a dump. */
 const ERROR_CHARS = 300;
 
@@ -63,7 +68,11 @@ export function scrubbedError(err: unknown, values: readonly string[]): string {
   let text = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim() || 'unknown error';
   const forms = new Set(values.flatMap((v) => [v, v.toLowerCase(), JSON.stringify(v).slice(1, -1)]).filter((v) => v.length > 0));
   // Longest first, so a value inside a longer one does not leave the longer one's remainder.
-  for (const v of [...forms].sort((a, b) => b.length - a.length)) text = text.split(v).join('[erased]');
+  for (const v of [...forms].sort((a, b) => b.length - a.length)) {
+    // A short value (a middle initial) only where it stands alone: inside a word it names nobody,
+    // and taking every "a" out of the text would leave nothing to read.
+    text = v.length < SHORT ? text.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(v)}(?![\\p{L}\\p{N}])`, 'gu'), '[erased]') : text.split(v).join('[erased]');
+  }
   return text.length > ERROR_CHARS ? `${text.slice(0, ERROR_CHARS - 1)}…` : text;
 }
 
