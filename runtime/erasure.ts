@@ -18,8 +18,11 @@ import type { Sealer } from '../eventlog/sealing.js';
 import { forgetRecordStream } from '../projections/history/stream-cache.js';
 import type { IdempotencyStore } from './idempotency/port.js';
 import { planFeedRewriteOffThread } from './feed-scan.js';
+import { ERASURE_JOURNAL_FILE } from './erasure-journal.js';
+import { discardPrepared } from './prepared.js';
 import { privateFile } from './private-files.js';
 import { LOG_FILE } from './read-models.js';
+import { removeRebuildLeftovers } from './rebuild.js';
 import { optimizeSearchOffThread } from './search-optimize.js';
 import { truncateWalOffThread } from './wal-truncate.js';
 
@@ -57,7 +60,7 @@ interface JournalRow {
 }
 
 /** The steps, in order; TURNOUT_TEST_ERASURE_KILL_AFTER names one to die after (the crash test). */
-const STEPS = ['journal', 'recorded', 'log', 'feed', 'queue', 'answers', 'mail', 'search-index', 'read-models'] as const;
+const STEPS = ['journal', 'prepared', 'recorded', 'log', 'feed', 'queue', 'answers', 'mail', 'search-index', 'read-models'] as const;
 type Step = (typeof STEPS)[number];
 
 export class Erasure {
@@ -74,7 +77,7 @@ export class Erasure {
   private turn: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly s: ErasureStores) {
-    const file = s.dataDir === ':memory:' ? ':memory:' : path.join(s.dataDir, 'erasures.sqlite');
+    const file = s.dataDir === ':memory:' ? ':memory:' : path.join(s.dataDir, ERASURE_JOURNAL_FILE);
     if (file !== ':memory:') privateFile(file, { sqlite: true });
     this.journal = new Database(file);
     this.journal.pragma('journal_mode = WAL');
@@ -137,6 +140,13 @@ export class Erasure {
   private async finish(row: JournalRow, ctx: WriteContext): Promise<{ PkConstituent: number; erasedAt: string }> {
     const { deps } = this.s;
     const stream = constituentStream(row.id);
+    if (this.s.readModelsFile) {
+      // Read models built beside the live ones hold the person too: a prepare's for the next
+      // release (which stops once it sees the journal's row), a rebuild's that was killed.
+      await discardPrepared(this.s.dataDir, this.s.report);
+      removeRebuildLeftovers(this.s.dataDir, this.s.report);
+    }
+    this.step('prepared');
     const { erasedAt } = await eraseConstituent(deps, ctx, row.id, row.reason);
     this.step('recorded');
     const values = JSON.parse(this.s.mainSealer.openText(row.sealed, `erasure:${row.id}`)) as string[];
