@@ -17,8 +17,11 @@ import { ERASURE_RETRY, type ErasureRetry, ErasurePending, type PendingErasure, 
 import { redactAnswer, redactDocument, scrubMail } from './erasure-redact.js';
 import type { IdempotencyStore } from './idempotency/port.js';
 import { planFeedRewriteOffThread } from './feed-scan.js';
+import { ERASURE_JOURNAL_FILE } from './erasure-journal.js';
+import { discardPrepared } from './prepared.js';
 import { privateFile } from './private-files.js';
 import { LOG_FILE } from './read-models.js';
+import { removeRebuildLeftovers } from './rebuild.js';
 import { optimizeSearchOffThread } from './search-optimize.js';
 import { truncateWalOffThread } from './wal-truncate.js';
 
@@ -63,12 +66,13 @@ interface JournalRow {
 }
 
 /** The steps, in order; TURNOUT_TEST_ERASURE_KILL_AFTER names one to die after (the crash test). */
-const STEPS = ['journal', 'recorded', 'log', 'feed', 'queue', 'answers', 'mail', 'search-index', 'read-models'] as const;
+const STEPS = ['journal', 'prepared', 'recorded', 'log', 'feed', 'queue', 'answers', 'mail', 'search-index', 'read-models'] as const;
 type Step = (typeof STEPS)[number];
 
 /** Each step's work, as a failed attempt's answer and log line name it (the step after the last one finished). */
 const WORK: Record<Step, string> = {
   journal: 'the journal',
+  prepared: 'removing read models prepared or left beside the live ones',
   recorded: 'recording the erasure in the log',
   log: "the log's rewrite",
   feed: "the change feed's rewrite",
@@ -109,7 +113,7 @@ export class Erasure {
 
   constructor(private readonly s: ErasureStores) {
     this.retry = s.retry ?? ERASURE_RETRY;
-    const file = s.dataDir === ':memory:' ? ':memory:' : path.join(s.dataDir, 'erasures.sqlite');
+    const file = s.dataDir === ':memory:' ? ':memory:' : path.join(s.dataDir, ERASURE_JOURNAL_FILE);
     if (file !== ':memory:') privateFile(file, { sqlite: true });
     this.journal = new Database(file);
     this.journal.pragma('journal_mode = WAL');
@@ -258,6 +262,15 @@ export class Erasure {
     const stream = constituentStream(row.id);
     // The steps an earlier attempt (or run) finished are not done again.
     const due = (step: Step) => STEPS.indexOf(step) > (row.step ? STEPS.indexOf(row.step) : 0);
+    if (due('prepared')) {
+      if (this.s.readModelsFile) {
+        // Read models built beside the live ones hold the person too: a prepare's for the next
+        // release (which stops once it sees the journal's row), a rebuild's that was killed.
+        await discardPrepared(this.s.dataDir, this.s.report);
+        removeRebuildLeftovers(this.s.dataDir, this.s.report);
+      }
+      this.step(row, 'prepared');
+    }
     // Already recorded, this appends nothing and answers the first erasure's time.
     const { erasedAt } = await eraseConstituent(deps, ctx, row.id, row.reason);
     if (due('recorded')) this.step(row, 'recorded');

@@ -1,4 +1,4 @@
-import { closeSync, fsync, fsyncSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, fsync, fsyncSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { openLogReader } from '../eventlog/sqlite-file.js';
@@ -97,9 +97,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
   const started = performance.now();
   const cpuAtStart = threadCpuMs();
   const live = path.join(dataDir, READ_MODELS_FILE);
-  const building = `${live}.rebuild`;
-  const apartFile = `${live}.rebuild-apart`;
-  const searchFile = `${live}.rebuild-search`;
+  const [building, apartFile, searchFile] = rebuildFiles(live);
   const logFile = path.join(dataDir, LOG_FILE);
   let log: ReturnType<typeof openLogReader> | null = null;
   let core: SqliteReadCore | null = null;
@@ -347,6 +345,22 @@ class Flusher {
   async close(): Promise<void> {
     await this.running;
     closeSync(this.fd);
+  }
+}
+
+/** The files a rebuild writes beside the live read models: the new file, and its second and search threads' own. */
+export const rebuildFiles = (live: string): [building: string, apart: string, search: string] => [`${live}.rebuild`, `${live}.rebuild-apart`, `${live}.rebuild-search`];
+
+/**
+ * Removes what a rebuild killed half-way left beside the live read models: copies of every row,
+ * personal values included, that an erasure must not leave behind (decisions.md §17). Only a
+ * process that holds the data dir may: a rebuild holds it while it runs.
+ */
+export function removeRebuildLeftovers(dataDir: string, report: (message: string) => void): void {
+  for (const file of rebuildFiles(path.join(dataDir, READ_MODELS_FILE))) {
+    if (!['', '-wal', '-shm', '-journal'].some((suffix) => existsSync(file + suffix))) continue;
+    removeDatabase(file);
+    report(`read models: removed ${path.basename(file)}, left by a rebuild that did not finish`);
   }
 }
 
