@@ -110,15 +110,18 @@ describe('an erasure whose change-feed rewrite fails (issue 31)', () => {
     const feed = failFeedRewrite(s.t.runtime.services.feedTable!, s.quoted);
     const rewriteStream = vi.spyOn(s.t.runtime.services.log, 'rewriteStream');
 
-    expect((await s.made.admin.post(`/constituents/${s.id}/erase`, {})).status).toBe(503);
+    // A 503 is not kept under its Idempotency-Key (decisions.md §11): the same key may ask again.
+    const key = { headers: { 'idempotency-key': 'erase-rj' } };
+    expect((await s.made.admin.post(`/constituents/${s.id}/erase`, {}, key)).status).toBe(503);
     const [pending] = await erasures(s.t);
     expect(pending).toMatchObject({ state: 'retrying', attempts: 1, lastStep: 'log' });
     expect(Date.parse(pending.nextAttemptAt) - Date.now()).toBeGreaterThan(3_000_000);
 
     feed.failing = false;
-    const [a, b] = await Promise.all([s.made.admin.post(`/constituents/${s.id}/erase`, {}), s.made.admin.post(`/constituents/${s.id}/erase`, {})]);
+    const [a, b] = await Promise.all([s.made.admin.post(`/constituents/${s.id}/erase`, {}, key), s.made.admin.post(`/constituents/${s.id}/erase`, {})]);
     expect([a.status, b.status]).toEqual([200, 200]);
     expect(b.body).toEqual(a.body);
+    expect(await s.made.admin.post(`/constituents/${s.id}/erase`, {}, key)).toMatchObject({ status: 200, body: a.body });
     expect(feed.written).toBe(1);
     expect(rewriteStream).toHaveBeenCalledTimes(1);
     expect(await erasures(s.t)).toEqual([]);
