@@ -60,12 +60,15 @@ const escapeRegExp = (v: string) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const ERROR_CHARS = 300;
 
 /**
- * An attempt's error as it may be logged and shown: each of the person's values (as written,
- * lower-cased as search text holds it, and JSON-escaped as an envelope holds it) replaced, since
- * an error can quote the text it failed on (JSON.parse does).
+ * An attempt's error as it may be logged and shown: what it quotes dropped, and each of the
+ * person's values (as written, lower-cased as search text holds it, and JSON-escaped as an
+ * envelope holds it) replaced, since an error can name the text it failed on.
  */
 export function scrubbedError(err: unknown, values: readonly string[]): string {
   let text = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim() || 'unknown error';
+  // What an error quotes (JSON.parse's snippet of the text, its inner quotes unescaped) may hold
+  // anyone's values, not only this person's: dropped, first quote to last.
+  text = text.replace(/".*"/g, '"…"');
   const forms = new Set(values.flatMap((v) => [v, v.toLowerCase(), JSON.stringify(v).slice(1, -1)]).filter((v) => v.length > 0));
   // Longest first, so a value inside a longer one does not leave the longer one's remainder.
   for (const v of [...forms].sort((a, b) => b.length - a.length)) {

@@ -24,6 +24,16 @@ describe('an attempt\u2019s error as it is logged and shown', () => {
     for (const v of forms) expect(text).not.toContain(v);
     expect(text).toContain('Unexpected token');
     expect(scrubbedError(new Error('x'.repeat(1_000)), values).length).toBeLessThanOrEqual(300);
+    // Another record's text that an error quotes (JSON.parse's snippet, inner quotes as they are).
+    let bad = '';
+    try {
+      JSON.parse('{"Email1":"mkother@example.org","FirstName":Mkother}');
+    } catch (e) {
+      bad = scrubbedError(e, values);
+      expect((e as Error).message).toContain('Mkother');
+    }
+    expect(bad).not.toContain('Mkother');
+    expect(bad).not.toContain('mkother@');
     // A middle initial where it stands alone, not every letter of the text.
     expect(scrubbedError(new Error('a rewrite failed at J. (j+1)'), ['J'])).toBe('a rewrite failed at [erased]. ([erased]+1)');
   });
