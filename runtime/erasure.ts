@@ -18,6 +18,7 @@ import { redactAnswer, redactDocument, scrubMail } from './erasure-redact.js';
 import type { IdempotencyStore } from './idempotency/port.js';
 import { planFeedRewriteOffThread } from './feed-scan.js';
 import { ERASURE_JOURNAL_FILE } from './erasure-journal.js';
+import { cleanOtherVersions, type SharedReadModels } from './erasure-versions.js';
 import { discardPrepared } from './prepared.js';
 import { privateFile } from './private-files.js';
 import { LOG_FILE } from './read-models.js';
@@ -44,6 +45,8 @@ export interface ErasureStores {
   feedTable?: FeedTable;
   /** The change feed's collection in the read store, where the read models are not the data dir's file. */
   feedModel?: FeedModel;
+  /** The read store builds of several versions share (MongoDB), whose other versions' collections the erasure cleans too. */
+  readModels?: SharedReadModels;
   webhookDb: Database.Database | null;
   idempotency: IdempotencyStore;
   /** The read database's file, whose WAL is emptied after the read models dropped the person. */
@@ -299,6 +302,11 @@ export class Erasure {
       await this.s.feedModel?.rewrite(row.team, staleOne, rebuild);
       // Another build's feed (another version) may make its envelopes otherwise: redacted, not rebuilt.
       await this.s.feedModel?.redactOtherVersions(row.team, stale, redactDocument(new Set(values)));
+      // So are the other read models of other versions: a build that no longer runs never applies ConstituentErased.
+      if (this.s.readModels) {
+        const cleaned = await cleanOtherVersions(this.s.readModels, { team: row.team, id: row.id, values });
+        if (cleaned) this.s.report(`erasure: cleaned ${cleaned} document(s) of constituent ${row.id} in read-model collections of other versions`);
+      }
       this.step(row, 'feed');
     }
     if (due('queue')) {

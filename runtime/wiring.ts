@@ -307,6 +307,8 @@ export async function openRuntime(
     mainSealer,
     feedTable,
     feedModel,
+    // Only a shared store keeps other versions' collections (MongoDB); the data dir's file has none.
+    readModels: inFile ? undefined : { store: rawStore, collections: models.flatMap((p) => p.collections) },
     webhookDb,
     idempotency,
     readModelsFile: inFile ? path.join(config.dataDir, READ_MODELS_FILE) : null,
