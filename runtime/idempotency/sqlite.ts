@@ -34,8 +34,9 @@ interface Queued {
  * in the order asked (sqlite-table.js), so the store costs one commit per turn, not one per
  * statement; a turn that keeps an answer commits at synchronous=FULL, and an answer is sent only
  * once its commit is durable. For a store in a file the turns run on a thread of its own
- * (sqlite-thread.js), one call at a time: the turns asked while one is on the thread go together
- * in the next call, one transaction and one fsync for all of them (a group commit). Until the
+ * (sqlite-thread.js), one flush at a time: the turns asked while one is on the thread go together
+ * in the next, one transaction and one fsync for all their answers (a group commit), their takes
+ * and releases ahead of the answers in a transaction of their own that needs no fsync. Until the
  * thread has started (and for good if it cannot), and for an in-memory store, a turn runs here.
  * A thread that stops fails the calls it had, and the next turn starts another.
  *
@@ -111,21 +112,28 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     if (this.onThread || !this.pending.length) return;
     const batch = this.pending;
     this.pending = [];
-    const ops = batch.map((b) => b.op);
     const thread = this.threadNow();
     if (!thread) {
       try {
-        const results = this.turnHere(ops);
+        const results = this.turnHere(batch.map((b) => b.op));
         batch.forEach((b, i) => b.done(results[i]));
       } catch (err) {
         batch.forEach((b) => b.failed(err));
       }
       return;
     }
-    this.onThread = thread.turn(ops).then(
-      (results) => batch.forEach((b, i) => b.done(results[i])),
-      (err: unknown) => batch.forEach((b) => b.failed(err)),
-    );
+    // Takes and releases first, in a call of their own (no fsync), answered while the thread
+    // syncs the answers kept: a take must not wait for a commit it does not need. A take of a key
+    // whose answer is in that second call finds it running, which it is: its request has not
+    // answered yet, and answers only once that commit is durable.
+    const quick = batch.filter((b) => b.op[0] === 'take' || b.op[0] === 'release');
+    const rest = quick.length === batch.length ? [] : batch.filter((b) => b.op[0] !== 'take' && b.op[0] !== 'release');
+    const call = (part: Queued[]) =>
+      thread.turn(part.map((b) => b.op)).then(
+        (results) => part.forEach((b, i) => b.done(results[i])),
+        (err: unknown) => part.forEach((b) => b.failed(err)),
+      );
+    this.onThread = Promise.all([quick.length ? call(quick) : null, rest.length ? call(rest) : null]).then(() => undefined);
     void this.onThread.then(() => {
       this.onThread = null;
       this.schedule();

@@ -47,11 +47,13 @@ describe('the embedded idempotency store\u2019s thread', () => {
       { state: 'running', fingerprint: 'f' },
       { state: 'started' },
     ]);
-    // An answer, a release, a take of each key, in one turn, in that order.
-    const [kept, , replay, again] = await Promise.all([store.complete('key:1', 'k', answer(1)), store.release('key:1', 'j'), store.begin('key:1', 'k', 'g', 1001), store.begin('key:1', 'j', 'g', 1001)]);
+    // An answer, a release, a take of each key, in one turn: the takes and the release go first,
+    // in order, so the take of the key whose answer is being kept finds it still running.
+    const [kept, , running, again] = await Promise.all([store.complete('key:1', 'k', answer(1)), store.release('key:1', 'j'), store.begin('key:1', 'k', 'g', 1001), store.begin('key:1', 'j', 'g', 1001)]);
     expect(kept).toBeUndefined();
-    expect(replay).toEqual({ state: 'done', fingerprint: 'f', answer: answer(1) });
+    expect(running).toEqual({ state: 'running', fingerprint: 'f' });
     expect(again).toEqual({ state: 'started' });
+    expect(await store.begin('key:1', 'k', 'g', 1002)).toEqual({ state: 'done', fingerprint: 'f', answer: answer(1) });
     // Read from another connection the moment the promise resolved: committed, not on its way.
     await store.complete('key:1', 'j', answer(2));
     const peek = new Database(file, { readonly: true });
@@ -61,24 +63,28 @@ describe('the embedded idempotency store\u2019s thread', () => {
     await store.close();
   });
 
-  it('commits the turns asked while one is on the thread together, in one call, in order', async () => {
+  it('commits the turns asked while one is on the thread together, their takes in one call ahead of their answers in another', async () => {
     const { store, file } = await started();
     await Promise.all(['a', 'b', 'c'].map((k) => store.begin('s', k, 'f', 1000)));
     const calls = vi.spyOn(threadOf(store)!.worker, 'postMessage');
     const letGo = writeLock(file);
     const first = store.complete('s', 'a', answer(1));
-    await nextTurn(); // the first turn is on the thread, waiting for the lock
-    expect(calls).toHaveBeenCalledTimes(1);
+    await until('the first turn on the thread, waiting for the lock', () => calls.mock.calls.length === 1);
     const second = store.complete('s', 'b', answer(2));
     await nextTurn();
-    const third = Promise.all([store.release('s', 'c'), store.begin('s', 'b', 'g', 1001), store.begin('s', 'c', 'g', 1001)]);
+    const third = Promise.all([store.release('s', 'c'), store.begin('s', 'a', 'g', 1001), store.begin('s', 'c', 'g', 1001)]);
     await nextTurn();
     expect(calls).toHaveBeenCalledTimes(1);
     letGo();
     await first;
+    // The second and third turns' takes and release come back before the second turn's answer is kept.
+    let secondKept = false;
+    void second.then(() => (secondKept = true));
+    expect((await third).slice(1)).toEqual([{ state: 'done', fingerprint: 'f', answer: answer(1) }, { state: 'started' }]);
+    expect(secondKept).toBe(false);
     await second;
-    expect((await third).slice(1)).toEqual([{ state: 'done', fingerprint: 'f', answer: answer(2) }, { state: 'started' }]);
-    expect(calls).toHaveBeenCalledTimes(2);
+    expect(await store.begin('s', 'b', 'g', 1002)).toEqual({ state: 'done', fingerprint: 'f', answer: answer(2) });
+    expect(calls).toHaveBeenCalledTimes(4);
     await store.close();
   });
 
@@ -86,9 +92,10 @@ describe('the embedded idempotency store\u2019s thread', () => {
     const { store, file } = await started();
     await store.begin('s', 'k', 'f', 1000);
     const dying = threadOf(store)!;
+    const sent = vi.spyOn(dying.worker, 'postMessage');
     const letGo = writeLock(file);
     const cut = store.complete('s', 'k', answer(1));
-    await nextTurn();
+    await until('the answer on the thread, waiting for the lock', () => sent.mock.calls.length === 1);
     const ended = dying.worker.terminate();
     letGo();
     await expect(cut).rejects.toThrow(/the idempotency store's thread stopped \(exit code \d+\) with this request's key under way: retry it/);
