@@ -49,7 +49,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   private pending: Queued[] = [];
   /** A flush is scheduled for this turn's end. */
   private scheduled = false;
-  /** The call on the thread, until answered: the turns asked meanwhile wait for it. */
+  /** The flush on the thread (its one or two calls), until answered: the turns asked meanwhile wait for it. */
   private onThread: Promise<void> | null = null;
   private thread: IdempotencyThread | null = null;
   /** A thread stopped before it was ready: its program cannot run here, so every turn runs on the main thread. */
@@ -90,7 +90,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     return this.queued(['release', scope, key]) as Promise<void>;
   }
 
-  /** Runs `op` in the transaction of this turn's statements, in the order asked. */
+  /** Runs `op` with this turn's other statements, in the order asked (on the thread, the takes and releases ahead of the rest: flush). */
   private queued(op: Op): Promise<unknown> {
     return new Promise((done, failed) => {
       this.pending.push({ op, done, failed });
