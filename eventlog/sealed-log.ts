@@ -1,10 +1,13 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
+import { KeyCache } from './key-cache.js';
 import type { KeyStore } from './keys.js';
 import { OpenedCache, type SealedParts } from './opened-cache.js';
 import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, NO_STREAM, type SubscribeOptions, type Subscription } from './port.js';
 import { carriesPersonal, type Data, holdsSealed, openData, withValues } from './sealed-data.js';
 import { erasedError, SEAL_THREAD, TurnSealer } from './sealed-turn.js';
 import { Sealer } from './sealing.js';
+
+export { KeyCache };
 
 /** The streams whose events hold personal fields: a constituent's (decisions.md §17). */
 const sealed = (stream: string) => stream.startsWith('constituent-');
@@ -69,10 +72,10 @@ export class SealingEventLog implements EventLog {
   constructor(
     private readonly inner: EventLog,
     private readonly keys: KeyStore,
-    /** `sealThread`: the sealing thread's program (sealed-turn.ts); null seals on the main thread. */
-    options: { sealThread?: URL | null } = {},
+    /** `sealThread`: the sealing thread's program (sealed-turn.ts); null seals on the main thread. `threadKeys`: the keys that thread holds at most. */
+    options: { sealThread?: URL | null; threadKeys?: number } = {},
   ) {
-    this.turns = new TurnSealer((stream) => this.erased.has(stream), options.sealThread === undefined ? SEAL_THREAD : options.sealThread);
+    this.turns = new TurnSealer((stream) => this.erased.has(stream), options.sealThread === undefined ? SEAL_THREAD : options.sealThread, options.threadKeys);
     const i = inner;
     if (i.readStreamBackwards) this.readStreamBackwards = async (s, n) => this.openAll(await i.readStreamBackwards!(s, n));
     if (i.streamRevision) this.streamRevision = (s) => i.streamRevision!(s);
@@ -286,71 +289,6 @@ export class SealingEventLog implements EventLog {
     if (!sealed(e.stream) || !holdsSealed(e.data as Data)) return e;
     const sealer = this.erased.has(e.stream) ? null : (this.cache.get(e.stream) ?? null);
     return { ...e, data: openData(e.data as Data, sealer, e.stream) };
-  }
-}
-
-/**
- * Recently used entries, at most `max`, the least recently used evicted first. The order is a
- * queue of (subject, tick) beside the map, an entry's tick its place: the map's own insertion
- * order, the first key evicted through `keys().next()`, walked every key deleted since the map
- * last rehashed (25-70 µs an eviction past 50,000 keys, at each key made once that many were).
- */
-export class KeyCache {
-  private readonly map = new Map<string, { sealer: Sealer; at: number }>();
-  /** Counts insertions and moves: an entry's `at` says how many went in after it. */
-  private tick = 0;
-  /** Subjects in the order of their ticks (`ats`), from `head`; an entry whose tick is not its map entry's is stale (moved, deleted). */
-  private subjects: string[] = [];
-  private ats: number[] = [];
-  private head = 0;
-
-  constructor(private readonly max: number) {}
-
-  get(subject: string): Sealer | undefined {
-    const entry = this.map.get(subject);
-    // A hit moves the entry to the young end only once it is in the older half: eviction stays
-    // least-recently-used (a key in use never reaches the front), without a queue entry at every
-    // write and read.
-    if (entry && this.tick - entry.at > this.max / 2) this.queue(subject, (entry.at = this.tick++));
-    return entry?.sealer;
-  }
-
-  has(subject: string): boolean {
-    return this.map.has(subject);
-  }
-
-  set(subject: string, sealer: Sealer): void {
-    const at = this.tick++;
-    this.map.set(subject, { sealer, at });
-    this.queue(subject, at);
-    while (this.map.size > this.max) {
-      const oldest = this.subjects[this.head];
-      if (this.map.get(oldest)?.at === this.ats[this.head]) this.map.delete(oldest);
-      this.head++;
-    }
-  }
-
-  delete(subject: string): void {
-    this.map.delete(subject);
-  }
-
-  private queue(subject: string, at: number): void {
-    this.subjects.push(subject);
-    this.ats.push(at);
-    // Evicted and stale entries kept to at most as many again as the live ones: compacted once
-    // in `max` pushes or more, so amortised to a few steps a push.
-    if (this.subjects.length > 2 * this.max + 1_024) {
-      const subjects: string[] = [];
-      const ats: number[] = [];
-      for (let k = this.head; k < this.subjects.length; k++) {
-        if (this.map.get(this.subjects[k])?.at !== this.ats[k]) continue;
-        subjects.push(this.subjects[k]);
-        ats.push(this.ats[k]);
-      }
-      this.subjects = subjects;
-      this.ats = ats;
-      this.head = 0;
-    }
   }
 }
 

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { SealedParts } from './opened-cache.js';
+import { KeyCache } from './key-cache.js';
 import type { NewEvent } from './port.js';
 import { type Data, fillSealed, type Split, splitData } from './sealed-data.js';
 import type { Sealer } from './sealing.js';
@@ -69,6 +70,8 @@ export class TurnSealer {
     private readonly isErased: (stream: string) => boolean,
     /** The sealing thread's program; null: every turn sealed on the main thread. */
     private readonly program: URL | null = SEAL_THREAD,
+    /** The keys the thread holds at most (tests bound it lower). */
+    private readonly threadKeys = THREAD_KEYS,
   ) {}
 
   seal(stream: string, events: NewEvent[], sealer: Sealer): Promise<SealedAppend> {
@@ -148,7 +151,7 @@ export class TurnSealer {
    */
   private threadNow(seals: number): SealThread | null {
     if (this.threadless || this.closed || !this.program) return null;
-    const thread = (this.thread ??= new SealThread(this.program, (stopped, wasReady) => {
+    const thread = (this.thread ??= new SealThread(this.program, this.threadKeys, (stopped, wasReady) => {
       if (this.thread === stopped) this.thread = null;
       if (!wasReady) this.threadless = true;
     }));
@@ -181,10 +184,18 @@ function answer({ q, splits }: Work): void {
  */
 class SealThread {
   private readonly calls: ThreadCalls<string[]>;
-  /** The keys the thread holds, by stream, the oldest sent first: a stream's key is sent again only if its Sealer changed (the key cache dropped and fetched it again). */
-  private readonly held = new Map<string, Sealer>();
+  /**
+   * The keys the thread holds, by stream, the least recently sealed under dropped first (told to
+   * the thread with the next turn): a stream's key is sent again only if its Sealer changed (the
+   * key cache dropped and fetched it again). Evicted through KeyCache's queue, not as a Map's
+   * first key (`keys().next()`, which walks every key deleted since the map last rehashed: 5-12
+   * µs a new constituent past THREAD_KEYS).
+   */
+  private readonly held: KeyCache;
+  private dropping: string[] = [];
 
-  constructor(program: URL, stopped: (thread: SealThread, wasReady: boolean) => void) {
+  constructor(program: URL, threadKeys: number, stopped: (thread: SealThread, wasReady: boolean) => void) {
+    this.held = new KeyCache(threadKeys, (stream) => this.dropping.push(stream));
     // As the key store's thread: a process started from string input passes no options on (sqlite-writer.ts).
     const execArgv = process.execArgv.some((a) => a.startsWith('--input-type')) ? [] : undefined;
     this.calls = new ThreadCalls<string[]>(new Worker(program, { name: 'turnout-sealing', execArgv }), {
@@ -224,22 +235,15 @@ class SealThread {
   seal(work: Work[]): Promise<string[]> {
     const keyed: string[] = [];
     const sealers: Sealer[] = [];
-    const drop: string[] = [];
     let seals = '';
     for (const { q, splits } of work) {
       let sent = false;
       for (const s of splits) {
         if (!s.parts) continue;
         if (!sent && this.held.get(q.stream) !== q.sealer) {
-          this.held.delete(q.stream);
           this.held.set(q.stream, q.sealer);
           keyed.push(q.stream);
           sealers.push(q.sealer);
-          if (this.held.size > THREAD_KEYS) {
-            const oldest = this.held.keys().next().value!;
-            this.held.delete(oldest);
-            drop.push(oldest);
-          }
         }
         sent = true;
         for (let i = 0; i < s.plain.length; i += 2) seals += `${seals ? '\0' : ''}${q.stream}\0${s.plain[i]}\0${s.plain[i + 1]}`;
@@ -247,6 +251,8 @@ class SealThread {
     }
     const keys = new Uint8Array(32 * sealers.length);
     sealers.forEach((sealer, i) => sealer.copyKeyInto(keys, i * 32));
+    const drop = this.dropping;
+    this.dropping = [];
     const sent = this.calls.call({ drop: drop.length ? drop : undefined, keyed, keys, seals });
     // postMessage copied the bytes: this thread's copy is not left for the collector to find.
     keys.fill(0);
@@ -254,7 +260,9 @@ class SealThread {
   }
 
   forget(stream: string): void {
-    if (!this.held.delete(stream) || this.calls.failure) return;
+    if (!this.held.has(stream)) return;
+    this.held.delete(stream);
+    if (this.calls.failure) return;
     this.calls.worker.postMessage({ id: 0, drop: [stream] });
   }
 

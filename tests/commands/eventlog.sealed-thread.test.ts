@@ -27,18 +27,18 @@ interface ThreadView {
   ready: boolean;
   busy: boolean;
   worker: Worker;
-  held: Map<string, unknown>;
+  held: { has(stream: string): boolean };
 }
 const turnsOf = (log: SealingEventLog) => (log as unknown as { turns: { thread: ThreadView | null; threadless: boolean } }).turns;
 
-function open(dir = tempDir(), sealThread?: URL | null) {
+function open(dir = tempDir(), sealThread?: URL | null, threadKeys?: number) {
   const inner = new SqliteEventLog(path.join(dir, 'log.sqlite'), { pollMs: 20 });
-  return { dir, inner, log: new SealingEventLog(inner, new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main), { sealThread }) };
+  return { dir, inner, log: new SealingEventLog(inner, new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main), { sealThread, threadKeys }) };
 }
 
 /** A log whose sealing thread has started: the first append starts it (sealed on the main thread meanwhile). */
-async function started(sealThread?: URL) {
-  const opened = open(tempDir(), sealThread);
+async function started(sealThread?: URL, threadKeys?: number) {
+  const opened = open(tempDir(), sealThread, threadKeys);
   await opened.log.append('constituent-1', [person(1)], 'no_stream');
   await until('the sealing thread to start', () => turnsOf(opened.log).thread?.ready === true);
   return { ...opened, thread: turnsOf(opened.log).thread! };
@@ -79,6 +79,26 @@ describe('the sealing thread', () => {
     const other = open(dir, null).log;
     for (const id of ids) expect((await other.readStream(`constituent-${id}`))[0].data).toEqual(person(id).data);
     await other.close();
+  });
+
+  it('holds the keys of the streams sealed under most recently, has the thread drop the others with its next turn, and sends one again when used again', async () => {
+    const { log, thread } = await started(undefined, 4);
+    const sent = posted(thread);
+    const keysWalked = vi.spyOn(Map.prototype, 'keys');
+    // Turns of three (fewer would be sealed on the main thread): 2-4, then 5-7, then 8-10.
+    for (const turn of [[2, 3, 4], [5, 6, 7], [8, 9, 10]]) expect((await appendAll(log, turn)).map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    const turns = sent.filter((m) => typeof m.seals === 'string');
+    expect(turns.map((m) => m.keyed)).toEqual([['constituent-2', 'constituent-3', 'constituent-4'], ['constituent-5', 'constituent-6', 'constituent-7'], ['constituent-8', 'constituent-9', 'constituent-10']]);
+    expect(turns.map((m) => m.drop ?? [])).toEqual([[], ['constituent-2', 'constituent-3'], ['constituent-4', 'constituent-5', 'constituent-6']]);
+    // Evicted from a queue, not as a Map's first key, which walks every key deleted before it.
+    expect(keysWalked.mock.contexts).not.toContain(thread.held);
+    // A stream whose key was dropped gets it sent again with its next seal, and seals as before.
+    const update = (id: number): NewEvent => ({ type: 'ConstituentUpdated', data: { id, changes: { LastName: `Again${id}` } }, metadata: meta });
+    await Promise.all([2, 3, 10].map((id) => log.append(`constituent-${id}`, [update(id)], 0n)));
+    const last = sent.filter((m) => typeof m.seals === 'string').at(-1)!;
+    expect(last.keyed).toEqual(['constituent-2', 'constituent-3']);
+    expect((await log.readStream('constituent-3')).map((e) => e.data)).toEqual([person(3).data, { id: 3, changes: { LastName: 'Again3' } }]);
+    await log.close();
   });
 
   it('gives every seal a nonce of its own, on the main thread before the thread starts, on the thread, and on the thread started after one stopped', async () => {
