@@ -2,8 +2,7 @@ import type { Sealer } from './sealing.js';
 
 /**
  * Sealers by subject, at most `max`, the least recently used evicted first: the sealing layer's
- * keys in memory (sealed-log.ts), and the keys it has sent the sealing thread (sealed-turn.ts),
- * each bounded past 50,000 subjects, where every new constituent evicts one. The order is a
+ * keys in memory (sealed-log.ts), past 50,000 subjects, where every new constituent evicts one. The order is a
  * queue of (subject, tick) beside the map, an entry's tick its place: the map's own insertion
  * order, the first key evicted through `keys().next()`, walked every key deleted since the map
  * last rehashed (25-70 µs an eviction past 50,000 keys, at each key made once that many were).
@@ -17,11 +16,7 @@ export class KeyCache {
   private ats: number[] = [];
   private head = 0;
 
-  constructor(
-    private readonly max: number,
-    /** Told each subject evicted to keep `max` (not one deleted): the sealing thread's keys, dropped there too (sealed-turn.ts). */
-    private readonly evicted?: (subject: string) => void,
-  ) {}
+  constructor(private readonly max: number) {}
 
   get(subject: string): Sealer | undefined {
     const entry = this.map.get(subject);
@@ -42,10 +37,7 @@ export class KeyCache {
     this.queue(subject, at);
     while (this.map.size > this.max) {
       const oldest = this.subjects[this.head];
-      if (this.map.get(oldest)?.at === this.ats[this.head]) {
-        this.map.delete(oldest);
-        this.evicted?.(oldest);
-      }
+      if (this.map.get(oldest)?.at === this.ats[this.head]) this.map.delete(oldest);
       this.head++;
     }
   }

@@ -72,10 +72,10 @@ export class SealingEventLog implements EventLog {
   constructor(
     private readonly inner: EventLog,
     private readonly keys: KeyStore,
-    /** `sealThread`: the sealing thread's program (sealed-turn.ts); null seals on the main thread. `threadKeys`: the keys that thread holds at most. */
-    options: { sealThread?: URL | null; threadKeys?: number } = {},
+    /** `sealThread`: the sealing thread's program (sealed-turn.ts); null seals on the main thread. */
+    options: { sealThread?: URL | null } = {},
   ) {
-    this.turns = new TurnSealer((stream) => this.erased.has(stream), options.sealThread === undefined ? SEAL_THREAD : options.sealThread, options.threadKeys);
+    this.turns = new TurnSealer((stream) => this.erased.has(stream), options.sealThread === undefined ? SEAL_THREAD : options.sealThread);
     const i = inner;
     if (i.readStreamBackwards) this.readStreamBackwards = async (s, n) => this.openAll(await i.readStreamBackwards!(s, n));
     if (i.streamRevision) this.streamRevision = (s) => i.streamRevision!(s);
@@ -170,7 +170,6 @@ export class SealingEventLog implements EventLog {
     this.erased.add(stream);
     this.cache.delete(stream);
     this.recent.drop(stream);
-    this.turns.forget(stream);
   }
 
   /** The key to seal a write with, made on the stream's first write; null once erased. */

@@ -27,18 +27,17 @@ interface ThreadView {
   ready: boolean;
   busy: boolean;
   worker: Worker;
-  held: { has(stream: string): boolean };
 }
 const turnsOf = (log: SealingEventLog) => (log as unknown as { turns: { thread: ThreadView | null; threadless: boolean } }).turns;
 
-function open(dir = tempDir(), sealThread?: URL | null, threadKeys?: number) {
+function open(dir = tempDir(), sealThread?: URL | null) {
   const inner = new SqliteEventLog(path.join(dir, 'log.sqlite'), { pollMs: 20 });
-  return { dir, inner, log: new SealingEventLog(inner, new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main), { sealThread, threadKeys }) };
+  return { dir, inner, log: new SealingEventLog(inner, new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main), { sealThread }) };
 }
 
 /** A log whose sealing thread has started: the first append starts it (sealed on the main thread meanwhile). */
-async function started(sealThread?: URL, threadKeys?: number) {
-  const opened = open(tempDir(), sealThread, threadKeys);
+async function started(sealThread?: URL) {
+  const opened = open(tempDir(), sealThread);
   await opened.log.append('constituent-1', [person(1)], 'no_stream');
   await until('the sealing thread to start', () => turnsOf(opened.log).thread?.ready === true);
   return { ...opened, thread: turnsOf(opened.log).thread! };
@@ -81,23 +80,27 @@ describe('the sealing thread', () => {
     await other.close();
   });
 
-  it('holds the keys of the streams sealed under most recently, has the thread drop the others with its next turn, and sends one again when used again', async () => {
-    const { log, thread } = await started(undefined, 4);
-    const sent = posted(thread);
-    const keysWalked = vi.spyOn(Map.prototype, 'keys');
-    // Turns of three (fewer would be sealed on the main thread): 2-4, then 5-7, then 8-10.
-    for (const turn of [[2, 3, 4], [5, 6, 7], [8, 9, 10]]) expect((await appendAll(log, turn)).map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
-    const turns = sent.filter((m) => typeof m.seals === 'string');
-    expect(turns.map((m) => m.keyed)).toEqual([['constituent-2', 'constituent-3', 'constituent-4'], ['constituent-5', 'constituent-6', 'constituent-7'], ['constituent-8', 'constituent-9', 'constituent-10']]);
-    expect(turns.map((m) => m.drop ?? [])).toEqual([[], ['constituent-2', 'constituent-3'], ['constituent-4', 'constituent-5', 'constituent-6']]);
-    // Evicted from a queue, not as a Map's first key, which walks every key deleted before it.
-    expect(keysWalked.mock.contexts).not.toContain(thread.held);
-    // A stream whose key was dropped gets it sent again with its next seal, and seals as before.
+  it('sends each seal its key with its turn, the thread keeping none between turns: the stream\u2019s key again with its next seal, and nothing at an erasure', async () => {
+    const { log, thread } = await started();
+    // Each turn's message as posted (the main thread zeroes its copy of the keys right after).
+    const turns: Array<{ streams: string[]; keys: Uint8Array }> = [];
+    const sent = posted(thread, (m) => {
+      const triples = (m.seals as string).split('\0');
+      turns.push({ streams: triples.filter((_, i) => i % 3 === 0), keys: new Uint8Array(m.keys as Uint8Array) });
+    });
     const update = (id: number): NewEvent => ({ type: 'ConstituentUpdated', data: { id, changes: { LastName: `Again${id}` } }, metadata: meta });
-    await Promise.all([2, 3, 10].map((id) => log.append(`constituent-${id}`, [update(id)], 0n)));
-    const last = sent.filter((m) => typeof m.seals === 'string').at(-1)!;
-    expect(last.keyed).toEqual(['constituent-2', 'constituent-3']);
-    expect((await log.readStream('constituent-3')).map((e) => e.data)).toEqual([person(3).data, { id: 3, changes: { LastName: 'Again3' } }]);
+    expect((await appendAll(log, [2, 3, 4])).map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    await Promise.all([2, 3, 4].map((id) => log.append(`constituent-${id}`, [update(id)], 0n)));
+    expect(turns.map((t) => t.streams)).toEqual([['constituent-2', 'constituent-3', 'constituent-4'], ['constituent-2', 'constituent-3', 'constituent-4']]);
+    for (const t of turns) expect(t.keys).toHaveLength(32 * 3);
+    // The same key a stream, sent again with each seal, and a key apart for each stream.
+    expect(turns[1].keys).toEqual(turns[0].keys);
+    const keyOf = (k: number) => Buffer.from(turns[0].keys.subarray(32 * k, 32 * k + 32)).toString('hex');
+    expect(new Set([0, 1, 2].map(keyOf)).size).toBe(3);
+    // An erasure has nothing to tell the thread.
+    await log.rewriteStream('constituent-3');
+    expect(sent).toHaveLength(2);
+    expect((await log.readStream('constituent-2')).map((e) => e.data)).toEqual([person(2).data, { id: 2, changes: { LastName: 'Again2' } }]);
     await log.close();
   });
 
@@ -123,7 +126,7 @@ describe('the sealing thread', () => {
     await log.close();
   });
 
-  it('refuses an append whose subject is erased while its turn is on the thread, writes nothing of it, and has the thread drop the key', async () => {
+  it('refuses an append whose subject is erased while its turn is on the thread, and writes nothing of it', async () => {
     const { inner, log, thread } = await started();
     await log.append('constituent-2', [person(2)], 'no_stream');
     let erased: Promise<number> | undefined;
@@ -136,8 +139,7 @@ describe('the sealing thread', () => {
     expect(others.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
     await erased;
     expect(await inner.readStream('constituent-3')).toEqual([]);
-    expect(sent.some((m) => (m.drop as string[] | undefined)?.includes('constituent-3'))).toBe(true);
-    expect(thread.held.has('constituent-3')).toBe(false);
+    expect(sent).toHaveLength(1);
     await log.close();
   });
 
@@ -151,8 +153,10 @@ describe('the sealing thread', () => {
     expect(a.status).toBe('rejected');
     expect(others.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
     expect(await inner.readStream('constituent-5')).toEqual([]);
-    expect(sent.some((m) => (m.keyed as string[] | undefined)?.includes('constituent-5'))).toBe(false);
-    expect(sent.some((m) => (m.keyed as string[] | undefined)?.includes('constituent-6'))).toBe(true);
+    const streams = sent.flatMap((m) => (m.seals as string).split('\0').filter((_, i) => i % 3 === 0));
+    expect(streams).not.toContain('constituent-5');
+    expect(streams).toContain('constituent-6');
+    for (const m of sent) expect((m.keys as Uint8Array).length).toBe((32 * (m.seals as string).split('\0').length) / 3);
     await log.close();
   });
 
