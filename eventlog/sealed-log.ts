@@ -201,19 +201,26 @@ export class SealingEventLog implements EventLog {
     if (id === null || id + KEYS_AHEAD / 2 <= this.aheadTo) return;
     const probe = `constituent-${id + KEYS_AHEAD / 2}`;
     if (this.cache.has(probe) || this.pending.has(probe) || this.erased.has(probe)) return;
-    const next = this.ahead(stream);
+    const next = this.ahead(stream, this.aheadTo);
     if (next.length) this.load(next, true).catch(() => {});
   }
 
-  /** The next ids' streams whose keys this process does not hold yet (KEYS_AHEAD). */
-  private ahead(stream: string): string[] {
+  /**
+   * The next ids' streams whose keys to make (KEYS_AHEAD). Those up to `asked` were asked for
+   * already, so only the ones past it are named, and looked up only as erased (made ahead: 256
+   * names and look-ups a batch, not 511 names and 1,533 look-ups); one of them in memory or under
+   * way (a read's fetch) is asked for again, and the store gives the key it has. A write whose
+   * key is missing (`asked` 0) names every id it lacks: after a batch that failed, say.
+   */
+  private ahead(stream: string, asked = 0): string[] {
     const id = idOf(stream);
     if (id === null) return [];
     this.aheadTo = Math.max(this.aheadTo, id + KEYS_AHEAD - 1);
     const out: string[] = [];
-    for (let n = id + 1; n < id + KEYS_AHEAD; n++) {
+    for (let n = Math.max(id, asked) + 1; n < id + KEYS_AHEAD; n++) {
       const next = `constituent-${n}`;
-      if (!this.cache.has(next) && !this.erased.has(next) && !this.pending.has(next)) out.push(next);
+      if (this.erased.has(next) || (!asked && (this.cache.has(next) || this.pending.has(next)))) continue;
+      out.push(next);
     }
     return out;
   }
