@@ -2,10 +2,11 @@ import type { Sealer } from './sealing.js';
 
 /**
  * Sealers by subject, at most `max`, the least recently used evicted first: the sealing layer's
- * keys in memory (sealed-log.ts), past 50,000 subjects, where every new constituent evicts one. The order is a
- * queue of (subject, tick) beside the map, an entry's tick its place: the map's own insertion
- * order, the first key evicted through `keys().next()`, walked every key deleted since the map
- * last rehashed (25-70 µs an eviction past 50,000 keys, at each key made once that many were).
+ * keys in memory (sealed-log.ts), where past 50,000 subjects every new constituent evicts one.
+ * The order is a queue of (subject, tick) beside the map, an entry's tick its place: the map's
+ * own insertion order, the first key evicted through `keys().next()`, walked every key deleted
+ * since the map last rehashed (25-70 µs an eviction past 50,000 keys, at each key made once
+ * that many were).
  */
 export class KeyCache {
   private readonly map = new Map<string, { sealer: Sealer; at: number }>();
