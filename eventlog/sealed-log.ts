@@ -1,10 +1,13 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
+import { KeyCache } from './key-cache.js';
 import type { KeyStore } from './keys.js';
 import { OpenedCache, type SealedParts } from './opened-cache.js';
 import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, NO_STREAM, type SubscribeOptions, type Subscription } from './port.js';
 import { carriesPersonal, type Data, holdsSealed, openData, withValues } from './sealed-data.js';
 import { erasedError, SEAL_THREAD, TurnSealer } from './sealed-turn.js';
 import { Sealer } from './sealing.js';
+
+export { KeyCache };
 
 /** The streams whose events hold personal fields: a constituent's (decisions.md §17). */
 const sealed = (stream: string) => stream.startsWith('constituent-');
@@ -167,7 +170,6 @@ export class SealingEventLog implements EventLog {
     this.erased.add(stream);
     this.cache.delete(stream);
     this.recent.drop(stream);
-    this.turns.forget(stream);
   }
 
   /** The key to seal a write with, made on the stream's first write; null once erased. */
@@ -199,19 +201,26 @@ export class SealingEventLog implements EventLog {
     if (id === null || id + KEYS_AHEAD / 2 <= this.aheadTo) return;
     const probe = `constituent-${id + KEYS_AHEAD / 2}`;
     if (this.cache.has(probe) || this.pending.has(probe) || this.erased.has(probe)) return;
-    const next = this.ahead(stream);
+    const next = this.ahead(stream, this.aheadTo);
     if (next.length) this.load(next, true).catch(() => {});
   }
 
-  /** The next ids' streams whose keys this process does not hold yet (KEYS_AHEAD). */
-  private ahead(stream: string): string[] {
+  /**
+   * The next ids' streams whose keys to make (KEYS_AHEAD). Those up to `asked` were asked for
+   * already, so only the ones past it are named, and looked up only as erased (made ahead: 256
+   * names and look-ups a batch, not 511 names and 1,533 look-ups); one of them in memory or under
+   * way (a read's fetch) is asked for again, and the store gives the key it has. A write whose
+   * key is missing (`asked` 0) names every id it lacks: after a batch that failed, say.
+   */
+  private ahead(stream: string, asked = 0): string[] {
     const id = idOf(stream);
     if (id === null) return [];
     this.aheadTo = Math.max(this.aheadTo, id + KEYS_AHEAD - 1);
     const out: string[] = [];
-    for (let n = id + 1; n < id + KEYS_AHEAD; n++) {
+    for (let n = Math.max(id, asked) + 1; n < id + KEYS_AHEAD; n++) {
       const next = `constituent-${n}`;
-      if (!this.cache.has(next) && !this.erased.has(next) && !this.pending.has(next)) out.push(next);
+      if (this.erased.has(next) || (!asked && (this.cache.has(next) || this.pending.has(next)))) continue;
+      out.push(next);
     }
     return out;
   }
@@ -286,71 +295,6 @@ export class SealingEventLog implements EventLog {
     if (!sealed(e.stream) || !holdsSealed(e.data as Data)) return e;
     const sealer = this.erased.has(e.stream) ? null : (this.cache.get(e.stream) ?? null);
     return { ...e, data: openData(e.data as Data, sealer, e.stream) };
-  }
-}
-
-/**
- * Recently used entries, at most `max`, the least recently used evicted first. The order is a
- * queue of (subject, tick) beside the map, an entry's tick its place: the map's own insertion
- * order, the first key evicted through `keys().next()`, walked every key deleted since the map
- * last rehashed (25-70 µs an eviction past 50,000 keys, at each key made once that many were).
- */
-export class KeyCache {
-  private readonly map = new Map<string, { sealer: Sealer; at: number }>();
-  /** Counts insertions and moves: an entry's `at` says how many went in after it. */
-  private tick = 0;
-  /** Subjects in the order of their ticks (`ats`), from `head`; an entry whose tick is not its map entry's is stale (moved, deleted). */
-  private subjects: string[] = [];
-  private ats: number[] = [];
-  private head = 0;
-
-  constructor(private readonly max: number) {}
-
-  get(subject: string): Sealer | undefined {
-    const entry = this.map.get(subject);
-    // A hit moves the entry to the young end only once it is in the older half: eviction stays
-    // least-recently-used (a key in use never reaches the front), without a queue entry at every
-    // write and read.
-    if (entry && this.tick - entry.at > this.max / 2) this.queue(subject, (entry.at = this.tick++));
-    return entry?.sealer;
-  }
-
-  has(subject: string): boolean {
-    return this.map.has(subject);
-  }
-
-  set(subject: string, sealer: Sealer): void {
-    const at = this.tick++;
-    this.map.set(subject, { sealer, at });
-    this.queue(subject, at);
-    while (this.map.size > this.max) {
-      const oldest = this.subjects[this.head];
-      if (this.map.get(oldest)?.at === this.ats[this.head]) this.map.delete(oldest);
-      this.head++;
-    }
-  }
-
-  delete(subject: string): void {
-    this.map.delete(subject);
-  }
-
-  private queue(subject: string, at: number): void {
-    this.subjects.push(subject);
-    this.ats.push(at);
-    // Evicted and stale entries kept to at most as many again as the live ones: compacted once
-    // in `max` pushes or more, so amortised to a few steps a push.
-    if (this.subjects.length > 2 * this.max + 1_024) {
-      const subjects: string[] = [];
-      const ats: number[] = [];
-      for (let k = this.head; k < this.subjects.length; k++) {
-        if (this.map.get(this.subjects[k])?.at !== this.ats[k]) continue;
-        subjects.push(this.subjects[k]);
-        ats.push(this.ats[k]);
-      }
-      this.subjects = subjects;
-      this.ats = ats;
-      this.head = 0;
-    }
   }
 }
 

@@ -39,9 +39,6 @@ export const SEAL_THREAD = new URL('./seal-thread.js', import.meta.url);
  */
 const THREAD_TURN = 3;
 
-/** Keys the sealing thread holds at most, as many as the sealing layer keeps in memory (sealed-log.ts): the oldest sent is dropped first. */
-const THREAD_KEYS = 50_000;
-
 /**
  * The seals of one turn of the event loop's appends, made together. In a server one AES-GCM
  * set-up cost 4-6 µs of CPU hot but 20-35 µs run alone among a request's work, and even batched
@@ -76,11 +73,6 @@ export class TurnSealer {
       if (!this.queue.length) setImmediate(() => this.flush());
       this.queue.push({ stream, events, sealer, done, failed });
     });
-  }
-
-  /** An erasure: the thread forgets the stream's key now (it never gets it again: isErased). */
-  forget(stream: string): void {
-    this.thread?.forget(stream);
   }
 
   /** Until every append handed over has been answered and taken up (gone on to the log, or failed). */
@@ -174,15 +166,16 @@ function answer({ q, splits }: Work): void {
 }
 
 /**
- * The main thread's side of the sealing thread (seal-thread.js): a turn's seals sent, their texts
- * answered. It sends each key once (its bytes, by postMessage: they stay in memory, in the
- * thread's heap, as in this one's, and are never written anywhere) and tells the thread to drop
- * it at an erasure. It keeps the process alive only while a turn is in flight.
+ * The main thread's side of the sealing thread (seal-thread.js): a turn's seals sent, each with
+ * its key's bytes (by postMessage: in memory only, in the thread's heap as in this one's, never
+ * written anywhere, and zeroed there once the turn is sealed), their texts answered. The thread
+ * holds no key between turns, so an erasure has nothing to tell it, and no map of the keys it
+ * holds is kept here: past 50,000 constituents that map cost 3-5 µs a new one on each side (a
+ * string-keyed set and an eviction a write), against 32 bytes copied a seal. It keeps the
+ * process alive only while a turn is in flight.
  */
 class SealThread {
   private readonly calls: ThreadCalls<string[]>;
-  /** The keys the thread holds, by stream, the oldest sent first: a stream's key is sent again only if its Sealer changed (the key cache dropped and fetched it again). */
-  private readonly held = new Map<string, Sealer>();
 
   constructor(program: URL, stopped: (thread: SealThread, wasReady: boolean) => void) {
     // As the key store's thread: a process started from string input passes no options on (sqlite-writer.ts).
@@ -215,50 +208,33 @@ class SealThread {
   }
 
   /**
-   * The turn's seals in one message: the keys the thread lacks in one block of bytes (copied, not
-   * transferred: a transfer cost more than the copy of a few hundred bytes), then the seals as
+   * The turn's seals in one message: their keys in one block of bytes, 32 a seal in order (copied,
+   * not transferred: a transfer cost more than the copy of a few hundred bytes), and the seals as
    * one string of (stream, part, JSON) triples, NUL between each (JSON.stringify writes a NUL as
    * an escape, never raw): one string costs the main thread less to send than an array of them.
    * The texts come back in order, in one string too.
    */
   seal(work: Work[]): Promise<string[]> {
-    const keyed: string[] = [];
-    const sealers: Sealer[] = [];
-    const drop: string[] = [];
     let seals = '';
+    let count = 0;
+    for (const { splits } of work) for (const s of splits) count += s.plain.length / 2;
+    const keys = new Uint8Array(32 * count);
+    let k = 0;
     for (const { q, splits } of work) {
-      let sent = false;
       for (const s of splits) {
-        if (!s.parts) continue;
-        if (!sent && this.held.get(q.stream) !== q.sealer) {
-          this.held.delete(q.stream);
-          this.held.set(q.stream, q.sealer);
-          keyed.push(q.stream);
-          sealers.push(q.sealer);
-          if (this.held.size > THREAD_KEYS) {
-            const oldest = this.held.keys().next().value!;
-            this.held.delete(oldest);
-            drop.push(oldest);
-          }
+        for (let i = 0; i < s.plain.length; i += 2) {
+          q.sealer.copyKeyInto(keys, 32 * k++);
+          seals += `${seals ? '\0' : ''}${q.stream}\0${s.plain[i]}\0${s.plain[i + 1]}`;
         }
-        sent = true;
-        for (let i = 0; i < s.plain.length; i += 2) seals += `${seals ? '\0' : ''}${q.stream}\0${s.plain[i]}\0${s.plain[i + 1]}`;
       }
     }
-    const keys = new Uint8Array(32 * sealers.length);
-    sealers.forEach((sealer, i) => sealer.copyKeyInto(keys, i * 32));
-    const sent = this.calls.call({ drop: drop.length ? drop : undefined, keyed, keys, seals });
+    const sent = this.calls.call({ keys, seals });
     // postMessage copied the bytes: this thread's copy is not left for the collector to find.
     keys.fill(0);
     return sent;
   }
 
-  forget(stream: string): void {
-    if (!this.held.delete(stream) || this.calls.failure) return;
-    this.calls.worker.postMessage({ id: 0, drop: [stream] });
-  }
-
-  /** Lets the turns in flight finish, has the thread zero the keys it holds, and ends it. */
+  /** Lets the turns in flight finish, and ends the thread. */
   close(): Promise<void> {
     return this.calls.close();
   }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { KeyCache } from '../../eventlog/key-cache.js';
 import { SqliteKeyStore } from '../../eventlog/keys.js';
 import type { NewEvent } from '../../eventlog/port.js';
 import { SealingEventLog } from '../../eventlog/sealed-log.js';
@@ -84,6 +85,21 @@ describe('the keys made ahead of the ids being created', () => {
     await log.append('constituent-1', [{ type: 'ConstituentUpdated', data: { id: 1, changes: { LastName: 'Later' } }, metadata: meta }], 0n);
     expect(asked).not.toHaveBeenCalled();
     // (A creation half way through still asks for the next batch: eventlog.sealed.test.ts.)
+    await log.close();
+  });
+
+  it('names only the ids past those asked for already when it makes the next keys ahead, looking none of them up in memory', async () => {
+    const { log } = open();
+    const keys = (log as unknown as { keys: SqliteKeyStore }).keys;
+    await log.append('constituent-1', [created(1, { FirstName: 'First' })], 'no_stream');
+    const asked = vi.spyOn(keys, 'keysFor');
+    const lookedUp = vi.spyOn(KeyCache.prototype, 'has');
+    // Half way through the batch made with constituent-1's key (2-512): the next one, 513-768.
+    await log.append('constituent-257', [created(257, { FirstName: 'Half' })], 'no_stream');
+    expect(asked).toHaveBeenCalledTimes(1);
+    expect(asked.mock.calls[0][0]).toEqual(Array.from({ length: 256 }, (_, i) => `constituent-${513 + i}`));
+    // The probe half a batch ahead, not one look-up a name.
+    expect(lookedUp.mock.calls.length).toBeLessThan(5);
     await log.close();
   });
 });

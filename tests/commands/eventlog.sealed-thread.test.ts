@@ -27,7 +27,6 @@ interface ThreadView {
   ready: boolean;
   busy: boolean;
   worker: Worker;
-  held: Map<string, unknown>;
 }
 const turnsOf = (log: SealingEventLog) => (log as unknown as { turns: { thread: ThreadView | null; threadless: boolean } }).turns;
 
@@ -81,6 +80,30 @@ describe('the sealing thread', () => {
     await other.close();
   });
 
+  it('sends each seal its key with its turn, the thread keeping none between turns: the stream\u2019s key again with its next seal, and nothing at an erasure', async () => {
+    const { log, thread } = await started();
+    // Each turn's message as posted (the main thread zeroes its copy of the keys right after).
+    const turns: Array<{ streams: string[]; keys: Uint8Array }> = [];
+    const sent = posted(thread, (m) => {
+      const triples = (m.seals as string).split('\0');
+      turns.push({ streams: triples.filter((_, i) => i % 3 === 0), keys: new Uint8Array(m.keys as Uint8Array) });
+    });
+    const update = (id: number): NewEvent => ({ type: 'ConstituentUpdated', data: { id, changes: { LastName: `Again${id}` } }, metadata: meta });
+    expect((await appendAll(log, [2, 3, 4])).map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    await Promise.all([2, 3, 4].map((id) => log.append(`constituent-${id}`, [update(id)], 0n)));
+    expect(turns.map((t) => t.streams)).toEqual([['constituent-2', 'constituent-3', 'constituent-4'], ['constituent-2', 'constituent-3', 'constituent-4']]);
+    for (const t of turns) expect(t.keys).toHaveLength(32 * 3);
+    // The same key a stream, sent again with each seal, and a key apart for each stream.
+    expect(turns[1].keys).toEqual(turns[0].keys);
+    const keyOf = (k: number) => Buffer.from(turns[0].keys.subarray(32 * k, 32 * k + 32)).toString('hex');
+    expect(new Set([0, 1, 2].map(keyOf)).size).toBe(3);
+    // An erasure has nothing to tell the thread.
+    await log.rewriteStream('constituent-3');
+    expect(sent).toHaveLength(2);
+    expect((await log.readStream('constituent-2')).map((e) => e.data)).toEqual([person(2).data, { id: 2, changes: { LastName: 'Again2' } }]);
+    await log.close();
+  });
+
   it('gives every seal a nonce of its own, on the main thread before the thread starts, on the thread, and on the thread started after one stopped', async () => {
     const { inner, log, thread } = await started();
     let id = 2;
@@ -103,7 +126,7 @@ describe('the sealing thread', () => {
     await log.close();
   });
 
-  it('refuses an append whose subject is erased while its turn is on the thread, writes nothing of it, and has the thread drop the key', async () => {
+  it('refuses an append whose subject is erased while its turn is on the thread, and writes nothing of it', async () => {
     const { inner, log, thread } = await started();
     await log.append('constituent-2', [person(2)], 'no_stream');
     let erased: Promise<number> | undefined;
@@ -116,8 +139,7 @@ describe('the sealing thread', () => {
     expect(others.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
     await erased;
     expect(await inner.readStream('constituent-3')).toEqual([]);
-    expect(sent.some((m) => (m.drop as string[] | undefined)?.includes('constituent-3'))).toBe(true);
-    expect(thread.held.has('constituent-3')).toBe(false);
+    expect(sent).toHaveLength(1);
     await log.close();
   });
 
@@ -131,8 +153,10 @@ describe('the sealing thread', () => {
     expect(a.status).toBe('rejected');
     expect(others.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
     expect(await inner.readStream('constituent-5')).toEqual([]);
-    expect(sent.some((m) => (m.keyed as string[] | undefined)?.includes('constituent-5'))).toBe(false);
-    expect(sent.some((m) => (m.keyed as string[] | undefined)?.includes('constituent-6'))).toBe(true);
+    const streams = sent.flatMap((m) => (m.seals as string).split('\0').filter((_, i) => i % 3 === 0));
+    expect(streams).not.toContain('constituent-5');
+    expect(streams).toContain('constituent-6');
+    for (const m of sent) expect((m.keys as Uint8Array).length).toBe((32 * (m.seals as string).split('\0').length) / 3);
     await log.close();
   });
 
