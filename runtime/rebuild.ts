@@ -1,4 +1,3 @@
-import { closeSync, fsync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { openLogReader } from '../eventlog/sqlite-file.js';
@@ -10,6 +9,7 @@ import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { quoteId } from '../projections/store/sqlite-schema.js';
 import { lockDataDir } from './datadir-lock.js';
 import { privateFile } from './private-files.js';
+import { Flusher, removeDatabase, replaceDatabase, syncPath } from './rebuild-files.js';
 import { chunkSender, type RelayedChunk, RelayedLog } from './rebuild-relay.js';
 import { FreshFileStore } from './rebuild-store.js';
 import { type ThreadTimeline, Timeline, threadCpuMs } from './rebuild-timeline.js';
@@ -30,6 +30,9 @@ export interface RebuildOptions {
   /** Build the `independent` projectors on a second thread (the default), or everything on this one. */
   threads?: 1 | 2;
 }
+
+// The helpers of a database file built beside the live one, where prepare.ts and prepared.ts take them too.
+export { removeDatabase, replaceDatabase, syncPath } from './rebuild-files.js';
 
 /** What the second thread is given (rebuild-lane.ts). */
 export interface LaneSettings {
@@ -80,8 +83,8 @@ export interface RebuildResult {
  * without a WAL or syncs (nobody reads it meanwhile) and synced once at the end.
  *
  * The projectors marked `independent` (the activity log, the change feed: a row per event, read by
- * no other projector) are built meanwhile by a second thread into a file of their own, read from
- * the log by that thread too, and copied in at the end: SQLite's copy of a whole table into an
+ * no other projector) are built meanwhile by a second thread into a file of their own, from the
+ * chunks of the log this one reads (rebuild-relay.ts), and copied in at the end: SQLite's copy of a whole table into an
  * empty one moves its pages as they are, far faster than projecting them again.
  */
 export async function rebuildReadModels(dataDir: string, options: RebuildOptions = {}): Promise<RebuildResult> {
@@ -336,55 +339,4 @@ function copyIn(core: SqliteReadCore, file: string, projectors: Projector[], pos
 /** Same layout on both sides, so SQLite moves the pages as they are (its transfer of a whole table into an empty one). */
 function copyTable(core: SqliteReadCore, table: string): void {
   core.db.exec(`INSERT INTO main.${table} SELECT * FROM apart.${table}`);
-}
-
-/**
- * Syncs a file written without syncs while it is still being written, on libuv's pool: what is
- * on disk by the end need not be written then, so the disk works beside the CPU instead of after it.
- */
-class Flusher {
-  private readonly fd: number;
-  private running: Promise<void> | null = null;
-
-  constructor(file: string) {
-    this.fd = openSync(file, 'r');
-  }
-
-  /** Starts a sync unless one runs. A failing one is not told: the last sync (syncPath) fails the same way. */
-  kick(): void {
-    this.running ??= new Promise<void>((resolve) => fsync(this.fd, () => resolve())).then(() => {
-      this.running = null;
-    });
-  }
-
-  async close(): Promise<void> {
-    await this.running;
-    closeSync(this.fd);
-  }
-}
-
-/** A database file and whatever SQLite keeps beside it. */
-export function removeDatabase(file: string): void {
-  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(file + suffix, { force: true });
-}
-
-/**
- * Moves the finished file over the live one. The live one's WAL goes first: left beside the new
- * file it would be read as the new file's. A crash in between leaves the old file without its
- * last transactions, still consistent: its checkpoints are as old as its rows, and those events are projected again.
- */
-export function replaceDatabase(from: string, to: string): void {
-  for (const suffix of ['-wal', '-shm', '-journal']) rmSync(to + suffix, { force: true });
-  renameSync(from, to);
-  syncPath(path.dirname(to));
-}
-
-/** Everything written to a file (or a directory's entries) on disk before this returns. */
-export function syncPath(file: string): void {
-  const fd = openSync(file, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
