@@ -22,6 +22,7 @@ export const STATUS: Record<ErrorCode, number> = {
   payload_too_large: 413,
   rate_limited: 429,
   not_supported: 501,
+  erasure_pending: 503,
 };
 
 export const ERROR_CODES = Object.keys(STATUS) as ErrorCode[];

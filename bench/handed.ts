@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,17 +17,13 @@ import { median } from './lib.js';
  * key, so the log parses the text back, as every write did before). The main thread's CPU is its
  * own scheduler time (/proc/self/task/<pid>/schedstat), not the writer thread's.
  * Then each hop alone: the check against the parse, a million times over the same text; and the
- * idempotency store's durable commit of a batch's ~500 KB answer (runtime/idempotency/sqlite.ts).
+ * idempotency store's durable commit of a batch's ~500 KB answer (runtime/idempotency/sqlite.ts), on
+ * its thread against the main thread.
  */
 const N = Number(process.env.BENCH_HANDED_N ?? 4_000);
 const ROUNDS = Number(process.env.BENCH_HANDED_ROUNDS ?? 6);
 
 const mainThreadNs = (): number => Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
-/** The process's CPU to the moment (getrusage): for a hop of a few ms, where a thread's schedstat moves only at ticks and switches; nothing else runs then. */
-const processNs = (): number => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) * 1_000;
-};
 const load = () => loadavg()[0].toFixed(1);
 
 const FIELDS = {
@@ -118,36 +115,68 @@ function alone(lines: string[]): void {
   lines.push(`one event alone (data ${text.length} B, metadata ${metaText.length} B of JSON), wall a call, median of 5x${M}: parsed back ${median(parse).toFixed(2)} µs, the check ${median(check).toFixed(2)} µs [load ${load()}] (${sink > 0 ? 'ok' : ''})`);
 }
 
+/**
+ * A batch's stored answer (~500 KB) and a small one kept durably, on the store's thread against
+ * the same store's statements on the main thread (`program` null, as before the thread), rounds
+ * alternated: wall to the answer, the event loop held meanwhile (eventLoopUtilization's active
+ * time: what every other request waited), and the main thread's own CPU (schedstat).
+ */
 async function answers(lines: string[]): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'turnout-bench-idem-'));
-  const store = SqliteIdempotencyStore.open(dir);
+  const onThread = SqliteIdempotencyStore.open(dir);
+  const here = new SqliteIdempotencyStore(new Database(path.join(dir, 'idempotency.sqlite')), 500, null);
   // A batch of 1,000 items' answer, as the import gets back: about 500 KB.
   const item = { status: 201, created: true, constituent: { Id: 1, ...FIELDS } };
   const body = JSON.stringify({ results: Array.from({ length: 1_000 }, (_, i) => ({ ...item, constituent: { ...item.constituent, Id: i } })) });
-  const wall: number[] = [];
-  const cpu: number[] = [];
-  const smallWall: number[] = [];
+  const ways = { thread: onThread, here };
+  type Figures = { wall: number[]; held: number[]; cpu: number[]; smallWall: number[]; smallHeld: number[] };
+  const figures: Record<keyof typeof ways, Figures> = {
+    thread: { wall: [], held: [], cpu: [], smallWall: [], smallHeld: [] },
+    here: { wall: [], held: [], cpu: [], smallWall: [], smallHeld: [] },
+  };
   try {
+    await until(() => (onThread as unknown as { thread: { ready: boolean } | null }).thread?.ready === true);
     for (let r = 0; r < 12; r++) {
-      for (const [b, into] of [[body, wall], ['{"results":[]}', smallWall]] as const) {
-        const key = `k${r}-${b.length}`;
-        await store.begin('bench', key, 'f', Date.now());
-        const t0 = performance.now();
-        const c0 = processNs();
-        await store.complete('bench', key, { status: 200, body: b, headers: { 'content-type': 'application/json' } });
-        into.push(performance.now() - t0);
-        if (b === body) cpu.push((processNs() - c0) / 1e6);
+      for (const way of ['thread', 'here'] as const) {
+        const store = ways[way];
+        const f = figures[way];
+        for (const b of [body, '{"results":[]}']) {
+          const key = `k${r}-${way}-${b.length}`;
+          await store.begin('bench', key, 'f', Date.now());
+          const t0 = performance.now();
+          const e0 = performance.eventLoopUtilization();
+          const c0 = mainThreadNs();
+          await store.complete('bench', key, { status: 200, body: b, headers: { 'content-type': 'application/json' } });
+          const held = performance.eventLoopUtilization(e0).active;
+          if (b === body) {
+            f.wall.push(performance.now() - t0);
+            f.held.push(held);
+            f.cpu.push((mainThreadNs() - c0) / 1e6);
+          } else {
+            f.smallWall.push(performance.now() - t0);
+            f.smallHeld.push(held);
+          }
+        }
       }
     }
   } finally {
-    await store.close();
+    await onThread.close();
+    await here.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  lines.push(
-    `a stored answer's durable commit (synchronous=FULL, on the main thread), median of 12: ${(body.length / 1024).toFixed(0)} KB ${median(wall).toFixed(2)} ms wall, ` +
-      `${median(cpu).toFixed(2)} ms CPU; a 15 B answer ${median(smallWall).toFixed(2)} ms wall [load ${load()}]`,
-  );
+  for (const way of ['here', 'thread'] as const) {
+    const f = figures[way];
+    lines.push(
+      `a stored answer's durable commit (synchronous=FULL) ${way === 'here' ? 'on the main thread' : "on the store's thread"}, median of 12: ${(body.length / 1024).toFixed(0)} KB ` +
+        `${median(f.wall).toFixed(2)} ms wall, event loop held ${median(f.held).toFixed(2)} ms, main-thread CPU ${median(f.cpu).toFixed(2)} ms; ` +
+        `a 15 B answer ${median(f.smallWall).toFixed(2)} ms wall, held ${median(f.smallHeld).toFixed(2)} ms [load ${load()}]`,
+    );
+  }
 }
+
+const until = async (ready: () => boolean) => {
+  while (!ready()) await new Promise((r) => setTimeout(r, 5));
+};
 
 export async function run(): Promise<{ name: string; lines: string[] }> {
   const lines: string[] = [];

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DataDirBusy, PrepareBusy } from '../runtime/datadir-lock.js';
+import { ErasureUnderway } from '../runtime/erasure-journal.js';
 import { prepareReadModels } from '../runtime/prepare.js';
 import { LOG_FILE } from '../runtime/read-models.js';
 import { rebuildReadModels } from '../runtime/rebuild.js';
@@ -168,7 +169,7 @@ export async function prepare(dataDir: string, out: Out): Promise<number> {
   } catch (err) {
     copy?.stop();
     progress?.stop();
-    if (err instanceof PrepareBusy) throw new CommandFailed(err.message);
+    if (err instanceof PrepareBusy || err instanceof ErasureUnderway) throw new CommandFailed(err.message);
     throw err;
   }
 }

@@ -158,7 +158,7 @@ export const planFeedTableRewrite = (
   rebuild: (seq: bigint) => Promise<string | null>,
 ): Promise<FeedRewritePlan> => planFeedRewrite(db, TABLE, team, after, stale, rebuild);
 
-/** Plans an erasure's rewrite makes before it gives up (and leaves the erasure to the next start). */
+/** Plans an erasure's rewrite makes before it gives up (and the erasure is tried again after a back-off, runtime/erasure.ts). */
 const REWRITE_ROUNDS = 10;
 
 /** The envelope number just before the first one a cursor has not given: `after` is exclusive. */
@@ -235,7 +235,7 @@ export class FeedTable {
       changed += done.changed;
       if (done.redoAfter === null) return changed;
       // Each round starts at the rows the projector moved since the last: the few newest.
-      if (round === REWRITE_ROUNDS) throw new Error(`the change feed's rewrite for an erasure kept meeting new blocks after ${round} plans; the erasure finishes at the next start`);
+      if (round === REWRITE_ROUNDS) throw new Error(`the change feed's rewrite for an erasure kept meeting new blocks after ${round} plans`);
       after = done.redoAfter;
     }
   }

@@ -6,6 +6,10 @@
  * function or a symbol, and any object that is not a plain object or array (a Date's toJSON, a
  * class instance's prototype, a null prototype all come back as plain objects or strings).
  *
+ * It trusts what NewEvent (port.ts) asks of an event's data: no getters, symbol keys,
+ * non-enumerable properties (a hidden toJSON) or proxies, which it would not see and JSON would
+ * (looking for them would cost each append an array of its keys per object).
+ *
  * A log that has the appended object in hand gives it to its followers where this holds, instead
  * of parsing back the text it just wrote (sqlite-group-commit.ts); sealed-data.ts applies the same
  * rule to the sealed parts.

@@ -7,9 +7,10 @@
  * writer thread is, so that this file runs from the sources under the test runner and, copied by
  * tsc, from the build.
  */
-import { createCipheriv, randomFillSync } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { sealBytes } from './sealed-format.js';
 
 if (!parentPort) throw new Error('keys-thread.js runs as a worker thread of the key store');
 const port = parentPort;
@@ -24,26 +25,13 @@ const many = db.prepare('SELECT subject, wrapped FROM data_keys WHERE subject IN
 const insert = db.prepare('INSERT INTO data_keys (subject, wrapped) VALUES (?, ?)');
 
 /**
- * The key sealed by the main key for its subject, byte for byte as Sealer.sealBytes and wrapKey
- * (sealing.ts, keys.ts) make it, which unwrap on the main thread: version 1 | nonce | tag |
- * ciphertext, AES-256-GCM, the subject bound as associated data, in base64.
+ * The key sealed by the main key for its subject, as wrapKey (keys.ts) seals it and the main
+ * thread unwraps it: sealed-format.js's bytes, the subject bound as associated data, in base64.
  * @param {string} subject
  * @param {Buffer} key
  */
 function wrap(subject, key) {
-  const out = Buffer.allocUnsafe(1 + 12 + 16 + key.length);
-  out[0] = 1;
-  const nonce = out.subarray(1, 13);
-  randomFillSync(nonce);
-  const cipher = createCipheriv('aes-256-gcm', main, nonce);
-  cipher.setAAD(Buffer.from(`data-key:${subject}`, 'utf8'));
-  const body = cipher.update(key);
-  const rest = cipher.final();
-  if (body.length + rest.length !== key.length) throw new Error('AES-GCM gave a ciphertext of another length than its plaintext');
-  body.copy(out, 29);
-  rest.copy(out, 29 + body.length);
-  cipher.getAuthTag().copy(out, 13);
-  return out.toString('base64');
+  return sealBytes(main, key, `data-key:${subject}`).toString('base64');
 }
 
 /** Immediate: another process on the file cannot slip its key in between the read and the insert. */

@@ -6,6 +6,13 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { EventMetadata, Position, RecordedEvent } from '../domain/shared/events.js';
 
+/**
+ * An event to append. Its data and metadata are JSON data built from literals, spreads and
+ * copies: own enumerable string keys holding plain values, with no getters, symbol keys,
+ * non-enumerable properties or proxies. A log hands the objects themselves to its followers where
+ * JSON would give them back unchanged (json-exact.ts), and that check, walked on every append,
+ * looks only at what JSON.stringify reads through `for...in`; it does not look for those.
+ */
 export interface NewEvent<T extends string = string, D = Record<string, unknown>> {
   type: T;
   data: D;

@@ -7,12 +7,12 @@
  * tsc, as the key store's thread is (keys-thread.js), so that it runs from the sources under the
  * test runner and, copied by tsc, from the build.
  *
- * Each seal's text is byte for byte what Sealer.sealText (sealing.ts) makes, and opens there:
- * `sealed:v1:` then base64url(version 1 | nonce | tag | ciphertext), the stream and part bound
- * as associated data (`<stream>:<part>`).
+ * Each seal is sealed-format.js's, as the main thread's Sealer (sealing.ts) makes it, the stream
+ * and part bound as associated data (`<stream>:<part>`); the nonces come from this thread's own
+ * pool (a module's state is its thread's).
  */
-import { createCipheriv, randomFillSync } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
+import { sealText } from './sealed-format.js';
 
 if (!parentPort) throw new Error('seal-thread.js runs as a worker thread of the sealing layer');
 const port = parentPort;
@@ -24,49 +24,6 @@ const port = parentPort;
  * @type {Map<string, Buffer>}
  */
 const keys = new Map();
-
-/**
- * Nonces from a pool of this thread's own, filled 16 KiB at a time from OpenSSL's CSPRNG (as the
- * main thread's is, sealing.ts): each thread draws its own bytes from the generator and no pool
- * is shared or copied between threads, so no two seals, here or there, take the same bytes.
- */
-const POOL_BYTES = 16 * 1024;
-const pool = Buffer.alloc(POOL_BYTES);
-let used = POOL_BYTES;
-
-/** @param {Buffer} into */
-function nonceInto(into) {
-  if (used + into.length > POOL_BYTES) {
-    randomFillSync(pool);
-    used = 0;
-  }
-  pool.copy(into, 0, used, used + into.length);
-  used += into.length;
-}
-
-const HEAD = 1 + 12 + 16;
-
-/**
- * @param {Buffer} key
- * @param {string} plain
- * @param {string} associated
- */
-function sealText(key, plain, associated) {
-  const bytes = Buffer.from(plain, 'utf8');
-  const out = Buffer.allocUnsafe(HEAD + bytes.length);
-  out[0] = 1;
-  nonceInto(out.subarray(1, 13));
-  const cipher = createCipheriv('aes-256-gcm', key, out.subarray(1, 13));
-  cipher.setAAD(Buffer.from(associated, 'utf8'));
-  // GCM is a stream mode: update gives every byte, final none (it only computes the tag).
-  const body = cipher.update(bytes);
-  const rest = cipher.final();
-  if (body.length + rest.length !== bytes.length) throw new Error('AES-GCM gave a ciphertext of another length than its plaintext');
-  body.copy(out, HEAD);
-  rest.copy(out, HEAD + body.length);
-  cipher.getAuthTag().copy(out, 13);
-  return 'sealed:v1:' + out.toString('base64url');
-}
 
 /**
  * One turn: `drop` the keys to forget, `keyed` the streams whose keys come in `keys` (32 bytes

@@ -38,6 +38,8 @@ export interface Config {
    * X-Forwarded-For names the client (failed-auth throttling, logs); empty: none is trusted.
    */
   trustProxy: string[];
+  /** The delay between a failed erasure's attempts (runtime/erasure-pending.ts); not from the environment: 1 s doubling to 60 s, shorter in tests. */
+  erasureRetry?: { baseMs: number; maxMs: number };
 }
 
 /** pino's levels, and `silent`. */

@@ -6,6 +6,7 @@ import { type CatchUpProgress, ProgressMeter } from '../projections/engine/progr
 import { type LogReader, SqliteProjection } from '../projections/engine/sqlite-step.js';
 import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { lockPrepare } from './datadir-lock.js';
+import { ErasureUnderway, erasuresUnderway } from './erasure-journal.js';
 import { fingerprintOf, preparedFile, preparedFiles, readPreparedState, staleReadModels, writePreparedState } from './prepared.js';
 import { privateFile } from './private-files.js';
 import { LOG_FILE, READ_MODELS_FILE } from './read-models.js';
@@ -61,10 +62,21 @@ export async function prepareReadModels(dataDir: string, options: PrepareOptions
   const lock = lockPrepare(dataDir);
   let log: ReturnType<typeof openLogReader> | null = null;
   let core: SqliteReadCore | null = null;
+  let target: string | null = null;
+  // An erasure removes every prepared file (decisions.md §17); one that begins meanwhile waits for
+  // this prepare to let go of its lock, which it does at its next look at the journal.
+  let looked = 0;
+  const stopForErasure = (every = 250) => {
+    if (performance.now() - looked < every) return;
+    looked = performance.now();
+    const ids = erasuresUnderway(dataDir);
+    if (ids.length) throw new ErasureUnderway(ids);
+  };
   try {
+    stopForErasure(0);
     const versions = await projectorVersions(options.projectorsModule);
     const fingerprint = fingerprintOf(versions);
-    const target = preparedFile(dataDir, fingerprint);
+    target = preparedFile(dataDir, fingerprint);
     for (const f of preparedFiles(dataDir)) {
       if (f.fingerprint === fingerprint && !f.partial) continue;
       removeDatabase(f.file);
@@ -82,7 +94,7 @@ export async function prepareReadModels(dataDir: string, options: PrepareOptions
       removeDatabase(target);
       const live = path.join(dataDir, READ_MODELS_FILE);
       // The read models whose version stays are copied as they are; only the others are built from the log.
-      if (stale.length < versions.length && existsSync(live)) await copyLive(live, target, options.onCopy);
+      if (stale.length < versions.length && existsSync(live)) await copyLive(live, target, options.onCopy, stopForErasure);
     }
     privateFile(target, { sqlite: true });
     log = openLogReader(path.join(dataDir, LOG_FILE), { readonly: true });
@@ -93,7 +105,9 @@ export async function prepareReadModels(dataDir: string, options: PrepareOptions
     if (!resumed) opened.transaction(() => writePreparedState(opened.db, { fingerprint, built: stale, done: false, position: 0n, stream: null, revision: null }));
     const collections = projectors.filter((p) => stale.includes(p.name)).flatMap((p) => p.collections.map((c) => c.name));
     const indexesWait = () => collections.some((name) => opened.inBulk(name));
-    const { events, position } = await follow(projection, log, { ...options, report }, indexesWait);
+    const { events, position } = await follow(projection, log, { ...options, report }, indexesWait, stopForErasure);
+    // The last step may have built indexes for minutes without a look: one more before it is done.
+    stopForErasure(0);
     const last = position > 0n ? log.readAfter(position - 1n, 1)[0] : undefined;
     const state = readPreparedState(opened.db)!;
     opened.transaction(() => writePreparedState(opened.db, { ...state, done: true, position, stream: last?.stream ?? null, revision: last?.revision ?? null }));
@@ -101,6 +115,14 @@ export async function prepareReadModels(dataDir: string, options: PrepareOptions
     opened.close();
     core = null;
     return { file: target, built: state.built, resumed, events, position, ms: performance.now() - started };
+  } catch (err) {
+    if (err instanceof ErasureUnderway && target) {
+      core?.close();
+      core = null;
+      removeDatabase(target);
+      removeDatabase(`${target}.copy`);
+    }
+    throw err;
   } finally {
     core?.close();
     log?.close();
@@ -116,7 +138,7 @@ const LAST_BULK_STEP = 20_000;
  * The step that catches up builds the search and list indexes of what was built in bulk mode, in
  * one transaction that tells no progress (a minute or two at a million rows): that is said first.
  */
-async function follow(projection: SqliteProjection, log: LogReader, options: PrepareOptions, indexesWait: () => boolean): Promise<{ events: number; position: bigint }> {
+async function follow(projection: SqliteProjection, log: LogReader, options: PrepareOptions, indexesWait: () => boolean, stopForErasure: () => void): Promise<{ events: number; position: bigint }> {
   const from = await projection.position();
   const meter = new ProgressMeter(Number(log.head() - from), options.progressEveryMs ?? 5_000);
   // Told at once, so a rate counts from here (the first step may take seconds).
@@ -124,6 +146,7 @@ async function follow(projection: SqliteProjection, log: LogReader, options: Pre
   let events = 0;
   let said = false;
   for (;;) {
+    stopForErasure();
     let silent: (() => void) | null = null;
     if (!said && Number(log.head() - (await projection.position())) <= LAST_BULK_STEP && indexesWait()) {
       said = true;
@@ -172,7 +195,7 @@ function resumable(file: string, fingerprint: string): boolean {
  * far the copy has come. It is written under another name and renamed once whole and synced, so a
  * prepare killed meanwhile leaves no file that looks prepared.
  */
-async function copyLive(live: string, target: string, onCopy?: (bytes: number, total: number) => void): Promise<void> {
+async function copyLive(live: string, target: string, onCopy: ((bytes: number, total: number) => void) | undefined, stopForErasure: () => void): Promise<void> {
   const partial = `${target}.copy`;
   removeDatabase(partial);
   // VACUUM INTO writes into an empty file: made here, so it is private from the start.
@@ -180,9 +203,18 @@ async function copyLive(live: string, target: string, onCopy?: (bytes: number, t
   const total = statSync(live).size;
   const size = () => (existsSync(partial) ? statSync(partial).size : 0);
   const worker = startModuleThread(import.meta.url, 'prepare-copy', { workerData: { from: live, to: partial }, name: 'turnout-prepare-copy' });
-  const timer = setInterval(() => onCopy?.(Math.min(size(), total), total), 250);
+  let stop: (err: unknown) => void = () => undefined;
+  const timer = setInterval(() => {
+    onCopy?.(Math.min(size(), total), total);
+    try {
+      stopForErasure();
+    } catch (err) {
+      stop(err);
+    }
+  }, 250);
   try {
     await new Promise<void>((resolve, reject) => {
+      stop = reject;
       worker.once('message', (m: { ok: boolean; message?: string }) => (m.ok ? resolve() : reject(new Error(`copying the live read models failed: ${m.message}`))));
       worker.once('error', reject);
       worker.once('exit', (code) => reject(new Error(`the copy of the live read models ended (code ${code}) before it was done`)));

@@ -6,6 +6,7 @@ import { outOfDate } from '../projections/engine/step.js';
 import { VERSIONS } from '../projections/store/sqlite-connection.js';
 import { META_PREFIX } from '../projections/store/sqlite-schema.js';
 import { lockPrepare, PrepareBusy } from './datadir-lock.js';
+import { erasuresUnderway } from './erasure-journal.js';
 import { LOG_FILE, READ_MODELS_FILE } from './read-models.js';
 import { removeDatabase, replaceDatabase } from './rebuild.js';
 
@@ -111,9 +112,13 @@ export function adoptPrepared(dataDir: string, versions: readonly ProjectorVersi
   }
   try {
     const fingerprint = fingerprintOf(versions);
+    // An erasure a previous run began holds values a prepared file may still have: rebuilt instead.
+    const erasing = erasuresUnderway(dataDir);
     let adopted: PreparedState | null = null;
     for (const f of files) {
-      const refused = f.fingerprint !== fingerprint ? 'prepared by a release whose read-model versions differ from this one' : f.partial ? 'an unfinished copy' : refusal(dataDir, f.file, versions);
+      const refused = erasing.length
+        ? `built before the erasure of constituent ${erasing.join(', ')}, which this start finishes`
+        : f.fingerprint !== fingerprint ? 'prepared by a release whose read-model versions differ from this one' : f.partial ? 'an unfinished copy' : refusal(dataDir, f.file, versions);
       if (typeof refused === 'string') {
         removeDatabase(f.file);
         report(`read models: removed ${f.name}: ${refused}`);
@@ -165,5 +170,34 @@ function logHolds(logFile: string, state: PreparedState): boolean {
     return row !== undefined && row.stream === state.stream && row.revision === state.revision;
   } finally {
     db.close();
+  }
+}
+
+/**
+ * For an erasure (decisions.md §17), on the embedded data dir: removes every prepared file, each
+ * built from values the erasure removes. A prepare that runs meanwhile holds its lock; it reads the
+ * erasures' journal at each step, stops and removes its own file when it finds one under way, and
+ * this waits up to `waitMs` for it to let go. Throws when it has not (a prepare in its last step,
+ * building indexes in one transaction): the erasure is tried again.
+ */
+export async function discardPrepared(dataDir: string, report: (line: string) => void, waitMs = 30_000): Promise<void> {
+  const until = Date.now() + waitMs;
+  let lock: { release(): void } | null = null;
+  while (!lock) {
+    try {
+      lock = lockPrepare(dataDir);
+    } catch (err) {
+      if (!(err instanceof PrepareBusy)) throw err;
+      if (Date.now() > until) throw new Error(`${err.message} It has not stopped for the erasure within ${Math.round(waitMs / 1000)} s; the erasure is tried again.`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  try {
+    for (const f of preparedFiles(dataDir)) {
+      removeDatabase(f.file);
+      report(`erasure: removed ${f.name}, read models prepared from values the erasure removes; prepare again once it has finished`);
+    }
+  } finally {
+    lock.release();
   }
 }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { openLogReader } from '../eventlog/sqlite-file.js';
@@ -94,9 +95,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
   const timeline = new Timeline();
   timeline.begin('start');
   const live = path.join(dataDir, READ_MODELS_FILE);
-  const building = `${live}.rebuild`;
-  const apartFile = `${live}.rebuild-apart`;
-  const searchFile = `${live}.rebuild-search`;
+  const [building, apartFile, searchFile] = rebuildFiles(live);
   const logFile = path.join(dataDir, LOG_FILE);
   let log: ReturnType<typeof openLogReader> | null = null;
   let core: SqliteReadCore | null = null;
@@ -339,4 +338,20 @@ function copyIn(core: SqliteReadCore, file: string, projectors: Projector[], pos
 /** Same layout on both sides, so SQLite moves the pages as they are (its transfer of a whole table into an empty one). */
 function copyTable(core: SqliteReadCore, table: string): void {
   core.db.exec(`INSERT INTO main.${table} SELECT * FROM apart.${table}`);
+}
+
+/** The files a rebuild writes beside the live read models: the new file, and its second and search threads' own. */
+export const rebuildFiles = (live: string): [building: string, apart: string, search: string] => [`${live}.rebuild`, `${live}.rebuild-apart`, `${live}.rebuild-search`];
+
+/**
+ * Removes what a rebuild killed half-way left beside the live read models: copies of every row,
+ * personal values included, that an erasure must not leave behind (decisions.md §17). Only a
+ * process that holds the data dir may: a rebuild holds it while it runs.
+ */
+export function removeRebuildLeftovers(dataDir: string, report: (message: string) => void): void {
+  for (const file of rebuildFiles(path.join(dataDir, READ_MODELS_FILE))) {
+    if (!['', '-wal', '-shm', '-journal'].some((suffix) => existsSync(file + suffix))) continue;
+    removeDatabase(file);
+    report(`read models: removed ${path.basename(file)}, left by a rebuild that did not finish`);
+  }
 }

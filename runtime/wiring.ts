@@ -31,6 +31,7 @@ import { SqliteIdempotencyStore } from './idempotency/sqlite.js';
 import { type CatchUpProgress, LOG_FILE, READ_MODELS_FILE, startProjectorThread } from './read-models.js';
 import { readModelTopology } from './topology.js';
 import { adoptPrepared } from './prepared.js';
+import { removeRebuildLeftovers } from './rebuild.js';
 import { projectorVersions } from './thread-projectors.js';
 import { FeedTable } from '../dispatcher/feed-table.js';
 import { FeedModel } from '../dispatcher/feed-model.js';
@@ -179,7 +180,10 @@ export async function openRuntime(
     closers.push(() => lock.release());
     // Read models a `turnout rebuild --prepare` built for this release replace the live ones before
     // anything opens them; only a process that holds the data dir alone may move them.
-    if (topology === 'file-thread') adoptPrepared(config.dataDir, await projectorVersions(), report);
+    if (topology === 'file-thread') {
+      removeRebuildLeftovers(config.dataDir, report);
+      adoptPrepared(config.dataDir, await projectorVersions(), report);
+    }
   }
   // Spans still buffered are sent after everything else has closed.
   const tracing = await startTracing(hooks.env);
@@ -303,10 +307,13 @@ export async function openRuntime(
     mainSealer,
     feedTable,
     feedModel,
+    // Only a shared store keeps other versions' collections (MongoDB); the data dir's file has none.
+    readModels: inFile ? undefined : { store: rawStore, collections: models.flatMap((p) => p.collections) },
     webhookDb,
     idempotency,
     readModelsFile: inFile ? path.join(config.dataDir, READ_MODELS_FILE) : null,
     report,
+    retry: config.erasureRetry,
   });
   closers.push(() => erasure.close());
   followers.push(async () => erasure.status());

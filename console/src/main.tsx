@@ -6,6 +6,7 @@ import { Activity } from './views/Activity';
 import { ApiKeys } from './views/ApiKeys';
 import { ChangeTail } from './views/ChangeTail';
 import { EndpointDetail } from './views/EndpointDetail';
+import { Erasures } from './views/Erasures';
 import { Endpoints } from './views/Endpoints';
 import { History } from './views/History';
 import { SignIn } from './views/SignIn';
@@ -91,7 +92,7 @@ function App() {
           Sign out
         </button>
       </header>
-      {teamId ? <TeamPage teamId={teamId} section={parts[2] ?? ''} rest={parts.slice(3)} /> : <main><Teams /></main>}
+      {teamId ? <TeamPage teamId={teamId} section={parts[2] ?? ''} rest={parts.slice(3)} /> : <main><Teams /><Erasures /></main>}
     </>
   );
 }

@@ -20,7 +20,9 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'rate_limited'
   /** This deployment cannot do it (erasure on a log that cannot rewrite events, decisions.md §17). */
-  | 'not_supported';
+  | 'not_supported'
+  /** An erasure journaled but not finished: the process finishes it by itself (decisions.md §17, runtime/erasure.ts). */
+  | 'erasure_pending';
 
 export class DomainError extends Error {
   constructor(

@@ -1,36 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { truncateWal } from '../../eventlog/erase.js';
+import { ThreadCalls } from '../../eventlog/thread-calls.js';
 import { privateFile, secureDataDir } from '../private-files.js';
 import { type Begun, type IdempotencyStore, STALE_MS, type StoredAnswer, TTL_MS } from './port.js';
-
-interface Row {
-  fingerprint: string;
-  started_at: number;
-  status: number | null;
-  body: string | null;
-  headers: string | null;
-  owner: string | number | null;
-}
+import { type Op, openTable } from './sqlite-table.js';
 
 /**
  * Who runs a key: this process's pid and a token of this start. The token tells an entry of an
  * earlier process that had the same pid (a restarted container's server is pid 1 again) from ours.
+ * The store's thread takes keys under the same name: it is this process.
  */
 const OWNER = `${process.pid}/${randomUUID().slice(0, 8)}`;
+const TIMES = { ttlMs: TTL_MS, staleMs: STALE_MS };
 
-/** Whether the process that took a running entry is gone: the file is local, so its pid names a process of this machine. */
-function gone(owner: string | number | null): boolean {
-  if (owner === null || owner === OWNER) return false;
-  const pid = Number.parseInt(String(owner), 10);
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
+/** The thread's program: a module file beside this one, JavaScript as the key store's thread is (eventlog/keys-thread.js). */
+export const IDEMPOTENCY_THREAD = new URL('./sqlite-thread.js', import.meta.url);
+
+interface Queued {
+  op: Op;
+  done: (value: unknown) => void;
+  failed: (err: unknown) => void;
 }
 
 /**
@@ -39,52 +31,42 @@ function gone(owner: string | number | null): boolean {
  * new entry or takes over an expired or abandoned one, so of racing requests exactly one starts.
  *
  * What one turn of the event loop asks (takes, answers, releases) commits in one transaction,
- * in the order asked, so the store costs one commit per turn, not one per statement. Durability
- * costs one fsync per turn, and only in a turn that completes an answer: taking a key commits
- * without one (synchronous=NORMAL: WAL keeps it across a process crash; a power cut may lose it,
- * which leaves what a crash mid-request leaves, a key a retry may run again), and answers commit
- * at synchronous=FULL, whose fsync also covers every take before it. An answer is sent only once
- * its commit has returned.
+ * in the order asked (sqlite-table.js), so the store costs one commit per turn, not one per
+ * statement; a turn that keeps an answer commits at synchronous=FULL, and an answer is sent only
+ * once its commit is durable. For a store in a file the turns run on a thread of its own
+ * (sqlite-thread.js), one flush at a time: the turns asked while one is on the thread go together
+ * in the next, one transaction and one fsync for all their answers (a group commit), their takes
+ * and releases ahead of the answers in a transaction of their own that needs no fsync. Until the
+ * thread has started (and for good if it cannot), and for an in-memory store, a turn runs here.
+ * A thread that stops fails the calls it had, and the next turn starts another.
  *
  * A running entry names the process running it: one whose process has died (killed mid-request)
  * is taken over at once, so a client's retry after a crash and restart runs instead of waiting
  * out the stale time (a batch write resumes where it stopped, decisions.md §14).
  */
 export class SqliteIdempotencyStore implements IdempotencyStore {
-  private readonly stmts;
-  private lastPurge = 0;
-  private pending: Array<{ work: () => unknown; done: (value: unknown) => void; failed: (err: unknown) => void; durable: boolean }> = [];
+  private readonly turnHere: (ops: Op[]) => unknown[];
+  private pending: Queued[] = [];
+  /** A flush is scheduled for this turn's end. */
+  private scheduled = false;
+  /** The flush on the thread (its one or two calls), until answered: the turns asked meanwhile wait for it. */
+  private onThread: Promise<void> | null = null;
+  private thread: IdempotencyThread | null = null;
+  /** A thread stopped before it was ready: its program cannot run here, so every turn runs on the main thread. */
+  private threadless: boolean;
+  private closed = false;
 
   constructor(
     private readonly db: Database.Database,
     /** Answers an erasure's redaction reads per turn of the event loop. */
     private readonly redactPage = 500,
+    /** The store's thread's program; null: every turn on the main thread (as for an in-memory store). */
+    private readonly program: URL | null = IDEMPOTENCY_THREAD,
   ) {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.pragma('busy_timeout = 5000');
-    // Stored answers redacted by an erasure (or expired) leave no old bytes in free space (decisions.md §17).
-    db.pragma('secure_delete = ON');
-    db.exec(`CREATE TABLE IF NOT EXISTS idempotency_keys (
-      scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, started_at INTEGER NOT NULL,
-      status INTEGER, body TEXT, headers TEXT, PRIMARY KEY (scope, key)) WITHOUT ROWID`);
-    const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('idempotency_keys')").all();
-    if (!columns.some((c) => c.name === 'owner')) db.exec('ALTER TABLE idempotency_keys ADD COLUMN owner TEXT');
-    this.stmts = {
-      // Takes the key unless a live entry holds it: done and under the TTL, or running and fresh.
-      take: db.prepare<[string, string, string, number, number, number]>(
-        `INSERT INTO idempotency_keys (scope, key, fingerprint, started_at, owner) VALUES (?, ?, ?, ?, '${OWNER}')
-         ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, started_at = excluded.started_at, status = NULL, body = NULL, headers = NULL, owner = excluded.owner
-         WHERE (status IS NOT NULL AND started_at <= ?) OR (status IS NULL AND started_at <= ?)`,
-      ),
-      get: db.prepare<[string, string], Row>('SELECT fingerprint, started_at, status, body, headers, owner FROM idempotency_keys WHERE scope = ? AND key = ?'),
-      takeOver: db.prepare<[string, number, string, string, string | number]>(
-        `UPDATE idempotency_keys SET fingerprint = ?, started_at = ?, owner = '${OWNER}' WHERE scope = ? AND key = ? AND status IS NULL AND owner = ?`,
-      ),
-      complete: db.prepare<[number, string, string, string, string]>('UPDATE idempotency_keys SET status = ?, body = ?, headers = ? WHERE scope = ? AND key = ?'),
-      release: db.prepare<[string, string]>('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status IS NULL'),
-      purge: db.prepare<[number]>('DELETE FROM idempotency_keys WHERE started_at <= ?'),
-    };
+    this.turnHere = openTable(db, OWNER, TIMES);
+    this.threadless = db.memory || !program;
+    // Started now, so that it is ready by the first requests with a key.
+    this.threadNow();
   }
 
   /** The data dir's file, or an in-memory database for `:memory:`. */
@@ -97,58 +79,75 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 
   begin(scope: string, key: string, fingerprint: string, now: number): Promise<Begun> {
-    return this.queued(() => this.take(scope, key, fingerprint, now), false);
-  }
-
-  private take(scope: string, key: string, fingerprint: string, now: number): Begun {
-    if (now - this.lastPurge > 60_000) {
-      this.lastPurge = now;
-      this.stmts.purge.run(now - TTL_MS);
-    }
-    if (this.stmts.take.run(scope, key, fingerprint, now, now - TTL_MS, now - STALE_MS).changes) return { state: 'started' };
-    // Inside the batch's transaction the live entry that refused the take is still there.
-    const row = this.stmts.get.get(scope, key)!;
-    if (row.status === null) {
-      // Its process died mid-request: nothing runs it any more.
-      if (gone(row.owner) && this.stmts.takeOver.run(fingerprint, now, scope, key, row.owner!).changes) return { state: 'started' };
-      return { state: 'running', fingerprint: row.fingerprint };
-    }
-    return { state: 'done', fingerprint: row.fingerprint, answer: { status: row.status, body: row.body ?? '', headers: JSON.parse(row.headers ?? '{}') } };
+    return this.queued(['take', scope, key, fingerprint, now]) as Promise<Begun>;
   }
 
   complete(scope: string, key: string, answer: StoredAnswer): Promise<void> {
-    return this.queued(() => void this.stmts.complete.run(answer.status, answer.body, JSON.stringify(answer.headers), scope, key), true);
+    return this.queued(['complete', scope, key, answer.status, answer.body, JSON.stringify(answer.headers)]) as Promise<void>;
   }
 
   release(scope: string, key: string): Promise<void> {
-    return this.queued(() => void this.stmts.release.run(scope, key), false);
+    return this.queued(['release', scope, key]) as Promise<void>;
   }
 
-  /** Runs `work` in the transaction of this turn's batch, in the order asked. */
-  private queued<T>(work: () => T, durable: boolean): Promise<T> {
-    return new Promise<T>((done, failed) => {
-      if (!this.pending.length) setImmediate(() => this.flush());
-      this.pending.push({ work, done: done as (value: unknown) => void, failed, durable });
+  /** Runs `op` with this turn's other statements, in the order asked (on the thread, the takes and releases ahead of the rest: flush). */
+  private queued(op: Op): Promise<unknown> {
+    return new Promise((done, failed) => {
+      this.pending.push({ op, done, failed });
+      this.schedule();
     });
   }
 
-  /**
-   * Commits what this turn asked in one transaction: durably (synchronous=FULL) when it holds an
-   * answer, whose fsync then also covers every take before it.
-   */
+  private schedule(): void {
+    if (this.scheduled || this.onThread || !this.pending.length) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
+    });
+  }
+
+  /** Commits what the turns asked since the last commit: on the thread when it takes calls, else here. */
   private flush(): void {
+    if (this.onThread || !this.pending.length) return;
     const batch = this.pending;
     this.pending = [];
-    const durable = batch.some((b) => b.durable);
-    try {
-      if (durable) this.db.pragma('synchronous = FULL');
-      const results = this.db.transaction(() => batch.map((b) => b.work()))();
-      batch.forEach((b, i) => b.done(results[i]));
-    } catch (err) {
-      batch.forEach((b) => b.failed(err));
-    } finally {
-      if (durable && this.db.open) this.db.pragma('synchronous = NORMAL');
+    const thread = this.threadNow();
+    if (!thread) {
+      try {
+        const results = this.turnHere(batch.map((b) => b.op));
+        batch.forEach((b, i) => b.done(results[i]));
+      } catch (err) {
+        batch.forEach((b) => b.failed(err));
+      }
+      return;
     }
+    // Takes and releases first, in a call of their own (no fsync), answered while the thread
+    // syncs the answers kept: a take must not wait for a commit it does not need. A take of a key
+    // whose answer is in that second call finds it running, which it is: its request has not
+    // answered yet, and answers only once that commit is durable.
+    const quick = batch.filter((b) => b.op[0] === 'take' || b.op[0] === 'release');
+    const rest = quick.length === batch.length ? [] : batch.filter((b) => b.op[0] !== 'take' && b.op[0] !== 'release');
+    const call = (part: Queued[]) =>
+      thread.turn(part.map((b) => b.op)).then(
+        (results) => part.forEach((b, i) => b.done(results[i])),
+        (err: unknown) => part.forEach((b) => b.failed(err)),
+      );
+    this.onThread = Promise.all([quick.length ? call(quick) : null, rest.length ? call(rest) : null]).then(() => undefined);
+    void this.onThread.then(() => {
+      this.onThread = null;
+      this.schedule();
+    });
+  }
+
+  /** The thread to run a turn on, started if none is; null while it starts, or when it cannot run (threadless) or the store closes. */
+  private threadNow(): IdempotencyThread | null {
+    if (this.threadless || this.closed) return null;
+    const thread = (this.thread ??= new IdempotencyThread(this.program!, this.db.name, (stopped, wasReady) => {
+      if (this.thread === stopped) this.thread = null;
+      if (!wasReady) this.threadless = true;
+    }));
+    return thread.ready ? thread : null;
   }
 
   /**
@@ -157,28 +156,70 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
    */
   async redact(stale: (body: string) => boolean, redact: (body: string) => string): Promise<number> {
     // A page a turn: a day of answers read and tested at once held the main thread, and every
-    // request with it. Each page commits on its own; an erasure that dies between pages redacts
-    // them all again at the next start.
-    const page = this.db.prepare<[string, string, number], { scope: string; key: string; body: string }>(
-      'SELECT scope, key, body FROM idempotency_keys WHERE body IS NOT NULL AND (scope, key) > (?, ?) ORDER BY scope, key LIMIT ?',
-    );
-    const update = this.db.prepare('UPDATE idempotency_keys SET body = ? WHERE scope = ? AND key = ?');
+    // request with it. Each page's rewrite commits on its own; an erasure that dies between pages
+    // redacts them all again at the next start.
     let changed = 0;
     for (let after = { scope: '', key: '' }; ; ) {
-      const last = await this.queued(() => {
-        const rows = page.all(after.scope, after.key, this.redactPage);
-        for (const r of rows) if (stale(r.body)) changed += update.run(redact(r.body), r.scope, r.key).changes;
-        return rows.length === this.redactPage ? rows[rows.length - 1] : null;
-      }, true);
-      if (!last) break;
-      after = last;
+      const rows = (await this.queued(['page', after.scope, after.key, this.redactPage])) as Array<{ scope: string; key: string; body: string; started_at: number }>;
+      const rewritten: Array<[string, string, string, number]> = [];
+      for (const r of rows) if (stale(r.body)) rewritten.push([redact(r.body), r.scope, r.key, r.started_at]);
+      if (rewritten.length) changed += (await this.queued(['redacted', rewritten])) as number;
+      if (rows.length < this.redactPage) break;
+      after = rows[rows.length - 1];
     }
     await truncateWal(this.db);
     return changed;
   }
 
+  /** Lets every statement asked finish (on the thread, or here), ends the thread, and closes the file. */
   async close(): Promise<void> {
-    if (this.pending.length) this.flush();
+    while (this.onThread || this.pending.length) {
+      if (this.onThread) await this.onThread;
+      else this.flush();
+    }
+    this.closed = true;
+    const thread = this.thread;
+    this.thread = null;
+    await thread?.close();
     this.db.close();
+  }
+}
+
+/**
+ * The main thread's side of the store's thread (sqlite-thread.js): the turns' statements sent in
+ * one message, their results answered in one, once committed. It keeps the process alive only
+ * while a call is in flight.
+ */
+class IdempotencyThread {
+  private readonly calls: ThreadCalls<unknown[]>;
+
+  constructor(program: URL, file: string, stopped: (thread: IdempotencyThread, wasReady: boolean) => void) {
+    // As the key store's thread: a process started from string input passes no options on (eventlog/sqlite-writer.ts).
+    const execArgv = process.execArgv.some((a) => a.startsWith('--input-type')) ? [] : undefined;
+    const worker = new Worker(program, { workerData: { file, owner: OWNER, times: TIMES }, name: 'turnout-idempotency', execArgv });
+    this.calls = new ThreadCalls<unknown[]>(worker, {
+      answer: (m) => m.results as unknown[],
+      failed: (reason) => new Error(`the idempotency store's thread failed: ${reason}`),
+      stopped: (err) => new Error(`the idempotency store's thread stopped (${err.message}) with this request's key under way: retry it`),
+      onStop: (_err, wasReady) => stopped(this, wasReady),
+    });
+  }
+
+  /** The thread itself (the tests reach it to end it). */
+  get worker(): Worker {
+    return this.calls.worker;
+  }
+
+  get ready(): boolean {
+    return this.calls.ready;
+  }
+
+  turn(ops: Op[]): Promise<unknown[]> {
+    return this.calls.call({ ops });
+  }
+
+  /** Lets the call in flight finish, closes the thread's connection, and ends the thread. */
+  close(): Promise<void> {
+    return this.calls.close();
   }
 }

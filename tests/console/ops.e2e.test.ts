@@ -152,3 +152,30 @@ describe('activity filters', () => {
     await expect.poll(async () => (await rows.allInnerTexts()).every((t) => t.includes('Application')) && (await rows.count()) > 0).toBe(true);
   });
 });
+
+describe('unfinished erasures', () => {
+  it('lists an erasure the server is still finishing, with its failed attempts and last error, and none once it is done', async () => {
+    const team = await server().team();
+    const id = (await team.api.post('/constituents', { FirstName: 'Mkconsolefirst', LastName: 'Mkconsolelast' })).body.constituent.PkConstituent as number;
+    // In memory the change feed is a read model: its rewrite fails until put back.
+    const feed = server().runtime.services.feedModel!;
+    const rewrite = feed.rewrite;
+    feed.rewrite = async () => Promise.reject(new Error('the feed store did not answer'));
+    try {
+      expect((await team.admin.post(`/constituents/${id}/erase`, {})).status).toBe(503);
+      const { page, open } = browser();
+      await open('');
+      const table = page.getByRole('table', { name: 'Erasures being finished by the server' });
+      await expect.poll(() => table.innerText()).toContain('the feed store did not answer');
+      const text = await table.innerText();
+      expect(text).toContain(String(id));
+      expect(text).not.toContain('Mkconsole');
+      feed.rewrite = rewrite;
+      await expect.poll(async () => (await server().admin.get('/erasures')).body.erasures, { timeout: 15_000 }).toEqual([]);
+      await page.getByRole('button', { name: 'Refresh erasures' }).click();
+      await page.getByText('None: every erasure asked for is done.').waitFor();
+    } finally {
+      feed.rewrite = rewrite;
+    }
+  });
+});

@@ -227,7 +227,8 @@ describe('an erasure stopped before the change feed\u2019s read model was rewrit
       // The process dies in the feed step: the store's first write fails, as a lost connection would.
       const dying = new FeedModel({ ...store, scan: store.scan.bind(store), put: async () => Promise.reject(new Error('connection lost')) } as unknown as ReadStore, settled);
       const first = new Erasure(stores(dying));
-      await expect(first.erase({ team: team.id, source: 'Application', keyName: null, correlationId: 'erase-resume', now: new Date() }, id, null)).rejects.toThrow(/connection lost/);
+      await expect(first.erase({ team: team.id, source: 'Application', keyName: null, correlationId: 'erase-resume', now: new Date() }, id, null)).rejects.toThrow(/recorded but not finished/);
+      expect(first.pending()).toMatchObject([{ PkConstituent: id, attempts: 1, lastError: 'connection lost', lastStep: 'log' }]);
       first.close();
       // The projector rebuilt the person's own envelopes as it applied the erasure; the volunteer's copy is left.
       const left = mongo.documents(`${FEED_MODEL.name}.v1`).filter((d) => String(d.json).includes('Mkresumelast'));

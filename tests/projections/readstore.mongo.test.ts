@@ -6,6 +6,7 @@ import { LIVE_FOR_MS, READ_MODEL_USERS, registerReadModels } from '../../project
 import { compileFilter, MongoReadStore } from '../../projections/store/mongo.js';
 import { dropUnusedReadModels } from '../../projections/store/mongo-versions.js';
 import { eq } from '../../projections/store/port.js';
+import { cleanOtherVersions } from '../../runtime/erasure-versions.js';
 import { IMAGES } from '../support/containers.js';
 import { dockerAvailable } from '../support/docker.js';
 import { readStoreContract } from './readstore.contract.js';
@@ -91,6 +92,38 @@ describe.skipIf(!docker.ok)('the MongoDB read store (container)', () => {
       expect(names).toContain('people.v2');
       expect(names).not.toContain('people.v1');
       await registrations.stop();
+    } finally {
+      await green.close();
+      await cleanup();
+    }
+  });
+
+  it("cleans an erased person from another version's collections: its own document removed, its copies nulled, another person's copies kept", async () => {
+    const { store: blue, db, cleanup } = await open();
+    const green = await MongoReadStore.connect(url, db.databaseName);
+    try {
+      const constituents = { name: 'constituents', idField: 'PkConstituent' };
+      const volunteers = { name: 'volunteers', idField: 'PkVolunteer', search: [{ fields: ['ConstituentName', 'Email1'] }] };
+      for (const [store, version] of [[blue, 1], [green, 2]] as const) {
+        await store.defineCollection({ ...constituents, version });
+        await store.defineCollection({ ...volunteers, version });
+      }
+      const copy = { ConstituentName: 'Mkc Name', Email1: 'Mkc@Example.org', _email1: 'mkc@example.org' };
+      await blue.put('constituents', { PkConstituent: 7, FkTeam: 1, FirstName: 'Mkc', LastName: 'Name', Email1: 'Mkc@Example.org' });
+      await blue.put('constituents', { PkConstituent: 8, FkTeam: 1, FirstName: 'Mkc', LastName: 'Name', Email1: 'other@example.org' });
+      await blue.put('volunteers', { PkVolunteer: 1, FkTeam: 1, FkConstituent: 7, IsStudent: true, ...copy });
+      await blue.put('volunteers', { PkVolunteer: 2, FkTeam: 1, FkConstituent: 8, ...copy, Email1: 'other@example.org', _email1: 'other@example.org' });
+      const person = { team: 1, id: 7, values: ['Mkc', 'Name', 'Mkc Name', 'Mkc@Example.org'] };
+      const shared = { store: green, collections: [constituents, volunteers] };
+      expect(await cleanOtherVersions(shared, person, 1)).toBe(2);
+      expect(await blue.get('constituents', 7)).toBeNull();
+      expect(await blue.get('constituents', 8)).toMatchObject({ FirstName: 'Mkc', LastName: 'Name' });
+      expect(await blue.get('volunteers', 1)).toMatchObject({ IsStudent: true, ConstituentName: null, Email1: null, _email1: null });
+      expect(await blue.get('volunteers', 2)).toMatchObject({ ConstituentName: 'Mkc Name', Email1: 'other@example.org' });
+      // The search grams went with the text.
+      const grams = ((await db.collection('volunteers.v1').findOne({ _id: '1' as never }))?._ngrams ?? []) as string[];
+      expect(grams.filter((g) => g.startsWith('ConstituentName:') || g.startsWith('Email1:'))).toEqual([]);
+      expect(await cleanOtherVersions(shared, person, 1)).toBe(0);
     } finally {
       await green.close();
       await cleanup();

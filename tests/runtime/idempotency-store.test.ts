@@ -44,11 +44,11 @@ describe('the embedded idempotency store', () => {
     await s.close();
   });
 
-  it('takes keys without an fsync and commits the answers of one turn together, durably', async () => {
+  it('takes keys without an fsync and commits the answers of one turn together, durably (on the main thread, without the store\u2019s thread)', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'turnout-idem-'));
     try {
       const db = new Database(path.join(dir, 'idempotency.sqlite'));
-      const s = new SqliteIdempotencyStore(db);
+      const s = new SqliteIdempotencyStore(db, 500, null);
       const settings = vi.spyOn(db, 'pragma');
       for (const k of ['a', 'b', 'c']) await s.begin('key:1', k, 'f', 1000);
       expect(Number(db.pragma('synchronous', { simple: true }))).toBe(1); // NORMAL while taking

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -10,9 +10,11 @@ import type { Position } from '../../domain/shared/events.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { SqliteReadCore } from '../../projections/store/sqlite-core.js';
 import { lockPrepare, PrepareBusy } from '../../runtime/datadir-lock.js';
+import { ERASURE_JOURNAL_FILE, ErasureUnderway } from '../../runtime/erasure-journal.js';
 import { prepareReadModels } from '../../runtime/prepare.js';
-import { adoptPrepared, readPreparedState, recordedVersions } from '../../runtime/prepared.js';
+import { adoptPrepared, discardPrepared, readPreparedState, recordedVersions } from '../../runtime/prepared.js';
 import { LOG_FILE, READ_MODELS_FILE, startProjectorThread } from '../../runtime/read-models.js';
+import { removeRebuildLeftovers } from '../../runtime/rebuild.js';
 import { projectorVersions } from '../../runtime/thread-projectors.js';
 import type { CounterDoc } from '../support/prepare-projectors.js';
 
@@ -243,6 +245,91 @@ describe('turnout rebuild --prepare', () => {
     expect(reports).toEqual(['nothing to prepare: the live read models hold every version of this release']);
     expect(d.prepared()).toEqual([]);
     expect(existsSync(path.join(d.dir, 'turnout.lock'))).toBe(false);
+    await d.log.close();
+  }, 30_000);
+});
+
+/** An erasure begun (its journal's row, as runtime/erasure.ts writes it) until the answer's `end`. */
+function beginErasure(dir: string, id: number): { end(): void } {
+  const db = new Database(path.join(dir, ERASURE_JOURNAL_FILE));
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE IF NOT EXISTS erasures (id INTEGER PRIMARY KEY, team INTEGER NOT NULL, reason TEXT, source TEXT NOT NULL, key_name TEXT, sealed TEXT NOT NULL, started_at TEXT NOT NULL)');
+  db.prepare("INSERT INTO erasures VALUES (?, 1, NULL, 'Public API', NULL, 'sealed:v1:x', ?)").run(id, new Date().toISOString());
+  return {
+    end() {
+      db.prepare('DELETE FROM erasures WHERE id = ?').run(id);
+      db.close();
+    },
+  };
+}
+
+describe('prepared read models and an erasure (decisions.md §17)', () => {
+  it('a prepare does not start while an erasure is under way, one running stops and removes its file, and a start adopts none', async () => {
+    const d = dataDir();
+    const head = await d.append(300);
+    const server = await d.server(1);
+    await server.waitFor(head);
+    await server.stop();
+
+    const first = beginErasure(d.dir, 7);
+    await expect(d.prepare(2)).rejects.toThrow(ErasureUnderway);
+    await expect(d.prepare(2)).rejects.toThrow(/an erasure is under way on this data dir \(constituent 7\)/);
+    first.end();
+    expect(d.prepared()).toEqual([]);
+
+    // One begins once the prepare has started: its file goes, whatever it had built.
+    process.env.TURNOUT_TEST_CHANGED_VERSION = '2';
+    let second: { end(): void } | null = null;
+    const running = prepareReadModels(d.dir, { projectorsModule: FIXTURE, onProgress: () => void (second ??= beginErasure(d.dir, 8)) });
+    await expect(running).rejects.toThrow(ErasureUnderway);
+    expect(second).not.toBeNull();
+    expect(d.prepared()).toEqual([]);
+    second!.end();
+
+    // Prepared before it began: a start refuses the file.
+    const prepared = await d.prepare(2);
+    const third = beginErasure(d.dir, 9);
+    const reports: string[] = [];
+    expect(await d.adopt(2, reports)).toBeNull();
+    expect(reports).toEqual([`read models: removed ${path.basename(prepared.file!)}: built before the erasure of constituent 9, which this start finishes`]);
+    expect(d.prepared()).toEqual([]);
+    third.end();
+    await d.log.close();
+  }, 30_000);
+
+  it('an erasure removes every prepared file, waiting for a running prepare to let go, and a rebuild\'s leftovers', async () => {
+    const d = dataDir();
+    const head = await d.append(50);
+    const server = await d.server(1);
+    await server.waitFor(head);
+    await server.stop();
+    const prepared = await d.prepare(2);
+
+    const running = lockPrepare(d.dir);
+    const reports: string[] = [];
+    let done = false;
+    const discarding = discardPrepared(d.dir, (m) => reports.push(m), 10_000).then(() => (done = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(done).toBe(false);
+    expect(d.prepared()).toEqual([path.basename(prepared.file!)]);
+    running.release();
+    await discarding;
+    expect(reports).toEqual([`erasure: removed ${path.basename(prepared.file!)}, read models prepared from values the erasure removes; prepare again once it has finished`]);
+    expect(d.prepared()).toEqual([]);
+
+    const stuck = lockPrepare(d.dir);
+    await expect(discardPrepared(d.dir, () => undefined, 200)).rejects.toThrow(/has not stopped for the erasure within 0 s; the erasure is tried again/);
+    stuck.release();
+
+    const live = path.join(d.dir, READ_MODELS_FILE);
+    for (const name of [`${live}.rebuild`, `${live}.rebuild-search`, `${live}.rebuild-search-wal`]) writeFileSync(name, 'rows');
+    const leftovers: string[] = [];
+    removeRebuildLeftovers(d.dir, (m) => leftovers.push(m));
+    expect(readdirSync(d.dir).filter((f) => f.includes('.rebuild'))).toEqual([]);
+    expect(leftovers).toEqual([
+      'read models: removed readmodels.sqlite.rebuild, left by a rebuild that did not finish',
+      'read models: removed readmodels.sqlite.rebuild-search, left by a rebuild that did not finish',
+    ]);
     await d.log.close();
   }, 30_000);
 });

@@ -52,9 +52,9 @@ function client(app: App, base: string, token?: string): Client {
 }
 
 /** The whole product on embedded stores (SQLite in memory), driven through inject. */
-export async function startTestApp(overrides: TestConfigOverrides = {}): Promise<TestApp> {
+export async function startTestApp(overrides: TestConfigOverrides = {}, hooks: Parameters<typeof openRuntime>[1] = {}): Promise<TestApp> {
   const config = testConfig(overrides);
-  const runtime = await openRuntime(config);
+  const runtime = await openRuntime(config, hooks);
   const app = await buildApp(runtime.services);
   const admin = client(app, '/admin/v1', config.adminToken);
   let n = 0;

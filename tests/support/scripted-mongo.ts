@@ -4,8 +4,9 @@ import type { Db, Document } from 'mongodb';
  * A scripted MongoDB database that keeps its documents in memory and evaluates the narrow part of
  * the query language the read store sends ($eq, $ne, $in, $gte, $lte, $exists, $and, $or; sort,
  * skip, limit, projection by exclusion; replaceOne, updateOne with $set/$setOnInsert and upsert,
- * deleteOne, countDocuments; listCollections), recording every call with its collection. No server runs here:
- * the container suites run the same store against a real one.
+ * updateMany and bulkWrite's updateOne with $set, deleteOne, countDocuments; listCollections),
+ * recording every call with its collection. No server runs here: the container suites run the
+ * same store against a real one.
  */
 export function scriptedMongo() {
   const collections = new Map<string, Map<string, Document>>();
@@ -60,6 +61,18 @@ export function scriptedMongo() {
         const doc = { ...structuredClone(filter), ...structuredClone(update.$setOnInsert ?? {}), ...structuredClone(update.$set ?? {}) };
         docs.set(String(doc._id), doc);
         return { upsertedCount: 1 };
+      },
+      updateMany: async (filter: Document, update: Document) => {
+        record('updateMany', [filter, update]);
+        for (const old of matching(filter)) Object.assign(old, structuredClone(update.$set ?? {}));
+      },
+      /** updateOne operations with $set only: what the read store's updateWhere sends. */
+      bulkWrite: async (ops: Array<{ updateOne: { filter: Document; update: Document } }>) => {
+        record('bulkWrite', [ops]);
+        for (const { updateOne } of ops) {
+          const [old] = matching(updateOne.filter);
+          if (old) Object.assign(old, structuredClone(updateOne.update.$set ?? {}));
+        }
       },
       deleteOne: async (filter: Document) => {
         record('deleteOne', [filter]);

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { RESOURCES } from '../../../domain/resources.js';
 import { Type } from '@sinclair/typebox';
+import { ErasurePending } from '../../../runtime/erasure-pending.js';
 import type { Services } from '../../../runtime/services.js';
 import { adminContext } from '../../auth.js';
 import { useTeamIdempotency } from '../../idempotency.js';
@@ -17,6 +18,22 @@ const Erased = Type.Object({
     PkConstituent: Type.Integer(),
     erasedAt: Type.String({ description: 'UTC date-time of the erasure (the first one, when repeated)' }),
   }),
+});
+
+const Pending = Type.Object({
+  erasures: Type.Array(
+    Type.Object({
+      PkConstituent: Type.Integer(),
+      teamId: Type.Integer(),
+      state: Type.Union([Type.Literal('waiting'), Type.Literal('running'), Type.Literal('retrying')]),
+      fromPreviousRun: Type.Boolean(),
+      attempts: Type.Integer({ description: 'Attempts that failed' }),
+      lastError: Type.Union([Type.String(), Type.Null()], { description: 'The last failure, without personal values' }),
+      lastStep: Type.String({ description: 'The last step finished; the next attempt starts after it' }),
+      startedAt: Type.String(),
+      nextAttemptAt: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ),
 });
 
 /**
@@ -36,13 +53,25 @@ export const erasureRoutes =
           summary: 'Erase a constituent: every personal value it ever held, everywhere; it then reads as deleted',
           params: TeamRecordParams,
           body: EraseBody,
-          response: { 200: Erased, ...errors(400, 401, 404, 409, 422, 501) },
+          response: { 200: Erased, ...errors(400, 401, 404, 409, 422, 501, 503) },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const { teamId, id } = request.params;
-        const erased = await services.erasure.erase(adminContext(request, teamId), id, request.body?.reason ?? null);
-        return { erased };
+        try {
+          const erased = await services.erasure.erase(adminContext(request, teamId), id, request.body?.reason ?? null);
+          return { erased };
+        } catch (err) {
+          // Journaled, and finished by the process itself: when to ask again (api/errors.ts answers 503).
+          if (err instanceof ErasurePending) reply.header('retry-after', String(err.retryAfterSeconds));
+          throw err;
+        }
       },
+    );
+    // The operator's view of what /readyz only counts: unfinished erasures, their attempts and last error.
+    app.get(
+      '/erasures',
+      { schema: { hide: true, summary: 'Erasures journaled and not finished yet, oldest first', response: { 200: Pending, ...errors(401) } } },
+      async () => ({ erasures: services.erasure.pending() }),
     );
   };

@@ -929,7 +929,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                 message: string;
                 field?: string;
             };
@@ -4770,7 +4770,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -4953,7 +4953,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -5157,7 +5157,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -5364,7 +5364,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
