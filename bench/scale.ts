@@ -140,9 +140,30 @@ async function measureRebuild(dataDir: string): Promise<{ figures: Figure[]; lin
       `  baseline: the log read and parsed alone, before and after the rebuild: ${readRates.map((r) => `${fmt(r)} events/s`).join(', ')} (${((1000 * 1000) / readRate).toFixed(1)} µs an event); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
       `  the rebuild's threads: ${threadText}; the read alone ${(readCpu / 1000).toFixed(1)} s CPU` +
         (busiest ? `, so on two free cores about ${(readCpu / busiest).toFixed(2)}x (the read's CPU time over the busier thread's, or half of all threads' where more)` : ''),
+      ...timelineLines(threads),
+      `  peak RSS of the process so far (maxRSS): ${fmt(process.resourceUsage().maxRSS / 1024)} MB`,
       `  ${sizeLine('data dir after the rebuild', dataDir)}`,
     ],
   };
+}
+
+/**
+ * Each rebuild thread's stretches, from the rebuild's start: wall, CPU, waiting for a core
+ * (queued) and the rest blocked (a lock, the other threads' messages, the disk), and its waits.
+ */
+function timelineLines(threads: Awaited<ReturnType<typeof rebuildReadModels>>['threads']): string[] {
+  const origin = Math.min(...threads.flatMap((t) => t.timeline.spans.map((s) => s.start)));
+  const sec = (ms: number) => (ms / 1000).toFixed(1);
+  return threads.map((t) => {
+    const spans = t.timeline.spans.map((s) => {
+      const wall = s.end - s.start;
+      const blocked = s.cpuMs === null || s.queuedMs === null ? '?' : sec(Math.max(0, wall - s.cpuMs - s.queuedMs));
+      return `${s.what} ${sec(s.start - origin)}-${sec(s.end - origin)} s (CPU ${s.cpuMs === null ? '?' : sec(s.cpuMs)}, queued ${s.queuedMs === null ? '?' : sec(s.queuedMs)}, blocked ${blocked})`;
+    });
+    const waits = Object.entries(t.timeline.waits).map(([what, w]) => `${what} ${sec(w.ms)} s in ${fmt(w.times)}`);
+    const notes = Object.entries(t.timeline.notes).map(([what, n]) => `${what} ${fmt(n)}`);
+    return `  ${t.name}: ${spans.join('; ')}${waits.length ? `; waits: ${waits.join(', ')}` : ''}${notes.length ? `; ${notes.join(', ')}` : ''}`;
+  });
 }
 
 /** Only the rebuild and the data dir's size, on a data dir a run with BENCH_SCALE_DIR kept (BENCH_PART=rebuild). */

@@ -1,6 +1,6 @@
-import { closeSync, existsSync, fsync, fsyncSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { openLogReader } from '../eventlog/sqlite-file.js';
 import { type CatchUpProgress, ProgressMeter } from '../projections/engine/progress.js';
 import type { Projector } from '../projections/engine/projector.js';
@@ -10,13 +10,18 @@ import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { quoteId } from '../projections/store/sqlite-schema.js';
 import { lockDataDir } from './datadir-lock.js';
 import { privateFile } from './private-files.js';
-import { type RelayedChunk, RelayedLog } from './rebuild-relay.js';
+import { Flusher, removeDatabase, replaceDatabase, syncPath } from './rebuild-files.js';
+import { chunkSender, type RelayedChunk, RelayedLog } from './rebuild-relay.js';
 import { FreshFileStore } from './rebuild-store.js';
+import { type ThreadTimeline, Timeline, threadCpuMs } from './rebuild-timeline.js';
 import { LOG_FILE, READ_MODELS_FILE } from './read-models.js';
 import { loadProjectors, startModuleThread } from './thread-projectors.js';
 
-/** Events the first thread may have handed the second beyond what that one has applied: a few chunks. */
-const HANDED_AHEAD = 60_000;
+/**
+ * The characters of the log's stored columns the first thread may have handed the second beyond
+ * what that one has applied (they wait in the port serialised, about a byte a character).
+ */
+const HANDED_AHEAD_CHARS = 256 * 1024 * 1024;
 
 export interface RebuildOptions {
   onProgress?: (progress: CatchUpProgress) => void;
@@ -27,6 +32,9 @@ export interface RebuildOptions {
   threads?: 1 | 2;
 }
 
+// The helpers of a database file built beside the live one, where prepare.ts and prepared.ts take them too.
+export { removeDatabase, replaceDatabase, syncPath } from './rebuild-files.js';
+
 /** What the second thread is given (rebuild-lane.ts). */
 export interface LaneSettings {
   logFile: string;
@@ -34,6 +42,9 @@ export interface LaneSettings {
   projectorsModule?: string;
   /** The projectors it builds, by name. */
   names: string[];
+  /** Where the first thread's chunks come (rebuild-relay.ts chunkReceiver), and the bell it rings after each. */
+  chunks: MessagePort;
+  bell: Int32Array;
 }
 
 /** What the search indexes' thread is given (rebuild-search.ts): the file it reads, the file it writes, the searches. */
@@ -44,10 +55,10 @@ export interface SearchApartSettings {
 }
 
 /** What the search indexes' thread says at its end, with its CPU and wall time. */
-export type FromSearchApart = { type: 'done'; cpuMs: number | null; ms: number } | { type: 'failed'; message: string };
+export type FromSearchApart = { type: 'done'; cpuMs: number | null; ms: number; timeline: ThreadTimeline } | { type: 'failed'; message: string };
 
 /** What the second thread says: the events it has read, then that it is done, with its CPU time (or why not). */
-export type FromLane = { type: 'read'; events: number } | { type: 'done'; events: number; position: string; cpuMs: number | null; ms: number } | { type: 'failed'; message: string };
+export type FromLane = { type: 'read'; events: number } | { type: 'done'; events: number; position: string; cpuMs: number | null; ms: number; timeline: ThreadTimeline } | { type: 'failed'; message: string };
 
 /** What a rebuild answers: the events read, the time taken, and where it went (the bench shows it). */
 export interface RebuildResult {
@@ -60,22 +71,7 @@ export interface RebuildResult {
    * cores the rebuild takes about as long as its busier thread's CPU time; on a busy machine the
    * wall time says more about the machine than about the rebuild.
    */
-  threads: Array<{ name: 'here' | 'apart' | 'search'; cpuMs: number | null; ms: number }>;
-}
-
-/**
- * The CPU time this thread has used, in ms, where the system tells it (Linux: utime and stime of
- * /proc/thread-self/stat, in clock ticks of 10 ms); process.cpuUsage counts every thread.
- */
-export function threadCpuMs(): number | null {
-  try {
-    const stat = readFileSync('/proc/thread-self/stat', 'utf8');
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return null;
-  }
+  threads: Array<{ name: 'here' | 'apart' | 'search'; cpuMs: number | null; ms: number; timeline: ThreadTimeline }>;
 }
 
 /**
@@ -88,14 +84,16 @@ export function threadCpuMs(): number | null {
  * without a WAL or syncs (nobody reads it meanwhile) and synced once at the end.
  *
  * The projectors marked `independent` (the activity log, the change feed: a row per event, read by
- * no other projector) are built meanwhile by a second thread into a file of their own, read from
- * the log by that thread too, and copied in at the end: SQLite's copy of a whole table into an
+ * no other projector) are built meanwhile by a second thread into a file of their own, from the
+ * chunks of the log this one reads (rebuild-relay.ts), and copied in at the end: SQLite's copy of a whole table into an
  * empty one moves its pages as they are, far faster than projecting them again.
  */
 export async function rebuildReadModels(dataDir: string, options: RebuildOptions = {}): Promise<RebuildResult> {
   const lock = lockDataDir(dataDir);
   const started = performance.now();
   const cpuAtStart = threadCpuMs();
+  const timeline = new Timeline();
+  timeline.begin('start');
   const live = path.join(dataDir, READ_MODELS_FILE);
   const [building, apartFile, searchFile] = rebuildFiles(live);
   const logFile = path.join(dataDir, LOG_FILE);
@@ -132,10 +130,14 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
     if (apart.length) {
       privateFile(apartFile, { sqlite: true });
       const other = startLane({ logFile, file: apartFile, projectorsModule: options.projectorsModule, names: apart.map((p) => p.name) }, tell);
-      // The other thread is handed each chunk this one reads (the log read once), and this one
-      // waits while that one is far behind, so the chunks held in memory stay few.
+      // The other thread is handed each chunk this one reads (the log read once). This one runs
+      // ahead as far as the memory cap lets it, so that its end's work (indexes, the search
+      // thread) runs beside the other's last chunks instead of after them.
       const handing = new RelayedLog(logFile, other.send);
-      pace = () => other.behindBy(handing.relayed, HANDED_AHEAD);
+      pace = () => {
+        const needed = handing.neededFor(HANDED_AHEAD_CHARS, other.events);
+        return needed ? timeline.wait('relay back-pressure', other.reached(needed)) : Promise.resolve();
+      };
       lane = other;
       relay = handing;
     }
@@ -152,7 +154,8 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
       // With a second thread, this one's read models stay in bulk mode once caught up: a third
       // builds their search indexes from the rows meanwhile, as this one builds their other
       // indexes and copies in the second's tables, the end's work otherwise this thread's alone.
-      ({ events } = await buildLane(core, here, relay ?? log, onRead, pace, lane !== null));
+      timeline.begin('log');
+      ({ events } = await buildLane(core, here, relay ?? log, onRead, { beforeStep: pace, keepBulk: lane !== null, timeline }));
       if (lane) {
         const hereCollections = here.flatMap((p) => p.collections.map((c) => c.name));
         const searches = hereCollections.flatMap((name) => core!.plan(name).searches.map((s) => ({ table: core!.plan(name).table, fts: s.fts, column: s.column })));
@@ -161,27 +164,36 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
         // That thread reads the rows meanwhile: this one's commit waits for its read, however long.
         core.db.pragma('busy_timeout = 600000');
         try {
+          timeline.begin('indexes');
           core.endBulk(hereCollections, { offline: true, searchesBuilt: true });
-          const { position, cpuMs, ms } = await lane.done;
-          apartTimes = [{ name: 'apart', cpuMs, ms }];
+          timeline.begin('waiting for apart');
+          const { position, cpuMs, ms, timeline: apartTimeline } = await lane.done;
+          apartTimes = [{ name: 'apart', cpuMs, ms, timeline: apartTimeline }];
+          timeline.begin('copy apart in');
           copyIn(core, apartFile, apart, position);
-          apartTimes.push({ name: 'search', ...(await indexing.done) });
+          timeline.begin('waiting for search');
+          const searched = await indexing.done;
+          apartTimes.push({ name: 'search', ...searched });
         } finally {
           await indexing.stop();
         }
+        timeline.begin('adopt search');
         core.adoptSearchIndexes(hereCollections, searchFile);
       }
       options.onProgress?.(meter.now(0));
     } finally {
       await flusher.close();
     }
+    if (relay) timeline.note('MB of the log handed ahead at most', relay.mostHeld / 1e6);
+    timeline.begin('finish');
     core.finishFresh();
     core = null;
     syncPath(building);
     replaceDatabase(building, live);
     const ms = performance.now() - started;
     const cpuNow = threadCpuMs();
-    return { events, ms, threads: [{ name: 'here', cpuMs: cpuAtStart === null || cpuNow === null ? null : cpuNow - cpuAtStart, ms }, ...apartTimes] };
+    const hereTimes = { name: 'here' as const, cpuMs: cpuAtStart === null || cpuNow === null ? null : cpuNow - cpuAtStart, ms, timeline: timeline.done() };
+    return { events, ms, threads: [hereTimes, ...apartTimes] };
   } finally {
     if (lane) await lane.stop();
     relay?.close();
@@ -205,9 +217,9 @@ export async function buildLane(
   projectors: Projector[],
   log: LogReader,
   onRead: (events: number) => void,
-  beforeStep?: () => Promise<void>,
-  keepBulk = false,
+  options: { beforeStep?: () => Promise<void>; keepBulk?: boolean; timeline?: Timeline } = {},
 ): Promise<{ events: number; position: bigint }> {
+  const { beforeStep, keepBulk = false, timeline } = options;
   // Projectors that are all `independent` look nothing up: no keys need keeping for them.
   const store = projectors.every((p) => p.independent) ? undefined : new FreshFileStore(core);
   const projection = new SqliteProjection(core, projectors, log, { bulk: true, store, keepBulk });
@@ -219,6 +231,7 @@ export async function buildLane(
     events += step.read;
     onRead(events);
     if (step.caughtUp) {
+      timeline?.begin('projectors end');
       core.transaction(() => {
         for (const p of projectors) p.endBulk?.();
       });
@@ -234,24 +247,27 @@ interface Lane {
   events: number;
   /** Hands the thread a chunk of the log. */
   send(chunk: RelayedChunk): void;
-  /** Resolves once the thread has applied all but `ahead` of the first `relayed` events it was handed. */
-  behindBy(relayed: number, ahead: number): Promise<void>;
+  /** Resolves once the thread has applied `events` events. */
+  reached(events: number): Promise<void>;
   /** The position its projectors reached (the end of the log), with the thread's CPU and wall time. */
-  done: Promise<{ position: bigint; cpuMs: number | null; ms: number }>;
+  done: Promise<{ position: bigint; cpuMs: number | null; ms: number; timeline: ThreadTimeline }>;
   stop(): Promise<void>;
 }
 
-function startLane(settings: LaneSettings, onRead: () => void): Lane {
-  const worker: Worker = startModuleThread(import.meta.url, 'rebuild-lane', { workerData: settings, name: 'turnout-rebuild' });
+function startLane(given: Omit<LaneSettings, 'chunks' | 'bell'>, onRead: () => void): Lane {
+  const { port1, port2 } = new MessageChannel();
+  const bell = new Int32Array(new SharedArrayBuffer(4));
+  const settings: LaneSettings = { ...given, chunks: port2, bell };
+  const worker: Worker = startModuleThread(import.meta.url, 'rebuild-lane', { workerData: settings, name: 'turnout-rebuild', transferList: [port2] });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   let waiting: { below: number; resolve: () => void } | null = null;
   const lane: Lane = {
     events: 0,
-    send: (chunk) => worker.postMessage(chunk),
-    behindBy: (relayed, ahead) => {
-      if (relayed - lane.events <= ahead) return Promise.resolve();
+    send: chunkSender(port1, bell),
+    reached: (events) => {
+      if (lane.events >= events) return Promise.resolve();
       // A thread that fails or exits is told by `done`, which the caller awaits after: not waited on forever.
-      return Promise.race([new Promise<void>((resolve) => (waiting = { below: relayed - ahead, resolve })), lane.done.then(() => {})]);
+      return Promise.race([new Promise<void>((resolve) => (waiting = { below: events, resolve })), lane.done.then(() => {})]);
     },
     done: new Promise((resolve, reject) => {
       worker.on('message', (m: FromLane) => {
@@ -263,7 +279,7 @@ function startLane(settings: LaneSettings, onRead: () => void): Lane {
             waiting = null;
           }
           onRead();
-          if (m.type === 'done') resolve({ position: BigInt(m.position), cpuMs: m.cpuMs, ms: m.ms });
+          if (m.type === 'done') resolve({ position: BigInt(m.position), cpuMs: m.cpuMs, ms: m.ms, timeline: m.timeline });
         }
       });
       worker.once('error', reject);
@@ -272,6 +288,7 @@ function startLane(settings: LaneSettings, onRead: () => void): Lane {
     stop: async () => {
       await worker.terminate();
       await exited;
+      port1.close();
     },
   };
   lane.done.catch(() => {});
@@ -279,10 +296,10 @@ function startLane(settings: LaneSettings, onRead: () => void): Lane {
 }
 
 /** The thread that builds the search indexes of the new file's rows (rebuild-search.ts). */
-function searchesApart(settings: SearchApartSettings): { done: Promise<{ cpuMs: number | null; ms: number }>; stop(): Promise<void> } {
+function searchesApart(settings: SearchApartSettings): { done: Promise<{ cpuMs: number | null; ms: number; timeline: ThreadTimeline }>; stop(): Promise<void> } {
   const worker: Worker = startModuleThread(import.meta.url, 'rebuild-search', { workerData: settings, name: 'turnout-rebuild-search' });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-  const done = new Promise<{ cpuMs: number | null; ms: number }>((resolve, reject) => {
+  const done = new Promise<{ cpuMs: number | null; ms: number; timeline: ThreadTimeline }>((resolve, reject) => {
     worker.once('message', (m: FromSearchApart) => (m.type === 'done' ? resolve(m) : reject(new Error(`the rebuild's search indexes: ${m.message}`))));
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`the rebuild's search index thread exited (code ${code}) before it was done`)));
@@ -323,31 +340,6 @@ function copyTable(core: SqliteReadCore, table: string): void {
   core.db.exec(`INSERT INTO main.${table} SELECT * FROM apart.${table}`);
 }
 
-/**
- * Syncs a file written without syncs while it is still being written, on libuv's pool: what is
- * on disk by the end need not be written then, so the disk works beside the CPU instead of after it.
- */
-class Flusher {
-  private readonly fd: number;
-  private running: Promise<void> | null = null;
-
-  constructor(file: string) {
-    this.fd = openSync(file, 'r');
-  }
-
-  /** Starts a sync unless one runs. A failing one is not told: the last sync (syncPath) fails the same way. */
-  kick(): void {
-    this.running ??= new Promise<void>((resolve) => fsync(this.fd, () => resolve())).then(() => {
-      this.running = null;
-    });
-  }
-
-  async close(): Promise<void> {
-    await this.running;
-    closeSync(this.fd);
-  }
-}
-
 /** The files a rebuild writes beside the live read models: the new file, and its second and search threads' own. */
 export const rebuildFiles = (live: string): [building: string, apart: string, search: string] => [`${live}.rebuild`, `${live}.rebuild-apart`, `${live}.rebuild-search`];
 
@@ -361,31 +353,5 @@ export function removeRebuildLeftovers(dataDir: string, report: (message: string
     if (!['', '-wal', '-shm', '-journal'].some((suffix) => existsSync(file + suffix))) continue;
     removeDatabase(file);
     report(`read models: removed ${path.basename(file)}, left by a rebuild that did not finish`);
-  }
-}
-
-/** A database file and whatever SQLite keeps beside it. */
-export function removeDatabase(file: string): void {
-  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(file + suffix, { force: true });
-}
-
-/**
- * Moves the finished file over the live one. The live one's WAL goes first: left beside the new
- * file it would be read as the new file's. A crash in between leaves the old file without its
- * last transactions, still consistent: its checkpoints are as old as its rows, and those events are projected again.
- */
-export function replaceDatabase(from: string, to: string): void {
-  for (const suffix of ['-wal', '-shm', '-journal']) rmSync(to + suffix, { force: true });
-  renameSync(from, to);
-  syncPath(path.dirname(to));
-}
-
-/** Everything written to a file (or a directory's entries) on disk before this returns. */
-export function syncPath(file: string): void {
-  const fd = openSync(file, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { FEED_TABLE_VERSION, feedTableProjector } from '../dispatcher/feed-table.js';
 import type { StreamReader } from '../dispatcher/history.js';
@@ -75,7 +75,7 @@ export function forThread<T>(url: string, settings: T): T {
  * A worker thread on the module `entry` (a name without extension) beside `moduleUrl`, loaded as
  * threadModule says.
  */
-export function startModuleThread(moduleUrl: string, entry: string, options: { workerData: unknown; name: string }): Worker {
+export function startModuleThread(moduleUrl: string, entry: string, options: { workerData: unknown; name: string; transferList?: WorkerOptions['transferList'] }): Worker {
   const extension = moduleUrl.endsWith('.ts') ? '.ts' : '.js';
   const { url, register } = threadModule(new URL(`./${entry}${extension}`, moduleUrl).href);
   const settings = { ...options, workerData: forThread(url, options.workerData) };

@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { openLogReader } from '../../eventlog/sqlite-file.js';
-import { type RelayedChunk, RelayedLog, RelayReader } from '../../runtime/rebuild-relay.js';
+import { chunkReceiver, chunkSender, RelayedLog, RelayReader } from '../../runtime/rebuild-relay.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'turnout-relay-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,34 +22,65 @@ describe("the log as the rebuild's first thread hands it to the second", () => {
     }
     await log.close();
 
-    const sent: RelayedChunk[] = [];
-    // The structured clone the thread's port makes: what the other side receives.
-    const relayed = new RelayedLog(file, (chunk) => sent.push(structuredClone(chunk)));
+    // The threads' own channel, both ends in this thread: what the other side takes is the port's structured clone.
+    const { port1, port2 } = new MessageChannel();
+    const bell = new Int32Array(new SharedArrayBuffer(4));
+    const relayed = new RelayedLog(file, chunkSender(port1, bell));
     const reader = openLogReader(file);
-    const handed = new RelayReader();
-    let ready = false;
-    void handed.ready().then(() => (ready = true));
-    await Promise.resolve();
-    expect(ready).toBe(false);
+    const take = chunkReceiver(port2, bell);
+    let taken = 0;
+    const handed = new RelayReader(() => {
+      taken++;
+      return take();
+    });
 
     const expected = [...reader.readAfter(0n, 10), ...reader.readAfter(10n, 10), ...reader.readAfter(20n, 10)];
     expect(relayed.readAfter(0n, 10)).toEqual(expected.slice(0, 10));
+    // The next chunk is handed over before this thread reads it: the other has it meanwhile.
+    expect(Atomics.load(bell, 0)).toBe(2);
     expect(relayed.readAfter(10n, 10)).toEqual(expected.slice(10, 20));
     expect(relayed.readAfter(20n, 10)).toEqual(expected.slice(20));
     expect(relayed.relayed).toBe(25);
-    for (const chunk of sent) handed.take(chunk);
-    await handed.ready();
-    expect(ready).toBe(true);
+    expect(Atomics.load(bell, 0)).toBe(3);
+    expect(taken).toBe(0);
 
     expect(handed.head()).toBe(25n);
+    expect(taken).toBe(1);
     // A step takes at most what it asks; the rest of that chunk comes first at the next.
     const got = [...handed.readAfter(0n, 4), ...handed.readAfter(4n, 20), ...handed.readAfter(10n, 20), ...handed.readAfter(20n, 20)];
     expect(got).toEqual(expected);
+    // One chunk taken at a time, when the one before is used up.
+    expect(taken).toBe(3);
+    // Asked out of order, the relay says so rather than hand anything twice.
+    const again = new RelayedLog(file, chunkSender(port1, bell));
+    again.readAfter(0n, 10);
+    expect(() => again.readAfter(0n, 10)).toThrow(/asked for 10 events after 0, having handed 10 after 10/);
+    again.close();
     // A position it has passed already is a fault of the hand-over, never skipped silently.
-    handed.take(sent[0]);
     expect(() => handed.readAfter(25n, 20)).toThrow(/handed position 1, at 25 already/);
-    expect(() => new RelayReader().readAfter(0n, 20)).toThrow(/read past what it was handed/);
+    port1.close();
     relayed.close();
     reader.close();
+  });
+
+  it('tells how far the second thread must have got for the text it holds unapplied to fit the cap', async () => {
+    const file = path.join(dir, 'cap.sqlite');
+    const log = new SqliteEventLog(file);
+    const metadata = { team: 1, source: 'Public API' as const, keyName: 'K', correlationId: 'c', at: new Date().toISOString() };
+    for (let i = 0; i < 30; i++) await log.append(`s-${10 + i}`, [{ type: 'Thing', data: { i: 1000 + i }, metadata }], 'any');
+    await log.close();
+    const relayed = new RelayedLog(file, () => {});
+    for (let after = 0n; after < 30n; after += 10n) relayed.readAfter(after, 10);
+    // Every event's text is the same length here: a chunk of 10 holds a third of it all.
+    const chunk = relayed.mostHeld / 3;
+    expect(relayed.mostHeld).toBeGreaterThan(0);
+    expect(relayed.neededFor(3 * chunk, 0)).toBe(0);
+    expect(relayed.neededFor(3 * chunk - 1, 0)).toBe(10);
+    expect(relayed.neededFor(chunk, 0)).toBe(20);
+    expect(relayed.neededFor(0, 0)).toBe(30);
+    // What it has applied is no longer held: the first chunk, and a part of the second does not count.
+    expect(relayed.neededFor(2 * chunk, 15)).toBe(0);
+    expect(relayed.neededFor(chunk, 15)).toBe(20);
+    relayed.close();
   });
 });

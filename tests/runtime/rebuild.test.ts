@@ -145,6 +145,24 @@ describe('the offline rebuild of the embedded read models', () => {
         expect(t.ms).toBeGreaterThan(0);
         expect(t.ms).toBeLessThanOrEqual(ms);
         if (process.platform === 'linux') expect(t.cpuMs).toBeGreaterThan(0);
+        // Its stretches one after another, each with where its time went (the bench's table of waits).
+        const spans = t.timeline.spans;
+        expect(spans.length).toBeGreaterThan(0);
+        for (const [i, span] of spans.entries()) {
+          expect(span.end).toBeGreaterThanOrEqual(span.start);
+          if (i > 0) expect(span.start).toBe(spans[i - 1].end);
+          if (process.platform === 'linux') expect([span.cpuMs, span.queuedMs].every((ms) => ms !== null && ms >= 0)).toBe(true);
+        }
+      }
+      const stretches = (name: string) => times.find((t) => t.name === name)!.timeline.spans.map((s) => s.what);
+      expect(stretches('here')).toEqual(
+        threads === 2 ? ['start', 'log', 'projectors end', 'indexes', 'waiting for apart', 'copy apart in', 'waiting for search', 'adopt search', 'finish'] : ['start', 'log', 'projectors end', 'finish'],
+      );
+      if (threads === 2) {
+        expect(stretches('apart')).toEqual(['start', 'log', 'projectors end']);
+        expect(stretches('search')).toEqual(['start', 'copy text', 'index']);
+        // The second thread takes each chunk through its timed wait.
+        expect(times[1].timeline.waits['a chunk'].times).toBeGreaterThan(0);
       }
       expect(progress.at(-1)).toMatchObject({ done: events, total: events });
       expect(progress.map((p) => p.done)).toEqual([...progress.map((p) => p.done)].sort((a, b) => a - b));
