@@ -66,9 +66,14 @@ export class ProjectorThread implements ReadModelsDriver {
     const thread = new ProjectorThread(spawn, options, countAfter);
     return new Promise((resolve, reject) => {
       const worker = thread.run();
-      const early = (err: Error) => reject(err);
+      // A thread's uncaught error can reach this thread before a `ready` it posted just before
+      // dying, but never after its exit: Node hands over every message a worker posted before
+      // 'exit'. So only the exit decides whether the first thread died before it was ready; one
+      // that was ready and died is restarted like any other (run).
+      let error: Error | null = null;
+      const early = (err: Error) => (error = err);
       worker.once('error', early);
-      worker.once('exit', (code) => reject(new Error(`the read-model projector thread exited (code ${code}) before it was ready`)));
+      worker.once('exit', (code) => reject(error ?? new Error(`the read-model projector thread exited (code ${code}) before it was ready`)));
       worker.on('message', (m: FromThread) => {
         if (m.type !== 'ready') return;
         worker.off('error', early);
