@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { RetryPolicy } from '../dispatcher/retry.js';
+import type { RetryPolicy as BackoffPolicy } from '../eventlog/backoff.js';
 
 /** Configuration from the environment (decisions.md 2). Invalid values stop the process with a clear message. */
 export type Role = 'all' | 'api' | 'projector' | 'dispatcher';
@@ -38,8 +39,8 @@ export interface Config {
    * X-Forwarded-For names the client (failed-auth throttling, logs); empty: none is trusted.
    */
   trustProxy: string[];
-  /** The delay between a failed erasure's attempts (runtime/erasure-pending.ts); not from the environment: 1 s doubling to 60 s, shorter in tests. */
-  erasureRetry?: { baseMs: number; maxMs: number };
+  /** The delay between a failed erasure's attempts (runtime/erasure-pending.ts, eventlog/backoff.ts); not from the environment: 1 s doubling to 60 s, shorter in tests. */
+  erasureRetry?: BackoffPolicy;
 }
 
 /** pino's levels, and `silent`. */

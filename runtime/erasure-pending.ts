@@ -1,4 +1,5 @@
 import { DomainError } from '../domain/shared/errors.js';
+import type { RetryPolicy } from '../eventlog/backoff.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
 
 /**
@@ -7,15 +8,8 @@ import type { FollowerStatus } from '../eventlog/follower.js';
  * from the step that failed, after a delay that doubles up to a cap, until it is done.
  */
 
-/** The delay before the next attempt: `baseMs` after the first failure, doubling up to `maxMs`. */
-export interface ErasureRetry {
-  baseMs: number;
-  maxMs: number;
-}
-
-export const ERASURE_RETRY: ErasureRetry = { baseMs: 1_000, maxMs: 60_000 };
-
-export const retryDelay = (policy: ErasureRetry, failures: number): number => Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, failures - 1));
+/** The delays between attempts (eventlog/backoff.ts backoffDelay): 1 s after the first failure, doubling up to a minute. */
+export const ERASURE_RETRY: RetryPolicy = { initialMs: 1_000, maxMs: 60_000 };
 
 /** What the admin surface shows of an unfinished erasure (GET /admin/v1/erasures). */
 export interface PendingErasure {

@@ -10,10 +10,11 @@ import { envelopeRebuilder, mentionsAny, purgeQueuedBodies, staleEnvelope } from
 import type { FeedTable } from '../dispatcher/feed-table.js';
 import type { FeedModel } from '../dispatcher/feed-model.js';
 import { erasedData, personalValues, truncateWal } from '../eventlog/erase.js';
+import { backoffDelay, type RetryPolicy } from '../eventlog/backoff.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
 import type { Sealer } from '../eventlog/sealing.js';
 import { forgetRecordStream } from '../projections/history/stream-cache.js';
-import { ERASURE_RETRY, type ErasureRetry, ErasurePending, type PendingErasure, readinessOf, retryDelay, scrubbedError } from './erasure-pending.js';
+import { ERASURE_RETRY, ErasurePending, type PendingErasure, readinessOf, scrubbedError } from './erasure-pending.js';
 import { redactAnswer, redactDocument, scrubMail } from './erasure-redact.js';
 import type { IdempotencyStore } from './idempotency/port.js';
 import { planFeedRewriteOffThread } from './feed-scan.js';
@@ -53,7 +54,7 @@ export interface ErasureStores {
   readModelsFile: string | null;
   report: (message: string) => void;
   /** The delay between attempts at an erasure that failed (erasure-pending.ts); 1 s doubling to 60 s by default. */
-  retry?: ErasureRetry;
+  retry?: RetryPolicy;
 }
 
 interface JournalRow {
@@ -104,7 +105,7 @@ export class Erasure {
   private readonly journal: Database.Database;
   /** Erasures journaled and not finished, by constituent: not ready until they are done. */
   private readonly unfinished = new Map<number, Unfinished>();
-  private readonly retry: ErasureRetry;
+  private readonly retry: RetryPolicy;
   private resuming: Promise<void> | null = null;
   private closed = false;
   /**
@@ -227,7 +228,7 @@ export class Erasure {
         u.failures++;
         const failed = WORK[nextStep(u.row.step)];
         u.lastError = scrubbedError(err, this.valuesOf(u.row, []));
-        const delay = retryDelay(this.retry, u.failures);
+        const delay = backoffDelay(this.retry, u.failures);
         u.nextAt = Date.now() + delay;
         this.s.report(
           `erasure: attempt ${u.failures} at the erasure of constituent ${u.row.id} (team ${u.row.team}) failed at ${failed}: ${u.lastError}; trying again in ${Math.ceil(delay / 1000)} s`,

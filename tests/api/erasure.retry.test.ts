@@ -36,7 +36,7 @@ function failFeedRewrite(feedTable: FeedTable, quoted: string) {
   return control;
 }
 
-async function setUp(tag: string, retry: { baseMs: number; maxMs: number }) {
+async function setUp(tag: string, retry: { initialMs: number; maxMs: number }) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'turnout-erase-retry-'));
   dirs.push(dir);
   const t = await startTestApp({ dataDir: dir, erasureRetry: retry });
@@ -63,7 +63,7 @@ const erasures = async (t: TestApp) => (await t.admin.get('/erasures')).body.era
 
 describe('an erasure whose change-feed rewrite fails (issue 31)', () => {
   it('answers 503 erasure_pending, shows it pending, and is finished by the process itself', async () => {
-    const s = await setUp('rt', { baseMs: 20, maxMs: 100 });
+    const s = await setUp('rt', { initialMs: 20, maxMs: 100 });
     const feed = failFeedRewrite(s.t.runtime.services.feedTable!, s.quoted);
     const rewriteStream = vi.spyOn(s.t.runtime.services.log, 'rewriteStream');
 
@@ -106,7 +106,7 @@ describe('an erasure whose change-feed rewrite fails (issue 31)', () => {
 
   it('is finished by the client repeating it, the repeats joining one attempt that starts from the failed step', async () => {
     // The process's own next attempt is an hour away: only the client's repeat can finish it.
-    const s = await setUp('rj', { baseMs: 3_600_000, maxMs: 3_600_000 });
+    const s = await setUp('rj', { initialMs: 3_600_000, maxMs: 3_600_000 });
     const feed = failFeedRewrite(s.t.runtime.services.feedTable!, s.quoted);
     const rewriteStream = vi.spyOn(s.t.runtime.services.log, 'rewriteStream');
 

@@ -56,7 +56,7 @@ export function useConsole(): { server: () => ConsoleServer; browser: () => Cons
   beforeAll(async () => {
     consoleDir = mkdtempSync(path.join(tmpdir(), 'turnout-console-'));
     await promisify(execFile)(process.execPath, [path.join(ROOT, 'console', 'build.mjs'), consoleDir], { cwd: ROOT });
-    const config = testConfig({ adminToken: ADMIN_TOKEN, webhook: { allowInsecure: true, retryBaseMs: 50, retryMaxMs: 200, maxAttempts: 3, timeoutMs: 1000 }, erasureRetry: { baseMs: 50, maxMs: 200 } });
+    const config = testConfig({ adminToken: ADMIN_TOKEN, webhook: { allowInsecure: true, retryBaseMs: 50, retryMaxMs: 200, maxAttempts: 3, timeoutMs: 1000 }, erasureRetry: { initialMs: 50, maxMs: 200 } });
     const runtime = await openRuntime(config);
     const app = await buildApp(runtime.services, { consoleDir });
     await app.listen({ port: 0, host: '127.0.0.1' });

@@ -191,7 +191,7 @@ describe('a scan that fails', () => {
     const own = mkdtempSync(path.join(os.tmpdir(), 'turnout-feed-scan-fail-'));
     try {
       // The process's own next attempt is an hour away: the restart is what finishes it here.
-      const t = await startTestApp({ dataDir: own, erasureRetry: { baseMs: 3_600_000, maxMs: 3_600_000 } });
+      const t = await startTestApp({ dataDir: own, erasureRetry: { initialMs: 3_600_000, maxMs: 3_600_000 } });
       const made = await t.team();
       const key = made.keys.Integration.key as string;
       const id = (await made.api.Integration.post('/constituents', PERSON)).body.constituent.PkConstituent as number;
