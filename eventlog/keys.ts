@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
 import { truncateWal } from './erase.js';
 import { Sealer } from './sealing.js';
-import { ThreadCalls } from './thread-calls.js';
+import { THREAD_EXEC_ARGV, ThreadCalls } from './thread-calls.js';
 
 /**
  * The per-constituent data keys of decisions.md §17: where the log cannot be rewritten
@@ -177,9 +177,7 @@ class KeyThread {
   private readonly calls: ThreadCalls<Made>;
 
   constructor(file: string, main: Sealer) {
-    // As the log's writer thread: a process started from string input passes no options on (sqlite-writer.ts).
-    const execArgv = process.execArgv.some((a) => a.startsWith('--input-type')) ? [] : undefined;
-    const worker = new Worker(KEY_THREAD, { workerData: { file, main: main.keyObject() }, name: 'turnout-key-store', execArgv });
+    const worker = new Worker(KEY_THREAD, { workerData: { file, main: main.keyObject() }, name: 'turnout-key-store', execArgv: THREAD_EXEC_ARGV });
     this.calls = new ThreadCalls<Made>(worker, {
       answer: (m) => ({ rows: (m.rows as Made['rows'] | undefined) ?? [], made: (m.made as Made['made'] | undefined) ?? [], keys: (m.keys as Uint8Array | undefined) ?? new Uint8Array(0) }),
       failed: (reason) => new Error(reason),

@@ -7,7 +7,6 @@ import { carriesPersonal, type Data, holdsSealed, openData, withValues } from '.
 import { erasedError, SEAL_THREAD, TurnSealer } from './sealed-turn.js';
 import { Sealer } from './sealing.js';
 
-export { KeyCache };
 
 /** The streams whose events hold personal fields: a constituent's (decisions.md §17). */
 const sealed = (stream: string) => stream.startsWith('constituent-');

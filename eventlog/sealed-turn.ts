@@ -3,7 +3,7 @@ import type { SealedParts } from './opened-cache.js';
 import type { NewEvent } from './port.js';
 import { type Data, fillSealed, type Split, splitData } from './sealed-data.js';
 import type { Sealer } from './sealing.js';
-import { ThreadCalls } from './thread-calls.js';
+import { THREAD_EXEC_ARGV, ThreadCalls } from './thread-calls.js';
 
 /** An append's events as they go to the log, and what each had sealed (null: nothing personal). */
 export interface SealedAppend {
@@ -178,9 +178,7 @@ class SealThread {
   private readonly calls: ThreadCalls<string[]>;
 
   constructor(program: URL, stopped: (thread: SealThread, wasReady: boolean) => void) {
-    // As the key store's thread: a process started from string input passes no options on (sqlite-writer.ts).
-    const execArgv = process.execArgv.some((a) => a.startsWith('--input-type')) ? [] : undefined;
-    this.calls = new ThreadCalls<string[]>(new Worker(program, { name: 'turnout-sealing', execArgv }), {
+    this.calls = new ThreadCalls<string[]>(new Worker(program, { name: 'turnout-sealing', execArgv: THREAD_EXEC_ARGV }), {
       answer: (m) => (m.texts ? (m.texts as string).split('\n') : []),
       failed: (reason) => new Error(`the sealing thread failed: ${reason}`),
       stopped: (err) => new Error(`the sealing thread stopped (${err.message}) with this append's seal under way: nothing of it was written`),

@@ -1,4 +1,5 @@
 import { type MessagePort, Worker } from 'node:worker_threads';
+import { THREAD_EXEC_ARGV } from './thread-calls.js';
 import { decodeOutcomes, encodeBatch, type Outcome, type WireAppend, type WriterAnswer, type WriterSettings } from './sqlite-wire.js';
 
 // The wire format, also here beside the thread's handle (the writer thread's tests read it from here).
@@ -11,13 +12,6 @@ export { decodeBatch, decodeOutcomes, encodeBatch, encodeOutcomes, type Outcome,
  */
 const THREAD_PROGRAM = new URL('./sqlite-writer-thread.js', import.meta.url);
 
-/**
- * The thread's Node options: the parent's, inherited as Node does by default, except in a process
- * started from string input (`node --input-type=module -e …`): Node refuses --input-type for a
- * worker started from a file (ERR_INPUT_TYPE_NOT_ALLOWED), and a list given instead may hold no
- * V8 or process-wide option (--expose-gc, say), so that thread starts with none.
- */
-const THREAD_EXEC_ARGV = process.execArgv.some((a) => a.startsWith('--input-type')) ? [] : undefined;
 
 /**
  * The main thread's side of the writer thread: sends a batch, resolves with its outcomes. The

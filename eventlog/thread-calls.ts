@@ -1,5 +1,13 @@
 import type { Worker } from 'node:worker_threads';
 
+/**
+ * The thread's Node options: the parent's, inherited as Node does by default, except in a process
+ * started from string input (`node --input-type=module -e …`): Node refuses --input-type for a
+ * worker started from a file (ERR_INPUT_TYPE_NOT_ALLOWED), and a list given instead may hold no
+ * V8 or process-wide option (--expose-gc, say), so that thread starts with none.
+ */
+export const THREAD_EXEC_ARGV = process.execArgv.some((a) => a.startsWith('--input-type')) ? [] : undefined;
+
 /** How a thread's answers and its end read, for one kind of thread. */
 export interface ThreadCallsOptions<A> {
   /** The answer a call gets from a message that did not fail. */

@@ -23,7 +23,7 @@ import { cleanOtherVersions, type SharedReadModels } from './erasure-versions.js
 import { discardPrepared } from './prepared.js';
 import { privateFile } from './private-files.js';
 import { LOG_FILE } from './read-models.js';
-import { removeRebuildLeftovers } from './rebuild.js';
+import { removeRebuildLeftovers } from './rebuild-files.js';
 import { optimizeSearchOffThread } from './search-optimize.js';
 import { truncateWalOffThread } from './wal-truncate.js';
 

@@ -10,7 +10,7 @@ import { ErasureUnderway, erasuresUnderway } from './erasure-journal.js';
 import { fingerprintOf, preparedFile, preparedFiles, readPreparedState, staleReadModels, writePreparedState } from './prepared.js';
 import { privateFile } from './private-files.js';
 import { LOG_FILE, READ_MODELS_FILE } from './read-models.js';
-import { removeDatabase, syncPath } from './rebuild.js';
+import { removeDatabase, syncPath } from './rebuild-files.js';
 import { loadProjectors, projectorVersions, startModuleThread } from './thread-projectors.js';
 
 export interface PrepareOptions {

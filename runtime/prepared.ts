@@ -8,7 +8,7 @@ import { META_PREFIX } from '../projections/store/sqlite-schema.js';
 import { lockPrepare, PrepareBusy } from './datadir-lock.js';
 import { erasuresUnderway } from './erasure-journal.js';
 import { LOG_FILE, READ_MODELS_FILE } from './read-models.js';
-import { removeDatabase, replaceDatabase } from './rebuild.js';
+import { removeDatabase, replaceDatabase } from './rebuild-files.js';
 
 /**
  * The read models a release prepares ahead of its start (`turnout rebuild --prepare`,

@@ -1,5 +1,6 @@
-import { closeSync, fsync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, fsync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { READ_MODELS_FILE } from './read-models.js';
 
 /**
  * Syncs a file written without syncs while it is still being written, on libuv's pool: what is
@@ -26,9 +27,12 @@ export class Flusher {
   }
 }
 
+/** A database file's name and the suffixes of what SQLite keeps beside it. */
+const SQLITE_FILES = ['', '-wal', '-shm', '-journal'];
+
 /** A database file and whatever SQLite keeps beside it. */
 export function removeDatabase(file: string): void {
-  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(file + suffix, { force: true });
+  for (const suffix of SQLITE_FILES) rmSync(file + suffix, { force: true });
 }
 
 /**
@@ -37,7 +41,7 @@ export function removeDatabase(file: string): void {
  * last transactions, still consistent: its checkpoints are as old as its rows, and those events are projected again.
  */
 export function replaceDatabase(from: string, to: string): void {
-  for (const suffix of ['-wal', '-shm', '-journal']) rmSync(to + suffix, { force: true });
+  for (const suffix of SQLITE_FILES.slice(1)) rmSync(to + suffix, { force: true });
   renameSync(from, to);
   syncPath(path.dirname(to));
 }
@@ -49,5 +53,21 @@ export function syncPath(file: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** The files a rebuild writes beside the live read models: the new file, and its second and search threads' own. */
+export const rebuildFiles = (live: string): [building: string, apart: string, search: string] => [`${live}.rebuild`, `${live}.rebuild-apart`, `${live}.rebuild-search`];
+
+/**
+ * Removes what a rebuild killed half-way left beside the live read models: copies of every row,
+ * personal values included, that an erasure must not leave behind (decisions.md §17). Only a
+ * process that holds the data dir may: a rebuild holds it while it runs.
+ */
+export function removeRebuildLeftovers(dataDir: string, report: (message: string) => void): void {
+  for (const file of rebuildFiles(path.join(dataDir, READ_MODELS_FILE))) {
+    if (!SQLITE_FILES.some((suffix) => existsSync(file + suffix))) continue;
+    removeDatabase(file);
+    report(`read models: removed ${path.basename(file)}, left by a rebuild that did not finish`);
   }
 }

@@ -66,18 +66,11 @@ export class Timeline {
     this.open = { what, start: t, sched };
   }
 
-  /** Ends the stretch under way. */
-  end(): void {
-    this.close(now(), schedMs());
-  }
-
   /** Awaits `promise`, its wall time added to the waits of `what` (a wait that recurs within a stretch). */
   async wait(what: string, promise: Promise<void>): Promise<void> {
     const t = now();
     await promise;
-    const w = (this.waits[what] ??= { ms: 0, times: 0 });
-    w.ms += now() - t;
-    w.times++;
+    this.count(what, t);
   }
 
   /** Runs `fn`, a wait that blocks the thread, its wall time added to the waits of `what`. */
@@ -86,10 +79,15 @@ export class Timeline {
     try {
       return fn();
     } finally {
-      const w = (this.waits[what] ??= { ms: 0, times: 0 });
-      w.ms += now() - t;
-      w.times++;
+      this.count(what, t);
     }
+  }
+
+  /** Adds the wall time since `t` to the waits of `what`. */
+  private count(what: string, t: number): void {
+    const w = (this.waits[what] ??= { ms: 0, times: 0 });
+    w.ms += now() - t;
+    w.times++;
   }
 
   note(what: string, value: number): void {
@@ -97,7 +95,7 @@ export class Timeline {
   }
 
   done(): ThreadTimeline {
-    this.end();
+    this.close(now(), schedMs());
     return { spans: this.spans, waits: this.waits, notes: this.notes };
   }
 

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { openLogReader } from '../eventlog/sqlite-file.js';
@@ -10,7 +9,7 @@ import { SqliteReadCore } from '../projections/store/sqlite-core.js';
 import { quoteId } from '../projections/store/sqlite-schema.js';
 import { lockDataDir } from './datadir-lock.js';
 import { privateFile } from './private-files.js';
-import { Flusher, removeDatabase, replaceDatabase, syncPath } from './rebuild-files.js';
+import { Flusher, rebuildFiles, removeDatabase, replaceDatabase, syncPath } from './rebuild-files.js';
 import { chunkSender, type RelayedChunk, RelayedLog } from './rebuild-relay.js';
 import { FreshFileStore } from './rebuild-store.js';
 import { type ThreadTimeline, Timeline, threadCpuMs } from './rebuild-timeline.js';
@@ -32,8 +31,6 @@ export interface RebuildOptions {
   threads?: 1 | 2;
 }
 
-// The helpers of a database file built beside the live one, where prepare.ts and prepared.ts take them too.
-export { removeDatabase, replaceDatabase, syncPath } from './rebuild-files.js';
 
 /** What the second thread is given (rebuild-lane.ts). */
 export interface LaneSettings {
@@ -340,18 +337,3 @@ function copyTable(core: SqliteReadCore, table: string): void {
   core.db.exec(`INSERT INTO main.${table} SELECT * FROM apart.${table}`);
 }
 
-/** The files a rebuild writes beside the live read models: the new file, and its second and search threads' own. */
-export const rebuildFiles = (live: string): [building: string, apart: string, search: string] => [`${live}.rebuild`, `${live}.rebuild-apart`, `${live}.rebuild-search`];
-
-/**
- * Removes what a rebuild killed half-way left beside the live read models: copies of every row,
- * personal values included, that an erasure must not leave behind (decisions.md §17). Only a
- * process that holds the data dir may: a rebuild holds it while it runs.
- */
-export function removeRebuildLeftovers(dataDir: string, report: (message: string) => void): void {
-  for (const file of rebuildFiles(path.join(dataDir, READ_MODELS_FILE))) {
-    if (!['', '-wal', '-shm', '-journal'].some((suffix) => existsSync(file + suffix))) continue;
-    removeDatabase(file);
-    report(`read models: removed ${path.basename(file)}, left by a rebuild that did not finish`);
-  }
-}

@@ -31,7 +31,7 @@ import { SqliteIdempotencyStore } from './idempotency/sqlite.js';
 import { type CatchUpProgress, LOG_FILE, READ_MODELS_FILE, startProjectorThread } from './read-models.js';
 import { readModelTopology } from './topology.js';
 import { adoptPrepared } from './prepared.js';
-import { removeRebuildLeftovers } from './rebuild.js';
+import { removeRebuildLeftovers } from './rebuild-files.js';
 import { projectorVersions } from './thread-projectors.js';
 import { FeedTable } from '../dispatcher/feed-table.js';
 import { FeedModel } from '../dispatcher/feed-model.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { truncateWal } from '../../eventlog/erase.js';
-import { ThreadCalls } from '../../eventlog/thread-calls.js';
+import { THREAD_EXEC_ARGV, ThreadCalls } from '../../eventlog/thread-calls.js';
 import { privateFile, secureDataDir } from '../private-files.js';
 import { type Begun, type IdempotencyStore, STALE_MS, type StoredAnswer, TTL_MS } from './port.js';
 import { type Op, openTable } from './sqlite-table.js';
@@ -194,9 +194,7 @@ class IdempotencyThread {
   private readonly calls: ThreadCalls<unknown[]>;
 
   constructor(program: URL, file: string, stopped: (thread: IdempotencyThread, wasReady: boolean) => void) {
-    // As the key store's thread: a process started from string input passes no options on (eventlog/sqlite-writer.ts).
-    const execArgv = process.execArgv.some((a) => a.startsWith('--input-type')) ? [] : undefined;
-    const worker = new Worker(program, { workerData: { file, owner: OWNER, times: TIMES }, name: 'turnout-idempotency', execArgv });
+    const worker = new Worker(program, { workerData: { file, owner: OWNER, times: TIMES }, name: 'turnout-idempotency', execArgv: THREAD_EXEC_ARGV });
     this.calls = new ThreadCalls<unknown[]>(worker, {
       answer: (m) => m.results as unknown[],
       failed: (reason) => new Error(`the idempotency store's thread failed: ${reason}`),

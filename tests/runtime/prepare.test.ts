@@ -14,7 +14,7 @@ import { ERASURE_JOURNAL_FILE, ErasureUnderway } from '../../runtime/erasure-jou
 import { prepareReadModels } from '../../runtime/prepare.js';
 import { adoptPrepared, discardPrepared, readPreparedState, recordedVersions } from '../../runtime/prepared.js';
 import { LOG_FILE, READ_MODELS_FILE, startProjectorThread } from '../../runtime/read-models.js';
-import { removeRebuildLeftovers } from '../../runtime/rebuild.js';
+import { removeRebuildLeftovers } from '../../runtime/rebuild-files.js';
 import { projectorVersions } from '../../runtime/thread-projectors.js';
 import type { CounterDoc } from '../support/prepare-projectors.js';
 
