@@ -146,8 +146,12 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
       if (held.write?.replayed) reply.header('Idempotent-Replayed', 'true');
     } else if (held.pending && resumable) {
       // Written, not yet readable: the key stays running (a retry is 409) until the write is
-      // readable, then is left for the retry to take over and answer from the write.
-      void untilReadable(resumable, held.pending).then(() => store.abandon(held.scope, held.key)).catch(() => undefined);
+      // readable, then is left for the retry to take over and answer from the write. Given up
+      // (still not readable after the stale time), it is left all the same: the retry waits itself.
+      void untilReadable(resumable, held.pending)
+        .catch(() => undefined)
+        .then(() => store.abandon(held.scope, held.key))
+        .catch(() => undefined);
     } else await ended(held, reply.statusCode);
     return payload;
   };
@@ -176,7 +180,8 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
     return undefined;
   };
 
-  // A request that ends without an answer (the client went away mid-handler) frees its key.
+  // A request that ends without an answer (the client went away mid-handler) frees its key, or
+  // leaves it to be resumed where it may have written.
   const onResponse = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): Promise<void> | undefined => {
     const held = request.idempotent;
     if (held) return ended(held, null);

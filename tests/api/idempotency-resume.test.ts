@@ -134,6 +134,19 @@ describe('a keyed write that answered 5xx after its commit for another reason', 
     expect((await c.post('/constituents', { LastName: 'Twice?' }, key('e'))).raw).toBe(again.raw);
   });
 
+  it('resumes an upsert that created its record: the same record, created, once', async () => {
+    const { api } = await t.team();
+    const c = api.Integration;
+    const upsert = '/constituents?mode=upsert&matchOn=email';
+    failing = 'error';
+    expect((await c.post(upsert, { LastName: 'Up', Email1: 'up@example.org' }, key('u'))).status).toBe(500);
+    failing = null;
+    const again = await c.post(upsert, { LastName: 'Up', Email1: 'up@example.org' }, key('u'));
+    expect([again.status, again.body.created, again.headers['idempotent-replayed']]).toEqual([201, true, 'true']);
+    expect((await c.get('/constituents')).body.total).toBe(1);
+    expect((await feed(c)).filter((type: string) => type.startsWith('constituent.'))).toEqual(['constituent.created']);
+  });
+
   it('is 422 idempotency_key_reused for another body on that key, writing nothing', async () => {
     const { api } = await t.team();
     const c = api.Integration;
