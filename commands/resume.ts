@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import type { Position, RecordedEvent } from '../domain/shared/events.js';
 import type { EventLog } from '../eventlog/port.js';
 import type { WriteContext } from './context.js';
+import type { CommandDeps } from './deps.js';
 
 export type { KeyedWrite } from './context.js';
-import type { CommandDeps } from './deps.js';
 
 const SCAN_PAGE = 1000;
 

@@ -119,6 +119,19 @@ describe('a keyed create whose wait for the read models times out after its comm
   });
 });
 
+describe('the ref a keyed write leaves in its events', () => {
+  it('is on a keyed single write only: not on an unkeyed one, nor on a keyed batch (its journal resumes it)', async () => {
+    const { id, api } = await t.team();
+    const c = api.Integration;
+    await c.post('/constituents', { LastName: 'Plain' });
+    await c.post('/constituents', { LastName: 'Keyed' }, key('r'));
+    await c.post('/constituents/batch', { items: [{ LastName: 'Batch' }] }, key('b'));
+    const events = (await t.runtime.services.log.readTeam!(id, null, 100)).filter((e) => e.stream.startsWith('constituent-'));
+    // In log order: the plain create, the keyed one, the batch's item.
+    expect(events.map((e) => typeof e.metadata.idempotencyRef)).toEqual(['undefined', 'string', 'undefined']);
+  });
+});
+
 describe('a keyed write that answered 5xx after its commit for another reason', () => {
   it('is answered from its record by the retry, and not written again', async () => {
     const { api } = await t.team();
