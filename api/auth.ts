@@ -98,11 +98,19 @@ export function apiContext(request: FastifyRequest): WriteContext {
   // `revisions` collects what each write leaves, for the answer's ETag (api/etag.ts).
   const ctx: WriteContext = { team: key.FkTeam, source: 'Public API', keyName: key.name, correlationId: String(request.id), now: new Date(), revisions: new Map() };
   if (request.span) ctx.trace = request.span;
+  if (WRITE_METHODS.has(request.method)) {
+    // What the write commits, for its answer should its wait for the read models give up (api/write-pending.ts).
+    ctx.written = request.written ??= { position: null };
+    // A single write under an Idempotency-Key (api/idempotency.ts): a batch keeps its own journal.
+    if (request.idempotent?.write) ctx.idem = request.idempotent.write;
+  }
   return ctx;
 }
 
 export function adminContext(request: FastifyRequest, team: number): WriteContext {
-  return { team, source: 'Application', keyName: null, correlationId: String(request.id), now: new Date(), ...(request.span ? { trace: request.span } : {}) };
+  const ctx: WriteContext = { team, source: 'Application', keyName: null, correlationId: String(request.id), now: new Date(), ...(request.span ? { trace: request.span } : {}) };
+  if (WRITE_METHODS.has(request.method)) ctx.written = request.written ??= { position: null };
+  return ctx;
 }
 
 /** /admin/v1: one bearer token, compared in constant time; failures count as for API keys. */

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../domain/shared/errors.js';
 import { type AjvError, fromValidation } from '../validation/errors.js';
+import { WRITE_PENDING_RETRY_S, writePending } from './write-pending.js';
 import { type EdgeCode, TRANSPORT_STATUS, type TransportCode, TransportError, transportError } from './transport.js';
 
 /** Spec section 7: one place maps codes to statuses. */
@@ -23,6 +24,7 @@ export const STATUS: Record<ErrorCode, number> = {
   rate_limited: 429,
   not_supported: 501,
   erasure_pending: 503,
+  write_pending: 503,
 };
 
 export const ERROR_CODES = Object.keys(STATUS) as ErrorCode[];
@@ -65,6 +67,8 @@ export function frameworkErrors(err: FastifyError, _request: FastifyRequest, rep
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
     if (err instanceof DomainError || err instanceof TransportError) return sendError(reply, err);
+    const pending = writePending(err, request);
+    if (pending) return sendError(reply.header('Retry-After', String(WRITE_PENDING_RETRY_S)), pending);
     if (err.validation) return sendError(reply, fromValidation(err.validation, err.validationContext ?? 'body'));
     switch (err.code) {
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -1,14 +1,43 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { idempotencyRef, type KeyedWrite } from '../commands/resume.js';
 import { DomainError, invalidField } from '../domain/shared/errors.js';
-import type { IdempotencyStore, StoredAnswer } from '../runtime/idempotency/port.js';
+import { type Position, positionFromString, positionToString } from '../domain/shared/events.js';
+import { Backoff } from '../eventlog/backoff.js';
+import { type IdempotencyStore, STALE_MS, type StoredAnswer } from '../runtime/idempotency/port.js';
 import { sendError } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotent?: { scope: string; key: string };
+    idempotent?: Held;
   }
 }
+
+/** The key a request runs under. */
+interface Held {
+  scope: string;
+  key: string;
+  /** Where the request's write is resumable (/api/v1): what its commands stamp and look for. */
+  write?: KeyedWrite;
+  /** Its write committed up to here and was not readable in time (api/write-pending.ts). */
+  pending?: Position;
+}
+
+/**
+ * Where a keyed write can be resumed by its retry (/api/v1's single writes, commands/resume.ts):
+ * the log's head, kept with the key when it is taken, and the wait for the read models.
+ */
+export interface Resumable {
+  head(): Promise<Position | null>;
+  settle(position: Position): Promise<void>;
+}
+
+/** A take's mark: the log's head when it began ('-': an empty log). */
+const markOf = (head: Position | null) => (head ? positionToString(head) : '-');
+const fromMark = (mark: string): Position | null => (mark === '-' ? null : positionFromString(mark));
+
+/** A test's fault point: the process dies once a keyed write has committed, before its answer is kept (tests/api/idempotency-resume-crash.test.ts). */
+const KILL_BEFORE_KEEPING = process.env.TURNOUT_TEST_KILL_BEFORE_KEEPING === '1';
 
 const HEADER = 'idempotency-key';
 const METHODS = new Set(['POST', 'PATCH']);
@@ -78,15 +107,22 @@ export function kept(status: number, body: string): boolean {
  * preValidation hook, after authentication (the scope) with the body parsed, before validation,
  * so a 400 the first request got is kept and replayed like any other answer.
  */
-export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: FastifyRequest) => string) {
+export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: FastifyRequest) => string, resumable?: Resumable) {
   const begin = async (request: FastifyRequest, reply: FastifyReply, raw: string | string[]) => {
     const key = Array.isArray(raw) ? raw.join(', ') : raw;
     if (!VALID_KEY.test(key)) return sendError(reply, invalidField('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.'));
     const scope = scopeOf(request);
     const fingerprint = fingerprintOf(request);
-    const begun = await store.begin(scope, key, fingerprint, Date.now());
+    // Read before the take, so every event the write appends lies after it.
+    const mark = resumable ? markOf(await resumable.head()) : undefined;
+    const begun = await store.begin(scope, key, fingerprint, Date.now(), mark);
     if (begun.state === 'started') {
       request.idempotent = { scope, key };
+      if (resumable) {
+        request.idempotent.write = { ref: idempotencyRef(scope, key) };
+        // A takeover: the earlier try may have written; the write looks for it before writing.
+        if (begun.earlier !== undefined) request.idempotent.write.earlier = { from: fromMark(begun.earlier) };
+      }
       return;
     }
     if (begun.fingerprint !== fingerprint)
@@ -96,7 +132,7 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
     return replay(reply, begun.answer);
   };
 
-  const complete = async (request: FastifyRequest, reply: FastifyReply, payload: unknown, held: { scope: string; key: string }) => {
+  const complete = async (request: FastifyRequest, reply: FastifyReply, payload: unknown, held: Held) => {
     request.idempotent = undefined;
     if (typeof payload === 'string' && kept(reply.statusCode, payload)) {
       const headers: Record<string, string> = {};
@@ -104,10 +140,29 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
         const v = reply.getHeader(h);
         if (v !== undefined) headers[h] = String(v);
       }
+      if (KILL_BEFORE_KEEPING && request.written?.position) process.kill(process.pid, 'SIGKILL');
       await store.complete(held.scope, held.key, { status: reply.statusCode, body: payload, headers });
-    } else await store.release(held.scope, held.key);
+      // Answered from what an earlier try wrote: a repeat, as a replay is.
+      if (held.write?.replayed) reply.header('Idempotent-Replayed', 'true');
+    } else if (held.pending && resumable) {
+      // Written, not yet readable: the key stays running (a retry is 409) until the write is
+      // readable, then is left for the retry to take over and answer from the write. Given up
+      // (still not readable after the stale time), it is left all the same: the retry waits itself.
+      void untilReadable(resumable, held.pending)
+        .catch(() => undefined)
+        .then(() => store.abandon(held.scope, held.key))
+        .catch(() => undefined);
+    } else await ended(held, reply.statusCode);
     return payload;
   };
+
+  /**
+   * A keyed request that answered no kept answer: one that may have written (a 5xx, or no answer
+   * at all) leaves its key for the next try to take over at once and resume (abandon); else the
+   * key is forgotten and a retry runs afresh (release).
+   */
+  const ended = (held: Held, status: number | null) =>
+    resumable && (status === null || status >= 500) ? store.abandon(held.scope, held.key) : store.release(held.scope, held.key);
 
   // Callback hooks: a request without a key (every GET, most writes) passes each of them without
   // a promise; one with a key returns the promise of its step, which Fastify awaits as an async hook's.
@@ -125,15 +180,32 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
     return undefined;
   };
 
-  // A request that ends without an answer (the client went away mid-handler) frees its key.
+  // A request that ends without an answer (the client went away mid-handler) frees its key, or
+  // leaves it to be resumed where it may have written.
   const onResponse = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): Promise<void> | undefined => {
     const held = request.idempotent;
-    if (held) return store.release(held.scope, held.key);
+    if (held) return ended(held, null);
     done();
     return undefined;
   };
 
   return { preValidation, onSend, onResponse };
+}
+
+/**
+ * Resolves once the read models hold `position`, waiting again after each time-out; gives up (as
+ * the key's stale time lets a retry take it over anyway) after STALE_MS.
+ */
+async function untilReadable(resumable: Resumable, position: Position): Promise<void> {
+  const deadline = Date.now() + STALE_MS;
+  for (const backoff = new Backoff({ initialMs: 100, maxMs: 5_000 }); ; ) {
+    try {
+      return await resumable.settle(position);
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, backoff.next()).unref());
+    }
+  }
 }
 
 function replay(reply: FastifyReply, answer: StoredAnswer): FastifyReply {

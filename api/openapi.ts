@@ -78,6 +78,7 @@ const REASON: Record<number, string> = {
   413: 'Body too large',
   422: 'Idempotency-Key reused',
   429: 'Rate limited',
+  503: 'Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer)',
 };
 
 /** Which error codes answer with each status (api/errors.ts STATUS). */
@@ -144,7 +145,8 @@ function idempotent(op: Operation): void {
   op.parameters = [...(op.parameters ?? []), { $ref: '#/components/parameters/Idempotency-Key' }];
   const responses = (op.responses ??= {});
   const error = Object.entries(responses).find(([code]) => Number(code) >= 400)?.[1];
-  for (const code of ['409', '422']) responses[code] ??= { content: error?.content };
+  // 503 write_pending: committed, its wait for the read models gave up (api/write-pending.ts).
+  for (const code of ['409', '422', '503']) responses[code] ??= { content: error?.content };
   for (const [code, response] of Object.entries(responses))
     if (Number(code) < 500) response.headers = { ...response.headers, 'Idempotent-Replayed': ref('Idempotent-Replayed') };
 }
@@ -177,12 +179,13 @@ export function completeDocument({ openapiObject }: { openapiObject: Record<stri
         // A route whose answer says what it is (the change feed, a history) keeps its own words.
         if (status < 400) response.description = response.description && response.description !== 'Default Response' ? response.description : successDescription(method, status, one, url);
         else {
-          const codes = codesOf(status);
+          // The one 503 of a documented route; erasure's (erasure_pending) is on a hidden one.
+          const codes = status === 503 ? ['write_pending'] : codesOf(status);
           response.description = `${REASON[status] ?? 'Error'}: \`{error: {code, message, field}}\`${codes.length ? ` with code ${codes.map((c) => `\`${c}\``).join(', ')}` : ''}.`;
         }
         // A request without a valid key is refused before its key's limits are looked at.
         if (status !== 401) response.headers = { ...response.headers, ...RATE_LIMIT_HEADERS };
-        if (status === 429) response.headers = { ...response.headers, 'Retry-After': ref('Retry-After') };
+        if (status === 429 || status === 503) response.headers = { ...response.headers, 'Retry-After': ref('Retry-After') };
       }
     }
   openapiObject.webhooks = webhooksDocument();

@@ -1,11 +1,11 @@
-import type { DomainEvent, EventMetadata, Evolver, Position } from '../domain/shared/events.js';
+import type { DomainEvent, EventMetadata, Evolver, Position, RecordedEvent } from '../domain/shared/events.js';
 import { type Loaded, load, revisionOfStream } from '../eventlog/load.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 import { currentRevision } from '../domain/shared/revision.js';
 import { preconditionFailed } from '../domain/shared/errors.js';
 import type { WriteContext } from './context.js';
 import { metadataOf } from './context.js';
-
+import { earlierAppend } from './resume.js';
 
 export interface Decided<S> {
   state: S;
@@ -58,6 +58,11 @@ async function handleOnce<S>(
   decide: (state: S, loaded: Loaded<S>) => DomainEvent[],
   options: HandleOptions<S>,
 ): Promise<Decided<S>> {
+  // A retry of a keyed write whose earlier try committed here answers from that append.
+  if (ctx.idem?.earlier) {
+    const earlier = await earlierAppend(log, ctx, stream);
+    if (earlier) return resumed(log, stream, evolver, ctx, earlier);
+  }
   const maxAttempts = options.maxAttempts ?? 20;
   for (let attempt = 1; ; attempt++) {
     const loaded = attempt === 1 && options.newStream ? { state: evolver.initial(), revision: null, events: [] } : await load(log, stream, evolver);
@@ -82,6 +87,7 @@ async function handleOnce<S>(
       const appending = ctx.trace ? ctx.trace.span('append', append) : append();
       ctx.onAppend?.(stream);
       const r = await appending;
+      if (ctx.written) ctx.written.position = r.position;
       const state = events.reduce(evolver.evolve, loaded.state);
       ctx.revisions?.set(stream, recordRevision + 1);
       return { state, events, position: r.position, revision: r.nextExpectedRevision, metadata: meta };
@@ -92,4 +98,20 @@ async function handleOnce<S>(
       if (options.onConflict) options.onConflict(await load(log, stream, evolver), err, attempt);
     }
   }
+}
+
+/**
+ * What handle() answered when it made `appended` (an earlier try of this keyed write, found in the
+ * log: commands/resume.ts): its events, position and metadata, and the state they left. Nothing is
+ * decided or appended, and If-Match is not asked again: the earlier try passed it, and the revision
+ * it named is behind the append it allowed.
+ */
+async function resumed<S>(log: EventLog, stream: string, evolver: Evolver<S>, ctx: WriteContext, appended: RecordedEvent[]): Promise<Decided<S>> {
+  const last = appended[appended.length - 1];
+  const upTo = (await log.readStream(stream)).filter((e) => e.revision <= last.revision);
+  const state = upTo.reduce(evolver.evolve, evolver.initial());
+  const metadata = last.metadata;
+  ctx.revisions?.set(stream, metadata.revision ?? currentRevision(upTo));
+  if (ctx.written) ctx.written.position = last.position;
+  return { state, events: appended.map((e) => ({ type: e.type, data: e.data })), position: last.position, revision: last.revision, metadata };
 }

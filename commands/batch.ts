@@ -56,7 +56,9 @@ export interface BatchKey {
  * journal, reads the team's events written since it, and answers each item found there from its
  * record instead of writing it again: exactly the items that did not commit are run again.
  */
-export async function writeBatch(deps: CommandDeps, ctx: WriteContext, resource: BatchResource, items: unknown[], idem?: BatchKey): Promise<ItemOutcome[]> {
+export async function writeBatch(deps: CommandDeps, keyed: WriteContext, resource: BatchResource, items: unknown[], idem?: BatchKey): Promise<ItemOutcome[]> {
+  // The batch's journal resumes it, item by item: not the single write's (commands/resume.ts).
+  const ctx: WriteContext = keyed.idem ? { ...keyed, idem: undefined } : keyed;
   const ref = idem ? batchRef(idem, resource.category) : undefined;
   const committed = ref ? await resume(deps.log, ctx, ref, items.length, resource.category) : new Map<number, { id: number; created: boolean }>();
   // Items committed by an earlier try are answered from the read models: bring them up to date.

@@ -2,6 +2,7 @@ import { type EventsByCategory, fromLog, inCategory, type LoggedEvent } from '..
 import { DomainError } from '../domain/shared/errors.js';
 import { metadataOf, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
+import { earlierCreate } from './resume.js';
 import { Backoff } from '../eventlog/backoff.js';
 import { lastEvent, load } from '../eventlog/load.js';
 import type { Evolver, Position } from '../domain/shared/events.js';
@@ -16,6 +17,8 @@ export interface CreateOnce<T, C extends ClaimCategory> {
   category: C;
   /** The id kind of the record created. */
   idKind: string;
+  /** The stream of the record of an id. */
+  recordStream: (id: number) => string;
   /** What the latest claim (none at first) resolves to without creating; null to create. */
   resolve: (last: LoggedEvent<C> | undefined) => Promise<T | null>;
   /** Last checks before an id is taken: a failed create writes nothing. */
@@ -34,6 +37,9 @@ export interface CreateOnce<T, C extends ClaimCategory> {
  * others start over, read the winner's claim and resolve to the winner's record instead.
  */
 export async function createOnce<T, C extends ClaimCategory>(deps: CommandDeps, ctx: WriteContext, o: CreateOnce<T, C>): Promise<T> {
+  // The retry of a keyed write whose earlier try created the record: that record, not a claim of it.
+  const earlier = ctx.idem?.earlier ? await earlierCreate(deps.log, ctx, o.recordStream) : null;
+  if (earlier !== null) return o.create(earlier);
   for (let attempt = 0; attempt < 50; attempt++) {
     const tail = await lastEvent(deps.log, o.stream);
     const last = tail && fromLog(tail);

@@ -11,6 +11,7 @@ import { handle } from './aggregate.js';
 import { metadataOf, type WriteContext } from './context.js';
 import { claimedRecord, createOnce } from './claims.js';
 import type { CommandDeps } from './deps.js';
+import { newId } from './resume.js';
 
 export async function createConstituent(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<number> {
   return (await create(deps, ctx, body)).id;
@@ -34,7 +35,7 @@ export async function createConstituentRecord(deps: CommandDeps, ctx: WriteConte
 
 async function create(deps: CommandDeps, ctx: WriteContext, body: Values) {
   const fields = validateCreate(body); // before an id is taken: a failed create writes nothing
-  const id = await deps.ids.next('constituent');
+  const id = await newId(deps, ctx, 'constituent', constituentStream);
   const stream = constituentStream(id);
   const r = await handle(deps.log, stream, constituentEvolver, ctx, (s) => decideCreate({ id, fields }, s), { newStream: true });
   await deps.settle(r.position, ctx);
@@ -71,6 +72,7 @@ export async function upsertConstituentByEmail(
     stream: claimStream(ctx.team, email),
     category: 'constituent_email',
     idKind: 'constituent',
+    recordStream: constituentStream,
     resolve: async (last) => {
       if (last) await waitUntilReadable(deps, ctx, last.data.constituentId);
       const decision = decideUpsert(email, await activeMatches(deps, ctx.team, email));

@@ -1,4 +1,4 @@
-import type { EventMetadata, Source } from '../domain/shared/events.js';
+import type { EventMetadata, Position, RecordedEvent, Source } from '../domain/shared/events.js';
 
 /** Who is writing, and when: the metadata every event of a command carries. */
 export interface WriteContext {
@@ -16,6 +16,13 @@ export interface WriteContext {
   revisions?: Map<string, number>;
   /** The batch item this write is (decisions.md §14), stamped on its events: commands/batch.ts. */
   batchItem?: string;
+  /** The single write's Idempotency-Key (decisions.md §11), stamped on its events: commands/resume.ts. */
+  idem?: KeyedWrite;
+  /**
+   * Told the position of each append of this write once it committed (handle()), so an answer
+   * that fails after it can say the write is recorded (api/errors.ts, 503 write_pending).
+   */
+  written?: { position: Position | null };
   /**
    * Told each stream a write hands an append of to the log, before that append commits: a batch
    * starts its next item then, so items keep their order yet share group commits (commands/batch.ts).
@@ -26,6 +33,24 @@ export interface WriteContext {
    * request's, then the command's), whose children its command, append and wait become.
    */
   trace?: TraceHooks;
+}
+
+/**
+ * A single /api/v1 write under an Idempotency-Key (decisions.md §11). Every event it appends
+ * carries `idempotencyRef: ref` (commands/context.ts metadataOf). A retry that takes the key over
+ * from an earlier try that committed and then died, or answered 5xx, is given where that try
+ * began (`earlier.from`): each append the write would make is first looked for among the team's
+ * events written since, and one found is answered from instead of being appended again (handle(),
+ * newId() of commands/resume.ts). A batch has its own journal (commands/batch.ts) and goes without.
+ */
+export interface KeyedWrite {
+  ref: string;
+  /** Set on a takeover: the log's head when the earlier try of the key took it. */
+  earlier?: { from: Position | null };
+  /** What the earlier try appended, by stream, oldest first: looked up once, at the first need. */
+  found?: Promise<Map<string, RecordedEvent[]>>;
+  /** An append of the earlier try was answered from: this write repeats it (Idempotent-Replayed). */
+  replayed?: boolean;
 }
 
 /** One span as a command sees it (runtime/tracing.ts implements it). */
@@ -43,6 +68,7 @@ export const metadataOf = (ctx: WriteContext): EventMetadata => ({
   correlationId: ctx.correlationId,
   at: ctx.now.toISOString(),
   ...(ctx.batchItem === undefined ? {} : { batchItem: ctx.batchItem }),
+  ...(ctx.idem === undefined ? {} : { idempotencyRef: ctx.idem.ref }),
   // The write's trace, so the webhook attempts it causes can link to it (decisions.md §15).
   ...(ctx.trace ? { traceparent: ctx.trace.traceparent() } : {}),
 });

@@ -8,6 +8,7 @@ import { assertLookup } from '../projections/lookups.js';
 import { handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
+import { newId } from './resume.js';
 
 /** Every sent lookup id must be in the team's own list (decisions.md 3): invalid_field naming the field. */
 async function assertLookups(deps: CommandDeps, team: number, fields: Values, lookups: ReadonlyArray<readonly [string, LookupList, ...unknown[]]>) {
@@ -17,7 +18,7 @@ async function assertLookups(deps: CommandDeps, team: number, fields: Values, lo
 /** POST /events: everything, lookups included, is checked before an id is taken, so a failed create writes nothing. */
 export async function createEvent(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<number> {
   await assertLookups(deps, ctx.team, validateCreate(body), EVENT_LOOKUPS);
-  const id = await deps.ids.next('event');
+  const id = await newId(deps, ctx, 'event', eventStream);
   const r = await handle(deps.log, eventStream(id), eventEvolver, ctx, (s) =>
     decideCreate({ id, team: ctx.team, body, templates: DEFAULT_NOTIFICATION_TEMPLATES, formDefaults: DEFAULT_PUBLIC_FORM }, s),
     { newStream: true },

@@ -22,6 +22,7 @@ import { type DomainEvent } from '../domain/shared/events.js';
 import { type HandleOptions, handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
+import { newId } from './resume.js';
 import { NO_STREAM } from '../eventlog/port.js';
 
 /** Ids of other records and lookups must be the team's own: invalid_field naming the field (decisions.md 3). */
@@ -70,7 +71,7 @@ async function decideTask(deps: CommandDeps, ctx: WriteContext, id: number, clai
 
 export async function createTask(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<number> {
   await checkRefs(deps, ctx.team, validateCreate(body));
-  const id = await deps.ids.next('volunteer_task'); // only after validation: a failed create writes nothing
+  const id = await newId(deps, ctx, 'volunteer_task', taskStream); // only after validation: a failed create writes nothing
   const today = todayUtc(ctx.now);
   await decideTask(deps, ctx, id, false, (s) => decideCreate({ id, body, today }, s));
   return id;

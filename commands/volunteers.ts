@@ -31,6 +31,7 @@ export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, bo
     stream: volunteerClaimStream(constituentId),
     category: 'volunteer_constituent',
     idKind: 'volunteer',
+    recordStream: volunteerStream,
     resolve: async (last) => {
       const existing = last ? await claimedVolunteer(deps, last.data.volunteerId) : null;
       if (!existing) return null;

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { Position } from '../../domain/shared/events.js';
 import { apiKeyHook, failedAuthGuard } from '../auth.js';
 import { notFoundHandler } from '../errors.js';
 import { idempotencyHooks } from '../idempotency.js';
@@ -22,7 +23,9 @@ export const publicRoutes =
   async (app) => {
     app.addHook('onRequest', apiKeyHook(services, services.limiter, failedAuthGuard(services.config.authFailuresPerMinute)));
     // After the key check (the key is the scope), before validation and the handler.
-    const idempotency = idempotencyHooks(services.idempotency, (request) => `key:${request.apiKey!.id}`);
+    // A single write's retry after its earlier try committed answers from that write (commands/resume.ts).
+    const resumable = { head: () => services.log.head(), settle: (position: Position) => services.settle(position) };
+    const idempotency = idempotencyHooks(services.idempotency, (request) => `key:${request.apiKey!.id}`, resumable);
     app.addHook('preValidation', idempotency.preValidation);
     app.addHook('onSend', idempotency.onSend);
     app.addHook('onResponse', idempotency.onResponse);

@@ -22,7 +22,9 @@ export type ErrorCode =
   /** This deployment cannot do it (erasure on a log that cannot rewrite events, decisions.md §17). */
   | 'not_supported'
   /** An erasure journaled but not finished: the process finishes it by itself (decisions.md §17, runtime/erasure.ts). */
-  | 'erasure_pending';
+  | 'erasure_pending'
+  /** A write recorded in the log whose wait for the read models gave up: written, not yet readable (decisions.md §5, §11). */
+  | 'write_pending';
 
 export class DomainError extends Error {
   constructor(

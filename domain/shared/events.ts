@@ -52,6 +52,12 @@ export interface EventMetadata {
    * second time (commands/batch.ts); absent on every other write.
    */
   batchItem?: string;
+  /**
+   * On every event of a single /api/v1 write with an Idempotency-Key: the key's ref, so a retry
+   * that takes over the key after the earlier try died or failed past its commit finds what it
+   * wrote and answers from it (commands/resume.ts); absent on every other write.
+   */
+  idempotencyRef?: string;
 }
 
 /** A place in the whole log. */

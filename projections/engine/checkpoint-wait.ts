@@ -1,5 +1,6 @@
 import { comparePositions, type Position } from '../../domain/shared/events.js';
 import type { ReadStore } from '../store/port.js';
+import { NotYetReadable } from './status.js';
 
 /**
  * Read-your-writes for an API process that does not project: the shared read store's checkpoint
@@ -14,5 +15,5 @@ export async function waitForCheckpoint(store: ReadStore, position: Position, na
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, 50);
   }
-  throw new Error(`read models did not reach position ${position.commit} within ${timeoutMs} ms`);
+  throw new NotYetReadable(position, timeoutMs);
 }

@@ -18,6 +18,20 @@ export interface ReadModelsDriver {
 }
 
 /**
+ * A wait for the read models (read-your-writes) that gave up: what was written up to `position`
+ * is in the log, and not readable yet. A write answers it as 503 write_pending (api/errors.ts).
+ */
+export class NotYetReadable extends Error {
+  constructor(
+    readonly position: Position,
+    timeoutMs: number,
+  ) {
+    super(`read models did not reach position ${position.commit} within ${timeoutMs} ms`);
+    this.name = 'NotYetReadable';
+  }
+}
+
+/**
  * The position a driver's read models have reached, and the writers waiting for a later one.
  * A waiter gives up after `timeoutMs`: a write then answers with an error instead of hanging.
  * Every write on the embedded files waits here a moment (its commit is told to the projector
@@ -74,7 +88,7 @@ export class PositionWaiters {
     const now = Date.now();
     let n = 0;
     while (n < this.waiters.length && this.waiters[n].deadline <= now) n++;
-    for (const w of this.waiters.splice(0, n)) w.reject(new Error(`read models did not reach position ${w.position.commit} within ${this.timeoutMs} ms`));
+    for (const w of this.waiters.splice(0, n)) w.reject(new NotYetReadable(w.position, this.timeoutMs));
     if (this.waiters.length) this.timer = setTimeout(() => this.expire(), Math.max(1, this.waiters[0].deadline - now));
   }
 

@@ -18,8 +18,8 @@ export class InFlightRedaction implements IdempotencyStore {
 
   constructor(private readonly inner: IdempotencyStore) {}
 
-  async begin(scope: string, key: string, fingerprint: string, now: number): Promise<Begun> {
-    const begun = await this.inner.begin(scope, key, fingerprint, now);
+  async begin(scope: string, key: string, fingerprint: string, now: number, mark?: string): Promise<Begun> {
+    const begun = await this.inner.begin(scope, key, fingerprint, now, mark);
     if (begun.state === 'started') this.running.set(entry(scope, key), []);
     return begun;
   }
@@ -42,6 +42,11 @@ export class InFlightRedaction implements IdempotencyStore {
   release(scope: string, key: string): Promise<void> {
     this.running.delete(entry(scope, key));
     return this.inner.release(scope, key);
+  }
+
+  abandon(scope: string, key: string): Promise<void> {
+    this.running.delete(entry(scope, key));
+    return this.inner.abandon(scope, key);
   }
 
   async redact(stale: (body: string) => boolean, redact: (body: string) => string): Promise<number> {

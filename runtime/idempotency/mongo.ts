@@ -15,6 +15,10 @@ interface Entry {
   /** When MongoDB's TTL monitor may drop the entry. */
   expiresAt: Date;
   answer: StoredAnswer | null;
+  /** Where the entry's first request began its write (the port's mark), kept by a takeover. */
+  mark?: string;
+  /** Set when its request ended unanswered: the next begin of the same request takes it over at once. */
+  abandoned?: true;
 }
 
 const DUPLICATE_KEY = 11000;
@@ -81,10 +85,10 @@ export class MongoIdempotencyStore implements IdempotencyStore {
     await this.keys.updateMany({ _id: { $in: [...this.running] }, answer: null }, { $set: { beatAt: this.now() } });
   }
 
-  async begin(scope: string, key: string, fingerprint: string, now: number): Promise<Begun> {
+  async begin(scope: string, key: string, fingerprint: string, now: number, mark?: string): Promise<Begun> {
     await this.index();
     const _id = `${scope}\n${key}`;
-    const fresh: Entry = { _id, fingerprint, startedAt: now, beatAt: now, expiresAt: new Date(now + TTL_MS), answer: null };
+    const fresh: Entry = { _id, fingerprint, startedAt: now, beatAt: now, expiresAt: new Date(now + TTL_MS), answer: null, ...(mark === undefined ? {} : { mark }) };
     try {
       await this.keys.insertOne(fresh);
       this.running.add(_id);
@@ -93,14 +97,22 @@ export class MongoIdempotencyStore implements IdempotencyStore {
       if (!(err instanceof MongoServerError && err.code === DUPLICATE_KEY)) throw err;
     }
     const found = await this.keys.findOne({ _id });
-    if (!found) return this.begin(scope, key, fingerprint, now); // dropped in between
-    const live = found.answer ? found.startedAt > now - TTL_MS : runningAlive(found, now);
+    if (!found) return this.begin(scope, key, fingerprint, now, mark); // dropped in between
+    const expired = found.startedAt <= now - TTL_MS;
+    const live = found.answer ? !expired : !expired && (runningAlive(found, now) || found.fingerprint !== fingerprint);
     if (live) return found.answer ? { state: 'done', fingerprint: found.fingerprint, answer: found.answer } : { state: 'running', fingerprint: found.fingerprint };
+    // A running entry nothing runs any more, taken over by a repeat of its request: its mark stays.
+    const resumed = !found.answer && !expired;
     const beatAt = found.beatAt === undefined ? { $exists: false } : found.beatAt;
-    const taken = await this.keys.replaceOne({ _id, startedAt: found.startedAt, beatAt }, fresh);
-    if (!taken.modifiedCount) return this.begin(scope, key, fingerprint, now);
+    const next: Entry = { ...fresh };
+    if (resumed) {
+      if (found.mark === undefined) delete next.mark;
+      else next.mark = found.mark;
+    }
+    const taken = await this.keys.replaceOne({ _id, startedAt: found.startedAt, beatAt }, next);
+    if (!taken.modifiedCount) return this.begin(scope, key, fingerprint, now, mark);
     this.running.add(_id);
-    return { state: 'started' };
+    return resumed && found.mark !== undefined ? { state: 'started', earlier: found.mark } : { state: 'started' };
   }
 
   /** decisions.md §17: the stored answers `stale` picks get `redact(body)` (the port's redact). */
@@ -120,6 +132,12 @@ export class MongoIdempotencyStore implements IdempotencyStore {
     await this.keys.updateOne({ _id }, { $set: { answer } });
   }
 
+  async abandon(scope: string, key: string): Promise<void> {
+    const _id = `${scope}\n${key}`;
+    this.running.delete(_id);
+    await this.keys.updateOne({ _id, answer: null }, { $set: { abandoned: true } });
+  }
+
   async release(scope: string, key: string): Promise<void> {
     const _id = `${scope}\n${key}`;
     this.running.delete(_id);
@@ -133,6 +151,7 @@ export class MongoIdempotencyStore implements IdempotencyStore {
 }
 
 function runningAlive(entry: Entry, now: number): boolean {
+  if (entry.abandoned) return false;
   if (entry.beatAt === undefined) return entry.startedAt > now - STALE_MS;
   return entry.beatAt > now - ABANDONED_MS;
 }

@@ -14,8 +14,12 @@ export interface StoredAnswer {
 }
 
 export type Begun =
-  /** No live entry: this request runs, and must complete() or release() it. */
-  | { state: 'started' }
+  /**
+   * No live entry: this request runs, and must complete(), release() or abandon() it. `earlier`:
+   * it took over a running entry whose request ended or died unanswered, and this is that
+   * request's mark (begin's), which the takeover keeps.
+   */
+  | { state: 'started'; earlier?: string }
   /** Another request with the key is running. */
   | { state: 'running'; fingerprint: string }
   | { state: 'done'; fingerprint: string; answer: StoredAnswer };
@@ -24,12 +28,19 @@ export interface IdempotencyStore {
   /**
    * Atomically starts a request under (scope, key) unless a live entry has it: an entry lives
    * until `ttlMs` after its start; a running one only while its process lives (the embedded
-   * store probes the pid, MongoDB's reads a heartbeat), and at most STALE_MS.
+   * store probes the pid, MongoDB's reads a heartbeat), and at most STALE_MS, or until abandoned.
+   * Only a request of the same fingerprint takes over a running entry; another is told it runs.
+   * `mark`: kept with the entry, and handed to whoever takes it over (where its write began).
    */
-  begin(scope: string, key: string, fingerprint: string, now: number): Promise<Begun>;
+  begin(scope: string, key: string, fingerprint: string, now: number, mark?: string): Promise<Begun>;
   complete(scope: string, key: string, answer: StoredAnswer): Promise<void>;
   /** Forgets a running entry whose answer is not kept (a retry may change it), so a retry runs. */
   release(scope: string, key: string): Promise<void>;
+  /**
+   * Ends a running entry whose request may have written without a kept answer (a 5xx, a write not
+   * yet readable): the next begin of the same request takes it over at once, with its mark.
+   */
+  abandon(scope: string, key: string): Promise<void>;
   /**
    * Replaces the stored answers `stale` picks by `redact(body)` and leaves no old copy in the
    * store's files (decisions.md §17 erasure). Answers how many changed.

@@ -12,20 +12,25 @@
 
 /**
  * One statement of a turn, in the order asked:
- * - take: (scope, key, fingerprint, now) starts the key or tells what holds it (a Begun of port.ts);
+ * - take: (scope, key, fingerprint, now, mark) starts the key or tells what holds it (a Begun of port.ts);
  * - complete: (scope, key, status, body, headers' JSON) keeps an answer;
  * - release: (scope, key) forgets a running entry;
+ * - abandon: (scope, key) leaves a running entry for the next take of the same request (port.ts);
  * - page: (after scope, after key, limit) the stored answers after that entry, in key order;
  * - redacted: rows (body, scope, key, started_at) written back by an erasure, each only if the
  *   entry is still the one the page read (a take of an expired entry in between changes its start).
- * @typedef {['take', string, string, string, number]
+ * @typedef {['take', string, string, string, number, string | null]
  *   | ['complete', string, string, number, string, string]
  *   | ['release', string, string]
+ *   | ['abandon', string, string]
  *   | ['page', string, string, number]
  *   | ['redacted', Array<[string, string, string, number]>]} Op
  */
 
-/** @typedef {{ fingerprint: string; started_at: number; status: number | null; body: string | null; headers: string | null; owner: string | number | null }} Row */
+/** @typedef {{ fingerprint: string; started_at: number; status: number | null; body: string | null; headers: string | null; owner: string | number | null; mark: string | null }} Row */
+
+/** The owner of an abandoned entry: no process runs it, and the next take of its request takes it over. */
+const ABANDONED = 'abandoned';
 /** @typedef {{ scope: string; key: string; body: string; started_at: number }} PageRow */
 
 /** Whether a turn holds a statement whose commit must be durable before it is answered: an answer kept, or an erasure's rewrite. */
@@ -39,6 +44,7 @@ const durable = (/** @type {Op[]} */ ops) => ops.some((op) => op[0] === 'complet
  */
 function gone(entry, owner) {
   if (entry === null || entry === owner) return false;
+  if (entry === ABANDONED) return true;
   const pid = Number.parseInt(String(entry), 10);
   if (pid === process.pid) return true;
   try {
@@ -70,15 +76,18 @@ export function openTable(db, owner, { ttlMs, staleMs }) {
     status INTEGER, body TEXT, headers TEXT, PRIMARY KEY (scope, key)) WITHOUT ROWID`);
   const columns = /** @type {Array<{ name: string }>} */ (db.prepare("SELECT name FROM pragma_table_info('idempotency_keys')").all());
   if (!columns.some((c) => c.name === 'owner')) db.exec('ALTER TABLE idempotency_keys ADD COLUMN owner TEXT');
+  if (!columns.some((c) => c.name === 'mark')) db.exec('ALTER TABLE idempotency_keys ADD COLUMN mark TEXT');
   const stmts = {
-    // Takes the key unless a live entry holds it: done and under the TTL, or running and fresh.
+    // Takes the key unless an entry under the TTL holds it (a running one may be taken over below).
     take: db.prepare(
-      `INSERT INTO idempotency_keys (scope, key, fingerprint, started_at, owner) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, started_at = excluded.started_at, status = NULL, body = NULL, headers = NULL, owner = excluded.owner
-       WHERE (status IS NOT NULL AND started_at <= ?) OR (status IS NULL AND started_at <= ?)`,
+      `INSERT INTO idempotency_keys (scope, key, fingerprint, started_at, owner, mark) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, started_at = excluded.started_at, status = NULL, body = NULL, headers = NULL, owner = excluded.owner, mark = excluded.mark
+       WHERE started_at <= ?`,
     ),
-    get: db.prepare('SELECT fingerprint, started_at, status, body, headers, owner FROM idempotency_keys WHERE scope = ? AND key = ?'),
-    takeOver: db.prepare('UPDATE idempotency_keys SET fingerprint = ?, started_at = ?, owner = ? WHERE scope = ? AND key = ? AND status IS NULL AND owner = ?'),
+    get: db.prepare('SELECT fingerprint, started_at, status, body, headers, owner, mark FROM idempotency_keys WHERE scope = ? AND key = ?'),
+    // The mark stays: the write the entry's first request began is the one a takeover resumes.
+    takeOver: db.prepare('UPDATE idempotency_keys SET started_at = ?, owner = ? WHERE scope = ? AND key = ? AND status IS NULL AND owner IS ?'),
+    abandon: db.prepare(`UPDATE idempotency_keys SET owner = '${ABANDONED}' WHERE scope = ? AND key = ? AND status IS NULL`),
     complete: db.prepare('UPDATE idempotency_keys SET status = ?, body = ?, headers = ? WHERE scope = ? AND key = ?'),
     release: db.prepare('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status IS NULL'),
     purge: db.prepare('DELETE FROM idempotency_keys WHERE started_at <= ?'),
@@ -92,18 +101,21 @@ export function openTable(db, owner, { ttlMs, staleMs }) {
    * @param {string} key
    * @param {string} fingerprint
    * @param {number} now
+   * @param {string | null} mark
    */
-  const take = (scope, key, fingerprint, now) => {
+  const take = (scope, key, fingerprint, now, mark) => {
     if (now - lastPurge > 60_000) {
       lastPurge = now;
       stmts.purge.run(now - ttlMs);
     }
-    if (stmts.take.run(scope, key, fingerprint, now, owner, now - ttlMs, now - staleMs).changes) return { state: 'started' };
+    if (stmts.take.run(scope, key, fingerprint, now, owner, mark, now - ttlMs).changes) return { state: 'started' };
     // Inside the turn's transaction the live entry that refused the take is still there.
     const row = /** @type {Row} */ (stmts.get.get(scope, key));
     if (row.status === null) {
-      // Its process died mid-request: nothing runs it any more.
-      if (gone(row.owner, owner) && stmts.takeOver.run(fingerprint, now, owner, scope, key, row.owner).changes) return { state: 'started' };
+      // Its process died mid-request, or it ended unanswered, or it is stale: nothing runs it any
+      // more. Only a repeat of its request takes it over: another is told the key is in use.
+      const over = row.started_at <= now - staleMs || gone(row.owner, owner);
+      if (over && row.fingerprint === fingerprint && stmts.takeOver.run(now, owner, scope, key, row.owner).changes) return row.mark === null ? { state: 'started' } : { state: 'started', earlier: row.mark };
       return { state: 'running', fingerprint: row.fingerprint };
     }
     return { state: 'done', fingerprint: row.fingerprint, answer: { status: row.status, body: row.body ?? '', headers: JSON.parse(row.headers ?? '{}') } };
@@ -113,11 +125,13 @@ export function openTable(db, owner, { ttlMs, staleMs }) {
   const run = (op) => {
     switch (op[0]) {
       case 'take':
-        return take(op[1], op[2], op[3], op[4]);
+        return take(op[1], op[2], op[3], op[4], op[5]);
       case 'complete':
         return void stmts.complete.run(op[3], op[4], op[5], op[1], op[2]);
       case 'release':
         return void stmts.release.run(op[1], op[2]);
+      case 'abandon':
+        return void stmts.abandon.run(op[1], op[2]);
       case 'page':
         return stmts.page.all(op[1], op[2], op[3]);
       case 'redacted': {

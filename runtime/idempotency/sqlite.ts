@@ -16,6 +16,9 @@ import { type Op, openTable } from './sqlite-table.js';
 const OWNER = `${process.pid}/${randomUUID().slice(0, 8)}`;
 const TIMES = { ttlMs: TTL_MS, staleMs: STALE_MS };
 
+/** The statements whose commit need not be durable before they are answered (openTable). */
+const QUICK = new Set<Op[0]>(['take', 'release', 'abandon']);
+
 /** The thread's program: a module file beside this one, JavaScript as the key store's thread is (eventlog/keys-thread.js). */
 export const IDEMPOTENCY_THREAD = new URL('./sqlite-thread.js', import.meta.url);
 
@@ -78,8 +81,8 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     return new SqliteIdempotencyStore(new Database(file));
   }
 
-  begin(scope: string, key: string, fingerprint: string, now: number): Promise<Begun> {
-    return this.queued(['take', scope, key, fingerprint, now]) as Promise<Begun>;
+  begin(scope: string, key: string, fingerprint: string, now: number, mark?: string): Promise<Begun> {
+    return this.queued(['take', scope, key, fingerprint, now, mark ?? null]) as Promise<Begun>;
   }
 
   complete(scope: string, key: string, answer: StoredAnswer): Promise<void> {
@@ -88,6 +91,10 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
 
   release(scope: string, key: string): Promise<void> {
     return this.queued(['release', scope, key]) as Promise<void>;
+  }
+
+  abandon(scope: string, key: string): Promise<void> {
+    return this.queued(['abandon', scope, key]) as Promise<void>;
   }
 
   /** Runs `op` with this turn's other statements, in the order asked (on the thread, the takes and releases ahead of the rest: flush). */
@@ -126,8 +133,8 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     // syncs the answers kept: a take must not wait for a commit it does not need. A take of a key
     // whose answer is in that second call finds it running, which it is: its request has not
     // answered yet, and answers only once that commit is durable.
-    const quick = batch.filter((b) => b.op[0] === 'take' || b.op[0] === 'release');
-    const rest = quick.length === batch.length ? [] : batch.filter((b) => b.op[0] !== 'take' && b.op[0] !== 'release');
+    const quick = batch.filter((b) => QUICK.has(b.op[0]));
+    const rest = quick.length === batch.length ? [] : batch.filter((b) => !QUICK.has(b.op[0]));
     const call = (part: Queued[]) =>
       thread.turn(part.map((b) => b.op)).then(
         (results) => part.forEach((b, i) => b.done(results[i])),

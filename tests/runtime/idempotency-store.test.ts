@@ -186,6 +186,7 @@ describe('an erasure and the requests running through it (decisions.md §17)', (
       begin: async () => ({ state: 'started' }),
       complete: (_scope, key, a) => new Promise((done) => setTimeout(() => done(void bodies.set(key, a.body)), 30)),
       release: async () => undefined,
+      abandon: async () => undefined,
       redact: async (isStale, redact) => {
         let n = 0;
         for (const [key, body] of bodies) if (isStale(body)) (bodies.set(key, redact(body)), n++);
@@ -289,5 +290,29 @@ describe('the MongoDB idempotency store', () => {
     expect(await store.begin('s', 'k', 'f', STALE_MS)).toEqual({ state: 'started' });
     expect(calls.find((c) => c[0] === 'replaceOne')).toEqual(['replaceOne', { _id: 's\nk', startedAt: 0, beatAt: { $exists: false } }]);
     await store.close();
+  });
+});
+
+describe.each([
+  ['embedded', () => SqliteIdempotencyStore.open(':memory:') as IdempotencyStore],
+  ['MongoDB', () => scripted().store as IdempotencyStore],
+])('an abandoned key in the %s store (a keyed write that may have written, unanswered)', (_name, open) => {
+  it('is taken over at once by a repeat of its request, with the mark of the try that began the write', async () => {
+    const s = open();
+    expect(await s.begin('s', 'k', 'f', 1000, '12/12')).toEqual({ state: 'started' });
+    expect(await s.begin('s', 'k', 'f', 1001, '13/13')).toEqual({ state: 'running', fingerprint: 'f' });
+    await s.abandon('s', 'k');
+    // Another body is told the key runs (422 idempotency_key_reused): it may not take the write over.
+    expect(await s.begin('s', 'k', 'g', 1002, '14/14')).toEqual({ state: 'running', fingerprint: 'f' });
+    expect(await s.begin('s', 'k', 'f', 1003, '15/15')).toEqual({ state: 'started', earlier: '12/12' });
+    expect(await s.begin('s', 'k', 'f', 1004, '16/16')).toEqual({ state: 'running', fingerprint: 'f' });
+    // The takeover ended unanswered too: the next one still looks from where the first try began.
+    await s.abandon('s', 'k');
+    expect(await s.begin('s', 'k', 'f', 1005, '17/17')).toEqual({ state: 'started', earlier: '12/12' });
+    await s.complete('s', 'k', answer);
+    expect(await s.begin('s', 'k', 'f', 1006)).toEqual({ state: 'done', fingerprint: 'f', answer });
+    // Past the TTL the key is forgotten: a new use starts afresh.
+    expect(await s.begin('s', 'k', 'f', 1005 + TTL_MS, '18/18')).toEqual({ state: 'started' });
+    await s.close();
   });
 });

@@ -929,7 +929,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                 message: string;
                 field?: string;
             };
@@ -1521,6 +1521,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getConstituent: {
@@ -1813,6 +1827,20 @@ export interface operations {
             429: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            503: {
+                headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2276,6 +2304,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getVolunteer: {
@@ -2563,6 +2605,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listVolunteerTasks: {
@@ -2827,6 +2883,20 @@ export interface operations {
             429: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            503: {
+                headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3138,6 +3208,20 @@ export interface operations {
             429: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            503: {
+                headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3597,6 +3681,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getEvent: {
@@ -3897,6 +3995,20 @@ export interface operations {
             429: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            503: {
+                headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4770,7 +4882,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -4887,6 +4999,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createVolunteerBatch: {
@@ -4953,7 +5079,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -5059,6 +5185,20 @@ export interface operations {
             429: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            503: {
+                headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -5157,7 +5297,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -5263,6 +5403,20 @@ export interface operations {
             429: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            503: {
+                headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -5364,7 +5518,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -5470,6 +5624,20 @@ export interface operations {
             429: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            503: {
+                headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];

@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import type { Position, RecordedEvent } from '../domain/shared/events.js';
+import type { EventLog } from '../eventlog/port.js';
+import type { WriteContext } from './context.js';
+import type { CommandDeps } from './deps.js';
+
+export type { KeyedWrite } from './context.js';
+
+const SCAN_PAGE = 1000;
+
+/** The key's ref: per API key (the scope) and key, as a batch's (commands/batch.ts batchRef). */
+export const idempotencyRef = (scope: string, key: string) => createHash('sha256').update(`${scope}\n${key}\nwrite`).digest('hex').slice(0, 32);
+
+/**
+ * The events the earlier try of this write appended to `stream`, taken (a later look finds them
+ * no more); undefined when there is no earlier try or it did not reach that stream. One write
+ * appends to a stream once, so its events of a stream are one append.
+ */
+export async function earlierAppend(log: EventLog, ctx: WriteContext, stream: string): Promise<RecordedEvent[] | undefined> {
+  const found = await foundOf(log, ctx);
+  const events = found?.get(stream);
+  if (!events) return undefined;
+  found!.delete(stream);
+  ctx.idem!.replayed = true;
+  return events;
+}
+
+/**
+ * The id of a record the earlier try created (its stream's first event is among its appends),
+ * else a new one: a retry writes to the record it made, and no second record.
+ */
+export async function newId(deps: CommandDeps, ctx: WriteContext, kind: string, streamOf: (id: number) => string): Promise<number> {
+  const earlier = await earlierCreate(deps.log, ctx, streamOf);
+  return earlier ?? deps.ids.next(kind);
+}
+
+/** The id of the record of `streamOf`'s kind the earlier try created, or null. */
+export async function earlierCreate(log: EventLog, ctx: WriteContext, streamOf: (id: number) => string): Promise<number | null> {
+  const found = await foundOf(log, ctx);
+  if (!found) return null;
+  for (const [stream, events] of found) {
+    const id = Number(stream.slice(stream.lastIndexOf('-') + 1));
+    if (events[0].revision === 0n && Number.isSafeInteger(id) && streamOf(id) === stream) return id;
+  }
+  return null;
+}
+
+function foundOf(log: EventLog, ctx: WriteContext): Promise<Map<string, RecordedEvent[]>> | null {
+  const idem = ctx.idem;
+  if (!idem?.earlier) return null;
+  return (idem.found ??= scan(log, ctx.team, idem.earlier.from, idem.ref));
+}
+
+/** The team's events after `from` that carry `ref`, by stream. */
+async function scan(log: EventLog, team: number, from: Position | null, ref: string): Promise<Map<string, RecordedEvent[]>> {
+  if (!log.readTeam) throw new Error("this event log cannot read a team's events, so a keyed write cannot be resumed");
+  const found = new Map<string, RecordedEvent[]>();
+  for (let after = from; ; ) {
+    const page = await log.readTeam(team, after, SCAN_PAGE);
+    for (const e of page) {
+      if (e.metadata.idempotencyRef !== ref) continue;
+      const events = found.get(e.stream);
+      if (events) events.push(e);
+      else found.set(e.stream, [e]);
+    }
+    if (page.length < SCAN_PAGE) return found;
+    after = page[page.length - 1].position;
+  }
+}
