@@ -4,10 +4,11 @@ import type { Row } from '../eventlog/sqlite-file.js';
 /**
  * An event of a rebuild's chunk that holds its data and metadata as the log stores them (JSON
  * text) and parses them when read. Parsed whole up front, a chunk's 20,000 events lived as
- * objects until its end, so every young-generation collection meanwhile copied them and then
- * promoted them to the old one: that copying was most of each rebuild thread's collection time.
- * Only the event read last keeps its parsed values (the step applies one event to every projector
- * before the next), so they die young.
+ * objects until its end, so the young-generation collections meanwhile copied them and promoted
+ * them to the old one (measured at a million events: the second thread promoted 1.2 GB that died
+ * there, 0.8 GB with this). Only the event read last keeps its parsed values (the step applies
+ * one event to every projector before the next), so they die young; one read again after another
+ * is parsed again.
  */
 class TextEvent {
   readonly position: Position;
