@@ -153,7 +153,7 @@ export class SqliteReadCore implements Connection {
   put(collection: string, doc: Doc): void {
     const plan = this.plan(collection);
     this.mark++;
-    if (this.batch) this.batch.add(plan.table, this.upsertSql(plan), rowOf(plan, doc));
+    if (this.batch) this.batch.add(this.upsertSql(plan), rowOf(plan, doc));
     else this.stmt(this.upsertSql(plan)).run(...rowOf(plan, doc));
   }
 

@@ -17,7 +17,8 @@ export const PUT_BATCH = 64;
  * sees every put before it, as without the batch.
  */
 export class PutBatch {
-  private table: string | null = null;
+  /** The one-row upsert of the rows waiting: a batch holds one collection's rows, in order. */
+  private sql: string | null = null;
   private one: Database.Statement | null = null;
   private many: Database.Statement | null = null;
   private readonly values: unknown[] = [];
@@ -26,21 +27,24 @@ export class PutBatch {
 
   constructor(private readonly db: Database.Database) {}
 
-  /** Adds a row of `table` (its values in the order of `sql`'s columns); `sql` is its one-row upsert, ending `VALUES (?, ...) <conflict clause>`. */
-  add(table: string, sql: string, row: unknown[]): void {
-    if (this.table !== table) {
+  /** Adds a row (its values in the order of `sql`'s columns); `sql` is its one-row upsert, `INSERT ... VALUES (?, ...) <conflict clause>`. */
+  add(sql: string, row: unknown[]): void {
+    if (this.sql !== sql) {
       this.flush();
       let s = this.statements.get(sql);
       if (!s) this.statements.set(sql, (s = { one: this.db.prepare(sql), many: this.db.prepare(manyRows(sql, PUT_BATCH)) }));
-      this.table = table;
+      this.sql = sql;
       this.one = s.one;
       this.many = s.many;
     }
     for (let i = 0; i < row.length; i++) this.values.push(row[i]);
     if (++this.rows === PUT_BATCH) {
-      this.many!.run(this.values);
-      this.values.length = 0;
-      this.rows = 0;
+      try {
+        this.many!.run(this.values);
+      } finally {
+        // Written or failed, these rows wait no longer (a failure ends the caller's transaction).
+        this.drop();
+      }
     }
   }
 
@@ -62,7 +66,7 @@ export class PutBatch {
   /** Forgets the statements too (they are finalized with the connection's others). */
   forget(): void {
     this.drop();
-    this.table = null;
+    this.sql = null;
     this.one = this.many = null;
     this.statements.clear();
   }
