@@ -1,4 +1,4 @@
-import type { DomainEvent, EventMetadata, Position, RecordedEvent } from '../domain/shared/events.js';
+import type { EventMetadata, Position, RecordedEvent } from '../domain/shared/events.js';
 import type { Row } from '../eventlog/sqlite-file.js';
 
 /**
@@ -10,7 +10,7 @@ import type { Row } from '../eventlog/sqlite-file.js';
  * one event to every projector before the next), so they die young; one read again after another
  * is parsed again.
  */
-class TextEvent {
+class TextEvent implements RecordedEvent {
   readonly position: Position;
   readonly revision: bigint;
 
@@ -31,7 +31,7 @@ class TextEvent {
   readonly #dataText: string;
   readonly #metadataText: string;
 
-  get data(): unknown {
+  get data(): Record<string, unknown> {
     return this.#parsed().data;
   }
 
@@ -39,9 +39,9 @@ class TextEvent {
     return this.#parsed().metadata;
   }
 
-  #parsed(): { data: unknown; metadata: EventMetadata } {
-    if (parsedFor !== this) {
-      parsed = { data: JSON.parse(this.#dataText), metadata: JSON.parse(this.#metadataText) as EventMetadata };
+  #parsed(): { data: Record<string, unknown>; metadata: EventMetadata } {
+    if (parsedFor !== this || parsed === null) {
+      parsed = { data: JSON.parse(this.#dataText) as Record<string, unknown>, metadata: JSON.parse(this.#metadataText) as EventMetadata };
       parsedFor = this;
     }
     return parsed;
@@ -50,11 +50,11 @@ class TextEvent {
 
 /** The one event whose values are parsed, and them. */
 let parsedFor: TextEvent | null = null;
-let parsed: { data: unknown; metadata: EventMetadata } = { data: undefined, metadata: undefined as unknown as EventMetadata };
+let parsed: { data: Record<string, unknown>; metadata: EventMetadata } | null = null;
 
 /** A chunk's event from its stored columns, its JSON parsed when read (TextEvent). */
 export const textEvent = (position: number | bigint, stream: string, revision: number | bigint, type: string, data: string, metadata: string): RecordedEvent =>
-  new TextEvent(BigInt(position), stream, BigInt(revision), type, data, metadata) as unknown as RecordedEvent<DomainEvent>;
+  new TextEvent(BigInt(position), stream, BigInt(revision), type, data, metadata);
 
 /** The same from a row of the log (eventlog/sqlite-file.ts). */
 export const textEventOf = (row: Row): RecordedEvent => textEvent(row.position, row.stream, row.revision, row.type, row.data, row.metadata);
