@@ -36,7 +36,30 @@ export interface Entry {
  * an envelope's JSON; nor in a type name.
  */
 export function packBlock(entries: Entry[]): Buffer {
-  return deflateRawSync(entries.map((e) => `${e.seq}\t${e.at}\t${e.type}\t${e.json}`).join('\n'), { level: LEVEL });
+  return deflateRawSync(blockText(entries), { level: LEVEL });
+}
+
+/** A block's text as UTF-8, written piece by piece into one buffer kept for the next block. */
+let scratch = Buffer.alloc(0);
+
+/**
+ * The UTF-8 of the lines joined (packBlock), without the joined string: a rebuild packs every
+ * envelope of the log, and joining made each line's pieces a string, then the lines one more,
+ * then its UTF-8 (1.2 µs an envelope; 0.7 written straight into the buffer). The view it answers
+ * is valid until the next call.
+ */
+export function blockText(entries: Entry[]): Buffer {
+  // At most 3 bytes of UTF-8 a UTF-16 unit; the numbers' digits and signs, the tabs and the newline.
+  let most = 0;
+  for (const e of entries) most += 3 * (e.type.length + e.json.length) + 64;
+  if (scratch.length < most) scratch = Buffer.allocUnsafe(Math.max(most, 2 * scratch.length));
+  let at = 0;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    at += scratch.write(`${i ? '\n' : ''}${e.seq}\t${e.at}\t${e.type}\t`, at);
+    at += scratch.write(e.json, at);
+  }
+  return scratch.subarray(0, at);
 }
 
 /**

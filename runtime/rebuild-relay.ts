@@ -1,8 +1,9 @@
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { RecordedEvent } from '../domain/shared/events.js';
-import { ROW, type Row, toRecorded } from '../eventlog/sqlite-file.js';
+import { ROW, type Row } from '../eventlog/sqlite-file.js';
 import type { LogReader } from '../projections/engine/sqlite-step.js';
+import { textEvent, textEventOf } from './rebuild-events.js';
 
 /**
  * A chunk of the log as the rebuild's first thread hands it to the second (rebuild-lane.ts): each
@@ -65,7 +66,7 @@ export class RelayedLog implements LogReader {
     } else rows = this.hand(after, max);
     const end = rows.length ? BigInt(rows[rows.length - 1].position) : after;
     if (rows.length === max && end < this.head()) this.ahead = { after: end, max, rows: this.hand(end, max) };
-    return rows.map(toRecorded);
+    return rows.map(textEventOf);
   }
 
   /** Reads the chunk of `max` events after `after` and hands its stored columns over. */
@@ -177,11 +178,11 @@ export class RelayReader implements LogReader {
   }
 }
 
-/** The events of a chunk's columns, as the log's own reader makes them (eventlog/sqlite-file.ts toRecorded). */
+/** The events of a chunk's columns, their JSON parsed when read (rebuild-events.ts). */
 function eventsOf(rows: Array<number | string>): RecordedEvent[] {
   const events = new Array<RecordedEvent>(rows.length / 6);
   for (let i = 0, j = 0; j < rows.length; i++, j += 6) {
-    events[i] = toRecorded({ position: rows[j] as number, stream: rows[j + 1] as string, revision: rows[j + 2] as number, type: rows[j + 3] as string, data: rows[j + 4] as string, metadata: rows[j + 5] as string });
+    events[i] = textEvent(rows[j] as number, rows[j + 1] as string, rows[j + 2] as number, rows[j + 3] as string, rows[j + 4] as string, rows[j + 5] as string);
   }
   return events;
 }

@@ -7,6 +7,7 @@ import { adoptSearchIndexes, beginBulk, createMetaTables, dropAll, dropCollectio
 import { compileWhere, FOLD_FUNCTION, fold } from './sqlite-query.js';
 import { docColumns, docOf, fieldExpr, keyOf, planOf, rowColumns, rowOf, type TablePlan } from './sqlite-schema.js';
 import { jsonView, type JsonView } from './sqlite-json.js';
+import { PutBatch } from './sqlite-put-batch.js';
 import { syncSearch } from './sqlite-search-sync.js';
 import { boundWal, READ_MODELS_WAL } from './sqlite-wal.js';
 
@@ -31,6 +32,8 @@ export class SqliteReadCore implements Connection {
   readonly plans = new Map<string, TablePlan>();
   private readonly statements = new Map<string, Database.Statement>();
   private readonly finder: Finder;
+  /** A fresh file's puts, written a batch to a statement (sqlite-put-batch.ts); flushed before anything else. */
+  private readonly batch: PutBatch | null;
 
   /**
    * `fresh`: a new file being built whole (see below), WAL-journalled once done (`finishFresh`).
@@ -63,6 +66,7 @@ export class SqliteReadCore implements Connection {
     // A file built whole gets 256 MiB: its look-up indexes take rows in random order, and with
     // the smaller cache at a million rows most inserts read and write back a page.
     this.db.pragma(`cache_size = ${options.fresh ? -262144 : -65536}`);
+    this.batch = options.fresh ? new PutBatch(this.db) : null;
     this.db.function(FOLD_FUNCTION, { deterministic: true }, fold);
     this.finder = new Finder(this, (name) => this.inBulk(name));
     if (!options.laidOutElsewhere) createMetaTables(this.db);
@@ -73,6 +77,7 @@ export class SqliteReadCore implements Connection {
    * on a connection to a database laid out elsewhere, only plans it.
    */
   define(def: CollectionDef): void {
+    this.batch?.flush();
     if (this.plans.has(def.name)) return;
     const plan = planOf(def);
     if (!this.options.laidOutElsewhere) layOut(this, plan);
@@ -148,7 +153,8 @@ export class SqliteReadCore implements Connection {
   put(collection: string, doc: Doc): void {
     const plan = this.plan(collection);
     this.mark++;
-    this.stmt(this.upsertSql(plan)).run(...rowOf(plan, doc));
+    if (this.batch) this.batch.add(this.upsertSql(plan), rowOf(plan, doc));
+    else this.stmt(this.upsertSql(plan)).run(...rowOf(plan, doc));
   }
 
   /** The upsert of a collection's rows, worked out once per plan: a rebuild puts millions. */
@@ -231,22 +237,39 @@ export class SqliteReadCore implements Connection {
 
   /** Runs fn in one transaction (a savepoint when nested); it commits when fn returns, rolls back when it throws. */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    const batch = this.batch;
+    if (!batch) return this.db.transaction(fn)();
+    batch.flush();
+    try {
+      return this.db.transaction(() => {
+        const result = fn();
+        batch.flush();
+        return result;
+      })();
+    } catch (err) {
+      // What the transaction (or savepoint) put and had not written is rolled back with it.
+      batch.drop();
+      throw err;
+    }
   }
 
   /** Explicit transaction edges, for callers whose batch spans awaits (the async port). */
   begin(): void {
+    this.batch?.flush();
     this.db.exec('BEGIN IMMEDIATE');
   }
   commit(): void {
+    this.batch?.flush();
     this.db.exec('COMMIT');
   }
   rollback(): void {
+    this.batch?.drop();
     if (this.db.inTransaction) this.db.exec('ROLLBACK');
   }
 
   /** Bulk mode for a rebuild (sqlite-layout.ts): the search tables wait for endBulk(). */
   beginBulk(collections: string[] = [...this.plans.keys()], options: { offline?: boolean } = {}): void {
+    this.batch?.flush();
     beginBulk(this, collections.map((n) => this.plan(n)), options.offline);
   }
 
@@ -256,11 +279,13 @@ export class SqliteReadCore implements Connection {
 
   /** `searchesBuilt`: their search indexes are built elsewhere, taken by adoptSearchIndexes after. */
   endBulk(collections: string[] = [...this.plans.keys()], options: { offline?: boolean; searchesBuilt?: boolean } = {}): void {
+    this.batch?.flush();
     endBulk(this, collections.map((n) => this.plan(n)), options.offline, options.searchesBuilt);
   }
 
   /** The search indexes of `collections` built in the file `file` (sqlite-layout.ts adoptSearchIndexes). */
   adoptSearchIndexes(collections: string[], file: string): void {
+    this.batch?.flush();
     this.db.prepare('ATTACH DATABASE ? AS searches').run(file);
     this.db.unsafeMode(true);
     try {
@@ -273,24 +298,29 @@ export class SqliteReadCore implements Connection {
 
   /** Brings the search tables up to date (sqlite-search-sync.ts); answers the rows synced. */
   syncSearch(atLeast = 1): number {
+    this.batch?.flush();
     return syncSearch(this, atLeast);
   }
 
   schemaVersion(name: string): number | null {
+    this.batch?.flush();
     return schemaVersion(this, name);
   }
 
   setSchemaVersion(name: string, version: number): void {
+    this.batch?.flush();
     setSchemaVersion(this, name, version);
   }
 
   dropCollection(name: string): void {
+    this.batch?.flush();
     this.mark++;
     dropCollection(this, name);
   }
 
   /** Drops every collection, checkpoint and schema version. */
   reset(): void {
+    this.batch?.flush();
     this.mark++;
     dropAll(this);
   }
@@ -300,6 +330,7 @@ export class SqliteReadCore implements Connection {
    * sqlite-wal.ts says.
    */
   checkpointWal(restartAt: number = READ_MODELS_WAL.restartAt, waitMs: number = READ_MODELS_WAL.waitMs): void {
+    this.batch?.flush();
     boundWal(this.db, restartAt, waitMs);
   }
 
@@ -308,12 +339,18 @@ export class SqliteReadCore implements Connection {
    * connection closed. It was written without syncs: the caller syncs it before moving it into place.
    */
   finishFresh(): void {
+    this.batch?.flush();
     this.db.pragma('journal_mode = WAL');
     this.close();
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    try {
+      this.batch?.flush();
+    } finally {
+      this.db.close();
+    }
   }
 
   plan(name: string): TablePlan {
@@ -324,6 +361,8 @@ export class SqliteReadCore implements Connection {
 
   /** Prepared once per distinct SQL text; queries differ only by filter shape, so the set stays small. */
   stmt(sql: string): Database.Statement {
+    // Every statement but the batch's own sees the puts before it.
+    this.batch?.flush();
     let s = this.statements.get(sql);
     if (!s) {
       if (this.statements.size >= 1_000) this.forgetStatements();
@@ -333,6 +372,8 @@ export class SqliteReadCore implements Connection {
   }
 
   forgetStatements(): void {
+    this.batch?.flush();
+    this.batch?.forget();
     this.generation++;
     this.statements.clear();
   }

@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromLog } from '../../domain/events.js';
 import { BLOCKS, packBlock, unpackBlock } from '../../dispatcher/feed-blocks.js';
@@ -149,6 +151,25 @@ describe('the change feed table in blocks', () => {
       { seq: 2n ** 62n, at: -5, type: 'x', json: '{}' },
     ];
     expect(unpackBlock(packBlock(entries))).toEqual(entries);
+  });
+
+  it('deflates the UTF-8 of its lines joined, whatever their text, one block after another', () => {
+    const entry = fc.record({
+      seq: fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }),
+      at: fc.oneof(fc.integer(), fc.constant(8_640_000_000_000_000)),
+      type: fc.oneof(fc.constantFrom('constituent.created', 'donation.updated'), fc.string({ unit: 'binary', maxLength: 4 })),
+      json: fc.oneof(fc.jsonValue().map((v) => JSON.stringify(v)), fc.string({ unit: 'binary', maxLength: 40 })),
+    });
+    // Blocks of different sizes in turn: each is written over the last one's bytes.
+    fc.assert(
+      fc.property(fc.array(fc.array(entry, { maxLength: 40 }), { minLength: 1, maxLength: 4 }), (blocks) => {
+        for (const entries of blocks) {
+          const joined = entries.map((e) => `${e.seq}\t${e.at}\t${e.type}\t${e.json}`).join('\n');
+          expect(inflateRawSync(packBlock(entries)).equals(Buffer.from(joined))).toBe(true);
+        }
+      }),
+      { numRuns: 80 },
+    );
   });
 
   it("rewrites an erasure's envelopes inside the blocks as in the rows, and drops those that no longer fire", async () => {
