@@ -39,6 +39,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * in flight and answers 130.
  */
 export async function importFile(file: string, options: ImportOptions, out: (line: string) => void): Promise<number> {
+  // User Timing marks of the import's phases: the import bench lays them beside the server's
+  // threads (bench/import-timeline.ts); a handful a batch, so they cost nothing to keep.
+  performance.mark('import:start');
   const format = formatOf(file);
   let bytes: Buffer;
   try {
@@ -47,6 +50,7 @@ export async function importFile(file: string, options: ImportOptions, out: (lin
     throw new CommandFailed(`${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`);
   }
   const rows = readRows(file, format, bytes, fieldsOf(options.resource));
+  performance.mark('import:parsed');
   const check = validator(options.resource);
   const valid: Row[] = [];
   let invalid = 0;
@@ -60,6 +64,7 @@ export async function importFile(file: string, options: ImportOptions, out: (lin
     } else valid.push(row);
   }
   out(`${valid.length} valid, ${invalid} invalid`);
+  performance.mark('import:validated');
   if (options.dryRun || valid.length === 0) return invalid ? EXIT.failed : EXIT.done;
 
   const client = AdminClient.fromEnv(process.env, CONCURRENCY);
@@ -146,9 +151,12 @@ async function send(client: AdminClient, rows: Row[], options: ImportOptions, sh
 
   const worker = async () => {
     while (!stopping && next < batches.length) {
-      const batch = batches[next++];
+      const index = next++;
+      const batch = batches[index];
       inFlight++;
+      performance.mark(`import:send:${index}`);
       const answers = await sendBatch(batch);
+      performance.mark(`import:answer:${index}`);
       inFlight--;
       answers.forEach((problem, i) => {
         if (problem) failed.set(batch[i].n, problem);
