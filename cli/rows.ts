@@ -58,7 +58,7 @@ export function typedCell(rule: FieldRule | undefined, cell: string): unknown {
 function csvRows(file: string, bytes: Buffer, fields: FieldSpec): Row[] {
   let records: string[][];
   try {
-    records = parse(bytes, { bom: true, relax_column_count: true, relax_quotes: true });
+    records = csvRecords(bytes);
   } catch (err) {
     throw new CommandFailed(`${file}: not readable as CSV: ${(err as Error).message}`);
   }
@@ -79,14 +79,46 @@ function csvRows(file: string, bytes: Buffer, fields: FieldSpec): Row[] {
       return;
     }
     const body: Record<string, unknown> = {};
-    cells.forEach((cell, c) => {
+    for (let c = 0; c < cells.length; c++) {
+      const cell = cells[c];
+      if (cell === '') continue;
       // Defined, not assigned: a column headed `__proto__` is then a field the schema refuses
-      // by name, as in an NDJSON body, instead of vanishing into the object's prototype.
-      if (cell !== '') Object.defineProperty(body, names[c], { value: typedCell(rules[c], cell), enumerable: true, writable: true, configurable: true });
-    });
+      // by name, as in an NDJSON body, instead of vanishing into the object's prototype. Only
+      // that name needs it (Object.prototype's only setter), and defining is the slower way.
+      if (names[c] === '__proto__') Object.defineProperty(body, names[c], { value: typedCell(rules[c], cell), enumerable: true, writable: true, configurable: true });
+      else body[names[c]] = typedCell(rules[c], cell);
+    }
     rows.push({ n, body });
   });
   return rows;
+}
+
+/**
+ * The file's records: csv-parse's (BOM dropped, rows of any length, a stray quote kept as text),
+ * or, for a file with no quote at all whose lines all end alike (`\n`, or `\r\n`), the same
+ * records split by line and comma, about six times faster: no cell can then hold a comma or a
+ * line break, so the split is exact (tests/cli/rows.test.ts holds the two to the same records).
+ */
+export function csvRecords(bytes: Buffer): string[][] {
+  const text = bytes.toString('utf8');
+  const plain = plainRecords(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  return plain ?? parse(bytes, { bom: true, relax_column_count: true, relax_quotes: true });
+}
+
+/** The records of a file with no quote and one kind of line end; null for any other. */
+export function plainRecords(text: string): string[][] | null {
+  if (text.includes('"')) return null;
+  let end = '\n';
+  if (text.includes('\r')) {
+    // Every \r before a \n and every \n after a \r, or csv-parse's own reading decides.
+    const rest = text.replaceAll('\r\n', '');
+    if (rest.includes('\r') || rest.includes('\n')) return null;
+    end = '\r\n';
+  }
+  const lines = text.split(end);
+  // The file's last line end closes its last record; it does not open another.
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines.map((line) => line.split(','));
 }
 
 /** One JSON body a line; line n is row n. Blank lines are no rows. */
