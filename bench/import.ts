@@ -42,7 +42,7 @@ function turnout(args: string[], env: Record<string, string>, onSpawn?: (pid: nu
   const report = new URL('./cpu-report.js', import.meta.url).href;
   // BENCH_IMPORT_CLI_PROF=<dir>: a CPU profile of the CLI there.
   const prof = process.env.BENCH_IMPORT_CLI_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_IMPORT_CLI_PROF}`] : [];
-  const child = spawn(process.execPath, [...prof, '--import', report, main, ...args], { env: { PATH: process.env.PATH, ...env, ...batchEnv }, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...prof, '--import', report, main, ...args], { env: { PATH: process.env.PATH, ...tuning(), ...env, ...batchEnv }, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
   if (child.pid) onSpawn?.(child.pid);
   let stdout = '';
   let stderr = '';
@@ -65,6 +65,9 @@ interface CliReport {
   timeOrigin: number;
   marks: Array<[string, number]>;
 }
+
+/** The CLI's bench-only knobs (cli/import.ts), passed on when set: batch rows and batches in flight. */
+const tuning = () => Object.fromEntries(['TURNOUT_IMPORT_BATCH_ROWS', 'TURNOUT_IMPORT_IN_FLIGHT'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
 
 /** The CLI's batch size for this run (cli/import.ts reads it; unset: its default). */
 let batchEnv: Record<string, string> = {};

@@ -21,6 +21,7 @@ export const BATCH_ROWS = 500;
 export const CONCURRENCY = 4;
 /** The bench's way to run other sizes (bench/import.ts BENCH_IMPORT_BATCHES); not an option for users. */
 const batchRows = () => Math.min(1000, Math.max(1, Number(process.env.TURNOUT_IMPORT_BATCH_ROWS) || BATCH_ROWS));
+const inFlightMost = () => Math.min(16, Math.max(1, Number(process.env.TURNOUT_IMPORT_IN_FLIGHT) || CONCURRENCY));
 /** Under the batch routes' 16 MiB body limit, with room for the envelope. */
 const BATCH_BYTES = 15 * 1024 * 1024;
 /** Answers worth another try with the same Idempotency-Key; anything else is the batch's answer. */
@@ -67,7 +68,7 @@ export async function importFile(file: string, options: ImportOptions, out: (lin
   performance.mark('import:validated');
   if (options.dryRun || valid.length === 0) return invalid ? EXIT.failed : EXIT.done;
 
-  const client = AdminClient.fromEnv(process.env, CONCURRENCY);
+  const client = AdminClient.fromEnv(process.env, inFlightMost());
   try {
     // One look first, so a wrong token or team is one clear error, not one per row.
     const probe = await client.call('GET', `/teams/${options.team}/activity?pageSize=1`);
@@ -166,7 +167,7 @@ async function send(client: AdminClient, rows: Row[], options: ImportOptions, sh
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, batches.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(inFlightMost(), batches.length) }, worker));
   } finally {
     progress.stop();
     process.off('SIGINT', onSigint);
