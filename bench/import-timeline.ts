@@ -171,5 +171,13 @@ function lay(samples: Sample[], requests: Array<{ url: string; start: number; en
   lines.push(`  streaming: the server held 0/1/2/3/4+ batches ${held.slice(0, 4).map((ms) => `${pct(ms * 1e6, span)}%`).join('/')}/${pct((held[4] + held[5]) * 1e6, span)}% of the time`);
   const stays = batches.map((r) => r.end - r.start).sort((a, b) => a - b);
   if (stays.length) lines.push(`  a batch on the server, arrival to answer: median ${stays[stays.length >> 1].toFixed(0)} ms, p90 ${stays[Math.floor(stays.length * 0.9)].toFixed(0)} ms, max ${stays[stays.length - 1].toFixed(0)} ms`);
+  // Whether the batches in flight answer one by one (a smooth pipeline) or together (bursts: the
+  // projector idle while the main thread reads the next ones, then the other way round).
+  const ends = batches.map((r) => r.end).sort((a, b) => a - b);
+  const gaps = ends.slice(1).map((t, i) => t - ends[i]).sort((a, b) => a - b);
+  if (gaps.length > 4) {
+    const q = (f: number) => gaps[Math.floor(gaps.length * f)].toFixed(1);
+    lines.push(`  time between one batch's answer and the next's: p10 ${q(0.1)} ms, p25 ${q(0.25)}, median ${q(0.5)}, p75 ${q(0.75)}, p90 ${q(0.9)}`);
+  }
   return lines;
 }
