@@ -6,6 +6,7 @@ import { lastEvent } from '../eventlog/load.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 import { metadataOf, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
+import type { IdClaim } from './ids.js';
 
 /** decisions.md §14: 1..1000 items a batch. */
 export const MAX_BATCH_ITEMS = 1000;
@@ -64,8 +65,16 @@ export async function writeBatch(deps: CommandDeps, ctx: WriteContext, resource:
 
   // The items' ids in one durable reservation up front: otherwise every 100th item would hold
   // the items behind it until its id block's commit (a third of the import's rate, measured).
-  await deps.ids.reserveAhead(resource.idKind, items.length - committed.size);
+  const claim = await deps.ids.reserveAhead(resource.idKind, items.length - committed.size);
+  try {
+    return await writeItems(deps, ctx, resource, items, ref, committed, claim);
+  } finally {
+    claim.done();
+  }
+}
 
+/** The items in order (writeBatch), each counted off the batch's claim on ids as it starts. */
+async function writeItems(deps: CommandDeps, ctx: WriteContext, resource: BatchResource, items: unknown[], ref: string | undefined, committed: Map<number, { id: number; created: boolean }>, claim: IdClaim): Promise<ItemOutcome[]> {
   // The read models' wait of every item, kept to its furthest position and waited for once below:
   // the batch answers no sooner than each item would have, so read-your-writes is the same.
   let furthest: Position | null = null;
@@ -106,6 +115,8 @@ export async function writeBatch(deps: CommandDeps, ctx: WriteContext, resource:
     );
     outcomes.push(run);
     await Promise.race([appended, run]);
+    // Its id taken (or none needed): no longer owed to this batch.
+    claim.left--;
   }
   const results = await Promise.all(outcomes);
   // A failure that is not the item's own (the log, the store): the whole batch answers 5xx once
