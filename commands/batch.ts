@@ -59,14 +59,25 @@ export interface BatchKey {
  */
 export async function writeBatch(deps: CommandDeps, ctx: WriteContext, resource: BatchResource, items: unknown[], idem?: BatchKey): Promise<ItemOutcome[]> {
   const ref = idem ? batchRef(idem, resource.category) : undefined;
-  const committed = ref ? await resume(deps.log, ctx, ref, items.length, resource.category) : new Map<number, { id: number; created: boolean }>();
-  // Items committed by an earlier try are answered from the read models: bring them up to date.
-  if (committed.size) await deps.settle(await deps.log.head(), ctx);
-
   // The items' ids in one durable reservation up front: otherwise every 100th item would hold
   // the items behind it until its id block's commit (a third of the import's rate, measured).
-  const claim = await deps.ids.reserveAhead(resource.idKind, items.length - committed.size);
+  // Asked for with the journal's start, so the two appends share a commit instead of waiting for
+  // one after the other; a retry reserves a few ids it will not use, skipped as a block's rest is.
+  const reserving = deps.ids.reserveAhead(resource.idKind, items.length);
+  // Awaited below; its failure is the batch's then, not an unhandled rejection meanwhile.
+  reserving.catch(() => {});
+  let committed: Map<number, { id: number; created: boolean }>;
   try {
+    committed = ref ? await resume(deps.log, ctx, ref, items.length, resource.category) : new Map();
+  } catch (err) {
+    void reserving.then((claim) => claim.done(), () => {});
+    throw err;
+  }
+  const claim = await reserving;
+  claim.left = items.length - committed.size;
+  try {
+    // Items committed by an earlier try are answered from the read models: bring them up to date.
+    if (committed.size) await deps.settle(await deps.log.head(), ctx);
     return await writeItems(deps, ctx, resource, items, ref, committed, claim);
   } finally {
     claim.done();
