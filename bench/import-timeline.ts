@@ -125,8 +125,8 @@ function lay(samples: Sample[], requests: Array<{ url: string; start: number; en
   const lastAnswer = Math.max(...[...marks].filter(([k]) => k.startsWith('import:answer:')).map(([, t]) => t));
   const phases: Array<[string, number, number]> = [
     ['node start, CLI modules loaded', spawned, mark('import:start')],
-    ['CSV read and parsed', mark('import:start'), mark('import:parsed')],
-    ['every row validated', mark('import:parsed'), mark('import:validated')],
+    ['file read', mark('import:start'), mark('import:read')],
+    ['every row parsed and validated', mark('import:read'), mark('import:validated')],
     ['probe and file hash, to the first send', mark('import:validated'), mark('import:send:0')],
     ['pipeline filling, to the first answer', mark('import:send:0'), mark('import:answer:0')],
     ['streaming, to the last send', mark('import:answer:0'), lastSend],

@@ -50,19 +50,18 @@ export async function importFile(file: string, options: ImportOptions, out: (lin
   } catch (err) {
     throw new CommandFailed(`${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`);
   }
-  const rows = readRows(file, format, bytes, fieldsOf(options.resource));
-  performance.mark('import:parsed');
+  performance.mark('import:read');
   const check = validator(options.resource);
   const valid: Row[] = [];
   let invalid = 0;
-  for (const row of rows) {
-    // Each body made JSON once: checked, measured and sent as that text.
-    if (!row.problem) row.json = JSON.stringify(row.body);
-    const problem = row.problem ?? check(row.body, row.json);
+  for (const row of readRows(file, format, bytes, fieldsOf(options.resource))) {
+    // Each body made JSON once: checked, measured and sent as that text; only the text is kept.
+    const json = row.problem ? undefined : JSON.stringify(row.body);
+    const problem = row.problem ?? check(row.body, json);
     if (problem) {
       invalid++;
       out(reportLine(row.n, problem));
-    } else valid.push(row);
+    } else valid.push({ n: row.n, json });
   }
   out(`${valid.length} valid, ${invalid} invalid`);
   performance.mark('import:validated');
