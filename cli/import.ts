@@ -21,6 +21,7 @@ export const BATCH_ROWS = 500;
 export const CONCURRENCY = 4;
 /** The bench's way to run other sizes (bench/import.ts BENCH_IMPORT_BATCHES); not an option for users. */
 const batchRows = () => Math.min(1000, Math.max(1, Number(process.env.TURNOUT_IMPORT_BATCH_ROWS) || BATCH_ROWS));
+/** Batches in flight, the same way for the bench (TURNOUT_IMPORT_IN_FLIGHT). */
 const inFlightMost = () => Math.min(16, Math.max(1, Number(process.env.TURNOUT_IMPORT_IN_FLIGHT) || CONCURRENCY));
 /** Under the batch routes' 16 MiB body limit, with room for the envelope. */
 const BATCH_BYTES = 15 * 1024 * 1024;
@@ -41,7 +42,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export async function importFile(file: string, options: ImportOptions, out: (line: string) => void): Promise<number> {
   // User Timing marks of the import's phases: the import bench lays them beside the server's
-  // threads (bench/import-timeline.ts); a handful a batch, so they cost nothing to keep.
+  // threads (bench/import-timeline.ts); two a batch, so they cost nothing to keep.
   performance.mark('import:start');
   const format = formatOf(file);
   let bytes: Buffer;
@@ -113,8 +114,8 @@ interface ItemResult {
  * parsing its half a megabyte: exactly one result object per item and no `"error":` key, which
  * every refused item's result has (decisions.md §14). Inside a string every quote is escaped, so
  * neither text can come from a record's value; a record's nested object beginning with a
- * `status` field makes the count wrong, and the answer is parsed. Anything else is parsed and read item by item. JSON.parse of the answers
- * was the CLI's largest cost while it sends.
+ * `status` field makes the count wrong, and the answer is parsed, as is any other answer.
+ * JSON.parse of the answers was the CLI's largest cost while it sends.
  */
 export function allWritten(text: string, items: number): boolean {
   if (!text.startsWith('{"results":[') || text.includes('"error":')) return false;
