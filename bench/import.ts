@@ -5,6 +5,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BenchRequest, load, type Measure, processCpuUs, threadCpuUs } from './lib.js';
+import { startTimeline, type Timeline } from './import-timeline.js';
 import { person } from './names.js';
 import { startProduct } from './product.js';
 
@@ -22,6 +23,8 @@ const POST_MS = Number(process.env.BENCH_DURATION_MS ?? 4_000);
  * unset: the CLI's own default only.
  */
 const BATCHES = (process.env.BENCH_IMPORT_BATCHES ?? '').split(',').map(Number).filter((n) => n > 0);
+/** `BENCH_IMPORT_TIMELINE=1`: where the import's wall time goes, phase by phase (bench/import-timeline.ts). */
+const TIMELINE = process.env.BENCH_IMPORT_TIMELINE === '1';
 const COLUMNS = ['FirstName', 'LastName', 'Email1', 'Phone1', 'MailingCity', 'MailingState', 'MailingZipCode', 'IsEmailOk'];
 
 function csv(rows: number): string {
@@ -34,12 +37,13 @@ function csv(rows: number): string {
 }
 
 /** Runs the built CLI as an operator would, stdout and stderr kept (stderr is not a terminal: plain lines). */
-function turnout(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string; cpuUs: number }> {
+function turnout(args: string[], env: Record<string, string>, onSpawn?: (pid: number) => void): Promise<{ code: number; stdout: string; stderr: string; cpuUs: number; report: CliReport }> {
   const main = fileURLToPath(new URL('../cli/main.js', import.meta.url));
   const report = new URL('./cpu-report.js', import.meta.url).href;
   // BENCH_IMPORT_CLI_PROF=<dir>: a CPU profile of the CLI there.
   const prof = process.env.BENCH_IMPORT_CLI_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_IMPORT_CLI_PROF}`] : [];
-  const child = spawn(process.execPath, [...prof, '--import', report, main, ...args], { env: { PATH: process.env.PATH, ...env, ...batchEnv }, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...prof, '--import', report, main, ...args], { env: { PATH: process.env.PATH, ...tuning(), ...env, ...batchEnv }, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+  if (child.pid) onSpawn?.(child.pid);
   let stdout = '';
   let stderr = '';
   let cpu = '';
@@ -48,11 +52,22 @@ function turnout(args: string[], env: Record<string, string>): Promise<{ code: n
   (child.stdio[3] as NodeJS.ReadableStream).on('data', (d) => (cpu += d));
   return new Promise((resolve) =>
     child.once('close', (code) => {
-      const used = cpu ? (JSON.parse(cpu) as { user: number; system: number }) : { user: NaN, system: NaN };
-      resolve({ code: code ?? 1, stdout, stderr, cpuUs: used.user + used.system });
+      const report: CliReport = cpu ? JSON.parse(cpu) : { user: NaN, system: NaN, timeOrigin: 0, marks: [] };
+      resolve({ code: code ?? 1, stdout, stderr, cpuUs: report.user + report.system, report });
     }),
   );
 }
+
+/** What bench/cpu-report.ts writes at the CLI's exit: its CPU, and its User Timing marks from its time origin. */
+interface CliReport {
+  user: number;
+  system: number;
+  timeOrigin: number;
+  marks: Array<[string, number]>;
+}
+
+/** The CLI's bench-only knobs (cli/import.ts), passed on when set: batch rows and batches in flight. */
+const tuning = () => Object.fromEntries(['TURNOUT_IMPORT_BATCH_ROWS', 'TURNOUT_IMPORT_IN_FLIGHT'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
 
 /** The CLI's batch size for this run (cli/import.ts reads it; unset: its default). */
 let batchEnv: Record<string, string> = {};
@@ -74,12 +89,15 @@ async function startBare(): Promise<{ origin: string; close(): Promise<void> }> 
   return { origin, close: () => app.close() };
 }
 
-async function timedImport(file: string, origin: string, team: number) {
+async function timedImport(file: string, origin: string, team: number, timeline?: Timeline) {
   const t0 = performance.now();
-  const r = await turnout(['import', file, '--team', String(team)], { TURNOUT_URL: origin, TURNOUT_ADMIN_TOKEN: 'bench-admin-token' });
-  const seconds = (performance.now() - t0) / 1000;
+  const r = await turnout(['import', file, '--team', String(team)], { TURNOUT_URL: origin, TURNOUT_ADMIN_TOKEN: 'bench-admin-token' }, timeline?.child);
+  const t1 = performance.now();
+  const seconds = (t1 - t0) / 1000;
   if (r.code !== 0) throw new Error(`turnout import exited ${r.code}:\n${r.stdout}\n${r.stderr}`);
-  return { seconds, stdout: r.stdout, cpuUs: r.cpuUs };
+  const marks = r.report.marks.map(([name, t]): [string, number] => [name, r.report.timeOrigin + t]);
+  const lines = timeline?.report(marks, performance.timeOrigin + t0, performance.timeOrigin + t1) ?? [];
+  return { seconds, stdout: r.stdout, cpuUs: r.cpuUs, timeline: lines };
 }
 
 export async function run(): Promise<{ name: string; lines: string[] }> {
@@ -138,7 +156,7 @@ export async function measureImport(rows: number, postMs = POST_MS): Promise<str
     const product = await startProduct();
     // The product's threads by start order: the log's writer, then the projector thread (constituents.ts).
     const threads = [process.pid, ...[...threadCpuUs().keys()].filter((t) => !existing.has(t)).sort((a, b) => a - b)].slice(0, 3);
-    let ours: { seconds: number; stdout: string; cpuUs: number };
+    let ours: { seconds: number; stdout: string; cpuUs: number; timeline: string[] };
     let posts: Measure[];
     let perRow: number[];
     let others = '';
@@ -146,7 +164,7 @@ export async function measureImport(rows: number, postMs = POST_MS): Promise<str
       const before = await singlePosts(product.origin, product.auth, postMs);
       const c0 = threadCpuUs();
       const p0 = processCpuUs();
-      ours = await timedImport(file, product.origin, product.team);
+      ours = await timedImport(file, product.origin, product.team, TIMELINE ? startTimeline(threads) : undefined);
       // Up to the import's last answer, which waited for the projector thread's position (read-your-writes).
       const c1 = threadCpuUs();
       const p1 = processCpuUs();
@@ -171,6 +189,7 @@ export async function measureImport(rows: number, postMs = POST_MS): Promise<str
       `  import against single POST: ${ratio.toFixed(2)}x (rows/s against the mean req/s)   target: >= ${TARGET_RATIO}x   ${ratio >= TARGET_RATIO ? 'met' : 'MISSED'}`,
       `  server CPU per row during the import: main ${perRow[0].toFixed(0)} µs, log writer ${perRow[1].toFixed(0)} µs, projector thread ${perRow[2].toFixed(0)} µs, other threads ${perRow[3].toFixed(0)} µs (${others}); in all ${perRow.reduce((a, b) => a + b, 0).toFixed(0)} µs (load average ${loadavg()[0].toFixed(1)} after)`,
       `  the CLI's own CPU per row: ${(ours.cpuUs / rows).toFixed(0)} µs (against the bare route ${(floor.cpuUs / rows).toFixed(0)} µs); wall per row ${((ours.seconds * 1e6) / rows).toFixed(0)} µs on ${cpus().length} cores`,
+      ...ours.timeline.map((l) => `  ${l}`),
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

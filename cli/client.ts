@@ -53,6 +53,12 @@ export class AdminClient {
     return { status: r.statusCode, body: parseJson(await r.body.text()) };
   }
 
+  /** One call under /admin/v1 with its body as text, for a caller that may not need it parsed (an import's batch). */
+  async callText(method: 'POST', path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+    const r = await this.send(method, path, body, headers);
+    return { status: r.statusCode, text: await r.body.text() };
+  }
+
   /**
    * A write whose 2xx body the caller does not need (an import's row): a 2xx answer's body is read
    * to its end and dropped unparsed, with `body: null`; any other is parsed as call() does.
@@ -103,7 +109,7 @@ export class AdminClient {
 }
 
 /** The JSON of a body, or null when it is empty or not JSON. */
-function parseJson(text: string): unknown {
+export function parseJson(text: string): unknown {
   try {
     return text ? JSON.parse(text) : null;
   } catch {

@@ -1,5 +1,4 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { createKey, createTeam, dropUnused, eraseConstituent, exportTeam, prepare, rebuild, replay } from './commands.js';
 import { CommandFailed, EXIT, UsageError } from './errors.js';
 import { importFile } from './import.js';
 import { RESOURCES, type Resource } from './validate.js';
@@ -10,6 +9,12 @@ import { RESOURCES, type Resource } from './validate.js';
  * data dir. stdout carries only the result, the report or the NDJSON; progress and errors go to
  * stderr. Exit 0 done, 1 failed, 2 bad usage (130 for an interrupted import).
  */
+
+/**
+ * The other commands, loaded when one runs: `rebuild` brings the runtime's whole module graph
+ * (the stores, the projections), which an import would load for nothing before its first row.
+ */
+const commands = () => import('./commands.js');
 
 const out = (line: string) => void process.stdout.write(`${line}\n`);
 /** A command's exit status, kept for main() to answer. */
@@ -51,7 +56,7 @@ function program(): Command {
     .command('create')
     .description('Create a team; prints {"team": {...}}.')
     .requiredOption('--name <name>', "the team's name", nonEmpty)
-    .action(async (o: { name: string }) => result(await createTeam(o.name, out)));
+    .action(async (o: { name: string }) => result(await (await commands()).createTeam(o.name, out)));
 
   const keys = turnout.command('keys').description("create a team's API keys");
   keys
@@ -60,7 +65,7 @@ function program(): Command {
     .requiredOption('--team <id>', 'the team', positiveInt)
     .requiredOption('--name <name>', 'what the key is for, such as the tool that holds it', nonEmpty)
     .addOption(new Option('--scope <scope>', 'what it may do').choices(['read_write', 'read_only']).default('read_write'))
-    .action(async (o: { team: number; name: string; scope: string }) => result(await createKey(o.team, o.name, o.scope, out)));
+    .action(async (o: { team: number; name: string; scope: string }) => result(await (await commands()).createKey(o.team, o.name, o.scope, out)));
 
   turnout
     .command('import')
@@ -85,7 +90,7 @@ function program(): Command {
     .requiredOption('--team <id>', 'the team', positiveInt)
     .option('--from <cursor|datetime>', 'after this change-feed cursor, or from this date-time')
     .option('--types <list>', 'comma list of event types or prefixes, such as constituent.*,event.created')
-    .action(async (o: { team: number; from?: string; types?: string }) => result(await exportTeam(o.team, o)));
+    .action(async (o: { team: number; from?: string; types?: string }) => result(await (await commands()).exportTeam(o.team, o)));
 
   turnout
     .command('replay')
@@ -96,7 +101,7 @@ function program(): Command {
     .requiredOption('--from <cursor|datetime>', 'after this change-feed cursor, or from this date-time')
     .option('--to <cursor|datetime>', 'up to this cursor or date-time (inclusive)')
     .option('--types <list>', 'comma list of event types or prefixes')
-    .action(async (o: { team: number; endpoint: number; from: string; to?: string; types?: string }) => result(await replay(o.team, o.endpoint, o, out)));
+    .action(async (o: { team: number; endpoint: number; from: string; to?: string; types?: string }) => result(await (await commands()).replay(o.team, o.endpoint, o, out)));
 
   turnout
     .command('erase')
@@ -109,7 +114,7 @@ function program(): Command {
     .requiredOption('--team <id>', 'the team', positiveInt)
     .requiredOption('--constituent <id>', 'the constituent', positiveInt)
     .option('--reason <text>', 'why, for the audit (at most 200 characters)', reasonText)
-    .action(async (o: { team: number; constituent: number; reason?: string }) => result(await eraseConstituent(o.team, o.constituent, o.reason, out)));
+    .action(async (o: { team: number; constituent: number; reason?: string }) => result(await (await commands()).eraseConstituent(o.team, o.constituent, o.reason, out)));
 
   turnout
     .command('rebuild')
@@ -127,6 +132,7 @@ function program(): Command {
     .addOption(new Option('--drop-unused', 'drop the MongoDB read-model collections no running build uses (never done automatically)').conflicts('prepare'))
     .action(async (o: { dataDir?: string; prepare: boolean; dropUnused?: boolean }) => {
       const dir = o.dataDir ?? (process.env.TURNOUT_DATA_DIR || './data');
+      const { dropUnused, prepare, rebuild } = await commands();
       result(await (o.dropUnused ? dropUnused(process.env.TURNOUT_MONGO_URL || undefined, out) : o.prepare ? prepare(dir, out) : rebuild(dir, out)));
     });
 

@@ -6,6 +6,7 @@ import { lastEvent } from '../eventlog/load.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 import { metadataOf, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
+import type { IdClaim } from './ids.js';
 
 /** decisions.md §14: 1..1000 items a batch. */
 export const MAX_BATCH_ITEMS = 1000;
@@ -60,14 +61,33 @@ export async function writeBatch(deps: CommandDeps, keyed: WriteContext, resourc
   // The batch's journal resumes it, item by item: not the single write's (commands/resume.ts).
   const ctx: WriteContext = keyed.idem ? { ...keyed, idem: undefined } : keyed;
   const ref = idem ? batchRef(idem, resource.category) : undefined;
-  const committed = ref ? await resume(deps.log, ctx, ref, items.length, resource.category) : new Map<number, { id: number; created: boolean }>();
-  // Items committed by an earlier try are answered from the read models: bring them up to date.
-  if (committed.size) await deps.settle(await deps.log.head(), ctx);
-
   // The items' ids in one durable reservation up front: otherwise every 100th item would hold
   // the items behind it until its id block's commit (a third of the import's rate, measured).
-  await deps.ids.reserveAhead(resource.idKind, items.length - committed.size);
+  // Asked for with the journal's start, so the two appends share a commit instead of waiting for
+  // one after the other; a retry reserves a few ids it will not use, skipped as a block's rest is.
+  const reserving = deps.ids.reserveAhead(resource.idKind, items.length);
+  // Awaited below; its failure is the batch's then, not an unhandled rejection meanwhile.
+  reserving.catch(() => {});
+  let committed: Map<number, { id: number; created: boolean }>;
+  try {
+    committed = ref ? await resume(deps.log, ctx, ref, items.length, resource.category) : new Map();
+  } catch (err) {
+    void reserving.then((claim) => claim.done(), () => {});
+    throw err;
+  }
+  const claim = await reserving;
+  claim.left = items.length - committed.size;
+  try {
+    // Items committed by an earlier try are answered from the read models: bring them up to date.
+    if (committed.size) await deps.settle(await deps.log.head(), ctx);
+    return await writeItems(deps, ctx, resource, items, ref, committed, claim);
+  } finally {
+    claim.done();
+  }
+}
 
+/** The items in order (writeBatch), each counted off the batch's claim on ids as it starts. */
+async function writeItems(deps: CommandDeps, ctx: WriteContext, resource: BatchResource, items: unknown[], ref: string | undefined, committed: Map<number, { id: number; created: boolean }>, claim: IdClaim): Promise<ItemOutcome[]> {
   // The read models' wait of every item, kept to its furthest position and waited for once below:
   // the batch answers no sooner than each item would have, so read-your-writes is the same.
   let furthest: Position | null = null;
@@ -108,6 +128,8 @@ export async function writeBatch(deps: CommandDeps, keyed: WriteContext, resourc
     );
     outcomes.push(run);
     await Promise.race([appended, run]);
+    // Its id taken (or none needed): no longer owed to this batch.
+    claim.left--;
   }
   const results = await Promise.all(outcomes);
   // A failure that is not the item's own (the log, the store): the whole batch answers 5xx once

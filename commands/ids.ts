@@ -2,6 +2,12 @@ import { fromLog, type IdBlockReserved, inCategory } from '../domain/events.js';
 import { lastEvent } from '../eventlog/load.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 
+/** Ids set aside for one caller of reserveAhead: how many it still needs, and its end. */
+export interface IdClaim {
+  left: number;
+  done(): void;
+}
+
 /**
  * Ids are positive integers, unique per resource type across the installation and never reused
  * (decisions.md 3). Each process reserves blocks of ids by appending to the type's id stream
@@ -49,15 +55,30 @@ export class IdAllocator {
   /**
    * Makes sure `count` ids of `kind` are reserved before they are asked for, in one append: a
    * batch of writes (commands/batch.ts) then never waits for a block's durable commit midway.
+   * The ids other batches still running were promised count as taken: two batches reserving at
+   * once each get their own, instead of sharing one reservation and both running out midway
+   * (a durable commit's wait every 100 items, which kept batches in flight in lockstep). The
+   * caller says, through the claim answered, how many it still needs (`left`) and when it is done.
    * Ids reserved and not handed out are skipped after a restart, as a block's rest always was.
    */
-  async reserveAhead(kind: string, count: number): Promise<void> {
+  async reserveAhead(kind: string, count: number): Promise<IdClaim> {
+    let claims = this.claims.get(kind);
+    if (!claims) this.claims.set(kind, (claims = new Set()));
     for (;;) {
+      let owed = 0;
+      for (const c of claims) owed += Math.max(0, c.left);
       const available = (this.blocks.get(kind) ?? []).reduce((n, b) => n + Math.max(0, b.end - b.next + 1), 0);
-      if (available >= count) return;
-      await this.reserving(kind, Math.max(this.blockSize, count - available));
+      if (available - owed >= count) break;
+      await this.reserving(kind, Math.max(this.blockSize, count + owed - available));
     }
+    const mine = claims;
+    const claim: IdClaim = { left: count, done: () => void mine.delete(claim) };
+    mine.add(claim);
+    return claim;
   }
+
+  /** The claims of reserveAhead's callers still running, by kind. */
+  private readonly claims = new Map<string, Set<IdClaim>>();
 
   /** One reservation of `size` ids at a time per kind; a caller arriving meanwhile waits for it. */
   private async reserving(kind: string, size: number): Promise<void> {

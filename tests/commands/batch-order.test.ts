@@ -36,7 +36,7 @@ const things: BatchResource = {
 describe('the items of a batch (decisions.md §14)', () => {
   it('start in order, each once the one before has handed its record\'s append to the log, not once it committed', async () => {
     const { log, appends } = heldLog();
-    const deps = { log, ids: { reserveAhead: async () => {} }, settle: async () => {} } as unknown as CommandDeps;
+    const deps = { log, ids: { reserveAhead: async () => ({ left: 0, done: () => {} }) }, settle: async () => {} } as unknown as CommandDeps;
     const batch = writeBatch(deps, ctx, things, [1, 2, 3]);
 
     // Item 1's claim is not its record: item 2 waits while the claim is uncommitted.

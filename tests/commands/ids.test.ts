@@ -44,6 +44,29 @@ describe('allocating ids', () => {
     await log.close();
   });
 
+  it('reserves ids ahead for each of two batches at once, not one reservation both run out of midway', async () => {
+    const log = new SqliteEventLog(':memory:');
+    const ids = new IdAllocator(log, 10);
+    const appends = vi.spyOn(log, 'append');
+    const [a, b] = await Promise.all([ids.reserveAhead('thing', 250), ids.reserveAhead('thing', 250)]);
+    const reserved = () => appends.mock.calls.reduce((n, c) => n + (c[1][0].data as { from: number; to: number }).to - (c[1][0].data as { from: number }).from + 1, 0);
+    expect(reserved()).toBeGreaterThanOrEqual(500);
+    // Each batch takes its 250 (counted off its claim) with no reservation to wait for midway.
+    const before = appends.mock.calls.length;
+    for (let i = 0; i < 250; i++) {
+      await ids.next('thing');
+      a.left--;
+      await ids.next('thing');
+      b.left--;
+    }
+    expect(appends.mock.calls.slice(before).length).toBeLessThanOrEqual(1);
+    a.done();
+    b.done();
+    // Done, a claim is owed nothing: the next reservation counts only what is left.
+    await ids.reserveAhead('thing', 5);
+    await log.close();
+  });
+
   it('reserves the next block while half of the current one is left, so no write waits for it', async () => {
     const log = new SqliteEventLog(':memory:');
     const ids = new IdAllocator(log, 8);
