@@ -1,4 +1,5 @@
 import { parse } from 'csv-parse/sync';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { csvRecords, plainRecords } from '../../cli/rows.js';
 
@@ -32,5 +33,39 @@ describe('the quote-free CSV split (cli/rows.ts)', () => {
       expect(plainRecords(text)).toBeNull();
       expect(csvRecords(Buffer.from(text))).toEqual(parsed(text));
     }
+  });
+
+  // Any text of the characters that matter to CSV (quotes, commas, both line ends, a BOM, spaces,
+  // text beyond ASCII): the import reads the same records as csv-parse, or fails as it does.
+  it('reads any text as csv-parse does (property)', () => {
+    const char = fc.constantFrom('a', 'b', 'é', '李', ' ', '\t', ',', ',', '\n', '\n', '\r\n', '\r', '"', '\uFEFF');
+    const readBy = (read: () => string[][]) => {
+      try {
+        return { records: read() };
+      } catch {
+        return { failed: true };
+      }
+    };
+    fc.assert(
+      fc.property(fc.array(char, { maxLength: 60 }), (chars) => {
+        const text = chars.join('');
+        expect(readBy(() => csvRecords(Buffer.from(text)))).toEqual(readBy(() => parsed(text)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('splits any quote-free file as csv-parse reads it (property)', () => {
+    const cell = fc.array(fc.constantFrom('a', 'Z', '0', ' ', '\t', 'é', '李', '-'), { maxLength: 4 }).map((c) => c.join(''));
+    const line = fc.array(cell, { minLength: 1, maxLength: 5 }).map((cells) => cells.join(','));
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 8 }), fc.constantFrom('\n', '\r\n'), fc.boolean(), (lines, end, closed) => {
+        const text = lines.join(end) + (closed && lines.length ? end : '');
+        const split = plainRecords(text);
+        expect(split).not.toBeNull();
+        expect(split).toEqual(parsed(text));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
