@@ -30,17 +30,20 @@ export async function earlierAppend(log: EventLog, ctx: WriteContext, stream: st
  * else a new one: a retry writes to the record it made, and no second record.
  */
 export async function newId(deps: CommandDeps, ctx: WriteContext, kind: string, streamOf: (id: number) => string): Promise<number> {
-  const earlier = await earlierCreate(deps.log, ctx, streamOf);
-  return earlier ?? deps.ids.next(kind);
+  const earlier = await earlierRecord(deps.log, ctx, streamOf);
+  return earlier?.created ? earlier.id : deps.ids.next(kind);
 }
 
-/** The id of the record of `streamOf`'s kind the earlier try created, or null. */
-export async function earlierCreate(log: EventLog, ctx: WriteContext, streamOf: (id: number) => string): Promise<number | null> {
+/**
+ * The record of `streamOf`'s kind the earlier try wrote to, created (its stream's first event is
+ * among its appends) or updated; null when it wrote to none.
+ */
+export async function earlierRecord(log: EventLog, ctx: WriteContext, streamOf: (id: number) => string): Promise<{ id: number; created: boolean } | null> {
   const found = await foundOf(log, ctx);
   if (!found) return null;
   for (const [stream, events] of found) {
     const id = Number(stream.slice(stream.lastIndexOf('-') + 1));
-    if (events[0].revision === 0n && Number.isSafeInteger(id) && streamOf(id) === stream) return id;
+    if (Number.isSafeInteger(id) && streamOf(id) === stream) return { id, created: events[0].revision === 0n };
   }
   return null;
 }
