@@ -32,6 +32,12 @@ export interface Resumable {
   settle(position: Position): Promise<void>;
 }
 
+/** The log and read-your-writes wait of the runtime, as a Resumable. */
+export const resumableOf = (services: { log: { head(): Promise<Position | null> }; settle(position: Position): Promise<void> }): Resumable => ({
+  head: () => services.log.head(),
+  settle: (position) => services.settle(position),
+});
+
 /** A take's mark: the log's head when it began ('-': an empty log). */
 const markOf = (head: Position | null) => (head ? positionToString(head) : '-');
 const fromMark = (mark: string): Position | null => (mark === '-' ? null : positionFromString(mark));
@@ -217,10 +223,12 @@ function replay(reply: FastifyReply, answer: StoredAnswer): FastifyReply {
 /**
  * The admin writes' Idempotency-Key (decisions.md §9, §17): as on /api/v1 (§11), but scoped to the
  * team of the path, so `turnout import` and `turnout erase` can run again safely. Path parameters
- * are still text before validation; the scope is the team's number.
+ * are still text before validation; the scope is the team's number. With `resumable`, a single
+ * write is resumed by its retry as on /api/v1; without, a retry runs it again (an erasure, which
+ * its journal answers the same).
  */
-export function useTeamIdempotency(app: FastifyInstance, store: IdempotencyStore): void {
-  const idempotency = idempotencyHooks(store, (request) => `team:${Number((request.params as { teamId?: string }).teamId)}`);
+export function useTeamIdempotency(app: FastifyInstance, store: IdempotencyStore, resumable?: Resumable): void {
+  const idempotency = idempotencyHooks(store, (request) => `team:${Number((request.params as { teamId?: string }).teamId)}`, resumable);
   app.addHook('preValidation', idempotency.preValidation);
   app.addHook('onSend', idempotency.onSend);
   app.addHook('onResponse', idempotency.onResponse);

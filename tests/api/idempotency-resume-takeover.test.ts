@@ -55,3 +55,27 @@ describe('an upsert whose earlier try updated its match', () => {
     expect((await c.get('/constituents')).body.total).toBe(1);
   });
 });
+
+/** The retry's answers until the key is no longer in progress (the background wait has ended). */
+async function untilAnswered<R extends { status: number; body: { error?: { code: string } } }>(send: () => Promise<R>): Promise<R> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const r = await send();
+    if (r.status !== 409 || r.body.error?.code !== 'idempotency_key_in_progress') return r;
+    if (Date.now() > deadline) throw new Error('the key stayed in progress');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('an admin keyed create answered 503 write_pending', () => {
+  it('is answered to the retry with the same key from its write: one record', async () => {
+    const { admin, api } = await t.team();
+    failing = 'time-out';
+    const first = await admin.post('/constituents', { LastName: 'AdminOnce' }, key('a1'));
+    failing = null;
+    expect([first.status, first.body.error.code]).toEqual([503, 'write_pending']);
+    const again = await untilAnswered(() => admin.post('/constituents', { LastName: 'AdminOnce' }, key('a1')));
+    expect([again.status, again.headers['idempotent-replayed']]).toEqual([201, 'true']);
+    expect((await api.Integration.get('/constituents')).body.total).toBe(1);
+  });
+});
