@@ -164,11 +164,12 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
 
   /**
    * A keyed request that answered no kept answer: one that may have written (a 5xx, or no answer
-   * at all) leaves its key for the next try to take over at once and resume (abandon); else the
-   * key is forgotten and a retry runs afresh (release).
+   * at all, after it handed an append to the log or took over a try that may have) leaves its key
+   * for the next try to take over at once and resume (abandon); else the key is forgotten and a
+   * retry runs afresh, with any body (release).
    */
   const ended = (held: Held, status: number | null) =>
-    resumable && (status === null || status >= 500) ? store.abandon(held.scope, held.key) : store.release(held.scope, held.key);
+    resumable && (status === null || status >= 500) && (held.write?.handed || held.write?.earlier) ? store.abandon(held.scope, held.key) : store.release(held.scope, held.key);
 
   // Callback hooks: a request without a key (every GET, most writes) passes each of them without
   // a promise; one with a key returns the promise of its step, which Fastify awaits as an async hook's.

@@ -51,7 +51,17 @@ export interface KeyedWrite {
   found?: Promise<Map<string, RecordedEvent[]>>;
   /** An append of the earlier try was answered from: this write repeats it (Idempotent-Replayed). */
   replayed?: boolean;
+  /**
+   * This try handed an append to the log (set before the append, which may commit though its
+   * answer is lost): its key is left for a retry to resume after a 5xx, not forgotten.
+   */
+  handed?: boolean;
 }
+
+/** Called just before a write hands an append to the log: see KeyedWrite.handed. */
+export const handing = (ctx: WriteContext): void => {
+  if (ctx.idem) ctx.idem.handed = true;
+};
 
 /** One span as a command sees it (runtime/tracing.ts implements it). */
 export interface TraceHooks {

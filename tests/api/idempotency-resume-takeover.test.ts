@@ -79,3 +79,19 @@ describe('an admin keyed create answered 503 write_pending', () => {
     expect((await api.Integration.get('/constituents')).body.total).toBe(1);
   });
 });
+
+describe('a keyed write that answered 5xx before it handed anything to the log', () => {
+  it('frees its key: another body on it runs', async () => {
+    const { api } = await t.team();
+    const c = api.Integration;
+    await c.post(upsert, { LastName: 'A', Email1: 'a@example.org' });
+    // The upsert's wait for the claimed record (before any append of its own) gives up.
+    failing = 'time-out';
+    const r = await c.post(upsert, { LastName: 'B', Email1: 'a@example.org' }, key('z'));
+    failing = null;
+    expect(r.status).toBe(500);
+    const other = await c.post('/constituents', { LastName: 'Different' }, key('z'));
+    expect(other.status).toBe(201);
+    expect((await c.get('/constituents')).body.total).toBe(2);
+  });
+});
