@@ -17,6 +17,8 @@ declare module 'fastify' {
 interface Held {
   scope: string;
   key: string;
+  /** When its take began: what names it to the store (port.ts), so a late end of this try ends no later take. */
+  startedAt: number;
   /** Where the request's write is resumable (/api/v1): what its commands stamp and look for. */
   write?: KeyedWrite;
   /** Its write committed up to here and was not readable in time (api/write-pending.ts). */
@@ -121,9 +123,10 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
     const fingerprint = fingerprintOf(request);
     // Read before the take, so every event the write appends lies after it.
     const mark = resumable ? markOf(await resumable.head()) : undefined;
-    const begun = await store.begin(scope, key, fingerprint, Date.now(), mark);
+    const startedAt = Date.now();
+    const begun = await store.begin(scope, key, fingerprint, startedAt, mark);
     if (begun.state === 'started') {
-      request.idempotent = { scope, key };
+      request.idempotent = { scope, key, startedAt };
       if (resumable) {
         request.idempotent.write = { ref: idempotencyRef(scope, key) };
         // A takeover: the earlier try may have written; the write looks for it before writing.
@@ -147,7 +150,7 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
         if (v !== undefined) headers[h] = String(v);
       }
       if (KILL_BEFORE_KEEPING && request.written?.position) process.kill(process.pid, 'SIGKILL');
-      await store.complete(held.scope, held.key, { status: reply.statusCode, body: payload, headers });
+      await store.complete(held.scope, held.key, { status: reply.statusCode, body: payload, headers }, held.startedAt);
       // Answered from what an earlier try wrote: a repeat, as a replay is.
       if (held.write?.replayed) reply.header('Idempotent-Replayed', 'true');
     } else if (held.pending && resumable) {
@@ -156,7 +159,7 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
       // (still not readable after the stale time), it is left all the same: the retry waits itself.
       void untilReadable(resumable, held.pending)
         .catch(() => undefined)
-        .then(() => store.abandon(held.scope, held.key))
+        .then(() => store.abandon(held.scope, held.key, held.startedAt))
         .catch(() => undefined);
     } else await ended(held, reply.statusCode);
     return payload;
@@ -169,7 +172,7 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
    * retry runs afresh, with any body (release).
    */
   const ended = (held: Held, status: number | null) =>
-    resumable && (status === null || status >= 500) && (held.write?.handed || held.write?.earlier) ? store.abandon(held.scope, held.key) : store.release(held.scope, held.key);
+    resumable && (status === null || status >= 500) && (held.write?.handed || held.write?.earlier) ? store.abandon(held.scope, held.key, held.startedAt) : store.release(held.scope, held.key, held.startedAt);
 
   // Callback hooks: a request without a key (every GET, most writes) passes each of them without
   // a promise; one with a key returns the promise of its step, which Fastify awaits as an async hook's.
