@@ -116,6 +116,11 @@ export function kept(status: number, body: string): boolean {
  * so a 400 the first request got is kept and replayed like any other answer.
  */
 export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: FastifyRequest) => string, resumable?: Resumable) {
+  // The background waits of writes answered 503 write_pending: stopped at the server's close,
+  // which leaves their keys to the retry as a wait that gave up does.
+  const closing = new AbortController();
+  const waiting = new Set<Promise<void>>();
+
   const begin = async (request: FastifyRequest, reply: FastifyReply, raw: string | string[]) => {
     const key = Array.isArray(raw) ? raw.join(', ') : raw;
     if (!VALID_KEY.test(key)) return sendError(reply, invalidField('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.'));
@@ -157,10 +162,12 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
       // Written, not yet readable: the key stays running (a retry is 409) until the write is
       // readable, then is left for the retry to take over and answer from the write. Given up
       // (still not readable after the stale time), it is left all the same: the retry waits itself.
-      void untilReadable(resumable, held.pending)
+      const wait: Promise<void> = untilReadable(resumable, held.pending, closing.signal)
         .catch(() => undefined)
         .then(() => store.abandon(held.scope, held.key, held.startedAt))
-        .catch(() => undefined);
+        .catch(() => undefined)
+        .finally(() => waiting.delete(wait));
+      waiting.add(wait);
     } else await ended(held, reply.statusCode);
     return payload;
   };
@@ -199,22 +206,36 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
     return undefined;
   };
 
-  return { preValidation, onSend, onResponse };
+  const onClose = async () => {
+    closing.abort();
+    await Promise.all(waiting);
+  };
+
+  return { preValidation, onSend, onResponse, onClose };
 }
 
 /**
  * Resolves once the read models hold `position`, waiting again after each time-out; gives up (as
- * the key's stale time lets a retry take it over anyway) after STALE_MS.
+ * the key's stale time lets a retry take it over anyway) after STALE_MS, or at once on `stop`.
  */
-async function untilReadable(resumable: Resumable, position: Position): Promise<void> {
-  const deadline = Date.now() + STALE_MS;
-  for (const backoff = new Backoff({ initialMs: 100, maxMs: 5_000 }); ; ) {
-    try {
-      return await resumable.settle(position);
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, backoff.next()).unref());
+async function untilReadable(resumable: Resumable, position: Position, stop: AbortSignal): Promise<void> {
+  let onStop = () => {};
+  const stopped = new Promise<never>((_, reject) => (onStop = () => reject(new Error('the server closed'))));
+  stopped.catch(() => undefined);
+  stop.addEventListener('abort', onStop, { once: true });
+  try {
+    const deadline = Date.now() + STALE_MS;
+    for (const backoff = new Backoff({ initialMs: 100, maxMs: 5_000 }); ; ) {
+      stop.throwIfAborted();
+      try {
+        return await Promise.race([resumable.settle(position), stopped]);
+      } catch (err) {
+        if (stop.aborted || Date.now() > deadline) throw err;
+        await Promise.race([new Promise((r) => setTimeout(r, backoff.next()).unref()), stopped]);
+      }
     }
+  } finally {
+    stop.removeEventListener('abort', onStop);
   }
 }
 
@@ -236,4 +257,5 @@ export function useTeamIdempotency(app: FastifyInstance, store: IdempotencyStore
   app.addHook('preValidation', idempotency.preValidation);
   app.addHook('onSend', idempotency.onSend);
   app.addHook('onResponse', idempotency.onResponse);
+  app.addHook('onClose', idempotency.onClose);
 }

@@ -27,6 +27,7 @@ export const publicRoutes =
     app.addHook('preValidation', idempotency.preValidation);
     app.addHook('onSend', idempotency.onSend);
     app.addHook('onResponse', idempotency.onResponse);
+    app.addHook('onClose', idempotency.onClose);
     // Here, not at the root, so an unknown /api/v1 path is authenticated and counted like any other.
     app.setNotFoundHandler(notFoundHandler);
     await app.register(constituentRoutes(services));

@@ -95,3 +95,32 @@ describe('a keyed write that answered 5xx before it handed anything to the log',
     expect((await c.get('/constituents')).body.total).toBe(2);
   });
 });
+
+describe("a write's background wait at the server's close", () => {
+  it('is stopped, its key left to the retry (abandoned), instead of outliving the server', async () => {
+    const own = await startTestApp();
+    const services = own.runtime.services;
+    const real = services.settle;
+    let on = false;
+    let waits = 0;
+    // The request's own wait times out; the background wait (no context) then never ends.
+    services.settle = async (position: Position | null, ctx) => {
+      if (!on) return real(position, ctx);
+      if (!ctx) return (waits++, new Promise<void>(() => {}));
+      await real(position, ctx);
+      if (position) throw new NotYetReadable(position, 15_000);
+    };
+    const abandoned: string[] = [];
+    const store = services.idempotency;
+    const abandon = store.abandon.bind(store);
+    store.abandon = (scope, k, startedAt) => (abandoned.push(k), abandon(scope, k, startedAt));
+    const { api } = await own.team();
+    on = true;
+    const r = await api.Integration.post('/constituents', { LastName: 'X' }, key('c1'));
+    expect(r.status).toBe(503);
+    expect(waits).toBe(1);
+    await own.close();
+    expect(abandoned).toEqual(['c1']);
+    expect(waits).toBe(1);
+  });
+});
