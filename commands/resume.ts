@@ -48,6 +48,16 @@ export async function earlierRecord(log: EventLog, ctx: WriteContext, streamOf: 
   return null;
 }
 
+/**
+ * Whether the earlier try of this write appended anything not yet answered from: such a write
+ * resumes before checking what it refers to again, since a record referred to may have gone
+ * since the earlier try passed its checks, and the write it made stands.
+ */
+export async function resuming(log: EventLog, ctx: WriteContext): Promise<boolean> {
+  const found = await foundOf(log, ctx);
+  return !!found && found.size > 0;
+}
+
 function foundOf(log: EventLog, ctx: WriteContext): Promise<Map<string, RecordedEvent[]>> | null {
   const idem = ctx.idem;
   if (!idem?.earlier) return null;

@@ -124,3 +124,20 @@ describe("a write's background wait at the server's close", () => {
     expect(waits).toBe(1);
   });
 });
+
+describe('a keyed write whose referenced record went between its tries', () => {
+  it('is resumed, not refused: the earlier try passed its checks and its write stands', async () => {
+    const { api, admin } = await t.team();
+    const c = api.Integration;
+    const person = (await c.post('/constituents', { LastName: 'Roe' })).body.constituent.PkConstituent;
+    const v = (await c.post('/volunteers', { FkConstituent: person })).body.volunteer.PkVolunteer;
+    const body = { VolunteerTaskTitle: 'Canvass', FkVolunteer: v };
+    failing = 'error';
+    expect((await c.post('/volunteer-tasks', body, key('t'))).status).toBe(500);
+    failing = null;
+    expect((await admin.del(`/volunteers/${v}`)).status).toBe(200);
+    const again = await c.post('/volunteer-tasks', body, key('t'));
+    expect([again.status, again.headers['idempotent-replayed']], again.raw).toEqual([201, 'true']);
+    expect((await c.get('/volunteer-tasks')).body.total).toBe(1);
+  });
+});
