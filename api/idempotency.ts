@@ -135,7 +135,8 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
       if (resumable) {
         request.idempotent.write = { ref: idempotencyRef(scope, key) };
         // A takeover: the earlier try may have written; the write looks for it before writing.
-        if (begun.earlier !== undefined) request.idempotent.write.earlier = { from: fromMark(begun.earlier) };
+        // Its scan ends at the head read once the key is taken: every append of the earlier try lies before.
+        if (begun.earlier !== undefined) request.idempotent.write.earlier = { from: fromMark(begun.earlier), to: await resumable.head() };
       }
       return;
     }

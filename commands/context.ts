@@ -45,8 +45,12 @@ export interface WriteContext {
  */
 export interface KeyedWrite {
   ref: string;
-  /** Set on a takeover: the log's head when the earlier try of the key took it. */
-  earlier?: { from: Position | null };
+  /**
+   * Set on a takeover: the log's head when the earlier try of the key took it (`from`), and when
+   * this one had taken it over (`to`; the earlier try appends nothing after), between which its
+   * appends are looked for.
+   */
+  earlier?: { from: Position | null; to: Position | null };
   /** What the earlier try appended, by stream, oldest first: looked up once, at the first need. */
   found?: Promise<Map<string, RecordedEvent[]>>;
   /** An append of the earlier try was answered from: this write repeats it (Idempotent-Replayed). */

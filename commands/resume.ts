@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Position, RecordedEvent } from '../domain/shared/events.js';
+import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
 import type { EventLog } from '../eventlog/port.js';
 import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
@@ -61,16 +61,19 @@ export async function resuming(log: EventLog, ctx: WriteContext): Promise<boolea
 function foundOf(log: EventLog, ctx: WriteContext): Promise<Map<string, RecordedEvent[]>> | null {
   const idem = ctx.idem;
   if (!idem?.earlier) return null;
-  return (idem.found ??= scan(log, ctx.team, idem.earlier.from, idem.ref));
+  return (idem.found ??= scan(log, ctx.team, idem.earlier.from, idem.earlier.to, idem.ref));
 }
 
-/** The team's events after `from` that carry `ref`, by stream. */
-async function scan(log: EventLog, team: number, from: Position | null, ref: string): Promise<Map<string, RecordedEvent[]>> {
+/** The team's events after `from`, up to `to`, that carry `ref`, by stream. */
+async function scan(log: EventLog, team: number, from: Position | null, to: Position | null, ref: string): Promise<Map<string, RecordedEvent[]>> {
   if (!log.readTeam) throw new Error("this event log cannot read a team's events, so a keyed write cannot be resumed");
   const found = new Map<string, RecordedEvent[]>();
+  if (to === null) return found; // the log was empty once the key was taken over
   for (let after = from; ; ) {
     const page = await log.readTeam(team, after, SCAN_PAGE);
     for (const e of page) {
+      // Appended since the takeover, by the team's other writers: not the earlier try's.
+      if (comparePositions(e.position, to) > 0) return found;
       if (e.metadata.idempotencyRef !== ref) continue;
       const events = found.get(e.stream);
       if (events) events.push(e);
