@@ -109,7 +109,11 @@ export function apiContext(request: FastifyRequest): WriteContext {
 
 export function adminContext(request: FastifyRequest, team: number): WriteContext {
   const ctx: WriteContext = { team, source: 'Application', keyName: null, correlationId: String(request.id), now: new Date(), ...(request.span ? { trace: request.span } : {}) };
-  if (WRITE_METHODS.has(request.method)) ctx.written = request.written ??= { position: null };
+  if (WRITE_METHODS.has(request.method)) {
+    ctx.written = request.written ??= { position: null };
+    // A single write under a resumable Idempotency-Key (api/idempotency.ts), as on /api/v1.
+    if (request.idempotent?.write) ctx.idem = request.idempotent.write;
+  }
   return ctx;
 }
 

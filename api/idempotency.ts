@@ -17,6 +17,8 @@ declare module 'fastify' {
 interface Held {
   scope: string;
   key: string;
+  /** When its take began: what names it to the store (port.ts), so a late end of this try ends no later take. */
+  startedAt: number;
   /** Where the request's write is resumable (/api/v1): what its commands stamp and look for. */
   write?: KeyedWrite;
   /** Its write committed up to here and was not readable in time (api/write-pending.ts). */
@@ -31,6 +33,12 @@ export interface Resumable {
   head(): Promise<Position | null>;
   settle(position: Position): Promise<void>;
 }
+
+/** The log and read-your-writes wait of the runtime, as a Resumable. */
+export const resumableOf = (services: { log: { head(): Promise<Position | null> }; settle(position: Position): Promise<void> }): Resumable => ({
+  head: () => services.log.head(),
+  settle: (position) => services.settle(position),
+});
 
 /** A take's mark: the log's head when it began ('-': an empty log). */
 const markOf = (head: Position | null) => (head ? positionToString(head) : '-');
@@ -108,6 +116,11 @@ export function kept(status: number, body: string): boolean {
  * so a 400 the first request got is kept and replayed like any other answer.
  */
 export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: FastifyRequest) => string, resumable?: Resumable) {
+  // The background waits of writes answered 503 write_pending: stopped at the server's close,
+  // which leaves their keys to the retry as a wait that gave up does.
+  const closing = new AbortController();
+  const waiting = new Set<Promise<void>>();
+
   const begin = async (request: FastifyRequest, reply: FastifyReply, raw: string | string[]) => {
     const key = Array.isArray(raw) ? raw.join(', ') : raw;
     if (!VALID_KEY.test(key)) return sendError(reply, invalidField('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.'));
@@ -115,13 +128,15 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
     const fingerprint = fingerprintOf(request);
     // Read before the take, so every event the write appends lies after it.
     const mark = resumable ? markOf(await resumable.head()) : undefined;
-    const begun = await store.begin(scope, key, fingerprint, Date.now(), mark);
+    const startedAt = Date.now();
+    const begun = await store.begin(scope, key, fingerprint, startedAt, mark);
     if (begun.state === 'started') {
-      request.idempotent = { scope, key };
+      request.idempotent = { scope, key, startedAt };
       if (resumable) {
         request.idempotent.write = { ref: idempotencyRef(scope, key) };
         // A takeover: the earlier try may have written; the write looks for it before writing.
-        if (begun.earlier !== undefined) request.idempotent.write.earlier = { from: fromMark(begun.earlier) };
+        // Its scan ends at the head read once the key is taken: every append of the earlier try lies before.
+        if (begun.earlier !== undefined) request.idempotent.write.earlier = { from: fromMark(begun.earlier), to: await resumable.head() };
       }
       return;
     }
@@ -141,28 +156,31 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
         if (v !== undefined) headers[h] = String(v);
       }
       if (KILL_BEFORE_KEEPING && request.written?.position) process.kill(process.pid, 'SIGKILL');
-      await store.complete(held.scope, held.key, { status: reply.statusCode, body: payload, headers });
+      await store.complete(held.scope, held.key, { status: reply.statusCode, body: payload, headers }, held.startedAt);
       // Answered from what an earlier try wrote: a repeat, as a replay is.
       if (held.write?.replayed) reply.header('Idempotent-Replayed', 'true');
     } else if (held.pending && resumable) {
       // Written, not yet readable: the key stays running (a retry is 409) until the write is
       // readable, then is left for the retry to take over and answer from the write. Given up
       // (still not readable after the stale time), it is left all the same: the retry waits itself.
-      void untilReadable(resumable, held.pending)
+      const wait: Promise<void> = untilReadable(resumable, held.pending, closing.signal)
         .catch(() => undefined)
-        .then(() => store.abandon(held.scope, held.key))
-        .catch(() => undefined);
+        .then(() => store.abandon(held.scope, held.key, held.startedAt))
+        .catch(() => undefined)
+        .finally(() => waiting.delete(wait));
+      waiting.add(wait);
     } else await ended(held, reply.statusCode);
     return payload;
   };
 
   /**
    * A keyed request that answered no kept answer: one that may have written (a 5xx, or no answer
-   * at all) leaves its key for the next try to take over at once and resume (abandon); else the
-   * key is forgotten and a retry runs afresh (release).
+   * at all, after it handed an append to the log or took over a try that may have) leaves its key
+   * for the next try to take over at once and resume (abandon); else the key is forgotten and a
+   * retry runs afresh, with any body (release).
    */
   const ended = (held: Held, status: number | null) =>
-    resumable && (status === null || status >= 500) ? store.abandon(held.scope, held.key) : store.release(held.scope, held.key);
+    resumable && (status === null || status >= 500) && (held.write?.handed || held.write?.earlier) ? store.abandon(held.scope, held.key, held.startedAt) : store.release(held.scope, held.key, held.startedAt);
 
   // Callback hooks: a request without a key (every GET, most writes) passes each of them without
   // a promise; one with a key returns the promise of its step, which Fastify awaits as an async hook's.
@@ -189,22 +207,36 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
     return undefined;
   };
 
-  return { preValidation, onSend, onResponse };
+  const onClose = async () => {
+    closing.abort();
+    await Promise.all(waiting);
+  };
+
+  return { preValidation, onSend, onResponse, onClose };
 }
 
 /**
  * Resolves once the read models hold `position`, waiting again after each time-out; gives up (as
- * the key's stale time lets a retry take it over anyway) after STALE_MS.
+ * the key's stale time lets a retry take it over anyway) after STALE_MS, or at once on `stop`.
  */
-async function untilReadable(resumable: Resumable, position: Position): Promise<void> {
-  const deadline = Date.now() + STALE_MS;
-  for (const backoff = new Backoff({ initialMs: 100, maxMs: 5_000 }); ; ) {
-    try {
-      return await resumable.settle(position);
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, backoff.next()).unref());
+async function untilReadable(resumable: Resumable, position: Position, stop: AbortSignal): Promise<void> {
+  let onStop = () => {};
+  const stopped = new Promise<never>((_, reject) => (onStop = () => reject(new Error('the server closed'))));
+  stopped.catch(() => undefined);
+  stop.addEventListener('abort', onStop, { once: true });
+  try {
+    const deadline = Date.now() + STALE_MS;
+    for (const backoff = new Backoff({ initialMs: 100, maxMs: 5_000 }); ; ) {
+      stop.throwIfAborted();
+      try {
+        return await Promise.race([resumable.settle(position), stopped]);
+      } catch (err) {
+        if (stop.aborted || Date.now() > deadline) throw err;
+        await Promise.race([new Promise((r) => setTimeout(r, backoff.next()).unref()), stopped]);
+      }
     }
+  } finally {
+    stop.removeEventListener('abort', onStop);
   }
 }
 
@@ -217,11 +249,14 @@ function replay(reply: FastifyReply, answer: StoredAnswer): FastifyReply {
 /**
  * The admin writes' Idempotency-Key (decisions.md §9, §17): as on /api/v1 (§11), but scoped to the
  * team of the path, so `turnout import` and `turnout erase` can run again safely. Path parameters
- * are still text before validation; the scope is the team's number.
+ * are still text before validation; the scope is the team's number. With `resumable`, a single
+ * write is resumed by its retry as on /api/v1; without, a retry runs it again (an erasure, which
+ * its journal answers the same).
  */
-export function useTeamIdempotency(app: FastifyInstance, store: IdempotencyStore): void {
-  const idempotency = idempotencyHooks(store, (request) => `team:${Number((request.params as { teamId?: string }).teamId)}`);
+export function useTeamIdempotency(app: FastifyInstance, store: IdempotencyStore, resumable?: Resumable): void {
+  const idempotency = idempotencyHooks(store, (request) => `team:${Number((request.params as { teamId?: string }).teamId)}`, resumable);
   app.addHook('preValidation', idempotency.preValidation);
   app.addHook('onSend', idempotency.onSend);
   app.addHook('onResponse', idempotency.onResponse);
+  app.addHook('onClose', idempotency.onClose);
 }

@@ -18,8 +18,9 @@ export const WRITE_PENDING_RETRY_S = 2;
  * decisions.md §5) gave up: the projector thread is dead or restarting, the shared read store is
  * slow. It must not answer 2xx (a read right after could miss it), and a plain 500 would have the
  * client write it again: it answers 503 write_pending, "written, not yet readable", with
- * Retry-After. Under an Idempotency-Key the key is kept (api/idempotency.ts) and the retry gets
- * the write's own answer. Null for any other failure, and for a wait before anything committed.
+ * Retry-After. Under a resumable Idempotency-Key the key is kept (api/idempotency.ts) and the
+ * retry gets the write's own answer; under another (an erasure's) the retry runs it again, which
+ * its journal answers the same. Null for any other failure, and for a wait before anything committed.
  */
 export function writePending(err: unknown, request: FastifyRequest): DomainError | null {
   if (!(err instanceof NotYetReadable)) return null;
@@ -28,8 +29,10 @@ export function writePending(err: unknown, request: FastifyRequest): DomainError
   if (request.idempotent) request.idempotent.pending = position;
   return new DomainError(
     'write_pending',
-    request.idempotent
+    request.idempotent?.write
       ? `The write is recorded but not readable yet (the read models are behind). Do not change this request: retry it with the same Idempotency-Key in ${WRITE_PENDING_RETRY_S} s for its answer (409 idempotency_key_in_progress until it is readable).`
-      : `The write is recorded but not readable yet (the read models are behind); do not send it again. Read the record in ${WRITE_PENDING_RETRY_S} s; send an Idempotency-Key with writes to be given their answer in such a case.`,
+      : request.idempotent
+        ? `The write is recorded but not readable yet (the read models are behind). Do not change this request: retry it with the same Idempotency-Key in ${WRITE_PENDING_RETRY_S} s for its answer.`
+        : `The write is recorded but not readable yet (the read models are behind); do not send it again. Read the record in ${WRITE_PENDING_RETRY_S} s; send an Idempotency-Key with writes to be given their answer in such a case.`,
   );
 }

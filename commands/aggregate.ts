@@ -4,7 +4,7 @@ import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/por
 import { currentRevision } from '../domain/shared/revision.js';
 import { preconditionFailed } from '../domain/shared/errors.js';
 import type { WriteContext } from './context.js';
-import { metadataOf } from './context.js';
+import { handing, metadataOf } from './context.js';
 import { earlierAppend } from './resume.js';
 
 export interface Decided<S> {
@@ -83,6 +83,7 @@ async function handleOnce<S>(
       const meta = metadataOf(ctx);
       meta.revision = recordRevision + 1;
       const append = () => log.append(stream, events.map((e) => ({ type: e.type, data: e.data, metadata: meta })), loaded.revision === null ? NO_STREAM : loaded.revision);
+      handing(ctx);
       // Traced, the append is a span of the command's (started at once: onAppend still comes before it commits).
       const appending = ctx.trace ? ctx.trace.span('append', append) : append();
       ctx.onAppend?.(stream);

@@ -1,8 +1,8 @@
 import { type EventsByCategory, fromLog, inCategory, type LoggedEvent } from '../domain/events.js';
 import { DomainError } from '../domain/shared/errors.js';
-import { metadataOf, type WriteContext } from './context.js';
+import { handing, metadataOf, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
-import { earlierCreate } from './resume.js';
+import { earlierRecord } from './resume.js';
 import { Backoff } from '../eventlog/backoff.js';
 import { lastEvent, load } from '../eventlog/load.js';
 import type { Evolver, Position } from '../domain/shared/events.js';
@@ -26,6 +26,12 @@ export interface CreateOnce<T, C extends ClaimCategory> {
   /** The claim naming the id about to be created. */
   claim: (id: number) => EventsByCategory[C];
   create: (id: number) => Promise<T>;
+  /**
+   * The record the earlier try of a keyed write updated instead of creating (what it resolved
+   * to): the same update again, which handle() answers from that try's append. Absent where
+   * resolving writes nothing to a record.
+   */
+  resumeUpdate?: (id: number) => Promise<T>;
   /** The message when the key stays contended past every attempt. */
   busy: string;
 }
@@ -37,9 +43,11 @@ export interface CreateOnce<T, C extends ClaimCategory> {
  * others start over, read the winner's claim and resolve to the winner's record instead.
  */
 export async function createOnce<T, C extends ClaimCategory>(deps: CommandDeps, ctx: WriteContext, o: CreateOnce<T, C>): Promise<T> {
-  // The retry of a keyed write whose earlier try created the record: that record, not a claim of it.
-  const earlier = ctx.idem?.earlier ? await earlierCreate(deps.log, ctx, o.recordStream) : null;
-  if (earlier !== null) return o.create(earlier);
+  // The retry of a keyed write whose earlier try wrote a record: that record, created or updated,
+  // not a claim of it, and not a match made again (the record it matched may match no more).
+  const earlier = ctx.idem?.earlier ? await earlierRecord(deps.log, ctx, o.recordStream) : null;
+  if (earlier?.created) return o.create(earlier.id);
+  if (earlier && o.resumeUpdate) return o.resumeUpdate(earlier.id);
   for (let attempt = 0; attempt < 50; attempt++) {
     const tail = await lastEvent(deps.log, o.stream);
     const last = tail && fromLog(tail);
@@ -49,6 +57,7 @@ export async function createOnce<T, C extends ClaimCategory>(deps: CommandDeps, 
     const id = await deps.ids.next(o.idKind);
     try {
       const claim: EventsByCategory[ClaimCategory] = o.claim(id);
+      handing(ctx);
       await deps.log.append(o.stream, [{ ...claim, metadata: metadataOf(ctx) }], last ? last.revision : NO_STREAM);
     } catch (err) {
       if (err instanceof WrongExpectedRevision) continue;

@@ -83,6 +83,10 @@ export async function upsertConstituentByEmail(
     beforeCreate: () => validateCreate(body),
     claim: (id) => ({ type: 'ConstituentEmailClaimed', data: { constituentId: id } }),
     create,
+    resumeUpdate: async (id) => {
+      await updateConstituent(deps, ctx, id, body);
+      return { id, created: false };
+    },
     busy: 'Too many concurrent upserts of this email; retry.',
   });
 }

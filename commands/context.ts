@@ -45,13 +45,27 @@ export interface WriteContext {
  */
 export interface KeyedWrite {
   ref: string;
-  /** Set on a takeover: the log's head when the earlier try of the key took it. */
-  earlier?: { from: Position | null };
+  /**
+   * Set on a takeover: the log's head when the earlier try of the key took it (`from`), and when
+   * this one had taken it over (`to`; the earlier try appends nothing after), between which its
+   * appends are looked for.
+   */
+  earlier?: { from: Position | null; to: Position | null };
   /** What the earlier try appended, by stream, oldest first: looked up once, at the first need. */
   found?: Promise<Map<string, RecordedEvent[]>>;
   /** An append of the earlier try was answered from: this write repeats it (Idempotent-Replayed). */
   replayed?: boolean;
+  /**
+   * This try handed an append to the log (set before the append, which may commit though its
+   * answer is lost): its key is left for a retry to resume after a 5xx, not forgotten.
+   */
+  handed?: boolean;
 }
+
+/** Called just before a write hands an append to the log: see KeyedWrite.handed. */
+export const handing = (ctx: WriteContext): void => {
+  if (ctx.idem) ctx.idem.handed = true;
+};
 
 /** One span as a command sees it (runtime/tracing.ts implements it). */
 export interface TraceHooks {

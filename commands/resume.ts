@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Position, RecordedEvent } from '../domain/shared/events.js';
+import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
 import type { EventLog } from '../eventlog/port.js';
 import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
@@ -30,34 +30,50 @@ export async function earlierAppend(log: EventLog, ctx: WriteContext, stream: st
  * else a new one: a retry writes to the record it made, and no second record.
  */
 export async function newId(deps: CommandDeps, ctx: WriteContext, kind: string, streamOf: (id: number) => string): Promise<number> {
-  const earlier = await earlierCreate(deps.log, ctx, streamOf);
-  return earlier ?? deps.ids.next(kind);
+  const earlier = await earlierRecord(deps.log, ctx, streamOf);
+  return earlier?.created ? earlier.id : deps.ids.next(kind);
 }
 
-/** The id of the record of `streamOf`'s kind the earlier try created, or null. */
-export async function earlierCreate(log: EventLog, ctx: WriteContext, streamOf: (id: number) => string): Promise<number | null> {
+/**
+ * The record of `streamOf`'s kind the earlier try wrote to, created (its stream's first event is
+ * among its appends) or updated; null when it wrote to none.
+ */
+export async function earlierRecord(log: EventLog, ctx: WriteContext, streamOf: (id: number) => string): Promise<{ id: number; created: boolean } | null> {
   const found = await foundOf(log, ctx);
   if (!found) return null;
   for (const [stream, events] of found) {
     const id = Number(stream.slice(stream.lastIndexOf('-') + 1));
-    if (events[0].revision === 0n && Number.isSafeInteger(id) && streamOf(id) === stream) return id;
+    if (Number.isSafeInteger(id) && streamOf(id) === stream) return { id, created: events[0].revision === 0n };
   }
   return null;
+}
+
+/**
+ * Whether the earlier try of this write appended anything not yet answered from: such a write
+ * resumes before checking what it refers to again, since a record referred to may have gone
+ * since the earlier try passed its checks, and the write it made stands.
+ */
+export async function resuming(log: EventLog, ctx: WriteContext): Promise<boolean> {
+  const found = await foundOf(log, ctx);
+  return !!found && found.size > 0;
 }
 
 function foundOf(log: EventLog, ctx: WriteContext): Promise<Map<string, RecordedEvent[]>> | null {
   const idem = ctx.idem;
   if (!idem?.earlier) return null;
-  return (idem.found ??= scan(log, ctx.team, idem.earlier.from, idem.ref));
+  return (idem.found ??= scan(log, ctx.team, idem.earlier.from, idem.earlier.to, idem.ref));
 }
 
-/** The team's events after `from` that carry `ref`, by stream. */
-async function scan(log: EventLog, team: number, from: Position | null, ref: string): Promise<Map<string, RecordedEvent[]>> {
+/** The team's events after `from`, up to `to`, that carry `ref`, by stream. */
+async function scan(log: EventLog, team: number, from: Position | null, to: Position | null, ref: string): Promise<Map<string, RecordedEvent[]>> {
   if (!log.readTeam) throw new Error("this event log cannot read a team's events, so a keyed write cannot be resumed");
   const found = new Map<string, RecordedEvent[]>();
+  if (to === null) return found; // the log was empty once the key was taken over
   for (let after = from; ; ) {
     const page = await log.readTeam(team, after, SCAN_PAGE);
     for (const e of page) {
+      // Appended since the takeover, by the team's other writers: not the earlier try's.
+      if (comparePositions(e.position, to) > 0) return found;
       if (e.metadata.idempotencyRef !== ref) continue;
       const events = found.get(e.stream);
       if (events) events.push(e);

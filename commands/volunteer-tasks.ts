@@ -22,11 +22,17 @@ import { type DomainEvent } from '../domain/shared/events.js';
 import { type HandleOptions, handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
-import { newId } from './resume.js';
+import { newId, resuming } from './resume.js';
 import { NO_STREAM } from '../eventlog/port.js';
 
-/** Ids of other records and lookups must be the team's own: invalid_field naming the field (decisions.md 3). */
-async function checkRefs(deps: CommandDeps, team: number, f: Values): Promise<void> {
+/**
+ * Ids of other records and lookups must be the team's own: invalid_field naming the field
+ * (decisions.md 3). Not asked again of a keyed write's retry that resumes what its earlier try
+ * wrote: that try passed them, and a record referred to that went since does not undo its write.
+ */
+async function checkRefs(deps: CommandDeps, ctx: WriteContext, f: Values): Promise<void> {
+  if (await resuming(deps.log, ctx)) return;
+  const team = ctx.team;
   await assertLookup(deps.store, team, 'categories', f.FkCategory, 'FkCategory');
   await assertLookup(deps.store, team, 'outcomes', f.FkOutcome, 'FkOutcome');
   await assertLookup(deps.store, team, 'districts', f.FkDistrict, 'FkDistrict');
@@ -70,7 +76,7 @@ async function decideTask(deps: CommandDeps, ctx: WriteContext, id: number, clai
 }
 
 export async function createTask(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<number> {
-  await checkRefs(deps, ctx.team, validateCreate(body));
+  await checkRefs(deps, ctx, validateCreate(body));
   const id = await newId(deps, ctx, 'volunteer_task', taskStream); // only after validation: a failed create writes nothing
   const today = todayUtc(ctx.now);
   await decideTask(deps, ctx, id, false, (s) => decideCreate({ id, body, today }, s));
@@ -78,13 +84,13 @@ export async function createTask(deps: CommandDeps, ctx: WriteContext, body: Val
 }
 
 export async function updateTask(deps: CommandDeps, ctx: WriteContext, id: number, body: Values, ifOpen: boolean): Promise<void> {
-  await checkRefs(deps, ctx.team, normaliseFields(TASK_FIELDS, body, TASK_READ_ONLY));
+  await checkRefs(deps, ctx, normaliseFields(TASK_FIELDS, body, TASK_READ_ONLY));
   const today = todayUtc(ctx.now);
   await decideTask(deps, ctx, id, ifOpen, (s) => decideUpdate({ id, team: ctx.team, body, ifOpen, today }, s));
 }
 
 export async function signUpForTask(deps: CommandDeps, ctx: WriteContext, id: number, volunteerId: number): Promise<void> {
-  await checkRefs(deps, ctx.team, { FkVolunteer: volunteerId });
+  await checkRefs(deps, ctx, { FkVolunteer: volunteerId });
   const today = todayUtc(ctx.now);
   await decideTask(deps, ctx, id, true, (s) => decideSignUp({ id, team: ctx.team, volunteerId, today }, s));
 }
@@ -94,7 +100,7 @@ export async function cancelTask(deps: CommandDeps, ctx: WriteContext, id: numbe
 }
 
 export async function setTaskGeography(deps: CommandDeps, ctx: WriteContext, id: number, body: Values): Promise<void> {
-  await checkRefs(deps, ctx.team, normaliseFields(TASK_GEOGRAPHY_FIELDS, body));
+  await checkRefs(deps, ctx, normaliseFields(TASK_GEOGRAPHY_FIELDS, body));
   await decideTask(deps, ctx, id, false, (s) => decideGeography({ id, team: ctx.team, body }, s));
 }
 

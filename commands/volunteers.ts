@@ -11,6 +11,7 @@ import { unassignDeletedVolunteer } from './volunteer-tasks.js';
 import { handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
 import { claimedRecord, createOnce } from './claims.js';
+import { resuming } from './resume.js';
 import type { CommandDeps } from './deps.js';
 
 /**
@@ -26,7 +27,8 @@ export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, bo
   const today = todayUtc(ctx.now);
   const fields = validateCreate(body, today);
   const constituentId = fields.FkConstituent as number;
-  await assertTeamRecord(deps.store, CONSTITUENTS, ctx.team, constituentId, 'FkConstituent', 'a constituent'); // decisions.md 6
+  // decisions.md 6; not asked again of a retry resuming its earlier try's write (commands/volunteer-tasks.ts checkRefs).
+  if (!(await resuming(deps.log, ctx))) await assertTeamRecord(deps.store, CONSTITUENTS, ctx.team, constituentId, 'FkConstituent', 'a constituent');
   return createOnce<{ id: number; created: boolean }, 'volunteer_constituent'>(deps, ctx, {
     stream: volunteerClaimStream(constituentId),
     category: 'volunteer_constituent',

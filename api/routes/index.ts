@@ -1,8 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Position } from '../../domain/shared/events.js';
 import { apiKeyHook, failedAuthGuard } from '../auth.js';
 import { notFoundHandler } from '../errors.js';
-import { idempotencyHooks } from '../idempotency.js';
+import { idempotencyHooks, resumableOf } from '../idempotency.js';
 import type { Services } from '../../runtime/services.js';
 import { apiContext } from '../auth.js';
 import { batchRoutes } from './batch.js';
@@ -24,11 +23,11 @@ export const publicRoutes =
     app.addHook('onRequest', apiKeyHook(services, services.limiter, failedAuthGuard(services.config.authFailuresPerMinute)));
     // After the key check (the key is the scope), before validation and the handler.
     // A single write's retry after its earlier try committed answers from that write (commands/resume.ts).
-    const resumable = { head: () => services.log.head(), settle: (position: Position) => services.settle(position) };
-    const idempotency = idempotencyHooks(services.idempotency, (request) => `key:${request.apiKey!.id}`, resumable);
+    const idempotency = idempotencyHooks(services.idempotency, (request) => `key:${request.apiKey!.id}`, resumableOf(services));
     app.addHook('preValidation', idempotency.preValidation);
     app.addHook('onSend', idempotency.onSend);
     app.addHook('onResponse', idempotency.onResponse);
+    app.addHook('onClose', idempotency.onClose);
     // Here, not at the root, so an unknown /api/v1 path is authenticated and counted like any other.
     app.setNotFoundHandler(notFoundHandler);
     await app.register(constituentRoutes(services));

@@ -72,7 +72,8 @@ export class PositionWaiters {
     if (this.passed(position)) return Promise.resolve();
     return new Promise((resolve, reject) => {
       this.waiters.push({ position, deadline: Date.now() + this.timeoutMs, resolve, reject });
-      this.timer ??= setTimeout(() => this.expire(), this.timeoutMs);
+      // Unref'd: a waiter is a request's (whose socket keeps the process up) or a background wait, which must not hold a closing process up.
+      this.timer ??= setTimeout(() => this.expire(), this.timeoutMs).unref();
     });
   }
 
@@ -89,7 +90,7 @@ export class PositionWaiters {
     let n = 0;
     while (n < this.waiters.length && this.waiters[n].deadline <= now) n++;
     for (const w of this.waiters.splice(0, n)) w.reject(new NotYetReadable(w.position, this.timeoutMs));
-    if (this.waiters.length) this.timer = setTimeout(() => this.expire(), Math.max(1, this.waiters[0].deadline - now));
+    if (this.waiters.length) this.timer = setTimeout(() => this.expire(), Math.max(1, this.waiters[0].deadline - now)).unref();
   }
 
   private disarm(): void {

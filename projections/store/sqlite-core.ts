@@ -115,6 +115,8 @@ export class SqliteReadCore implements Connection {
    * collection dropped or laid out again): every single read asks.
    */
   getJson(collection: string, id: number | string, shape: JsonShape): { json: string; picked: unknown[] } | null {
+    // Its cached statement reads the table directly: the puts still batched must be there first.
+    this.batch?.flush();
     let reads = this.jsonReads.get(collection);
     if (!reads) this.jsonReads.set(collection, (reads = new WeakMap()));
     let read = reads.get(shape);

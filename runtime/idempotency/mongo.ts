@@ -50,8 +50,8 @@ export interface MongoIdempotencyOptions {
 export class MongoIdempotencyStore implements IdempotencyStore {
   /** The TTL index, made at the first request; tried again after a failure. */
   private readonly index: () => Promise<unknown>;
-  /** The entries this process runs, which its heartbeat keeps alive. */
-  private readonly running = new Set<string>();
+  /** The entries this process runs, which its heartbeat keeps alive, and the start of each one's take. */
+  private readonly running = new Map<string, number>();
   private readonly beat: ReturnType<typeof setInterval>;
   private readonly now: () => number;
 
@@ -82,7 +82,7 @@ export class MongoIdempotencyStore implements IdempotencyStore {
    */
   async heartbeat(): Promise<void> {
     if (this.running.size === 0) return;
-    await this.keys.updateMany({ _id: { $in: [...this.running] }, answer: null }, { $set: { beatAt: this.now() } });
+    await this.keys.updateMany({ _id: { $in: [...this.running.keys()] }, answer: null }, { $set: { beatAt: this.now() } });
   }
 
   async begin(scope: string, key: string, fingerprint: string, now: number, mark?: string): Promise<Begun> {
@@ -91,7 +91,7 @@ export class MongoIdempotencyStore implements IdempotencyStore {
     const fresh: Entry = { _id, fingerprint, startedAt: now, beatAt: now, expiresAt: new Date(now + TTL_MS), answer: null, ...(mark === undefined ? {} : { mark }) };
     try {
       await this.keys.insertOne(fresh);
-      this.running.add(_id);
+      this.running.set(_id, now);
       return { state: 'started' };
     } catch (err) {
       if (!(err instanceof MongoServerError && err.code === DUPLICATE_KEY)) throw err;
@@ -111,7 +111,7 @@ export class MongoIdempotencyStore implements IdempotencyStore {
     }
     const taken = await this.keys.replaceOne({ _id, startedAt: found.startedAt, beatAt }, next);
     if (!taken.modifiedCount) return this.begin(scope, key, fingerprint, now, mark);
-    this.running.add(_id);
+    this.running.set(_id, now);
     return resumed && found.mark !== undefined ? { state: 'started', earlier: found.mark } : { state: 'started' };
   }
 
@@ -126,22 +126,23 @@ export class MongoIdempotencyStore implements IdempotencyStore {
     return n;
   }
 
-  async complete(scope: string, key: string, answer: StoredAnswer): Promise<void> {
-    const _id = `${scope}\n${key}`;
-    this.running.delete(_id);
-    await this.keys.updateOne({ _id }, { $set: { answer } });
+  async complete(scope: string, key: string, answer: StoredAnswer, startedAt?: number): Promise<void> {
+    await this.keys.updateOne(this.ending(scope, key, startedAt), { $set: { answer } });
   }
 
-  async abandon(scope: string, key: string): Promise<void> {
-    const _id = `${scope}\n${key}`;
-    this.running.delete(_id);
-    await this.keys.updateOne({ _id, answer: null }, { $set: { abandoned: true } });
+  async abandon(scope: string, key: string, startedAt?: number): Promise<void> {
+    await this.keys.updateOne({ ...this.ending(scope, key, startedAt), answer: null }, { $set: { abandoned: true } });
   }
 
-  async release(scope: string, key: string): Promise<void> {
+  async release(scope: string, key: string, startedAt?: number): Promise<void> {
+    await this.keys.deleteOne({ ...this.ending(scope, key, startedAt), answer: null });
+  }
+
+  /** Stops beating for the take that started at `startedAt` (not for a takeover since), and the filter of its entry (port.ts). */
+  private ending(scope: string, key: string, startedAt: number | undefined): { _id: string; startedAt?: number } {
     const _id = `${scope}\n${key}`;
-    this.running.delete(_id);
-    await this.keys.deleteOne({ _id, answer: null });
+    if (startedAt === undefined || this.running.get(_id) === startedAt) this.running.delete(_id);
+    return startedAt === undefined ? { _id } : { _id, startedAt };
   }
 
   async close(): Promise<void> {

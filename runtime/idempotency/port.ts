@@ -33,14 +33,21 @@ export interface IdempotencyStore {
    * `mark`: kept with the entry, and handed to whoever takes it over (where its write began).
    */
   begin(scope: string, key: string, fingerprint: string, now: number, mark?: string): Promise<Begun>;
-  complete(scope: string, key: string, answer: StoredAnswer): Promise<void>;
+  /**
+   * complete, release and abandon end the request's take. `startedAt` names it: the `now` its
+   * begin was given (every take, a takeover's too, restarts the entry at its own). The entry is
+   * ended only while that take holds it, so a late call of a try whose key was taken over since
+   * (its background wait ended after STALE_MS) leaves the takeover's entry alone. Absent: whatever
+   * take holds the key.
+   */
+  complete(scope: string, key: string, answer: StoredAnswer, startedAt?: number): Promise<void>;
   /** Forgets a running entry whose answer is not kept (a retry may change it), so a retry runs. */
-  release(scope: string, key: string): Promise<void>;
+  release(scope: string, key: string, startedAt?: number): Promise<void>;
   /**
    * Ends a running entry whose request may have written without a kept answer (a 5xx, a write not
    * yet readable): the next begin of the same request takes it over at once, with its mark.
    */
-  abandon(scope: string, key: string): Promise<void>;
+  abandon(scope: string, key: string, startedAt?: number): Promise<void>;
   /**
    * Replaces the stored answers `stale` picks by `redact(body)` and leaves no old copy in the
    * store's files (decisions.md §17 erasure). Answers how many changed.

@@ -13,16 +13,17 @@
 /**
  * One statement of a turn, in the order asked:
  * - take: (scope, key, fingerprint, now, mark) starts the key or tells what holds it (a Begun of port.ts);
- * - complete: (scope, key, status, body, headers' JSON) keeps an answer;
- * - release: (scope, key) forgets a running entry;
- * - abandon: (scope, key) leaves a running entry for the next take of the same request (port.ts);
+ * - complete: (scope, key, status, body, headers' JSON, started at) keeps an answer;
+ * - release: (scope, key, started at) forgets a running entry;
+ * - abandon: (scope, key, started at) leaves a running entry for the next take of the same request (port.ts);
+ *   each of these three only while the take that started at that time holds the entry (null: any take).
  * - page: (after scope, after key, limit) the stored answers after that entry, in key order;
  * - redacted: rows (body, scope, key, started_at) written back by an erasure, each only if the
  *   entry is still the one the page read (a take of an expired entry in between changes its start).
  * @typedef {['take', string, string, string, number, string | null]
- *   | ['complete', string, string, number, string, string]
- *   | ['release', string, string]
- *   | ['abandon', string, string]
+ *   | ['complete', string, string, number, string, string, number | null]
+ *   | ['release', string, string, number | null]
+ *   | ['abandon', string, string, number | null]
  *   | ['page', string, string, number]
  *   | ['redacted', Array<[string, string, string, number]>]} Op
  */
@@ -87,9 +88,10 @@ export function openTable(db, owner, { ttlMs, staleMs }) {
     get: db.prepare('SELECT fingerprint, started_at, status, body, headers, owner, mark FROM idempotency_keys WHERE scope = ? AND key = ?'),
     // The mark stays: the write the entry's first request began is the one a takeover resumes.
     takeOver: db.prepare('UPDATE idempotency_keys SET started_at = ?, owner = ? WHERE scope = ? AND key = ? AND status IS NULL AND owner IS ?'),
-    abandon: db.prepare(`UPDATE idempotency_keys SET owner = '${ABANDONED}' WHERE scope = ? AND key = ? AND status IS NULL`),
-    complete: db.prepare('UPDATE idempotency_keys SET status = ?, body = ?, headers = ? WHERE scope = ? AND key = ?'),
-    release: db.prepare('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status IS NULL'),
+    // The take's start names it (port.ts): a try taken over since ends nothing.
+    abandon: db.prepare(`UPDATE idempotency_keys SET owner = '${ABANDONED}' WHERE scope = ? AND key = ? AND status IS NULL AND started_at = coalesce(?, started_at)`),
+    complete: db.prepare('UPDATE idempotency_keys SET status = ?, body = ?, headers = ? WHERE scope = ? AND key = ? AND started_at = coalesce(?, started_at)'),
+    release: db.prepare('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status IS NULL AND started_at = coalesce(?, started_at)'),
     purge: db.prepare('DELETE FROM idempotency_keys WHERE started_at <= ?'),
     page: db.prepare('SELECT scope, key, body, started_at FROM idempotency_keys WHERE body IS NOT NULL AND (scope, key) > (?, ?) ORDER BY scope, key LIMIT ?'),
     redacted: db.prepare('UPDATE idempotency_keys SET body = ? WHERE scope = ? AND key = ? AND started_at = ? AND status IS NOT NULL'),
@@ -127,11 +129,11 @@ export function openTable(db, owner, { ttlMs, staleMs }) {
       case 'take':
         return take(op[1], op[2], op[3], op[4], op[5]);
       case 'complete':
-        return void stmts.complete.run(op[3], op[4], op[5], op[1], op[2]);
+        return void stmts.complete.run(op[3], op[4], op[5], op[1], op[2], op[6]);
       case 'release':
-        return void stmts.release.run(op[1], op[2]);
+        return void stmts.release.run(op[1], op[2], op[3]);
       case 'abandon':
-        return void stmts.abandon.run(op[1], op[2]);
+        return void stmts.abandon.run(op[1], op[2], op[3]);
       case 'page':
         return stmts.page.all(op[1], op[2], op[3]);
       case 'redacted': {

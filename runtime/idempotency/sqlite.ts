@@ -85,16 +85,16 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     return this.queued(['take', scope, key, fingerprint, now, mark ?? null]) as Promise<Begun>;
   }
 
-  complete(scope: string, key: string, answer: StoredAnswer): Promise<void> {
-    return this.queued(['complete', scope, key, answer.status, answer.body, JSON.stringify(answer.headers)]) as Promise<void>;
+  complete(scope: string, key: string, answer: StoredAnswer, startedAt?: number): Promise<void> {
+    return this.queued(['complete', scope, key, answer.status, answer.body, JSON.stringify(answer.headers), startedAt ?? null]) as Promise<void>;
   }
 
-  release(scope: string, key: string): Promise<void> {
-    return this.queued(['release', scope, key]) as Promise<void>;
+  release(scope: string, key: string, startedAt?: number): Promise<void> {
+    return this.queued(['release', scope, key, startedAt ?? null]) as Promise<void>;
   }
 
-  abandon(scope: string, key: string): Promise<void> {
-    return this.queued(['abandon', scope, key]) as Promise<void>;
+  abandon(scope: string, key: string, startedAt?: number): Promise<void> {
+    return this.queued(['abandon', scope, key, startedAt ?? null]) as Promise<void>;
   }
 
   /** Runs `op` with this turn's other statements, in the order asked (on the thread, the takes and releases ahead of the rest: flush). */

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { CollectionDef } from '../../projections/store/port.js';
+import type { CollectionDef, JsonShape } from '../../projections/store/port.js';
 import { SqliteReadCore } from '../../projections/store/sqlite-core.js';
 import { PUT_BATCH } from '../../projections/store/sqlite-put-batch.js';
 
@@ -97,5 +97,20 @@ describe("a fresh file's puts, written a batch to a statement (sqlite-put-batch.
     core.commit();
     expect(count()).toBe(PUT_BATCH + 4);
     core.close();
+  });
+});
+
+describe("a fresh file's JSON read (getJson)", () => {
+  it('sees the puts batched before it, as on a file written put by put', () => {
+    const shape: JsonShape = { fields: ['id', 'team', 'name'], pick: [] };
+    for (const fresh of [false, true]) {
+      const core = new SqliteReadCore(path.join(dir, `json-${fresh}.sqlite`), { fresh });
+      core.define(things);
+      core.put('things', { id: 1, team: 1, name: 'a' });
+      expect(core.getJson('things', 1, shape)?.json, `fresh: ${fresh}`).toContain('"a"');
+      core.put('things', { id: 2, team: 1, name: 'b' });
+      expect(core.getJson('things', 2, shape)?.json, `fresh: ${fresh}`).toContain('"b"');
+      core.close();
+    }
   });
 });

@@ -112,7 +112,7 @@ function scripted(options: { now?: () => number } = {}) {
     },
     updateOne: async (f: any, u: any) => {
       const d = docs.get(f._id);
-      if (!d) return;
+      if (!matches(d, f)) return;
       for (const [k, v] of Object.entries(u.$set)) {
         if (k === 'answer.body') d.answer = { ...d.answer, body: v };
         else d[k] = v;
@@ -313,6 +313,33 @@ describe.each([
     expect(await s.begin('s', 'k', 'f', 1006)).toEqual({ state: 'done', fingerprint: 'f', answer });
     // Past the TTL the key is forgotten: a new use starts afresh.
     expect(await s.begin('s', 'k', 'f', 1005 + TTL_MS, '18/18')).toEqual({ state: 'started' });
+    await s.close();
+  });
+
+  it('is ended only by the take that holds it: a late end of a try taken over since leaves the takeover running', async () => {
+    const s = open();
+    const a = 1000;
+    expect(await s.begin('s', 'k', 'f', a, '1/1')).toEqual({ state: 'started' });
+    // Try a answered 503 write_pending and waits on in the background; past the stale time, b takes over.
+    const b = a + STALE_MS + 1;
+    expect(await s.begin('s', 'k', 'f', b, '2/2')).toEqual({ state: 'started', earlier: '1/1' });
+    // a's wait ends: its abandon (or a release, or an answer) must not end b's take.
+    await s.abandon('s', 'k', a);
+    await s.release('s', 'k', a);
+    await s.complete('s', 'k', { ...answer, body: '{"late":true}' }, a);
+    expect(await s.begin('s', 'k', 'f', b + 1, '3/3')).toEqual({ state: 'running', fingerprint: 'f' });
+    await s.complete('s', 'k', answer, b);
+    expect(await s.begin('s', 'k', 'f', b + 2)).toEqual({ state: 'done', fingerprint: 'f', answer });
+    await s.close();
+  });
+
+  it('is abandoned and released by the take that holds it', async () => {
+    const s = open();
+    expect(await s.begin('s', 'k', 'f', 1000, '1/1')).toEqual({ state: 'started' });
+    await s.abandon('s', 'k', 1000);
+    expect(await s.begin('s', 'k', 'f', 1001, '2/2')).toEqual({ state: 'started', earlier: '1/1' });
+    await s.release('s', 'k', 1001);
+    expect(await s.begin('s', 'k', 'g', 1002)).toEqual({ state: 'started' });
     await s.close();
   });
 });

@@ -44,6 +44,7 @@ const Pending = Type.Object({
 export const erasureRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>
   async (app) => {
+    // Not resumable: an erasure run again is answered the same by its journal (runtime/erasure.ts).
     useTeamIdempotency(app, services.idempotency);
     app.post(
       `/teams/:teamId/${RESOURCES.constituent.path}/:id/erase`,

@@ -12,7 +12,7 @@ import { DomainError } from '../../../domain/shared/errors.js';
 import type { Services } from '../../../runtime/services.js';
 import { adminContext } from '../../auth.js';
 import { tagged } from '../../etag.js';
-import { useTeamIdempotency } from '../../idempotency.js';
+import { resumableOf, useTeamIdempotency } from '../../idempotency.js';
 import { TeamParams } from '../../schemas/admin.js';
 import { errors } from '../../schemas/common.js';
 import * as C from '../../schemas/constituent.js';
@@ -36,7 +36,8 @@ const ERRORS = errors(400, 401, 403, 404, 409, 413, 422);
 export const adminRecordRoutes =
   (services: Services): FastifyPluginAsyncTypebox =>
   async (app) => {
-    useTeamIdempotency(app, services.idempotency);
+    // A single create's retry after its earlier try committed answers from that write (commands/resume.ts).
+    useTeamIdempotency(app, services.idempotency, resumableOf(services));
     for (const schema of [C.Constituent, V.Volunteer, T.VolunteerTask, E.Event]) app.addSchema(schema);
     // decisions.md §14: `turnout import` sends its rows through these.
     await app.register(batchRoutes(services, { prefix: '/teams/:teamId', contextOf: (request) => adminContext(request, (request.params as { teamId: number }).teamId), hide }));
