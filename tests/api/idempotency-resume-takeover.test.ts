@@ -1,28 +1,18 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Position } from '../../domain/shared/events.js';
 import { NotYetReadable } from '../../projections/engine/status.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { appWithFailingSettle } from '../support/settle-failure.js';
 
 /**
  * decisions.md §11: the retry that takes over a keyed write whose earlier try may have written
  * (a 5xx, or 503 write_pending) answers from what that try wrote, whatever happened in between.
  * Failures are injected through the runtime's settle, after the read models really settled.
  */
+const settle = appWithFailingSettle();
 let t: TestApp;
-let failing: 'time-out' | 'error' | null = null;
-beforeAll(async () => {
-  t = await startTestApp();
-  const services = t.runtime.services;
-  const real = services.settle;
-  services.settle = async (position: Position | null, ctx) => {
-    await real(position, ctx);
-    if (position && failing === 'time-out') throw new NotYetReadable(position, 15_000);
-    if (position && failing === 'error') throw new Error('the read store went away');
-  };
-});
-afterAll(() => t.close());
-afterEach(() => {
-  failing = null;
+beforeAll(() => {
+  t = settle.app();
 });
 
 const key = (k: string) => ({ headers: { 'idempotency-key': k } });
@@ -34,9 +24,9 @@ describe('an upsert whose earlier try updated its match', () => {
     const c = api.Integration;
     const id = (await c.post('/constituents', { LastName: 'A', Email1: 'x@example.org' })).body.constituent.PkConstituent;
     const body = { LastName: 'Gone', Email1: 'x@example.org', IsActiveConstituent: false };
-    failing = 'error';
+    settle.fail('error');
     expect((await c.post(upsert, body, key('u'))).status).toBe(500);
-    failing = null;
+    settle.fail(null);
     const again = await c.post(upsert, body, key('u'));
     expect([again.status, again.body.created, again.body.constituent.PkConstituent, again.headers['idempotent-replayed']]).toEqual([200, false, id, 'true']);
     expect((await c.get('/constituents')).body.total).toBe(1);
@@ -46,9 +36,9 @@ describe('an upsert whose earlier try updated its match', () => {
     const { api } = await t.team();
     const c = api.Integration;
     const id = (await c.post('/constituents', { LastName: 'A', Email1: 'x@example.org' })).body.constituent.PkConstituent;
-    failing = 'error';
+    settle.fail('error');
     expect((await c.post(upsert, { LastName: 'Upd', Email1: 'x@example.org' }, key('u1'))).status).toBe(500);
-    failing = null;
+    settle.fail(null);
     expect((await c.patch(`/constituents/${id}`, { Email1: 'y@example.org' })).status).toBe(200);
     const again = await c.post(upsert, { LastName: 'Upd', Email1: 'x@example.org' }, key('u1'));
     expect([again.status, again.body.created, again.body.constituent.PkConstituent]).toEqual([200, false, id]);
@@ -70,9 +60,9 @@ async function untilAnswered<R extends { status: number; body: { error?: { code:
 describe('an admin keyed create answered 503 write_pending', () => {
   it('is answered to the retry with the same key from its write: one record', async () => {
     const { admin, api } = await t.team();
-    failing = 'time-out';
+    settle.fail('time-out');
     const first = await admin.post('/constituents', { LastName: 'AdminOnce' }, key('a1'));
-    failing = null;
+    settle.fail(null);
     expect([first.status, first.body.error.code]).toEqual([503, 'write_pending']);
     const again = await untilAnswered(() => admin.post('/constituents', { LastName: 'AdminOnce' }, key('a1')));
     expect([again.status, again.headers['idempotent-replayed']]).toEqual([201, 'true']);
@@ -86,9 +76,9 @@ describe('a keyed write that answered 5xx before it handed anything to the log',
     const c = api.Integration;
     await c.post(upsert, { LastName: 'A', Email1: 'a@example.org' });
     // The upsert's wait for the claimed record (before any append of its own) gives up.
-    failing = 'time-out';
+    settle.fail('time-out');
     const r = await c.post(upsert, { LastName: 'B', Email1: 'a@example.org' }, key('z'));
-    failing = null;
+    settle.fail(null);
     expect(r.status).toBe(500);
     const other = await c.post('/constituents', { LastName: 'Different' }, key('z'));
     expect(other.status).toBe(201);
@@ -132,9 +122,9 @@ describe('a keyed write whose referenced record went between its tries', () => {
     const person = (await c.post('/constituents', { LastName: 'Roe' })).body.constituent.PkConstituent;
     const v = (await c.post('/volunteers', { FkConstituent: person })).body.volunteer.PkVolunteer;
     const body = { VolunteerTaskTitle: 'Canvass', FkVolunteer: v };
-    failing = 'error';
+    settle.fail('error');
     expect((await c.post('/volunteer-tasks', body, key('t'))).status).toBe(500);
-    failing = null;
+    settle.fail(null);
     expect((await admin.del(`/volunteers/${v}`)).status).toBe(200);
     const again = await c.post('/volunteer-tasks', body, key('t'));
     expect([again.status, again.headers['idempotent-replayed']], again.raw).toEqual([201, 'true']);

@@ -1,7 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Position } from '../../domain/shared/events.js';
-import { NotYetReadable } from '../../projections/engine/status.js';
-import { type Client, startTestApp, type TestApp } from '../support/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Client, TestApp } from '../support/app.js';
+import { appWithFailingSettle } from '../support/settle-failure.js';
 
 /**
  * decisions.md §11 with §5: a keyed single write whose events committed but whose answer failed
@@ -9,21 +8,10 @@ import { type Client, startTestApp, type TestApp } from '../support/app.js';
  * wait's failure is injected through the runtime's settle: the read models really are settled,
  * then the wait fails as a time-out would.
  */
+const settle = appWithFailingSettle();
 let t: TestApp;
-let failing: 'time-out' | 'error' | null = null;
-beforeAll(async () => {
-  t = await startTestApp();
-  const services = t.runtime.services;
-  const real = services.settle;
-  services.settle = async (position: Position | null, ctx) => {
-    await real(position, ctx);
-    if (position && failing === 'time-out') throw new NotYetReadable(position, 15_000);
-    if (position && failing === 'error') throw new Error('the read store went away');
-  };
-});
-afterAll(() => t.close());
-afterEach(() => {
-  failing = null;
+beforeAll(() => {
+  t = settle.app();
 });
 
 const key = (k: string) => ({ headers: { 'idempotency-key': k } });
@@ -50,7 +38,7 @@ describe('a keyed create whose wait for the read models times out after its comm
   ])('POST %s answers 503 write_pending, 409 while not readable, then its 201 once, writing one record', async (path, field, body) => {
     const { api } = await t.team();
     const c = api.Integration;
-    failing = 'time-out';
+    settle.fail('time-out');
     const first = await c.post(path, body(), key('k1'));
     expect(first.status, first.raw).toBe(503);
     expect(first.body.error.code).toBe('write_pending');
@@ -59,7 +47,7 @@ describe('a keyed create whose wait for the read models times out after its comm
     expect(meanwhile.status).toBe(409);
     expect(meanwhile.body.error.code).toBe('idempotency_key_in_progress');
 
-    failing = null;
+    settle.fail(null);
     const answer = await retryUntilAnswered(() => c.post(path, body(), key('k1')));
     expect(answer.status, answer.raw).toBe(201);
     expect(answer.headers['idempotent-replayed']).toBe('true');
@@ -75,9 +63,9 @@ describe('a keyed create whose wait for the read models times out after its comm
     const { api } = await t.team();
     const c = api.Integration;
     const person = (await c.post('/constituents', { LastName: 'Vol' })).body.constituent.PkConstituent;
-    failing = 'time-out';
+    settle.fail('time-out');
     expect((await c.post('/volunteers', { FkConstituent: person }, key('v'))).status).toBe(503);
-    failing = null;
+    settle.fail(null);
     const answer = await retryUntilAnswered(() => c.post('/volunteers', { FkConstituent: person }, key('v')));
     expect([answer.status, answer.body.created]).toEqual([201, true]);
     expect((await c.get('/volunteers')).body.total).toBe(1);
@@ -88,9 +76,9 @@ describe('a keyed create whose wait for the read models times out after its comm
     const { api } = await t.team();
     const c = api.Integration;
     const id = (await c.post('/constituents', { LastName: 'Before' })).body.constituent.PkConstituent;
-    failing = 'time-out';
+    settle.fail('time-out');
     expect((await c.patch(`/constituents/${id}`, { LastName: 'After' }, { headers: { 'idempotency-key': 'p', 'if-match': '"1"' } })).status).toBe(503);
-    failing = null;
+    settle.fail(null);
     const answer = await retryUntilAnswered(() => c.patch(`/constituents/${id}`, { LastName: 'After' }, { headers: { 'idempotency-key': 'p', 'if-match': '"1"' } }));
     expect([answer.status, answer.body.constituent.LastName, answer.headers.etag]).toEqual([200, 'After', '"2"']);
     expect((await feed(c)).filter((type: string) => type === 'constituent.updated')).toHaveLength(1);
@@ -98,9 +86,9 @@ describe('a keyed create whose wait for the read models times out after its comm
 
   it('without a key answers 503 write_pending too: written, readable soon', async () => {
     const { api } = await t.team();
-    failing = 'time-out';
+    settle.fail('time-out');
     const r = await api.Integration.post('/constituents', { LastName: 'Keyless' });
-    failing = null;
+    settle.fail(null);
     expect([r.status, r.body.error.code, r.headers['retry-after']]).toEqual([503, 'write_pending', '2']);
     expect((await api.Integration.get('/constituents')).body.total).toBe(1);
   });
@@ -111,9 +99,9 @@ describe('a keyed create whose wait for the read models times out after its comm
     const upsert = '/constituents?mode=upsert&matchOn=email';
     await c.post(upsert, { LastName: 'A', Email1: 'a@example.org' });
     // An upsert of a claimed email waits for the claim's record to be readable before it writes.
-    failing = 'time-out';
+    settle.fail('time-out');
     const r = await c.post(upsert, { LastName: 'B', Email1: 'a@example.org' });
-    failing = null;
+    settle.fail(null);
     expect([r.status, r.body.error.code]).toEqual([500, 'internal_error']);
     expect((await c.get('/constituents')).body.constituents.map((x: { LastName: string }) => x.LastName)).toEqual(['A']);
   });
@@ -136,9 +124,9 @@ describe('a keyed write that answered 5xx after its commit for another reason', 
   it('is answered from its record by the retry, and not written again', async () => {
     const { api } = await t.team();
     const c = api.Integration;
-    failing = 'error';
+    settle.fail('error');
     const first = await c.post('/constituents', { LastName: 'Twice?' }, key('e'));
-    failing = null;
+    settle.fail(null);
     expect([first.status, first.body.error.code]).toEqual([500, 'internal_error']);
     const again = await c.post('/constituents', { LastName: 'Twice?' }, key('e'));
     expect([again.status, again.headers['idempotent-replayed']]).toEqual([201, 'true']);
@@ -151,9 +139,9 @@ describe('a keyed write that answered 5xx after its commit for another reason', 
     const { api } = await t.team();
     const c = api.Integration;
     const upsert = '/constituents?mode=upsert&matchOn=email';
-    failing = 'error';
+    settle.fail('error');
     expect((await c.post(upsert, { LastName: 'Up', Email1: 'up@example.org' }, key('u'))).status).toBe(500);
-    failing = null;
+    settle.fail(null);
     const again = await c.post(upsert, { LastName: 'Up', Email1: 'up@example.org' }, key('u'));
     expect([again.status, again.body.created, again.headers['idempotent-replayed']]).toEqual([201, true, 'true']);
     expect((await c.get('/constituents')).body.total).toBe(1);
@@ -163,9 +151,9 @@ describe('a keyed write that answered 5xx after its commit for another reason', 
   it('is 422 idempotency_key_reused for another body on that key, writing nothing', async () => {
     const { api } = await t.team();
     const c = api.Integration;
-    failing = 'error';
+    settle.fail('error');
     await c.post('/constituents', { LastName: 'One' }, key('d'));
-    failing = null;
+    settle.fail(null);
     expect((await c.post('/constituents', { LastName: 'Other' }, key('d'))).status).toBe(422);
     expect((await c.get('/constituents')).body.total).toBe(1);
   });
