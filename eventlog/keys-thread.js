@@ -11,6 +11,7 @@ import { randomFillSync } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { sealBytes } from './sealed-format.js';
+import { serveCalls } from './thread-serve.js';
 
 if (!parentPort) throw new Error('keys-thread.js runs as a worker thread of the key store');
 const port = parentPort;
@@ -50,18 +51,11 @@ const make = db.transaction(
 );
 
 // Batches go to the thread from now on; those before were made on the main thread.
-port.postMessage({ ready: true });
-
-port.on('message', (/** @type {{ id: number; subjects?: string[]; close?: true }} */ m) => {
-  if (m.close) {
-    db.close();
-    port.postMessage({ id: m.id });
-    return;
-  }
-  try {
+serveCalls(
+  port,
+  (/** @type {{ subjects?: string[] }} */ m) => {
     const answer = make.immediate(m.subjects ?? []);
-    port.postMessage({ id: m.id, ...answer }, [answer.keys.buffer]);
-  } catch (err) {
-    port.postMessage({ id: m.id, failed: err instanceof Error ? err.message : String(err) });
-  }
-});
+    return { answer, transfer: [answer.keys.buffer] };
+  },
+  () => db.close(),
+);

@@ -13,6 +13,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { sealText } from './sealed-format.js';
+import { serveCalls } from './thread-serve.js';
 
 if (!parentPort) throw new Error('seal-thread.js runs as a worker thread of the sealing layer');
 const port = parentPort;
@@ -23,13 +24,10 @@ const port = parentPort;
  * never written anywhere, and zeroed once the turn is sealed: this thread holds no key between
  * turns, so an erasure has nothing to take from it). The answer holds the sealed texts in the same
  * order, a newline between each (neither is in a text).
- * @typedef {{ id: number; keys?: Uint8Array; seals?: string; close?: true }} Turn
+ * @typedef {{ keys?: Uint8Array; seals?: string }} Turn
  */
-port.on('message', (/** @type {Turn} */ m) => {
-  if (m.close) {
-    port.postMessage({ id: m.id, texts: '' });
-    return;
-  }
+// Turns go to the thread from now on; those before were sealed on the main thread.
+serveCalls(port, (/** @type {Turn} */ m) => {
   const block = m.keys ?? new Uint8Array(0);
   try {
     const seals = m.seals ? m.seals.split('\0') : [];
@@ -39,13 +37,8 @@ port.on('message', (/** @type {Turn} */ m) => {
     for (let i = 0, k = 0; i < seals.length; i += 3, k += 32) {
       texts.push(sealText(Buffer.from(block.buffer, block.byteOffset + k, 32), seals[i + 2], `${seals[i]}:${seals[i + 1]}`));
     }
-    port.postMessage({ id: m.id, texts: texts.join('\n') });
-  } catch (err) {
-    port.postMessage({ id: m.id, failed: err instanceof Error ? err.message : String(err) });
+    return { answer: { texts: texts.join('\n') } };
   } finally {
     block.fill(0);
   }
 });
-
-// Turns go to the thread from now on; those before were sealed on the main thread.
-port.postMessage({ ready: true });

@@ -23,7 +23,8 @@ export interface ThreadCallsOptions<A> {
 /**
  * The main thread's side of a worker that answers calls by id (`{id, failed?}` or the answer) and
  * says `{ready: true}` once it takes them: the key store's thread (keys.ts), the sealing thread
- * (sealed-turn.ts) and the idempotency store's (runtime/idempotency/sqlite.ts). It keeps the process alive only while a call is in flight, and fails every
+ * (sealed-turn.ts) and the idempotency store's (runtime/idempotency/sqlite.ts), whose side is
+ * thread-serve.js's serveCalls. It keeps the process alive only while a call is in flight, and fails every
  * call in flight, and every later one, once the thread stops.
  */
 export class ThreadCalls<A> {

@@ -10,6 +10,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { serveCalls } from '../../eventlog/thread-serve.js';
 import { openTable } from './sqlite-table.js';
 /** @import { Op, Times } from './sqlite-table.js' */
 
@@ -20,18 +21,5 @@ const { file, owner, times } = /** @type {{ file: string; owner: string; times: 
 const db = new Database(file);
 const turn = openTable(db, owner, times);
 
-port.on('message', (/** @type {{ id: number; ops?: Op[]; close?: true }} */ m) => {
-  if (m.close) {
-    db.close();
-    port.postMessage({ id: m.id });
-    return;
-  }
-  try {
-    port.postMessage({ id: m.id, results: turn(m.ops ?? []) });
-  } catch (err) {
-    port.postMessage({ id: m.id, failed: err instanceof Error ? err.message : String(err) });
-  }
-});
-
 // Turns go to the thread from now on; those before ran on the main thread.
-port.postMessage({ ready: true });
+serveCalls(port, (/** @type {{ ops?: Op[] }} */ m) => ({ answer: { results: turn(m.ops ?? []) } }), () => db.close());
