@@ -93,28 +93,30 @@ export function apiKeyHook(deps: Pick<CommandDeps, 'store' | 'keyMark'>, limiter
   };
 }
 
-export function apiContext(request: FastifyRequest): WriteContext {
-  const key = request.apiKey!;
-  // `revisions` collects what each write leaves, for the answer's ETag (api/etag.ts).
-  const ctx: WriteContext = { team: key.FkTeam, source: 'Public API', keyName: key.name, correlationId: String(request.id), now: new Date(), revisions: new Map() };
-  if (request.span) ctx.trace = request.span;
+/**
+ * A write's context as the API edge follows it: what it commits, for its answer should its wait
+ * for the read models give up (api/write-pending.ts), and its single write's Idempotency-Key
+ * (api/idempotency.ts; a batch route has none: its own journal resumes it).
+ */
+function withWrite(request: FastifyRequest, ctx: WriteContext): WriteContext {
   if (WRITE_METHODS.has(request.method)) {
-    // What the write commits, for its answer should its wait for the read models give up (api/write-pending.ts).
     ctx.written = request.written ??= { position: null };
-    // A single write under an Idempotency-Key (api/idempotency.ts): a batch keeps its own journal.
     if (request.idempotent?.write) ctx.idem = request.idempotent.write;
   }
   return ctx;
 }
 
+export function apiContext(request: FastifyRequest): WriteContext {
+  const key = request.apiKey!;
+  // `revisions` collects what each write leaves, for the answer's ETag (api/etag.ts).
+  const ctx: WriteContext = { team: key.FkTeam, source: 'Public API', keyName: key.name, correlationId: String(request.id), now: new Date(), revisions: new Map() };
+  if (request.span) ctx.trace = request.span;
+  return withWrite(request, ctx);
+}
+
 export function adminContext(request: FastifyRequest, team: number): WriteContext {
   const ctx: WriteContext = { team, source: 'Application', keyName: null, correlationId: String(request.id), now: new Date(), ...(request.span ? { trace: request.span } : {}) };
-  if (WRITE_METHODS.has(request.method)) {
-    ctx.written = request.written ??= { position: null };
-    // A single write under a resumable Idempotency-Key (api/idempotency.ts), as on /api/v1.
-    if (request.idempotent?.write) ctx.idem = request.idempotent.write;
-  }
-  return ctx;
+  return withWrite(request, ctx);
 }
 
 /** /admin/v1: one bearer token, compared in constant time; failures count as for API keys. */

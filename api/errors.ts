@@ -66,6 +66,7 @@ export function frameworkErrors(err: FastifyError, _request: FastifyRequest, rep
 /** One error handler: every error answers {error: {code, message, field}}; a 5xx never shows its internal message. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
+    if (err instanceof DomainError && err.retryAfterSeconds !== undefined) reply.header('Retry-After', String(err.retryAfterSeconds));
     if (err instanceof DomainError || err instanceof TransportError) return sendError(reply, err);
     const pending = writePending(err, request);
     if (pending) return sendError(reply.header('Retry-After', String(WRITE_PENDING_RETRY_S)), pending);

@@ -8,6 +8,10 @@ import { type IdempotencyStore, STALE_MS, type StoredAnswer } from '../runtime/i
 import { sendError } from './errors.js';
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route's writes resume from a journal of their own under a key (a batch: commands/batch.ts), not as a single write. */
+    journaled?: boolean;
+  }
   interface FastifyRequest {
     idempotent?: Held;
   }
@@ -126,17 +130,19 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
     if (!VALID_KEY.test(key)) return sendError(reply, invalidField('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.'));
     const scope = scopeOf(request);
     const fingerprint = fingerprintOf(request);
+    // A batch resumes from its own journal: no mark, no ref (commands/batch.ts).
+    const resumes = resumable && !request.routeOptions.config.journaled ? resumable : undefined;
     // Read before the take, so every event the write appends lies after it.
-    const mark = resumable ? markOf(await resumable.head()) : undefined;
+    const mark = resumes ? markOf(await resumes.head()) : undefined;
     const startedAt = Date.now();
     const begun = await store.begin(scope, key, fingerprint, startedAt, mark);
     if (begun.state === 'started') {
       request.idempotent = { scope, key, startedAt };
-      if (resumable) {
+      if (resumes) {
         request.idempotent.write = { ref: idempotencyRef(scope, key) };
         // A takeover: the earlier try may have written; the write looks for it before writing.
         // Its scan ends at the head read once the key is taken: every append of the earlier try lies before.
-        if (begun.earlier !== undefined) request.idempotent.write.earlier = { from: fromMark(begun.earlier), to: await resumable.head() };
+        if (begun.earlier !== undefined) request.idempotent.write.earlier = { from: fromMark(begun.earlier), to: await resumes.head() };
       }
       return;
     }

@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import type { BatchStarted } from '../domain/events.js';
 import { DomainError } from '../domain/shared/errors.js';
 import { comparePositions, type Position } from '../domain/shared/events.js';
 import { lastEvent } from '../eventlog/load.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
-import { metadataOf, type WriteContext } from './context.js';
+import { keyRef, metadataOf, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 import type { IdClaim } from './ids.js';
 
@@ -57,9 +56,7 @@ export interface BatchKey {
  * journal, reads the team's events written since it, and answers each item found there from its
  * record instead of writing it again: exactly the items that did not commit are run again.
  */
-export async function writeBatch(deps: CommandDeps, keyed: WriteContext, resource: BatchResource, items: unknown[], idem?: BatchKey): Promise<ItemOutcome[]> {
-  // The batch's journal resumes it, item by item: not the single write's (commands/resume.ts).
-  const ctx: WriteContext = keyed.idem ? { ...keyed, idem: undefined } : keyed;
+export async function writeBatch(deps: CommandDeps, ctx: WriteContext, resource: BatchResource, items: unknown[], idem?: BatchKey): Promise<ItemOutcome[]> {
   const ref = idem ? batchRef(idem, resource.category) : undefined;
   // The items' ids in one durable reservation up front: otherwise every 100th item would hold
   // the items behind it until its id block's commit (a third of the import's rate, measured).
@@ -140,8 +137,7 @@ async function writeItems(deps: CommandDeps, ctx: WriteContext, resource: BatchR
 }
 
 /** The marker prefix of one batch: its key and scope, and the resource (a key is per route). */
-export const batchRef = (idem: BatchKey, category: string) =>
-  createHash('sha256').update(`${idem.scope}\n${idem.key}\n${category}`).digest('hex').slice(0, 32);
+export const batchRef = (idem: BatchKey, category: string) => keyRef(idem.scope, idem.key, category);
 
 /**
  * Starts the batch's journal, or finds the earlier try's: the items it committed, by index. A

@@ -1,4 +1,11 @@
+import { createHash } from 'node:crypto';
 import type { EventMetadata, Position, RecordedEvent, Source } from '../domain/shared/events.js';
+
+/**
+ * The marker of what a request under an Idempotency-Key writes, stamped on its events: its scope
+ * and key and what it marks (a batch's resource, or a single write), hashed so that no key shows.
+ */
+export const keyRef = (scope: string, key: string, tag: string) => createHash('sha256').update(`${scope}\n${key}\n${tag}`).digest('hex').slice(0, 32);
 
 /** Who is writing, and when: the metadata every event of a command carries. */
 export interface WriteContext {

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
+import { streamIdOf } from '../domain/events.js';
 import type { EventLog } from '../eventlog/port.js';
-import type { WriteContext } from './context.js';
+import { keyRef, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 
 export type { KeyedWrite } from './context.js';
@@ -9,7 +9,7 @@ export type { KeyedWrite } from './context.js';
 const SCAN_PAGE = 1000;
 
 /** The key's ref: per API key (the scope) and key, as a batch's (commands/batch.ts batchRef). */
-export const idempotencyRef = (scope: string, key: string) => createHash('sha256').update(`${scope}\n${key}\nwrite`).digest('hex').slice(0, 32);
+export const idempotencyRef = (scope: string, key: string) => keyRef(scope, key, 'write');
 
 /**
  * The events the earlier try of this write appended to `stream`, taken (a later look finds them
@@ -42,7 +42,7 @@ export async function earlierRecord(log: EventLog, ctx: WriteContext, streamOf: 
   const found = await foundOf(log, ctx);
   if (!found) return null;
   for (const [stream, events] of found) {
-    const id = Number(stream.slice(stream.lastIndexOf('-') + 1));
+    const id = streamIdOf(stream);
     if (Number.isSafeInteger(id) && streamOf(id) === stream) return { id, created: events[0].revision === 0n };
   }
   return null;

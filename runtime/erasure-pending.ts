@@ -1,6 +1,7 @@
 import { DomainError } from '../domain/shared/errors.js';
 import type { RetryPolicy } from '../eventlog/backoff.js';
 import type { FollowerStatus } from '../eventlog/follower.js';
+import { escapeRegex } from '../projections/store/mongo-search.js';
 
 /**
  * An erasure that failed at run time (the change feed's rewrite threw, or kept meeting new blocks
@@ -48,7 +49,6 @@ export function readinessOf(pending: readonly PendingErasure[]): FollowerStatus 
 /** Values shorter than this are replaced only where they stand alone. */
 const SHORT = 4;
 
-const escapeRegExp = (v: string) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Longest error text kept: enough for a SQLite or thread error, not a dump. */
 const ERROR_CHARS = 300;
@@ -68,7 +68,7 @@ export function scrubbedError(err: unknown, values: readonly string[]): string {
   for (const v of [...forms].sort((a, b) => b.length - a.length)) {
     // A short value (a middle initial) only where it stands alone: inside a word it names nobody,
     // and taking every "a" out of the text would leave nothing to read.
-    text = v.length < SHORT ? text.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(v)}(?![\\p{L}\\p{N}])`, 'gu'), '[erased]') : text.split(v).join('[erased]');
+    text = v.length < SHORT ? text.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegex(v)}(?![\\p{L}\\p{N}])`, 'gu'), '[erased]') : text.split(v).join('[erased]');
   }
   return text.length > ERROR_CHARS ? `${text.slice(0, ERROR_CHARS - 1)}…` : text;
 }
@@ -82,7 +82,7 @@ export class ErasurePending extends DomainError {
   constructor(
     id: number,
     failedStep: string,
-    readonly retryAfterSeconds: number,
+    override readonly retryAfterSeconds: number,
   ) {
     super(
       'erasure_pending',

@@ -392,6 +392,3 @@ export async function searchSynced(db: Database.Database, timeoutMs = 30_000): P
 }
 
 export const ERASURE_STEPS = STEPS;
-
-// Where the tests and the feed model's suite have long found them.
-export { redactAnswer, redactDocument };

@@ -92,7 +92,8 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
   const timeline = new Timeline();
   timeline.begin('start');
   const live = path.join(dataDir, READ_MODELS_FILE);
-  const [building, apartFile, searchFile] = rebuildFiles(live);
+  const files = rebuildFiles(live);
+  const [building, apartFile, searchFile] = files;
   const logFile = path.join(dataDir, LOG_FILE);
   let log: ReturnType<typeof openLogReader> | null = null;
   let core: SqliteReadCore | null = null;
@@ -100,9 +101,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
   let relay: RelayedLog | null = null;
   try {
     log = openLogReader(logFile);
-    removeDatabase(building);
-    removeDatabase(apartFile);
-    removeDatabase(searchFile);
+    for (const file of files) removeDatabase(file);
     privateFile(building, { sqlite: true });
     core = new SqliteReadCore(building, { fresh: true });
     const all = await loadProjectors(options.projectorsModule, { db: core.db, log, bulk: true });
@@ -196,9 +195,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
     relay?.close();
     core?.close();
     log?.close();
-    removeDatabase(building);
-    removeDatabase(apartFile);
-    removeDatabase(searchFile);
+    for (const file of files) removeDatabase(file);
     lock.release();
   }
 }

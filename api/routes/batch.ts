@@ -208,6 +208,8 @@ export const batchRoutes =
         `${surface.prefix}/${kind.path}/batch`,
         {
           bodyLimit: BATCH_BODY_LIMIT,
+          // Its key resumes the batch through its journal, item by item (api/idempotency.ts).
+          config: { journaled: true },
           // The answer is written as JSON text by resultOf (below), large as it is: no schema
           // serializer testing each result's union.
           serializerCompiler: () => (data) => JSON.stringify(data),

@@ -35,6 +35,9 @@ export class DomainError extends Error {
     super(message);
     this.name = 'DomainError';
   }
+
+  /** Seconds after which asking again may answer otherwise (a 503's `Retry-After`), where the error says so. */
+  readonly retryAfterSeconds?: number;
 }
 
 export const invalidField = (field: string, message: string) => new DomainError('invalid_field', message, field);

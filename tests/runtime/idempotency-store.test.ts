@@ -10,7 +10,7 @@ import { ABANDONED_MS, BEAT_MS, MongoIdempotencyStore } from '../../runtime/idem
 import { type IdempotencyStore, STALE_MS, TTL_MS } from '../../runtime/idempotency/port.js';
 import { SqliteIdempotencyStore } from '../../runtime/idempotency/sqlite.js';
 import { InFlightRedaction } from '../../runtime/idempotency/in-flight.js';
-import { redactAnswer } from '../../runtime/erasure.js';
+import { redactAnswer } from '../../runtime/erasure-redact.js';
 
 const answer = { status: 201, body: '{"created":true}', headers: { 'content-type': 'application/json' } };
 

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { RESOURCES } from '../../../domain/resources.js';
 import { Type } from '@sinclair/typebox';
-import { ErasurePending } from '../../../runtime/erasure-pending.js';
 import type { Services } from '../../../runtime/services.js';
 import { adminContext } from '../../auth.js';
 import { useTeamIdempotency } from '../../idempotency.js';
@@ -57,16 +56,10 @@ export const erasureRoutes =
           response: { 200: Erased, ...errors(400, 401, 404, 409, 422, 501, 503) },
         },
       },
-      async (request, reply) => {
+      // An erasure journaled and not finished answers 503 with its Retry-After (ErasurePending, api/errors.ts).
+      async (request) => {
         const { teamId, id } = request.params;
-        try {
-          const erased = await services.erasure.erase(adminContext(request, teamId), id, request.body?.reason ?? null);
-          return { erased };
-        } catch (err) {
-          // Journaled, and finished by the process itself: when to ask again (api/errors.ts answers 503).
-          if (err instanceof ErasurePending) reply.header('retry-after', String(err.retryAfterSeconds));
-          throw err;
-        }
+        return { erased: await services.erasure.erase(adminContext(request, teamId), id, request.body?.reason ?? null) };
       },
     );
     // The operator's view of what /readyz only counts: unfinished erasures, their attempts and last error.

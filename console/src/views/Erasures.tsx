@@ -44,7 +44,7 @@ export function Erasures() {
                 <td>{e.state}</td>
                 <td>{e.attempts}</td>
                 <td>{e.lastError ?? '—'}</td>
-                <td>{e.nextAttemptAt ? when(e.nextAttemptAt) : '—'}</td>
+                <td>{when(e.nextAttemptAt)}</td>
               </tr>
             ))}
           </tbody>
