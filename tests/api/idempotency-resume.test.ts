@@ -158,3 +158,26 @@ describe('a keyed write that answered 5xx after its commit for another reason', 
     expect((await c.get('/constituents')).body.total).toBe(1);
   });
 });
+
+describe('a keyed create answered 503 write_pending, then erased before its retry (decisions.md §17 with §11)', () => {
+  it('answers the retry without the erased values, and keeps none of them under the key', async () => {
+    const { api, admin } = await t.team();
+    const c = api.Integration;
+    const body = { FirstName: 'Zephyrine', LastName: 'Quarternmark', Email1: 'zephyrine.q@example.org' };
+    settle.fail('time-out');
+    const first = await c.post('/constituents', body, key('erased'));
+    expect(first.status, first.raw).toBe(503);
+    settle.fail(null);
+    // Readable once the background wait has ended: the key is left for the retry.
+    await expect.poll(async () => (await c.get('/constituents')).body.total, { timeout: 30_000 }).toBe(1);
+    const id = (await c.get('/constituents')).body.constituents[0].PkConstituent;
+    expect((await admin.post(`/constituents/${id}/erase`, { reason: 'asked' })).status).toBe(200);
+
+    const answer = await retryUntilAnswered(() => c.post('/constituents', body, key('erased')));
+    // Answered from the log as the erasure left it: the same record, its personal fields null.
+    expect([answer.status, answer.body.constituent.PkConstituent, answer.body.constituent.LastName]).toEqual([201, id, null]);
+    const replay = await c.post('/constituents', body, key('erased'));
+    for (const text of [answer.raw, replay.raw]) for (const value of Object.values(body)) expect(text).not.toContain(value);
+    expect((await c.get('/constituents')).body.total).toBe(0);
+  });
+});
