@@ -286,6 +286,14 @@ describe('prepared read models and an erasure (decisions.md §17)', () => {
     expect(d.prepared()).toEqual([]);
     second!.end();
 
+    // One that begins while the live file is copied: stopped there, its copy removed too.
+    let during: { end(): void } | null = null;
+    const copying = prepareReadModels(d.dir, { projectorsModule: FIXTURE, onCopy: () => void (during ??= beginErasure(d.dir, 10)) });
+    await expect(copying).rejects.toThrow(ErasureUnderway);
+    expect(during).not.toBeNull();
+    expect(d.prepared()).toEqual([]);
+    during!.end();
+
     // Prepared before it began: a start refuses the file.
     const prepared = await d.prepare(2);
     const third = beginErasure(d.dir, 9);
