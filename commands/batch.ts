@@ -1,7 +1,7 @@
 import type { BatchStarted } from '../domain/events.js';
 import { DomainError } from '../domain/shared/errors.js';
 import { comparePositions, type Position } from '../domain/shared/events.js';
-import { lastEvent } from '../eventlog/load.js';
+import { lastEvent, teamEventsUpTo } from '../eventlog/load.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 import { keyRef, metadataOf, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
@@ -11,7 +11,6 @@ import type { IdClaim } from './ids.js';
 export const MAX_BATCH_ITEMS = 1000;
 /** A batch's journal lives as long as its Idempotency-Key is kept (decisions.md §11). */
 const KEY_LIFE_MS = 24 * 60 * 60 * 1000;
-const SCAN_PAGE = 1000;
 
 /**
  * What one item came to: the record it created or matched, or the domain error it answers. A
@@ -159,22 +158,24 @@ async function resume(log: EventLog, ctx: WriteContext, ref: string, items: numb
   }
 }
 
-/** The items of batch `ref` whose record's append committed after `from`: the record's id, and whether the item created it. */
+/**
+ * The items of batch `ref` whose record's append committed after `from`: the record's id, and
+ * whether the item created it. The earlier try has ended (its key was abandoned, or taken over
+ * from a process gone), so its appends are all at or before the head read here; read so that
+ * none is missed (teamEventsUpTo).
+ */
 async function committedSince(log: EventLog, team: number, from: Position, ref: string, category: string) {
-  if (!log.readTeam) throw new Error('this event log cannot read a team\'s events, so a batch cannot be resumed');
   const mark = `${ref}#`;
   const prefix = `${category}-`;
   const found = new Map<number, { id: number; created: boolean }>();
-  for (let after = from; ; ) {
-    const page = await log.readTeam(team, after, SCAN_PAGE);
-    for (const e of page) {
-      const item = e.metadata.batchItem;
-      if (!item?.startsWith(mark) || !e.stream.startsWith(prefix)) continue;
-      const index = Number(item.slice(mark.length));
-      const created = e.revision === 0n || (found.get(index)?.created ?? false);
-      found.set(index, { id: Number(e.stream.slice(prefix.length)), created });
-    }
-    if (page.length < SCAN_PAGE) return found;
-    after = page[page.length - 1].position;
+  const to = await log.head();
+  if (!to) return found;
+  for await (const e of teamEventsUpTo(log, team, from, to, 'a batch')) {
+    const item = e.metadata.batchItem;
+    if (!item?.startsWith(mark) || !e.stream.startsWith(prefix)) continue;
+    const index = Number(item.slice(mark.length));
+    const created = e.revision === 0n || (found.get(index)?.created ?? false);
+    found.set(index, { id: Number(e.stream.slice(prefix.length)), created });
   }
+  return found;
 }

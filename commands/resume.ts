@@ -1,12 +1,11 @@
-import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
+import type { Position, RecordedEvent } from '../domain/shared/events.js';
 import { streamIdOf } from '../domain/events.js';
+import { teamEventsUpTo } from '../eventlog/load.js';
 import type { EventLog } from '../eventlog/port.js';
 import { keyRef, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 
 export type { KeyedWrite } from './context.js';
-
-const SCAN_PAGE = 1000;
 
 /** The key's ref: per API key (the scope) and key, as a batch's (commands/batch.ts batchRef). */
 export const idempotencyRef = (scope: string, key: string) => keyRef(scope, key, 'write');
@@ -64,22 +63,19 @@ function foundOf(log: EventLog, ctx: WriteContext): Promise<Map<string, Recorded
   return (idem.found ??= scan(log, ctx.team, idem.earlier.from, idem.earlier.to, idem.ref));
 }
 
-/** The team's events after `from`, up to `to`, that carry `ref`, by stream. */
+/**
+ * The team's events after `from`, up to `to`, that carry `ref`, by stream: read so that none
+ * appended by then is missed (teamEventsUpTo), and none appended since, by the team's other
+ * writers, is taken for the earlier try's.
+ */
 async function scan(log: EventLog, team: number, from: Position | null, to: Position | null, ref: string): Promise<Map<string, RecordedEvent[]>> {
-  if (!log.readTeam) throw new Error("this event log cannot read a team's events, so a keyed write cannot be resumed");
   const found = new Map<string, RecordedEvent[]>();
   if (to === null) return found; // the log was empty once the key was taken over
-  for (let after = from; ; ) {
-    const page = await log.readTeam(team, after, SCAN_PAGE);
-    for (const e of page) {
-      // Appended since the takeover, by the team's other writers: not the earlier try's.
-      if (comparePositions(e.position, to) > 0) return found;
-      if (e.metadata.idempotencyRef !== ref) continue;
-      const events = found.get(e.stream);
-      if (events) events.push(e);
-      else found.set(e.stream, [e]);
-    }
-    if (page.length < SCAN_PAGE) return found;
-    after = page[page.length - 1].position;
+  for await (const e of teamEventsUpTo(log, team, from, to, 'a keyed write')) {
+    if (e.metadata.idempotencyRef !== ref) continue;
+    const events = found.get(e.stream);
+    if (events) events.push(e);
+    else found.set(e.stream, [e]);
   }
+  return found;
 }

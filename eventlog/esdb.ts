@@ -116,6 +116,38 @@ export class EsdbEventLog implements EventLog {
     return this.teamFeed().read(team, from, limit, inclusive);
   }
 
+  /**
+   * One team's events read from `$all` itself, not from the team's projected stream: complete up
+   * to `to` at once, where the links trail the append (esdb-team.ts). It reads every team's events
+   * in between, so only the rare scans of an earlier try use it (eventlog/load.ts teamEventsUpTo).
+   */
+  async readTeamUpTo(team: number, from: Position | null, to: Position, limit: number): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    const read = this.client.readAll({ fromPosition: from ?? START, resolveLinkTos: false });
+    let stopped = false;
+    try {
+      for await (const resolved of read) {
+        const e = toRecorded(resolved);
+        // A read from a position starts at the event there, which the cursor has had.
+        if (!e || (from && comparePositions(e.position, from) <= 0)) continue;
+        if (comparePositions(e.position, to) > 0) {
+          stopped = true;
+          break;
+        }
+        if (e.metadata.team !== team) continue;
+        out.push(e);
+        if (out.length >= limit) {
+          stopped = true;
+          break;
+        }
+      }
+    } finally {
+      // Stop the server walking the rest of $all.
+      if (stopped) await read.cancel().catch(() => undefined);
+    }
+    return out;
+  }
+
   async head(): Promise<Position | null> {
     // The newest event a follower would see: system events ($-typed) are never delivered.
     const read = this.client.readAll({ direction: BACKWARDS, fromPosition: END });

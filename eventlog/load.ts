@@ -1,4 +1,4 @@
-import type { Evolver, RecordedEvent } from '../domain/shared/events.js';
+import { comparePositions, type Evolver, type Position, type RecordedEvent } from '../domain/shared/events.js';
 import { currentRevision } from '../domain/shared/revision.js';
 import type { EventLog } from './port.js';
 
@@ -28,4 +28,32 @@ export async function revisionOfStream(log: EventLog, stream: string): Promise<n
   const last = await lastEvent(log, stream);
   if (!last) return 0;
   return typeof last.metadata.revision === 'number' ? last.metadata.revision : currentRevision(await log.readStream(stream));
+}
+
+const SCAN_PAGE = 1000;
+
+/**
+ * The team's events after `from` (null: from the start) up to `to`, a page at a time, complete as
+ * the log stood at `to`: read from the log itself where its team read trails the appends
+ * (EventLog.readTeamUpTo), else through readTeam. `what` names the scan in the error of a log
+ * that can read neither.
+ */
+export async function* teamEventsUpTo(log: EventLog, team: number, from: Position | null, to: Position, what: string): AsyncGenerator<RecordedEvent> {
+  const { readTeamUpTo, readTeam } = log;
+  const read = readTeamUpTo
+    ? (after: Position | null) => readTeamUpTo.call(log, team, after, to, SCAN_PAGE)
+    : readTeam
+      ? (after: Position | null) => readTeam.call(log, team, after, SCAN_PAGE)
+      : null;
+  if (!read) throw new Error(`this event log cannot read a team's events, so ${what} cannot be resumed`);
+  for (let after = from; ; ) {
+    const page = await read(after);
+    for (const e of page) {
+      // Appended after `to`: past what the scan is for.
+      if (comparePositions(e.position, to) > 0) return;
+      yield e;
+    }
+    if (page.length < SCAN_PAGE) return;
+    after = page[page.length - 1].position;
+  }
 }

@@ -93,6 +93,14 @@ export interface EventLog {
    */
   readTeam?(team: number, from: Position | null, limit: number, inclusive?: boolean): Promise<RecordedEvent[]>;
   /**
+   * As readTeam (`inclusive` aside), read from the log itself and only up to `to` (inclusive):
+   * complete as the log stood at `to`, where readTeam reads an index that trails the append
+   * (EventStoreDB's links, a moment behind it). For the scans that must not miss an event just
+   * appended, a keyed write's or a batch's earlier try (eventlog/load.ts teamEventsUpTo). Logs
+   * whose readTeam never trails leave it out, and those scans read readTeam.
+   */
+  readTeamUpTo?(team: number, from: Position | null, to: Position, limit: number): Promise<RecordedEvent[]>;
+  /**
    * Follows the whole log after `from` (exclusive; null = from the start): catches up, then
    * stays live. The handler is awaited before the next event is delivered.
    */

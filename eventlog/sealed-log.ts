@@ -58,6 +58,7 @@ export class SealingEventLog implements EventLog {
   streamRevision?: EventLog['streamRevision'];
   readStreamUntil?: EventLog['readStreamUntil'];
   readTeam?: EventLog['readTeam'];
+  readTeamUpTo?: EventLog['readTeamUpTo'];
   ownWritesOnlySince?: EventLog['ownWritesOnlySince'];
   countAfter?: EventLog['countAfter'];
   failure?: EventLog['failure'];
@@ -80,6 +81,7 @@ export class SealingEventLog implements EventLog {
     if (i.streamRevision) this.streamRevision = (s) => i.streamRevision!(s);
     if (i.readStreamUntil) this.readStreamUntil = async (s, p) => this.openAll(await i.readStreamUntil!(s, p));
     if (i.readTeam) this.readTeam = async (t, f, l, inc) => this.openAll(await i.readTeam!(t, f, l, inc));
+    if (i.readTeamUpTo) this.readTeamUpTo = async (t, f, to, l) => this.openAll(await i.readTeamUpTo!(t, f, to, l));
     if (i.ownWritesOnlySince) this.ownWritesOnlySince = (p) => i.ownWritesOnlySince!(p);
     if (i.countAfter) this.countAfter = (p) => i.countAfter!(p);
     if (i.failure) this.failure = () => i.failure!();

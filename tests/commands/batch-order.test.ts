@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import { handle } from '../../commands/aggregate.js';
-import { type BatchResource, writeBatch } from '../../commands/batch.js';
+import { batchRef, type BatchResource, writeBatch } from '../../commands/batch.js';
 import type { WriteContext } from '../../commands/context.js';
 import type { CommandDeps } from '../../commands/deps.js';
-import type { Evolver } from '../../domain/shared/events.js';
+import type { Evolver, Position, RecordedEvent } from '../../domain/shared/events.js';
 import type { AppendResult, EventLog } from '../../eventlog/port.js';
 
 const counter: Evolver<number> = { initial: () => 0, evolve: (n) => n + 1 };
@@ -53,5 +53,40 @@ describe('the items of a batch (decisions.md §14)', () => {
     await vi.waitFor(() => expect(appends).toHaveLength(6));
     for (const a of appends) a.commit();
     expect(await batch).toEqual([1, 2, 3].map((id) => ({ id, created: true })));
+  });
+
+  it('resume, on a retry, from the items the earlier try committed as the log itself holds them, where the team read trails it (EventStoreDB links)', async () => {
+    const idem = { scope: 'key-1', key: 'k' };
+    const ref = batchRef(idem, 'thing');
+    const at = (n: number): Position => ({ commit: BigInt(n), prepare: BigInt(n) });
+    const logged = (stream: string, n: number, type: string, batchItem?: string) =>
+      ({ stream, revision: 0n, position: at(n), type, data: {}, metadata: { team: 1, source: 'Application', keyName: null, correlationId: 'c', at: ctx.now.toISOString(), ...(batchItem ? { batchItem } : {}) } }) as RecordedEvent;
+    const journal = logged(`batch-${ref}`, 1, 'BatchStarted');
+    // Items 0 and 1 committed before the earlier try failed; a later write of another team's follows.
+    const events = [logged('thing-10', 2, 'ThingCreated', `${ref}#0`), logged('thing-11', 3, 'ThingCreated', `${ref}#1`)];
+    const log = {
+      readStreamBackwards: async (stream: string) => (stream === journal.stream ? [journal] : []),
+      head: async () => at(3),
+      // The team's links have not caught up with the earlier try: read through them, items 0 and 1 would be written again.
+      readTeam: async () => [],
+      readTeamUpTo: async (_team: number, from: Position | null, to: Position, limit: number) =>
+        events.filter((e) => (!from || e.position.commit > from.commit) && e.position.commit <= to.commit).slice(0, limit),
+    } as unknown as EventLog;
+    const deps = { log, ids: { reserveAhead: async () => ({ left: 0, done: () => {} }) }, settle: async () => {} } as unknown as CommandDeps;
+    const written: unknown[] = [];
+    const resource: BatchResource = {
+      category: 'thing',
+      idKind: 'thing',
+      async write(_deps, _ctx, body) {
+        written.push(body);
+        return { id: 20, created: true };
+      },
+    };
+    expect(await writeBatch(deps, ctx, resource, ['a', 'b', 'c'], idem)).toEqual([
+      { id: 10, created: true },
+      { id: 11, created: true },
+      { id: 20, created: true },
+    ]);
+    expect(written).toEqual(['c']);
   });
 });

@@ -449,6 +449,52 @@ describe('reading one team\u2019s events from EventStoreDB', () => {
     expect(handlers.$any({}, { eventType: 'ConstituentCreated', metadata: { team: 6 }, isJson: true })).toEqual({ query: TEAM_PROJECTION_VERSION });
   });
 
+  it('reads a team\u2019s events up to a position from $all itself, where the links may trail: after the cursor, other teams, system events and links left out, a page at most, the rest of $all not walked', async () => {
+    const [mark, mine, link, other, system, second, past] = [
+      teamEvent(7, 'batch-abc'),
+      teamEvent(7, 'constituent-1'),
+      { event: { ...teamEvent(7, 'turnout_team-7').event, type: '$>' } } as unknown as AllStreamResolvedEvent,
+      teamEvent(8, 'constituent-2'),
+      { event: { ...teamEvent(7, 'x').event, type: '$metadata' } } as unknown as AllStreamResolvedEvent,
+      teamEvent(7, 'constituent-3'),
+      teamEvent(7, 'constituent-4'),
+    ];
+    const all = [mark, mine, link, other, system, second, past];
+    const asked: unknown[] = [];
+    let cancelled = 0;
+    let pulledPast = false;
+    const readAll = (options: { fromPosition: Position | 'start' }) => {
+      asked.push(options);
+      const from = options.fromPosition;
+      return Object.assign(
+        (async function* () {
+          // The server starts a read from a position at the event there.
+          for (const e of all) {
+            if (from !== 'start' && e.event!.position.commit < from.commit) continue;
+            if (e === past) pulledPast = true;
+            yield e;
+          }
+        })(),
+        { cancel: async () => void cancelled++ },
+      );
+    };
+    // The team's projected stream has no link yet: readTeam would miss them.
+    const log = new EsdbEventLog(scriptedClient({ readAll, readStream: () => (async function* () {})() }).client);
+    const to = positionOf(second) as Position;
+    const found = await log.readTeamUpTo(7, positionOf(mark) as Position, to, 10);
+    expect(found.map((e) => e.stream)).toEqual(['constituent-1', 'constituent-3']);
+    expect(asked).toEqual([{ fromPosition: positionOf(mark), resolveLinkTos: false }]);
+    // Stopped at the first event past `to`, and the server's read cancelled.
+    expect(cancelled).toBe(1);
+    expect(pulledPast).toBe(true);
+    // A page of one, then the next from its end: the caller pages as readTeam's.
+    const [first] = await log.readTeamUpTo(7, positionOf(mark) as Position, to, 1);
+    expect(first.stream).toBe('constituent-1');
+    expect((await log.readTeamUpTo(7, first.position, to, 1)).map((e) => e.stream)).toEqual(['constituent-3']);
+    expect((await log.readTeamUpTo(7, null, positionOf(mark) as Position, 10)).map((e) => e.stream)).toEqual(['batch-abc']);
+    expect(asked.at(-1)).toEqual({ fromPosition: 'start', resolveLinkTos: false });
+  });
+
   it('answers a team with no events yet with none, and keeps a projection that already exists', async () => {
     const c = teamClient({}, new Error('Conflict: projection turnout-teams already exists'));
     expect(await c.log.readTeam(3, null, 10)).toEqual([]);

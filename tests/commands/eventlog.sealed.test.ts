@@ -61,6 +61,13 @@ describe('sealing a constituent\u2019s personal fields at the log port', () => {
       sealed: { fields: expect.stringMatching(/^sealed:v1:/) },
     });
     expect((await log.readTeam!(1, null, 10)).map((e) => e.data)).toEqual([...read.map((e) => e.data), { id: 1, fields: { FkConstituent: 1 } }]);
+    // Over a log whose team read may trail (EventStoreDB's), the read from the log itself is opened too.
+    const upTo = Object.assign(Object.create(inner) as SqliteEventLog, {
+      readTeamUpTo: (team: number, from: null, _to: unknown, limit: number) => inner.readTeam(team, from, limit),
+    });
+    const trailing = new SealingEventLog(upTo, new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main));
+    const head = (await inner.head())!;
+    expect((await trailing.readTeamUpTo!(1, null, head, 10)).map((e) => e.data)).toEqual([...read.map((e) => e.data), { id: 1, fields: { FkConstituent: 1 } }]);
     const seen: RecordedEvent[] = [];
     const sub = log.subscribe(null, (e) => void seen.push(e));
     await until('three events', () => seen.length === 3);

@@ -35,6 +35,21 @@ describe("a takeover's scan for the earlier try's appends (commands/resume.ts)",
     expect(read()).toBeLessThanOrEqual(2 * 1000);
   });
 
+  it('reads the log itself where the team read trails the appends (EventStoreDB links), so a just-appended earlier try is found', async () => {
+    const events = [event(1, 'a-1'), event(2, 'a-2', 'r'), event(3, 'a-3')];
+    const asked: Array<[Position | null, Position]> = [];
+    const log = {
+      // The team's links stop before the earlier try's append: read through them, it would be written again.
+      readTeam: async (_team: number, from: Position | null, limit: number) => events.slice(0, 1).filter((e) => from === null || e.position.commit > from.commit).slice(0, limit),
+      readTeamUpTo: async (_team: number, from: Position | null, to: Position, limit: number) => {
+        asked.push([from, to]);
+        return events.filter((e) => (from === null || e.position.commit > from.commit) && e.position.commit <= to.commit).slice(0, limit);
+      },
+    } as unknown as EventLog;
+    expect((await earlierAppend(log, ctx(1, 3), 'a-2'))?.map((e) => e.position.commit)).toEqual([2n]);
+    expect(asked).toEqual([[at(1), at(3)]]);
+  });
+
   it('finds nothing when the log was empty at the takeover', async () => {
     const { log, read } = teamLog([event(1, 'a-1', 'r')]);
     expect(await earlierAppend(log, ctx(null, null), 'a-1')).toBeUndefined();
