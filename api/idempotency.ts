@@ -25,6 +25,11 @@ interface Held {
   startedAt: number;
   /** Where the request's write is resumable (/api/v1): what its commands stamp and look for. */
   write?: KeyedWrite;
+  /**
+   * A batch, which keeps its own journal under the key (commands/batch.ts): a retry answers the
+   * items committed under the key from it, by their index, whatever its body.
+   */
+  journaled?: boolean;
   /** Its write committed up to here and was not readable in time (api/write-pending.ts). */
   pending?: Position;
 }
@@ -137,7 +142,7 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
     const startedAt = Date.now();
     const begun = await store.begin(scope, key, fingerprint, startedAt, mark);
     if (begun.state === 'started') {
-      request.idempotent = { scope, key, startedAt };
+      request.idempotent = { scope, key, startedAt, journaled: request.routeOptions.config.journaled === true };
       if (resumes) {
         request.idempotent.write = { ref: idempotencyRef(scope, key) };
         // A takeover: the earlier try may have written; the write looks for it before writing.
@@ -183,10 +188,14 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
    * A keyed request that answered no kept answer: one that may have written (a 5xx, or no answer
    * at all, after it handed an append to the log or took over a try that may have) leaves its key
    * for the next try to take over at once and resume (abandon); else the key is forgotten and a
-   * retry runs afresh, with any body (release).
+   * retry runs afresh, with any body (release). A batch's 5xx always leaves it: its journal, which
+   * the batch may have begun, answers the next try's items by index, so only the same body may
+   * take the key over (another is 422).
    */
   const ended = (held: Held, status: number | null) =>
-    resumable && (status === null || status >= 500) && (held.write?.handed || held.write?.earlier) ? store.abandon(held.scope, held.key, held.startedAt) : store.release(held.scope, held.key, held.startedAt);
+    (status === null || status >= 500) && (held.journaled || (resumable && (held.write?.handed || held.write?.earlier)))
+      ? store.abandon(held.scope, held.key, held.startedAt)
+      : store.release(held.scope, held.key, held.startedAt);
 
   // Callback hooks: a request without a key (every GET, most writes) passes each of them without
   // a promise; one with a key returns the promise of its step, which Fastify awaits as an async hook's.

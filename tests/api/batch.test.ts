@@ -233,6 +233,42 @@ describe('an Idempotency-Key on a batch', () => {
   });
 });
 
+describe('an Idempotency-Key on a batch that failed part-way', () => {
+  it('stays bound to its batch: another body on it is 422, and the same body, failing again, then once more, writes each item once', async () => {
+    const team = await t.team();
+    const api = team.api.Integration;
+    const log = t.runtime.services.log;
+    let appends = 0;
+    // The 3rd and the 6th constituent appends fail, counted across the tries.
+    t.runtime.services.log = new Proxy(log, {
+      get(target, prop) {
+        if (prop === 'append')
+          return (stream: string, ...rest: Parameters<EventLog['append']> extends [string, ...infer R] ? R : never) =>
+            stream.startsWith('constituent-') && [3, 6].includes(++appends) ? Promise.reject(new Error('disk full')) : target.append(stream, ...rest);
+        const v = Reflect.get(target, prop);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const items = people(8, 'w');
+    const headers = { 'idempotency-key': 'resume-2' };
+    try {
+      expect((await api.post('/constituents/batch', { items }, { headers })).status).toBe(500);
+      // Items 0 and 1 of the first body committed under this key: another body must not be answered with them.
+      const other = await api.post('/constituents/batch', { items: people(2, 'o') }, { headers });
+      expect([other.status, other.body.error?.code]).toEqual([422, 'idempotency_key_reused']);
+      expect((await api.post('/constituents/batch', { items }, { headers })).status).toBe(500);
+      const done = await api.post('/constituents/batch', { items }, { headers });
+      expect(done.status, done.raw).toBe(200);
+      expect(done.body.results.map((x: any) => [x.status, x.constituent.LastName])).toEqual(items.map((b) => [201, b.LastName]));
+      const all = (await api.get('/constituents?pageSize=100')).body;
+      expect(all.constituents.map((c: any) => c.LastName).sort()).toEqual(items.map((b) => b.LastName).sort());
+      expect((await changes(api)).filter((e) => e.type === 'constituent.created')).toHaveLength(8);
+    } finally {
+      t.runtime.services.log = log;
+    }
+  });
+});
+
 describe('rate limits', () => {
   it('count a batch as one request', async () => {
     const limited = await startTestApp({ rateLimitPerSecond: 0, rateLimitPerMinute: 100 });
