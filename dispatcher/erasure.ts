@@ -19,12 +19,26 @@ export function mentionsAny(values: readonly string[]): (text: string) => boolea
 /** Envelope number `seq` of a team (decisions.md §7: position times 10 plus the type's index), as the log now makes it; null when it fires no longer. */
 export type EnvelopeRebuild = (seq: bigint) => Promise<string | null>;
 
-export function envelopeRebuilder(log: Pick<EventLog, 'readTeam' | 'readStream' | 'readStreamUntil'>, team: number): EnvelopeRebuild {
+/**
+ * `linkWaitMs`: how long a team read that ends before an envelope's event is waited for. The
+ * event is in the log (the envelope was made of it, and the log keeps every event), so such a
+ * read trails the append (EventStoreDB's links, a moment behind it): the envelope is not taken to
+ * fire no longer, which would remove it, but read again; past the wait the erasure's step fails,
+ * to be run again, having removed nothing.
+ */
+export function envelopeRebuilder(log: Pick<EventLog, 'readTeam' | 'readStream' | 'readStreamUntil'>, team: number, linkWaitMs = 30_000): EnvelopeRebuild {
   return envelopeRebuilderAt(async (position) => {
-    const [e] = (await log.readTeam?.(team, { commit: position, prepare: position }, 1, true)) ?? [];
-    return e;
+    const at = { commit: position, prepare: position };
+    for (let waited = 0; ; waited += LINK_POLL_MS) {
+      const [e] = (await log.readTeam?.(team, at, 1, true)) ?? [];
+      if (e || !log.readTeam) return e;
+      if (waited >= linkWaitMs) throw new Error(`team ${team}'s events are not readable up to log position ${position} yet: the erasure's rewrite of its change feed stops, to be run again`);
+      await new Promise((resolve) => setTimeout(resolve, LINK_POLL_MS));
+    }
   }, log);
 }
+
+const LINK_POLL_MS = 50;
 
 /** The same from any reader of the log: `eventAt` answers the team's event at a position (or any later one, or none). */
 export function envelopeRebuilderAt(eventAt: (position: bigint) => Promise<RecordedEvent | undefined>, streams: StreamReader): EnvelopeRebuild {
