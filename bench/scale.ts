@@ -9,6 +9,7 @@ import { rebuildReadModels } from '../runtime/rebuild.js';
 import { type BenchRequest, load, type Measure } from './lib.js';
 import { nameTerms, person, random } from './names.js';
 import { measureErase } from './scale-erase.js';
+import { measurePrepare } from './scale-prepare.js';
 import { memory, type ServerProcess, startServer, until200 } from './scale-server.js';
 
 /**
@@ -362,6 +363,10 @@ export async function run(): Promise<{ name: string; lines: string[] }> {
   if (process.env.BENCH_PART === 'erase') {
     if (!keepDir) throw new Error('BENCH_PART=erase erases constituents of the data dir BENCH_SCALE_DIR names (a copy: an erasure cannot be undone)');
     return { name: `scale, erasures on ${keepDir}`, lines: await measureErase(server, keepDir) };
+  }
+  if (process.env.BENCH_PART === 'prepare') {
+    if (!keepDir) throw new Error('BENCH_PART=prepare upgrades the data dir BENCH_SCALE_DIR names (a copy: the next release takes it over)');
+    return { name: `scale, an upgrade of ${keepDir} with rebuild --prepare`, lines: await measurePrepare(server, keepDir) };
   }
   if (process.env.BENCH_PART === 'start') {
     if (!keepDir) throw new Error('BENCH_PART=start starts on the data dir BENCH_SCALE_DIR names (one a run with BENCH_SCALE_DIR kept)');
