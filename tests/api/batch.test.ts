@@ -185,6 +185,25 @@ describe('a batch beside the same single creates', () => {
   });
 });
 
+/**
+ * Makes the runtime's log fail the constituent appends numbered in `failing` (counted from 1 over
+ * every request until restored); answers the real log, to put back.
+ */
+function failingAppends(failing: number[]): EventLog {
+  const log = t.runtime.services.log;
+  let appends = 0;
+  t.runtime.services.log = new Proxy(log, {
+    get(target, prop) {
+      if (prop === 'append')
+        return (stream: string, ...rest: Parameters<EventLog['append']> extends [string, ...infer R] ? R : never) =>
+          stream.startsWith('constituent-') && failing.includes(++appends) ? Promise.reject(new Error('disk full')) : target.append(stream, ...rest);
+      const v = Reflect.get(target, prop);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  return log;
+}
+
 describe('an Idempotency-Key on a batch', () => {
   it('replays the answer to a repeat and writes nothing again', async () => {
     const team = await t.team();
@@ -200,18 +219,8 @@ describe('an Idempotency-Key on a batch', () => {
   it('after a 5xx part-way, re-runs only the items that did not commit', async () => {
     const team = await t.team();
     const api = team.api.Integration;
-    const log = t.runtime.services.log;
-    let appends = 0;
     // The log fails the 5th constituent's append, once: items before it committed, it did not.
-    t.runtime.services.log = new Proxy(log, {
-      get(target, prop) {
-        if (prop === 'append')
-          return (stream: string, ...rest: Parameters<EventLog['append']> extends [string, ...infer R] ? R : never) =>
-            stream.startsWith('constituent-') && ++appends === 5 ? Promise.reject(new Error('disk full')) : target.append(stream, ...rest);
-        const v = Reflect.get(target, prop);
-        return typeof v === 'function' ? v.bind(target) : v;
-      },
-    });
+    const log = failingAppends([5]);
     const items = people(8, 'r');
     const headers = { 'idempotency-key': 'resume-1' };
     try {
@@ -237,18 +246,8 @@ describe('an Idempotency-Key on a batch that failed part-way', () => {
   it('stays bound to its batch: another body on it is 422, and the same body, failing again, then once more, writes each item once', async () => {
     const team = await t.team();
     const api = team.api.Integration;
-    const log = t.runtime.services.log;
-    let appends = 0;
     // The 3rd and the 6th constituent appends fail, counted across the tries.
-    t.runtime.services.log = new Proxy(log, {
-      get(target, prop) {
-        if (prop === 'append')
-          return (stream: string, ...rest: Parameters<EventLog['append']> extends [string, ...infer R] ? R : never) =>
-            stream.startsWith('constituent-') && [3, 6].includes(++appends) ? Promise.reject(new Error('disk full')) : target.append(stream, ...rest);
-        const v = Reflect.get(target, prop);
-        return typeof v === 'function' ? v.bind(target) : v;
-      },
-    });
+    const log = failingAppends([3, 6]);
     const items = people(8, 'w');
     const headers = { 'idempotency-key': 'resume-2' };
     try {
