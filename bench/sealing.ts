@@ -7,7 +7,7 @@ import { SealingEventLog } from '../eventlog/sealed-log.js';
 import { Sealer } from '../eventlog/sealing.js';
 import { SqliteEventLog } from '../eventlog/sqlite.js';
 import { seed } from './constituents.js';
-import { load, mainThreadCpuUs, median } from './lib.js';
+import { load, mainThreadCpuUs, median, processCpuUs, threadCpuUs } from './lib.js';
 import { person } from './names.js';
 import { type Product, startProduct } from './product.js';
 
@@ -31,8 +31,14 @@ import { type Product, startProduct } from './product.js';
  */
 const N = Number(process.env.BENCH_SEALING_N ?? 5_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4_000);
-const WARMUP_MS = 1_000;
+/**
+ * The POST figure's rounds: more and shorter than the other figures', since a round's rate moves
+ * by tens of % on a shared machine and the cost is the median of the rounds' ratios (9 rounds of
+ * 2.5 s cost about what 5 of 5 s did).
+ */
+const POST_ROUNDS = Number(process.env.BENCH_POST_ROUNDS ?? 9);
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 2_000);
+const WARMUP_MS = 500;
 const IN_FLIGHT = 64;
 const CONNECTIONS = 64;
 const TARGET = 10;
@@ -56,9 +62,9 @@ const fields = (i: number) => ({
 const gc = () => (globalThis as { gc?: () => void }).gc?.();
 
 /** Runs `plain` and `sealed` once per round, the one first in even rounds, the other in odd ones, so a drift of the machine favours neither. */
-async function alternated<T>(plain: () => Promise<T>, sealed: () => Promise<T>): Promise<Array<{ plain: T; sealed: T }>> {
+async function alternated<T>(plain: () => Promise<T>, sealed: () => Promise<T>, rounds = ROUNDS): Promise<Array<{ plain: T; sealed: T }>> {
   const out: Array<{ plain: T; sealed: T }> = [];
-  for (let r = 0; r < ROUNDS; r++) {
+  for (let r = 0; r < rounds; r++) {
     gc();
     if (r % 2) {
       const s = await sealed();
@@ -127,10 +133,8 @@ function cpuLine(label: string, rounds: Array<{ plain: number; sealed: number }>
   return `  ${label}: plain ${us('plain')} µs, sealed ${us('sealed')} µs: ${extra >= 0 ? '+' : ''}${extra.toFixed(1)}%; rounds ${rounds.map((r) => ((r.sealed / r.plain - 1) * 100).toFixed(1)).join(', ')}%`;
 }
 
-/** The feed read, plain against sealed, on a pair of servers seeded alike: warmed up, then alternated rounds. */
+/** The feed read, plain against sealed, on a pair of servers seeded alike (seed first): warmed up, then alternated rounds. */
 async function feedRounds(plain: Product, sealed: Product) {
-  await seed(plain, N);
-  await seed(sealed, N);
   await walkOnce(plain);
   await walkOnce(sealed);
   return alternated(
@@ -144,6 +148,8 @@ async function feedFromLog(): Promise<string[]> {
   const plain = await withLog('port', 'log');
   const sealed = await withLog('sealed', 'log');
   try {
+    await seed(plain, N);
+    await seed(sealed, N);
     const feed = await feedRounds(plain, sealed);
     return [
       costLine(`GET /api/v1/changes, for comparison: built from the log at each read (dispatcher/feed.ts, TURNOUT_BENCH_FEED=log), ${N} constituents, pages of 1,000, read ${FEED_WALKS} times a round`, 'envelopes/s', feed.map((r) => ({ plain: r.plain.rate, sealed: r.sealed.rate })), false),
@@ -155,37 +161,121 @@ async function feedFromLog(): Promise<string[]> {
   }
 }
 
+// --- every thread's CPU ---------------------------------------------------------------------------
+
+/** This process's live threads by OS id; ids rise in the order threads start. */
+const liveThreads = () => new Set(threadCpuUs().keys());
+
+/** The threads in `after` that were not in `before`, in the order they started. */
+const started = (before: Set<number>, after: Set<number>) => [...after].filter((t) => !before.has(t)).sort((a, b) => a - b);
+
+/** Names for a side's own threads in the order they start; a thread past the names is numbered. */
+const named = (tids: number[], names: string[]) => tids.map((tid, i) => ({ tid, name: names[i] ?? `${names.at(-1)}+${i + 1 - names.length}` }));
+
+interface ThreadCpu {
+  /** CPU µs a unit by name: `main`, each of the side's own threads, `V8 and libuv helpers`, `the rest` (the load generator and threads that ended meanwhile), `process`. */
+  [name: string]: number;
+}
+
+/**
+ * Runs `f` and gives every thread's CPU a unit of what it did (`units` of its answer): the main
+ * thread, the side's own threads, the helpers the process had before any server (V8's GC and
+ * compilation, libuv's), and the whole process (every thread, those that ended included), whose
+ * rest is the load generator's. The CPU is counted in 10 ms ticks a thread.
+ */
+async function measuredByThread<T>(own: Array<{ tid: number; name: string }>, helpers: number[], f: () => Promise<T>, units: (x: T) => number): Promise<{ out: T; cpu: ThreadCpu }> {
+  const c0 = threadCpuUs();
+  const p0 = processCpuUs();
+  const out = await f();
+  const c1 = threadCpuUs();
+  const whole = processCpuUs() - p0;
+  const n = units(out);
+  const us = (tids: number[]) => tids.reduce((sum, t) => sum + (c1.has(t) ? c1.get(t)! - (c0.get(t) ?? 0) : 0), 0);
+  const cpu: ThreadCpu = { main: us([process.pid]) / n };
+  for (const t of own) cpu[t.name] = us([t.tid]) / n;
+  cpu['V8 and libuv helpers'] = us(helpers) / n;
+  cpu.process = whole / n;
+  cpu['the rest'] = cpu.process - Object.entries(cpu).reduce((sum, [k, v]) => (k === 'process' ? sum : sum + v), 0);
+  return { out, cpu };
+}
+
+/** The medians of each thread's CPU a unit, plain against sealed, and the whole process's. */
+function threadLines(label: string, rounds: Array<{ plain: ThreadCpu; sealed: ThreadCpu }>, notes = ''): string[] {
+  const side = (s: 'plain' | 'sealed') => {
+    const names = Object.keys(rounds[0][s]).filter((k) => k !== 'process' && rounds.some((r) => r[s][k] >= 0.5 || k === 'the rest'));
+    return names.map((k) => `${k} ${median(rounds.map((r) => r[s][k] ?? 0)).toFixed(1)}`).join(', ');
+  };
+  return [
+    `  ${label}, CPU µs by thread (medians of the rounds${notes})`,
+    `    plain: ${side('plain')}`,
+    `    sealed: ${side('sealed')}`,
+    cpuLine('  the whole process', rounds.map((r) => ({ plain: r.plain.process, sealed: r.sealed.process }))),
+    `      rounds, process µs plain/sealed: ${rounds.map((r) => `${r.plain.process.toFixed(0)}/${r.sealed.process.toFixed(0)}`).join(', ')}`,
+  ];
+}
+
+/**
+ * The threads a bench server starts beyond the main one, in order (runtime/wiring.ts): at its
+ * start its log's writer first; sealed, the key store's and then the sealing thread at its first
+ * writes (SealingEventLog). A thread that took no CPU in any round is left out of the lines.
+ */
+const SERVER_THREADS = ['log writer'];
+const LAZY_THREADS = ['key store', 'sealing'];
+
 async function http(): Promise<string[]> {
+  const t0 = liveThreads();
   const plain = await withLog('port');
+  const t1 = liveThreads();
   const sealed = await withLog('sealed');
+  const t2 = liveThreads();
   try {
     const load0 = loadavg()[0];
+    await seed(plain, N);
+    await seed(sealed, N);
     const feed = await feedRounds(plain, sealed);
     const bodies = Array.from({ length: 500 }, (_, i) => JSON.stringify(person(i, '{{n}}')));
-    // The main thread's CPU per request, the warm-up's included (an over-estimate on both sides alike).
+    let own = { plain: [] as Array<{ tid: number; name: string }>, sealed: [] as Array<{ tid: number; name: string }> };
+    const helpers = [...t0].filter((t) => t !== process.pid);
+    // The main thread's CPU per request, the warm-up's included (an over-estimate on both sides alike), and every thread's.
     const writes = async (p: Product) => {
-      const c0 = mainThreadCpuUs();
-      const m = await load({
-        connections: CONNECTIONS,
-        warmupMs: WARMUP_MS,
-        durationMs: DURATION_MS,
-        origin: p.origin,
-        requests: bodies.map((body) => ({ method: 'POST', path: '/api/v1/constituents', headers: { 'content-type': 'application/json', authorization: p.auth }, body })),
-      });
-      return { ...m, cpu: (mainThreadCpuUs() - c0) / m.count };
+      const { out, cpu } = await measuredByThread(
+        p === plain ? own.plain : own.sealed,
+        helpers,
+        () =>
+          load({
+            connections: CONNECTIONS,
+            warmupMs: WARMUP_MS,
+            durationMs: DURATION_MS,
+            origin: p.origin,
+            requests: bodies.map((body) => ({ method: 'POST', path: '/api/v1/constituents', headers: { 'content-type': 'application/json', authorization: p.auth }, body })),
+          }),
+        (m) => m.count,
+      );
+      return { ...out, cpu: cpu.main, threads: cpu };
     };
-    // Each server's code warmed up first: the first seconds of a process run slower, whichever it is.
+    // Each server's code warmed up first: the first seconds of a process run slower, whichever it
+    // is. By then each has started its threads (the sealed one's key store and sealing threads
+    // at its first writes, in its seed); the load generator's has ended.
     await writes(plain);
     await writes(sealed);
+    // The load generator's thread ends just after its answer.
+    await new Promise((settled) => setTimeout(settled, 200));
+    const t3 = liveThreads();
+    own = {
+      plain: named(started(t0, t1).filter((t) => t3.has(t)), SERVER_THREADS),
+      sealed: [...named(started(t1, t2).filter((t) => t3.has(t)), SERVER_THREADS), ...named(started(t2, t3), LAZY_THREADS)],
+    };
     const w = await alternated(
       () => writes(plain),
       () => writes(sealed),
+      POST_ROUNDS,
     );
     const p99 = (side: 'plain' | 'sealed') => median(w.map((r) => r[side].p99)).toFixed(1);
     return [
       `The HTTP path, the embedded server with its SQLite log used through the port only, as on EventStoreDB (TURNOUT_BENCH_LOG=port, and =sealed), read models in memory; load average ${load0.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after`,
-      costLine(`POST /api/v1/constituents, ${CONNECTIONS} connections`, 'req/s', w.map((r) => ({ plain: r.plain.rps, sealed: r.sealed.rps }))) + `; p99 plain ${p99('plain')} ms, sealed ${p99('sealed')} ms`,
+      costLine(`POST /api/v1/constituents, ${CONNECTIONS} connections, ${POST_ROUNDS} rounds of ${DURATION_MS / 1000} s`, 'req/s', w.map((r) => ({ plain: r.plain.rps, sealed: r.sealed.rps }))) + `; p99 plain ${p99('plain')} ms, sealed ${p99('sealed')} ms`,
       cpuLine('  main-thread CPU a request', w.map((r) => ({ plain: r.plain.cpu, sealed: r.sealed.cpu }))),
+      ...threadLines('  a request', w.map((r) => ({ plain: r.plain.threads, sealed: r.sealed.threads })), '; the rest: the load generator, the same work on both sides'),
       costLine(`GET /api/v1/changes from the feed's read model (dispatcher/feed-model.ts), ${N} constituents, pages of 1,000, read ${FEED_WALKS} times a round`, 'envelopes/s', feed.map((r) => ({ plain: r.plain.rate, sealed: r.sealed.rate }))),
       cpuLine('  main-thread CPU an envelope (server and client)', feed.map((r) => ({ plain: r.plain.cpu, sealed: r.sealed.cpu }))),
     ];
@@ -229,7 +319,14 @@ interface PortRound {
   reads: number;
   /** Read by another process, with no key in memory (sealed only; the plain figure is `reads`). */
   cold: number;
+  /** The appends' CPU µs an append by thread (its log's and key store's threads start with it). */
+  threads: ThreadCpu;
+  /** The process's CPU over the appends' wall time: how many of the cores the appends kept busy. */
+  busy: number;
 }
+
+/** The threads a round's log starts, in order: the log's writer; sealed, the key store's and the sealing thread's at the first appends. */
+const PORT_THREADS = ['log writer', 'key store', 'sealing'];
 
 async function portRound(sealed: boolean): Promise<PortRound> {
   const dir = mkdtempSync(path.join(tmpdir(), 'turnout-bench-sealing-'));
@@ -238,14 +335,28 @@ async function portRound(sealed: boolean): Promise<PortRound> {
     const inner = new SqliteEventLog(path.join(dir, 'log.sqlite'));
     return sealed ? new SealingEventLog(inner, new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main)) : inner;
   };
+  const before = liveThreads();
   const log = open();
   try {
+    const c0 = processCpuUs();
+    const threads0 = threadCpuUs();
+    const t0 = performance.now();
     const writes = await appendAll(log);
+    const busy = (processCpuUs() - c0) / 1000 / (performance.now() - t0);
+    // Every thread's CPU since the log opened (its own threads started with it), an append.
+    const c1 = threadCpuUs();
+    const us = (tids: number[]) => tids.reduce((sum, t) => sum + (c1.get(t) ?? 0) - (threads0.get(t) ?? 0), 0);
+    const own = named(started(before, new Set(c1.keys())), PORT_THREADS);
+    const threads: ThreadCpu = { main: us([process.pid]) / N };
+    for (const t of own) threads[t.name] = us([t.tid]) / N;
+    threads['V8 and libuv helpers'] = us([...before].filter((t) => t !== process.pid)) / N;
+    threads.process = (processCpuUs() - c0) / N;
+    threads['the rest'] = threads.process - Object.entries(threads).reduce((sum, [k, v]) => (k === 'process' ? sum : sum + v), 0);
     const reads = await readAll(log);
-    if (!sealed) return { writes, reads, cold: reads };
+    if (!sealed) return { writes, reads, cold: reads, threads, busy };
     const fresh = open();
     try {
-      return { writes, reads, cold: await readAll(fresh) };
+      return { writes, reads, cold: await readAll(fresh), threads, busy };
     } finally {
       await fresh.close();
     }
@@ -262,10 +373,13 @@ async function port(): Promise<string[]> {
     () => portRound(false),
     () => portRound(true),
   );
-  const of = (what: keyof PortRound) => rounds.map((r) => ({ plain: r.plain[what], sealed: r.sealed[what] }));
+  const of = (what: 'writes' | 'reads' | 'cold') => rounds.map((r) => ({ plain: r.plain[what], sealed: r.sealed[what] }));
+  const busy = (s: 'plain' | 'sealed') => median(rounds.map((r) => r[s].busy)).toFixed(2);
   return [
     `The decorator over a bare SQLite log, ${N} constituents (load average ${load0.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after)`,
     costLine(`appends, ${IN_FLIGHT} in flight`, 'appends/s', of('writes'), false),
+    `    cores kept busy during the appends (the process's CPU over their wall time, of 2): plain ${busy('plain')}, sealed ${busy('sealed')}`,
+    ...threadLines('  an append', rounds.map((r) => ({ plain: r.plain.threads, sealed: r.sealed.threads }))),
     costLine('readTeam, pages of 1,000, keys in memory', 'events/s', of('reads'), false),
     costLine('readTeam, pages of 1,000, by a fresh process (one key read per page)', 'events/s', of('cold'), false),
   ];
@@ -317,7 +431,11 @@ async function floors(): Promise<string[]> {
   }
 }
 
+/** Which parts to run (`BENCH_SEALING_PARTS=http,port`, say), for working on one: every part by default. */
+const PARTS = new Set((process.env.BENCH_SEALING_PARTS ?? 'http,log,port,floors').split(','));
+
 export async function run(): Promise<{ name: string; lines: string[] }> {
-  const lines = [...(await http()), ...(await feedFromLog()), ...(await port()), ...(await floors())];
+  const part = async (name: string, f: () => Promise<string[]>) => (PARTS.has(name) ? f() : []);
+  const lines = [...(await part('http', http)), ...(await part('log', feedFromLog)), ...(await part('port', port)), ...(await part('floors', floors))];
   return { name: `sealing personal fields (decisions.md §17): cost against plain, ${ROUNDS} alternated rounds, medians`, lines };
 }
