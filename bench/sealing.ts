@@ -173,7 +173,7 @@ const started = (before: Set<number>, after: Set<number>) => [...after].filter((
 const named = (tids: number[], names: string[]) => tids.map((tid, i) => ({ tid, name: names[i] ?? `${names.at(-1)}+${i + 1 - names.length}` }));
 
 interface ThreadCpu {
-  /** CPU µs a unit by name: `main`, each of the side's own threads, `V8 and libuv helpers`, `the rest` (the load generator and threads that ended meanwhile), `process`. */
+  /** CPU µs a unit by name: `main`, each of the side's own threads, `V8 and libuv helpers`, `the rest` (the load generator and threads that ended meanwhile), `process`; and `cores`, the process's CPU over the wall time (of 2). */
   [name: string]: number;
 }
 
@@ -186,9 +186,11 @@ interface ThreadCpu {
 async function measuredByThread<T>(own: Array<{ tid: number; name: string }>, helpers: number[], f: () => Promise<T>, units: (x: T) => number): Promise<{ out: T; cpu: ThreadCpu }> {
   const c0 = threadCpuUs();
   const p0 = processCpuUs();
+  const t0 = performance.now();
   const out = await f();
   const c1 = threadCpuUs();
   const whole = processCpuUs() - p0;
+  const wallUs = (performance.now() - t0) * 1000;
   const n = units(out);
   const us = (tids: number[]) => tids.reduce((sum, t) => sum + (c1.has(t) ? c1.get(t)! - (c0.get(t) ?? 0) : 0), 0);
   const cpu: ThreadCpu = { main: us([process.pid]) / n };
@@ -196,13 +198,14 @@ async function measuredByThread<T>(own: Array<{ tid: number; name: string }>, he
   cpu['V8 and libuv helpers'] = us(helpers) / n;
   cpu.process = whole / n;
   cpu['the rest'] = cpu.process - Object.entries(cpu).reduce((sum, [k, v]) => (k === 'process' ? sum : sum + v), 0);
+  cpu.cores = whole / wallUs;
   return { out, cpu };
 }
 
 /** The medians of each thread's CPU a unit, plain against sealed, and the whole process's. */
 function threadLines(label: string, rounds: Array<{ plain: ThreadCpu; sealed: ThreadCpu }>, notes = ''): string[] {
   const side = (s: 'plain' | 'sealed') => {
-    const names = Object.keys(rounds[0][s]).filter((k) => k !== 'process' && rounds.some((r) => r[s][k] >= 0.5 || k === 'the rest'));
+    const names = Object.keys(rounds[0][s]).filter((k) => k !== 'process' && k !== 'cores' && (k === 'the rest' || median(rounds.map((r) => r[s][k] ?? 0)) >= 0.5));
     return names.map((k) => `${k} ${median(rounds.map((r) => r[s][k] ?? 0)).toFixed(1)}`).join(', ');
   };
   return [
@@ -211,13 +214,15 @@ function threadLines(label: string, rounds: Array<{ plain: ThreadCpu; sealed: Th
     `    sealed: ${side('sealed')}`,
     cpuLine('  the whole process', rounds.map((r) => ({ plain: r.plain.process, sealed: r.sealed.process }))),
     `      rounds, process µs plain/sealed: ${rounds.map((r) => `${r.plain.process.toFixed(0)}/${r.sealed.process.toFixed(0)}`).join(', ')}`,
+    ...(rounds[0].plain.cores === undefined ? [] : [`      cores kept busy (the process's CPU over the wall time, of 2), rounds plain/sealed: ${rounds.map((r) => `${r.plain.cores.toFixed(2)}/${r.sealed.cores.toFixed(2)}`).join(', ')}`]),
   ];
 }
 
 /**
  * The threads a bench server starts beyond the main one, in order (runtime/wiring.ts): at its
  * start its log's writer first; sealed, the key store's and then the sealing thread at its first
- * writes (SealingEventLog). A thread that took no CPU in any round is left out of the lines.
+ * writes (SealingEventLog); the others are numbered after the writer (`log writer+1`: the
+ * idempotency store's and the like). A thread whose median is under 0.5 µs is left out of the lines.
  */
 const SERVER_THREADS = ['log writer'];
 const LAZY_THREADS = ['key store', 'sealing'];
