@@ -32,9 +32,11 @@ describe('the embedded key store\u2019s thread', () => {
     const store = await started(file, main);
     await store.destroy('constituent-600');
     const wraps = vi.spyOn(main, 'sealBytes');
+    const reads = vi.spyOn((store as unknown as { stmt: { many: { all: () => unknown } } }).stmt.many, 'all');
     const made = await store.keysFor(subjects(2, 600), true);
-    // Not wrapped on this thread: the key store's thread made them.
+    // Not wrapped on this thread, nor the rows already there read here first: the key store's thread made them.
     expect(wraps).not.toHaveBeenCalled();
+    expect(reads).not.toHaveBeenCalled();
     expect([...made.values()].filter((k) => k !== null).map((k) => k!.length)).toEqual(Array(599).fill(32));
     // The tombstone holds: a destroyed key is never made again.
     expect(made.get('constituent-600')).toBeNull();
