@@ -23,8 +23,8 @@ const TEXTS = ['stream', 'type', 'data', 'metadata'];
  * chunk's text is copied once into memory both threads share and read their events from
  * (rebuild-events.ts): the message carries no strings, and neither thread holds the chunk's text
  * as strings while it applies it. The JSON is parsed where it is used. Against the chunk read as
- * rows of strings, handed over as a flat array of them (the design before), about 3 s of the
- * three threads' 50 s of CPU at the scale log: less garbage collection on both threads.
+ * rows of strings and handed over as a flat array of them, the three threads' CPU at the scale
+ * log fell from 49.4 to 43.8 s (medians of three runs, docs/bench.md): less garbage collection.
  */
 export class RelayedLog implements LogReader {
   private readonly db: Database.Database;
