@@ -24,7 +24,7 @@ const TEXTS = ['stream', 'type', 'data', 'metadata'];
  * (rebuild-events.ts): the message carries no strings, and neither thread holds the chunk's text
  * as strings while it applies it. The JSON is parsed where it is used. Against the chunk read as
  * rows of strings and handed over as a flat array of them, the three threads' CPU at the scale
- * log fell from 49.4 to 43.8 s (medians of three runs, docs/bench.md): less garbage collection.
+ * log fell from 49.7 to 45.6 s (medians of six runs each, docs/bench.md): less garbage collection.
  */
 export class RelayedLog implements LogReader {
   private readonly db: Database.Database;
