@@ -44,6 +44,7 @@ export class RelayedLog implements LogReader {
   constructor(
     file: string,
     private readonly send: (chunk: RelayedChunk) => void,
+    private readonly pieceBytes = 64 * 1024 * 1024,
   ) {
     this.db = new Database(file, { fileMustExist: true, readonly: true });
     this.db.defaultSafeIntegers(true);
@@ -85,30 +86,41 @@ export class RelayedLog implements LogReader {
 
   /** Reads the chunk of `max` events after `after` and hands it over. */
   private hand(after: bigint, max: number): ChunkText {
-    // One snapshot for the head and both reads, whatever else writes the log meanwhile.
-    const [head, numbers, bytes] = this.db.transaction(() => {
-      const found = this.numbers.all(after, max);
-      return [this.head(), found, found.length ? this.texts.get(after, max)! : Buffer.alloc(0)] as const;
+    // One snapshot for the head and every read, whatever else writes the log meanwhile.
+    const { head, chunk } = this.db.transaction(() => {
+      const numbers = this.numbers.all(after, max);
+      const count = numbers.length;
+      const columns = new SharedArrayBuffer(8 * COLUMNS * count);
+      const ends = new Float64Array(columns);
+      let end = 0;
+      for (let i = 0, j = 0; i < count; i++, j += COLUMNS) {
+        const n = numbers[i];
+        ends[j] = n[0];
+        ends[j + 1] = n[1];
+        ends[j + 2] = end += n[2];
+        ends[j + 3] = end += n[3];
+        ends[j + 4] = end += n[4];
+        ends[j + 5] = end += n[5];
+      }
+      const text = new SharedArrayBuffer(end);
+      const into = new Uint8Array(text);
+      // The texts in pieces of at most `pieceBytes` (an event longer alone), each one blob: SQLite
+      // refuses a blob over 1 GB, and a chunk of big events could make one.
+      for (let first = 0; first < count; ) {
+        const from = first ? ends[(first - 1) * COLUMNS + 5] : 0;
+        let last = first;
+        while (last + 1 < count && ends[(last + 1) * COLUMNS + 5] - from <= this.pieceBytes) last++;
+        const bytes = this.texts.get(first ? BigInt(ends[(first - 1) * COLUMNS]) : after, last - first + 1)!;
+        const to = ends[last * COLUMNS + 5];
+        if (bytes.length !== to - from) throw new Error(`the rebuild's relay read ${bytes.length} bytes of text after position ${ends[first * COLUMNS]}, its events' lengths add up to ${to - from}`);
+        into.set(bytes, from);
+        first = last + 1;
+      }
+      return { head: this.head(), chunk: { text, columns, count } };
     })();
-    const count = numbers.length;
-    const columns = new SharedArrayBuffer(8 * COLUMNS * count);
-    const ends = new Float64Array(columns);
-    let end = 0;
-    for (let i = 0, j = 0; i < count; i++, j += COLUMNS) {
-      const n = numbers[i];
-      ends[j] = n[0];
-      ends[j + 1] = n[1];
-      ends[j + 2] = end += n[2];
-      ends[j + 3] = end += n[3];
-      ends[j + 4] = end += n[4];
-      ends[j + 5] = end += n[5];
-    }
-    if (bytes.length !== end) throw new Error(`the rebuild's relay read ${bytes.length} bytes of text after ${after}, its events' lengths add up to ${end}`);
-    const text = new SharedArrayBuffer(end);
-    new Uint8Array(text).set(bytes);
-    const chunk = { text, columns, count };
+    const end = chunk.text.byteLength;
     this.send({ type: 'chunk', ...chunk, head: Number(head) });
-    this.relayed += count;
+    this.relayed += chunk.count;
     this.held.push({ upTo: this.relayed, bytes: end });
     this.heldBytes += end;
     this.mostHeld = Math.max(this.mostHeld, this.heldBytes);

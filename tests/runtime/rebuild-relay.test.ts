@@ -71,6 +71,13 @@ describe("the log as the rebuild's first thread hands it to the second", () => {
       expect(chunk.columns).toBeInstanceOf(SharedArrayBuffer);
     }
     expect(chunks.map((c) => c.count)).toEqual([10, 10, 5]);
+    // A chunk's text is read in pieces of a bounded size (SQLite refuses a blob over 1 GB): in
+    // pieces of one event each, or of a few, it is the same.
+    for (const pieceBytes of [1, 600]) {
+      const piecewise = new RelayedLog(file, () => {}, pieceBytes);
+      expect(plain(piecewise.readAfter(0n, 25))).toEqual(expected);
+      piecewise.close();
+    }
     // Asked out of order, the relay says so rather than hand anything twice.
     const again = new RelayedLog(file, chunkSender(port1, bell));
     again.readAfter(0n, 10);
