@@ -62,8 +62,9 @@ const sequential = (origin: string, requests: BenchRequest[], count = requests.l
   load({ origin, connections: 1, warmupMs: 0, durationMs: 0, requests, total: count });
 
 /**
- * Reads and parses the whole log as the rebuild reads it (openLogReader, chunks of 20,000 events)
- * and applies nothing: the floor of any rebuild, issue 32's baseline.
+ * Reads and parses the whole log through the log's reader (openLogReader, chunks of 20,000 events)
+ * and applies nothing: issue 32's baseline, reading and parsing the log alone. (The rebuild's
+ * first thread reads it otherwise, its texts as one blob a chunk: runtime/rebuild-relay.ts.)
  */
 function readLogAlone(dataDir: string): { events: number; ms: number; cpuMs: number } {
   const t0 = performance.now();
@@ -75,7 +76,7 @@ function readLogAlone(dataDir: string): { events: number; ms: number; cpuMs: num
   return { events, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
-/** Every event of the data dir's log, in chunks of 20,000, read and parsed as the rebuild reads them. */
+/** Every event of the data dir's log, in chunks of 20,000, read and parsed. */
 function walkLog(dataDir: string, each: (chunk: RecordedEvent[]) => void): void {
   const log = openLogReader(path.join(dataDir, LOG_FILE));
   try {

@@ -17,10 +17,10 @@ import { LOG_FILE, READ_MODELS_FILE } from './read-models.js';
 import { loadProjectors, startModuleThread } from './thread-projectors.js';
 
 /**
- * The characters of the log's stored columns the first thread may have handed the second beyond
- * what that one has applied (they wait in the port serialised, about a byte a character).
+ * The bytes of the log's stored columns (UTF-8, in shared memory: rebuild-events.ts ChunkText) the
+ * first thread may have handed the second beyond what that one has applied.
  */
-const HANDED_AHEAD_CHARS = 256 * 1024 * 1024;
+const HANDED_AHEAD_BYTES = 256 * 1024 * 1024;
 
 export interface RebuildOptions {
   onProgress?: (progress: CatchUpProgress) => void;
@@ -131,7 +131,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
       // thread) runs beside the other's last chunks instead of after them.
       const handing = new RelayedLog(logFile, other.send);
       pace = () => {
-        const needed = handing.neededFor(HANDED_AHEAD_CHARS, other.events);
+        const needed = handing.neededFor(HANDED_AHEAD_BYTES, other.events);
         return needed ? timeline.wait('relay back-pressure', other.reached(needed)) : Promise.resolve();
       };
       lane = other;

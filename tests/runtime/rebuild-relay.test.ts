@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { openLogReader } from '../../eventlog/sqlite-file.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
-import { chunkReceiver, chunkSender, RelayedLog, RelayReader } from '../../runtime/rebuild-relay.js';
+import { chunkReceiver, chunkSender, type RelayedChunk, RelayedLog, RelayReader } from '../../runtime/rebuild-relay.js';
 
 /** An event's values read through its properties: the relay's events parse their JSON when read (runtime/rebuild-events.ts). */
 const plain = (events: RecordedEvent[]) => events.map((e) => ({ stream: e.stream, revision: e.revision, position: e.position, type: e.type, data: e.data, metadata: e.metadata }));
@@ -21,7 +21,7 @@ describe("the log as the rebuild's first thread hands it to the second", () => {
     const at = new Date().toISOString();
     // Data the JSON must carry as stored: unicode, escapes, nulls, nesting.
     for (let i = 0; i < 25; i++) {
-      const data = { id: i, name: i % 2 ? `é ${i} \u2028 "q" </script>` : null, nested: { list: [i, 'x', { deep: true }] } };
+      const data = { id: i, name: i % 2 ? `é ${i} \u2028 "q" </script> 🗳️` : null, nested: { list: [i, 'x', { deep: true }] } };
       await log.append(`thing-${i % 3}`, [{ type: i % 4 ? 'Thing' : 'Other', data, metadata: { team: 1, source: 'Public API', keyName: 'K', correlationId: 'c', at } }], 'any');
     }
     await log.close();
@@ -33,9 +33,11 @@ describe("the log as the rebuild's first thread hands it to the second", () => {
     const reader = openLogReader(file);
     const take = chunkReceiver(port2, bell);
     let taken = 0;
+    const chunks: RelayedChunk[] = [];
     const handed = new RelayReader(() => {
       taken++;
-      return take();
+      chunks.push(take());
+      return chunks[chunks.length - 1];
     });
 
     const expected = [...reader.readAfter(0n, 10), ...reader.readAfter(10n, 10), ...reader.readAfter(20n, 10)];
@@ -61,6 +63,21 @@ describe("the log as the rebuild's first thread hands it to the second", () => {
     expect(got[5].data).toEqual(expected[5].data);
     // One chunk taken at a time, when the one before is used up.
     expect(taken).toBe(3);
+    // What crosses carries no string of the log: each chunk's text and numbers are in memory both
+    // threads share, so neither heap holds a chunk's text while it is applied.
+    for (const chunk of chunks) {
+      expect(Object.keys(chunk).sort()).toEqual(['columns', 'count', 'head', 'text', 'type']);
+      expect(chunk.text).toBeInstanceOf(SharedArrayBuffer);
+      expect(chunk.columns).toBeInstanceOf(SharedArrayBuffer);
+    }
+    expect(chunks.map((c) => c.count)).toEqual([10, 10, 5]);
+    // A chunk's text is read in pieces of a bounded size (SQLite refuses a blob over 1 GB): in
+    // pieces of one event each, or of a few, it is the same.
+    for (const pieceBytes of [1, 600]) {
+      const piecewise = new RelayedLog(file, () => {}, pieceBytes);
+      expect(plain(piecewise.readAfter(0n, 25))).toEqual(expected);
+      piecewise.close();
+    }
     // Asked out of order, the relay says so rather than hand anything twice.
     const again = new RelayedLog(file, chunkSender(port1, bell));
     again.readAfter(0n, 10);
@@ -73,7 +90,7 @@ describe("the log as the rebuild's first thread hands it to the second", () => {
     reader.close();
   });
 
-  it('tells how far the second thread must have got for the text it holds unapplied to fit the cap', async () => {
+  it('tells how far the second thread must have got for the bytes of text it holds unapplied to fit the cap', async () => {
     const file = path.join(dir, 'cap.sqlite');
     const log = new SqliteEventLog(file);
     const metadata = { team: 1, source: 'Public API' as const, keyName: 'K', correlationId: 'c', at: new Date().toISOString() };
