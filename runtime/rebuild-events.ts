@@ -7,7 +7,7 @@ import type { EventMetadata, Position, RecordedEvent } from '../domain/shared/ev
  * its revision and where each of its four texts ends in `text` (each begins where the one before
  * ends). Positions and revisions of a log file are far below 2^53.
  *
- * Held as strings, a chunk's 20,000 events (about 12 MB of text at the scale log) outlived the
+ * Held as strings, a chunk's 20,000 events (2-8 MB of UTF-8 at the scale log, twice as many bytes as strings) outlived the
  * young-generation collections while the chunk was applied, on both threads: each one's text was
  * copied once inside the young generation and once more into the old one, where it died (0.6 KB
  * an event promoted on each thread). Here only the data and metadata of the event being applied
