@@ -38,6 +38,11 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
  * 2.5 s cost about what 5 of 5 s did).
  */
 const POST_ROUNDS = Number(process.env.BENCH_POST_ROUNDS ?? 9);
+/**
+ * The feed figures' rounds: as many as the POST's, for the same reason (a round of 4 walks takes
+ * a fraction of a second, and its rate moves by tens of % on a shared machine).
+ */
+const FEED_ROUNDS = Number(process.env.BENCH_FEED_ROUNDS ?? POST_ROUNDS);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 2_000);
 const WARMUP_MS = 500;
 const IN_FLIGHT = 64;
@@ -135,6 +140,7 @@ async function feedRounds(plain: Product, sealed: Product) {
   return alternated(
     () => walkFeed(plain),
     () => walkFeed(sealed),
+    FEED_ROUNDS,
   );
 }
 
@@ -147,7 +153,7 @@ async function feedFromLog(): Promise<string[]> {
     await seed(sealed, N);
     const feed = await feedRounds(plain, sealed);
     return [
-      costLine(`GET /api/v1/changes, for comparison: built from the log at each read (dispatcher/feed.ts, TURNOUT_BENCH_FEED=log), ${N} constituents, pages of 1,000, read ${FEED_WALKS} times a round`, 'envelopes/s', feed.map((r) => ({ plain: r.plain.rate, sealed: r.sealed.rate })), false),
+      costLine(`GET /api/v1/changes, for comparison: built from the log at each read (dispatcher/feed.ts, TURNOUT_BENCH_FEED=log), ${N} constituents, pages of 1,000, read ${FEED_WALKS} times a round, ${FEED_ROUNDS} rounds`, 'envelopes/s', feed.map((r) => ({ plain: r.plain.rate, sealed: r.sealed.rate })), false),
       cpuLine('  main-thread CPU an envelope (server and client)', feed.map((r) => ({ plain: r.plain.cpu, sealed: r.sealed.cpu }))),
     ];
   } finally {
@@ -219,7 +225,7 @@ async function http(): Promise<string[]> {
       costLine(`POST /api/v1/constituents, ${CONNECTIONS} connections, ${POST_ROUNDS} rounds of ${DURATION_MS / 1000} s`, 'req/s', w.map((r) => ({ plain: r.plain.rps, sealed: r.sealed.rps }))) + `; p99 plain ${p99('plain')} ms, sealed ${p99('sealed')} ms`,
       cpuLine('  main-thread CPU a request', w.map((r) => ({ plain: r.plain.cpu, sealed: r.sealed.cpu }))),
       ...threadLines('  a request', w.map((r) => ({ plain: r.plain.threads, sealed: r.sealed.threads })), '; the rest: the load generator, the same work on both sides'),
-      costLine(`GET /api/v1/changes from the feed's read model (dispatcher/feed-model.ts), ${N} constituents, pages of 1,000, read ${FEED_WALKS} times a round`, 'envelopes/s', feed.map((r) => ({ plain: r.plain.rate, sealed: r.sealed.rate }))),
+      costLine(`GET /api/v1/changes from the feed's read model (dispatcher/feed-model.ts), ${N} constituents, pages of 1,000, read ${FEED_WALKS} times a round, ${FEED_ROUNDS} rounds`, 'envelopes/s', feed.map((r) => ({ plain: r.plain.rate, sealed: r.sealed.rate }))),
       cpuLine('  main-thread CPU an envelope (server and client)', feed.map((r) => ({ plain: r.plain.cpu, sealed: r.sealed.cpu }))),
     ];
   } finally {
