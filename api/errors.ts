@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../domain/shared/errors.js';
 import { type AjvError, fromValidation } from '../validation/errors.js';
-import { WRITE_PENDING_RETRY_S, writePending } from './write-pending.js';
+import { writePending } from './write-pending.js';
 import { type EdgeCode, TRANSPORT_STATUS, type TransportCode, TransportError, transportError } from './transport.js';
 
 /** Spec section 7: one place maps codes to statuses. */
@@ -65,11 +65,11 @@ export function frameworkErrors(err: FastifyError, _request: FastifyRequest, rep
 
 /** One error handler: every error answers {error: {code, message, field}}; a 5xx never shows its internal message. */
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
+  app.setErrorHandler((thrown: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
+    // A wait for the read models that gave up after the write committed answers as a DomainError.
+    const err = writePending(thrown, request) ?? thrown;
     if (err instanceof DomainError && err.retryAfterSeconds !== undefined) reply.header('Retry-After', String(err.retryAfterSeconds));
     if (err instanceof DomainError || err instanceof TransportError) return sendError(reply, err);
-    const pending = writePending(err, request);
-    if (pending) return sendError(reply.header('Retry-After', String(WRITE_PENDING_RETRY_S)), pending);
     if (err.validation) return sendError(reply, fromValidation(err.validation, err.validationContext ?? 'body'));
     switch (err.code) {
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':

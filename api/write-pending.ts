@@ -22,17 +22,25 @@ export const WRITE_PENDING_RETRY_S = 2;
  * retry gets the write's own answer; under another (an erasure's) the retry runs it again, which
  * its journal answers the same. Null for any other failure, and for a wait before anything committed.
  */
-export function writePending(err: unknown, request: FastifyRequest): DomainError | null {
+export function writePending(err: unknown, request: FastifyRequest): WritePending | null {
   if (!(err instanceof NotYetReadable)) return null;
   const position = request.written?.position;
   if (!position) return null;
   if (request.idempotent) request.idempotent.pending = position;
-  return new DomainError(
-    'write_pending',
+  return new WritePending(
     request.idempotent?.write
       ? `The write is recorded but not readable yet (the read models are behind). Do not change this request: retry it with the same Idempotency-Key in ${WRITE_PENDING_RETRY_S} s for its answer (409 idempotency_key_in_progress until it is readable).`
       : request.idempotent
         ? `The write is recorded but not readable yet (the read models are behind). Do not change this request: retry it with the same Idempotency-Key in ${WRITE_PENDING_RETRY_S} s for its answer.`
         : `The write is recorded but not readable yet (the read models are behind); do not send it again. Read the record in ${WRITE_PENDING_RETRY_S} s; send an Idempotency-Key with writes to be given their answer in such a case.`,
   );
+}
+
+/** `503 write_pending`, with its Retry-After (the error handler sets it from retryAfterSeconds). */
+class WritePending extends DomainError {
+  override readonly retryAfterSeconds = WRITE_PENDING_RETRY_S;
+
+  constructor(message: string) {
+    super('write_pending', message);
+  }
 }

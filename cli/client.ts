@@ -49,12 +49,12 @@ export class AdminClient {
 
   /** One JSON call under /admin/v1; a refused connection is CommandFailed naming the origin. */
   async call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-    const r = await this.send(method, path, body, headers);
-    return { status: r.statusCode, body: parseJson(await r.body.text()) };
+    const { status, text } = await this.callText(method, path, body, headers);
+    return { status, body: parseJson(text) };
   }
 
-  /** One call under /admin/v1 with its body as text, for a caller that may not need it parsed (an import's batch). */
-  async callText(method: 'POST', path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  /** As call(), its body as text, for a caller that may not need it parsed (an import's batch). */
+  async callText(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
     const r = await this.send(method, path, body, headers);
     return { status: r.statusCode, text: await r.body.text() };
   }

@@ -277,22 +277,19 @@ describe('prepared read models and an erasure (decisions.md §17)', () => {
     first.end();
     expect(d.prepared()).toEqual([]);
 
-    // One begins once the prepare has started: its file goes, whatever it had built.
+    // One that begins at a hook of a running prepare: the prepare is refused, its file gone.
     process.env.TURNOUT_TEST_CHANGED_VERSION = '2';
-    let second: { end(): void } | null = null;
-    const running = prepareReadModels(d.dir, { projectorsModule: FIXTURE, onProgress: () => void (second ??= beginErasure(d.dir, 8)) });
-    await expect(running).rejects.toThrow(ErasureUnderway);
-    expect(second).not.toBeNull();
-    expect(d.prepared()).toEqual([]);
-    second!.end();
-
-    // One that begins while the live file is copied: stopped there, its copy removed too.
-    let during: { end(): void } | null = null;
-    const copying = prepareReadModels(d.dir, { projectorsModule: FIXTURE, onCopy: () => void (during ??= beginErasure(d.dir, 10)) });
-    await expect(copying).rejects.toThrow(ErasureUnderway);
-    expect(during).not.toBeNull();
-    expect(d.prepared()).toEqual([]);
-    during!.end();
+    const erasedAt = async (hook: 'onProgress' | 'onCopy', id: number) => {
+      let erasure: { end(): void } | null = null;
+      await expect(prepareReadModels(d.dir, { projectorsModule: FIXTURE, [hook]: () => void (erasure ??= beginErasure(d.dir, id)) })).rejects.toThrow(ErasureUnderway);
+      expect(erasure).not.toBeNull();
+      expect(d.prepared()).toEqual([]);
+      erasure!.end();
+    };
+    // Once the prepare has started: its file goes, whatever it had built.
+    await erasedAt('onProgress', 8);
+    // While the live file is copied: stopped there, its copy removed too.
+    await erasedAt('onCopy', 10);
 
     // Prepared before it began: a start refuses the file.
     const prepared = await d.prepare(2);
