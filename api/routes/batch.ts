@@ -109,7 +109,8 @@ const BOUND_DEPTH = 16;
  * At least the UTF-8 bytes of JSON.stringify(value), found without writing it, or Infinity once
  * past `limit` (or for anything but JSON.parse's plain values): every UTF-16 unit of a string
  * writes at most 6 bytes (a control character's or a lone surrogate's `\u001f`), a number at most
- * 24 characters. An import's row bounds at about 2 KB against the 64 KB limit, so the exact
+ * 25 characters (`-0.0000012345678901234567`: 17 digits written after five zeros; the exponent's
+ * form, `-1.2345678901234567e-308`, is 24). An import's row bounds at about 2 KB against the 64 KB limit, so the exact
  * measure, a JSON.stringify of every item (the batch route's most costly check a row), is left to
  * the rare item that may be near it.
  */
@@ -118,7 +119,7 @@ export function jsonBytesBound(value: unknown, limit: number, depth = 0): number
     case 'string':
       return 2 + 6 * value.length;
     case 'number':
-      return 24;
+      return 25;
     case 'boolean':
       return 5;
     case 'object': {

@@ -12,6 +12,10 @@ describe("the batch route's bound of an item's JSON size (api/routes/batch.ts)",
       JSON.parse('{"__proto__": "x", "toJSON": 5, "emptyKey": "", "": ""}'),
       [],
       {},
+      // The longest numbers JSON writes: 25 characters (found by the property below; the bound was 24).
+      -0.0000010000000008500022,
+      -0.0000012345678901234567,
+      -1.2345678901234567e-308,
     ];
     for (const v of values) expect(jsonBytesBound(v, Infinity)).toBeGreaterThanOrEqual(bytes(v));
     // Any value JSON.parse can give, control characters and lone surrogates in its strings too.
@@ -22,6 +26,8 @@ describe("the batch route's bound of an item's JSON size (api/routes/batch.ts)",
       }),
       { numRuns: 300 },
     );
+    // Every finite double, small ones in the decimal form above all (JSON writes -0 as 0).
+    fc.assert(fc.property(fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.double({ min: -1e-5, max: -1e-6, noNaN: true })), (x) => jsonBytesBound(x, Infinity) >= bytes(x)), { numRuns: 2000 });
   });
 
   it('gives Infinity past the limit, for other than plain values, and deeper than it looks', () => {
