@@ -124,26 +124,21 @@ export class EsdbEventLog implements EventLog {
   async readTeamUpTo(team: number, from: Position | null, to: Position, limit: number): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
     const read = this.client.readAll({ fromPosition: from ?? START, resolveLinkTos: false });
-    let stopped = false;
     try {
       for await (const resolved of read) {
         const e = toRecorded(resolved);
         // A read from a position starts at the event there, which the cursor has had.
         if (!e || (from && comparePositions(e.position, from) <= 0)) continue;
-        if (comparePositions(e.position, to) > 0) {
-          stopped = true;
-          break;
-        }
+        if (comparePositions(e.position, to) > 0) break;
         if (e.metadata.team !== team) continue;
         out.push(e);
-        if (out.length >= limit) {
-          stopped = true;
-          break;
-        }
+        if (out.length >= limit) break;
       }
     } finally {
-      // Stop the server walking the rest of $all.
-      if (stopped) await read.cancel().catch(() => undefined);
+      // Stop the server walking the rest of $all, whatever ended the loop (a throw too: leaving
+      // the loop ends the client's stream, not the gRPC call under it, which has no deadline);
+      // a read that reached the end of $all has nothing left to cancel.
+      await read.cancel().catch(() => undefined);
     }
     return out;
   }
@@ -353,6 +348,10 @@ function knownPosition(p: { commit: bigint; prepare: bigint } | undefined): Posi
 function toRecorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | null {
   const e = resolved.event;
   if (!e || !e.isJson || e.type.startsWith('$')) return null;
+  // Every event Turnout writes carries its metadata (EventMetadata: the team, the source); a JSON
+  // event without any is another producer's in the same database, skipped as the team projection
+  // skips it (esdb-team.ts), so that no reader takes its missing team for one of ours.
+  if (typeof e.metadata !== 'object' || e.metadata === null) return null;
   const position = knownPosition(e.position);
   if (!position) throw new Error(`EventStoreDB sent ${e.streamId}@${e.revision} without a log position`);
   const [data, metadata] = [e.data as Record<string, unknown>, e.metadata as unknown as EventMetadata];

@@ -495,6 +495,32 @@ describe('reading one team\u2019s events from EventStoreDB', () => {
     expect(asked.at(-1)).toEqual({ fromPosition: 'start', resolveLinkTos: false });
   });
 
+  it('reads past another producer\u2019s JSON event without metadata, as the team projection does, and cancels the server\u2019s read whatever ends it, a failure too', async () => {
+    const [mark, foreign, mine, other, broken] = [
+      teamEvent(7, 'batch-abc'),
+      // The client gives `metadata` undefined for an event written without any (convertGrpcEvent).
+      { event: { ...teamEvent(7, 'orders-1').event, type: 'OrderPlaced', metadata: undefined } } as unknown as AllStreamResolvedEvent,
+      teamEvent(7, 'constituent-1'),
+      teamEvent(8, 'constituent-2'),
+      // An event the server sent without a log position: the read fails.
+      { event: { ...teamEvent(7, 'constituent-3').event, position: undefined } } as unknown as AllStreamResolvedEvent,
+    ];
+    let cancelled = 0;
+    const over = (all: AllStreamResolvedEvent[]) => () =>
+      Object.assign(
+        (async function* () {
+          yield* all;
+        })(),
+        { cancel: async () => void cancelled++ },
+      );
+    const read = (all: AllStreamResolvedEvent[]) => new EsdbEventLog(scriptedClient({ readAll: over(all), readStream: () => (async function* () {})() }).client);
+    const found = await read([mark, foreign, mine, other]).readTeamUpTo(7, positionOf(mark) as Position, positionOf(other) as Position, 10);
+    expect(found.map((e) => e.stream)).toEqual(['constituent-1']);
+    expect(cancelled).toBe(1);
+    await expect(read([mark, mine, broken, other]).readTeamUpTo(7, positionOf(mark) as Position, positionOf(other) as Position, 10)).rejects.toThrow(/without a log position/);
+    expect(cancelled).toBe(2);
+  });
+
   it('answers a team with no events yet with none, and keeps a projection that already exists', async () => {
     const c = teamClient({}, new Error('Conflict: projection turnout-teams already exists'));
     expect(await c.log.readTeam(3, null, 10)).toEqual([]);
