@@ -109,7 +109,11 @@ export class MongoIdempotencyStore implements IdempotencyStore {
       if (found.mark === undefined) delete next.mark;
       else next.mark = found.mark;
     }
-    const taken = await this.keys.replaceOne({ _id, startedAt: found.startedAt, beatAt }, next);
+    // Taken only as it was read: the same take (its start and last beat) and, for one taken over
+    // while running, still without an answer. A try judged abandoned (its beats did not land) may
+    // yet store its answer between this read and this write; that answer is then kept, not wiped
+    // and the request run again (complete() changes the answer alone).
+    const taken = await this.keys.replaceOne(found.answer ? { _id, startedAt: found.startedAt, beatAt } : { _id, startedAt: found.startedAt, beatAt, answer: null }, next);
     if (!taken.modifiedCount) return this.begin(scope, key, fingerprint, now, mark);
     this.running.set(_id, now);
     return resumed && found.mark !== undefined ? { state: 'started', earlier: found.mark } : { state: 'started' };

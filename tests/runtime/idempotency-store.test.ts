@@ -103,7 +103,8 @@ function scripted(options: { now?: () => number } = {}) {
       if (docs.has(d._id)) throw new MongoServerError({ message: 'E11000 duplicate key', code: 11000 });
       docs.set(d._id, { ...d });
     },
-    findOne: async (f: any) => docs.get(f._id) ?? null,
+    // A server's answer is a copy: a later write does not show through a document read before it.
+    findOne: async (f: any) => (docs.has(f._id) ? structuredClone(docs.get(f._id)) : null),
     replaceOne: async (f: any, d: any) => {
       calls.push(['replaceOne', f]);
       if (!matches(docs.get(f._id), f)) return { modifiedCount: 0 };
@@ -252,7 +253,7 @@ describe('the MongoDB idempotency store', () => {
     const { store, calls } = scripted();
     await store.begin('s', 'k', 'f', 0);
     expect(await store.begin('s', 'k', 'f', STALE_MS)).toEqual({ state: 'started' });
-    expect(calls.find((c) => c[0] === 'replaceOne')).toEqual(['replaceOne', { _id: 's\nk', startedAt: 0, beatAt: 0 }]);
+    expect(calls.find((c) => c[0] === 'replaceOne')).toEqual(['replaceOne', { _id: 's\nk', startedAt: 0, beatAt: 0, answer: null }]);
     await store.release('s', 'k');
     expect(await store.begin('s', 'k', 'f', STALE_MS + 1)).toEqual({ state: 'started' });
     await store.complete('s', 'k', answer);
@@ -283,12 +284,32 @@ describe('the MongoDB idempotency store', () => {
     await b.close();
   });
 
+  it('keeps an answer the earlier take stores after a takeover read its entry as abandoned, and answers it', async () => {
+    const { store: a, docs } = scripted();
+    const { store: b } = scripted();
+    const keys = (a as unknown as { keys: { findOne: (f: unknown) => Promise<unknown> } }).keys;
+    (b as unknown as { keys: unknown }).keys = keys; // two processes, one collection
+    expect(await a.begin('s', 'k', 'f', 0)).toEqual({ state: 'started' });
+    // a's beats did not land for ABANDONED_MS (a partition, a stalled event loop) while its request
+    // went on: b reads the entry as abandoned, and a's answer lands between b's read and b's replace.
+    const findOne = keys.findOne;
+    keys.findOne = async (f) => {
+      const found = await findOne(f);
+      await a.complete('s', 'k', answer, 0);
+      return found;
+    };
+    const begun = await b.begin('s', 'k', 'f', ABANDONED_MS + 1);
+    keys.findOne = findOne;
+    expect(docs.get('s\nk').answer).toEqual(answer);
+    expect(begun).toEqual({ state: 'done', fingerprint: 'f', answer });
+  });
+
   it('judges an entry written before the heartbeat by its start and the stale time', async () => {
     const { store, docs, calls } = scripted();
     docs.set('s\nk', { _id: 's\nk', fingerprint: 'f', startedAt: 0, expiresAt: new Date(TTL_MS), answer: null });
     expect(await store.begin('s', 'k', 'f', ABANDONED_MS)).toMatchObject({ state: 'running' });
     expect(await store.begin('s', 'k', 'f', STALE_MS)).toEqual({ state: 'started' });
-    expect(calls.find((c) => c[0] === 'replaceOne')).toEqual(['replaceOne', { _id: 's\nk', startedAt: 0, beatAt: { $exists: false } }]);
+    expect(calls.find((c) => c[0] === 'replaceOne')).toEqual(['replaceOne', { _id: 's\nk', startedAt: 0, beatAt: { $exists: false }, answer: null }]);
     await store.close();
   });
 });
