@@ -22,7 +22,11 @@ export class MongoKeyStore implements KeyStore {
   ) {}
 
   static on(db: Db, main: Sealer, client: MongoClient | null = null): MongoKeyStore {
-    return new MongoKeyStore(db.collection<KeyDoc>('data_keys'), main, client);
+    // Majority both ways: a key read is one no failover can roll back, and a key made is written
+    // to a majority before anything is sealed under it. With `local`, another process could seal
+    // events in the log under a key a failover then loses (MongoDB: data read at "local" "may be
+    // rolled back"), and their personal fields would open for no one: an erasure no one asked for.
+    return new MongoKeyStore(db.collection<KeyDoc>('data_keys', { readConcern: { level: 'majority' }, writeConcern: { w: 'majority' } }), main, client);
   }
 
   /** Its own connection to the deployment's database (`dbName`: the read store's, projections/store/mongo.ts dbNameOf). */
@@ -70,9 +74,11 @@ export class MongoKeyStore implements KeyStore {
 
 /** Every failure a duplicate `_id`: racing first uses, where the first insert wins. */
 function duplicateOnly(err: unknown): boolean {
+  // The driver throws a bulk error for insertMany (a write concern's failure too, with no write
+  // errors: not a duplicate), a server error for a single write.
   if (err instanceof MongoBulkWriteError) {
     const errors = [err.writeErrors].flat();
-    return errors.length > 0 && !err.writeConcernError && errors.every((e) => e.code === 11000);
+    return errors.length > 0 && errors.every((e) => e.code === 11000);
   }
   return err instanceof MongoServerError && err.code === 11000;
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { type Db, MongoClient, MongoServerError } from 'mongodb';
+import { type Db, MongoBulkWriteError, MongoClient } from 'mongodb';
 import { GenericContainer, type StartedTestContainer, Wait } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGES } from '../support/containers.js';
@@ -78,6 +78,7 @@ describe('the embedded key store (SQLite)', () => {
 /** A scripted `data_keys` collection: one document map, MongoDB's duplicate-key error on insert, shared by every store opened on it. */
 function scriptedDb(): Db {
   const docs = new Map<string, any>();
+  const opened: unknown[] = [];
   const collection = {
     find: (f: any) => ({ toArray: async () => (f._id.$in as string[]).filter((id) => docs.has(id)).map((id) => ({ ...docs.get(id) })) }),
     // Unordered: every document that can be is inserted, then one duplicate-key error if any was refused.
@@ -90,7 +91,8 @@ function scriptedDb(): Db {
         if (docs.has(d._id)) refused = true;
         else docs.set(d._id, { ...d });
       }
-      if (refused) throw new MongoServerError({ message: 'E11000 duplicate key', code: 11000 });
+      // As driver 6 answers an insertMany with refused documents (bulk/common.js handleWriteError).
+      if (refused) throw new MongoBulkWriteError({ message: 'E11000 duplicate key', code: 11000, writeErrors: [{ code: 11000, index: 0, errmsg: 'E11000 duplicate key' }] as never }, {} as never);
       return { insertedCount: ds.length };
     },
     updateOne: async (f: any, u: any, o: any) => {
@@ -98,13 +100,25 @@ function scriptedDb(): Db {
       else if (o?.upsert) docs.set(f._id, { _id: f._id, ...u.$set });
     },
   };
-  return { collection: () => collection } as unknown as Db;
+  return {
+    collection: (name: string, options: unknown) => {
+      opened.push([name, options]);
+      return collection;
+    },
+    opened,
+  } as unknown as Db;
 }
 
 describe('the MongoDB key store (scripted collection)', () => {
   keyStoreContract('MongoKeyStore', async () => {
     const db = scriptedDb();
     return { store: MongoKeyStore.on(db, main), reopen: async () => MongoKeyStore.on(db, main), cleanup: async () => {} };
+  });
+
+  it('reads and writes keys at majority, so no failover takes back a key something was sealed under', () => {
+    const db = scriptedDb();
+    MongoKeyStore.on(db, main);
+    expect((db as unknown as { opened: unknown[] }).opened).toEqual([['data_keys', { readConcern: { level: 'majority' }, writeConcern: { w: 'majority' } }]]);
   });
 });
 
