@@ -215,11 +215,14 @@ export async function openRuntime(
   const shared = topology === 'leased' || topology === 'reader';
   const summary = shared ? summaryOf(models) : 'read-models';
   const runner = topology === 'in-process' || topology === 'leased' ? new ProjectionRunner(log, rawStore, models, { onError: hooks.onProjectionError, report, summary }) : null;
-  await defineReadModels(rawStore, models);
+  // Registered before its collections are laid out, so that `turnout rebuild --drop-unused`, which
+  // lists the collections before it reads the registrations, never takes a starting build's new
+  // collections for unused ones (projections/store/mongo-versions.ts).
   if (shared) {
     const registration = await registerReadModels(rawStore, models, `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, report);
     closers.push(() => registration.stop());
   }
+  await defineReadModels(rawStore, models);
   let leased: Awaited<ReturnType<typeof keepProjectionLease>> | null = null;
   // Reads wait for the catch-up after start only where this process's own projector writes the
   // read models it serves; a shared store is kept up by the lease holder, wherever it runs.

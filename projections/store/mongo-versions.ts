@@ -33,6 +33,14 @@ export interface DropPlan {
 
 const VERSIONED_CHECKPOINT = /^projector:(.+@v\d+)$/;
 const BUILD_SUMMARY = /^read-models@(.+)$/;
+/**
+ * The checkpoints of the layout before versions: a projector's without a version, and the one
+ * summary. Dropped with that layout's collections, so that a release from before versions started
+ * again (a rollback) finds no checkpoint past its empty collections and rebuilds them from the log,
+ * instead of applying only what came after and reporting ready with every earlier record missing.
+ * (A process of this layout's `in-process` topology writes `read-models` again at its next step.)
+ */
+const LEGACY_CHECKPOINT = /^(projector:[^@]+|read-models)$/;
 
 /**
  * Which read-model collections of `existing` no live process uses: those named after a version
@@ -47,6 +55,7 @@ export function planDrop(existing: readonly string[], checkpoints: readonly stri
   const versions = new Set(live.flatMap((r) => r.projectors.map((p) => `${p.name}@v${p.version}`)));
   const builds = new Set(live.map((r) => r.build));
   const unusedCheckpoint = (id: string) => {
+    if (LEGACY_CHECKPOINT.test(id)) return true;
     const version = VERSIONED_CHECKPOINT.exec(id)?.[1];
     if (version !== undefined) return !versions.has(version);
     const build = BUILD_SUMMARY.exec(id)?.[1];
@@ -69,11 +78,15 @@ export async function dropUnusedReadModels(
   db: Db,
   options: { users: string; checkpoints: string; liveForMs: number; legacy: ReadonlySet<string>; now?: Date; onDrop?: (name: string) => void },
 ): Promise<DropPlan> {
+  // What exists first, then who is registered: a process registers before it lays out its
+  // collections (runtime/wiring.ts), so every collection listed here belongs to a process the read
+  // after it sees, however their starts interleave (read the other way round, a build starting
+  // between the two reads had its new collections dropped under it).
+  const existing = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
+  const checkpoints = (await db.collection<{ _id: string }>(options.checkpoints).find({}, { projection: { _id: 1 } }).toArray()).map((c) => c._id);
   const since = new Date((options.now ?? new Date()).getTime() - options.liveForMs);
   const live = (await db.collection(options.users).find({ seenAt: { $gte: since } }).toArray()) as unknown as Registration[];
   if (!live.length) throw new Error(`no running process has registered the read models it uses in the last ${Math.round(options.liveForMs / 1000)} s: nothing dropped`);
-  const existing = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
-  const checkpoints = (await db.collection<{ _id: string }>(options.checkpoints).find({}, { projection: { _id: 1 } }).toArray()).map((c) => c._id);
   const plan = planDrop(existing, checkpoints, live, options.legacy);
   for (const name of plan.drop) {
     await db.collection(name).drop();

@@ -172,9 +172,12 @@ describe('dropping the read models no running build uses (turnout rebuild --drop
 
   it('drops the versions and the unversioned layout no live registration names, and keeps every other collection', () => {
     const existing = ['people', 'people.v1', 'people.v2', 'teams.v1', 'webhookDeliveries', 'checkpoints', '_leases', 'readModelUsers'];
-    const checkpoints = ['projector:people@v1', 'projector:people@v2', 'projector:teams@v1', 'read-models@aaa', 'read-models@bbb', 'read-models', 'webhooks'];
+    const checkpoints = ['projector:people@v1', 'projector:people@v2', 'projector:teams@v1', 'read-models@aaa', 'read-models@bbb', 'read-models', 'projector:people', 'webhooks'];
     const plan = planDrop(existing, checkpoints, [registration('bbb', [['people', 2], ['teams', 1]])], legacy);
-    expect(plan).toEqual({ drop: ['people', 'people.v1'], keep: ['people.v2', 'teams.v1'], checkpoints: ['projector:people@v1', 'read-models@aaa'] });
+    // The layout before versions goes with its checkpoints (`projector:people`, `read-models`): a
+    // release from before versions started again rebuilds its collections from the log rather
+    // than resuming past the records they held.
+    expect(plan).toEqual({ drop: ['people', 'people.v1'], keep: ['people.v2', 'teams.v1'], checkpoints: ['projector:people', 'projector:people@v1', 'read-models', 'read-models@aaa'] });
   });
 
   it('keeps what either of two live builds uses (mid-deploy)', () => {
@@ -186,27 +189,38 @@ describe('dropping the read models no running build uses (turnout rebuild --drop
   function scriptedDb(registrations: Registration[], collections: string[]) {
     const dropped: string[] = [];
     const deleted: unknown[] = [];
+    const reads: string[] = [];
     const db = {
       collection: (name: string) => ({
         find: (filter: Document) => ({
-          toArray: async () =>
-            name === 'readModelUsers' ? registrations.filter((r) => r.seenAt >= (filter.seenAt as { $gte: Date }).$gte) : [{ _id: 'projector:people@v1' }, { _id: 'projector:people@v2' }],
+          toArray: async () => {
+            reads.push(name);
+            return name === 'readModelUsers' ? registrations.filter((r) => r.seenAt >= (filter.seenAt as { $gte: Date }).$gte) : [{ _id: 'projector:people@v1' }, { _id: 'projector:people@v2' }];
+          },
         }),
         drop: async () => void dropped.push(name),
         deleteMany: async (filter: unknown) => void deleted.push(filter),
       }),
-      listCollections: () => ({ toArray: async () => collections.map((name) => ({ name })) }),
+      listCollections: () => ({
+        toArray: async () => {
+          reads.push('listCollections');
+          return collections.map((name) => ({ name }));
+        },
+      }),
     } as unknown as Db;
-    return { db, dropped, deleted };
+    return { db, dropped, deleted, reads };
   }
 
   it('drops only what no registration renewed within the live window names, with their checkpoints', async () => {
     const now = new Date('2026-11-27T08:10:00Z');
-    const { db, dropped, deleted } = scriptedDb(
+    const { db, dropped, deleted, reads } = scriptedDb(
       [registration('new', [['people', 2]], new Date('2026-11-27T08:09:30Z')), registration('old', [['people', 1]], new Date('2026-11-27T07:00:00Z'))],
       ['people.v1', 'people.v2', 'checkpoints'],
     );
     const plan = await dropUnusedReadModels(db, { users: 'readModelUsers', checkpoints: 'checkpoints', liveForMs: 90_000, legacy, now });
+    // The collections listed before the registrations are read: a process registers before it
+    // lays its collections out, so one starting meanwhile is seen by the later read.
+    expect(reads).toEqual(['listCollections', 'checkpoints', 'readModelUsers']);
     expect(dropped).toEqual(['people.v1']);
     expect(plan.keep).toEqual(['people.v2']);
     expect(deleted).toEqual([{ _id: { $in: ['projector:people@v1'] } }]);
