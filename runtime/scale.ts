@@ -1,4 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
+import type { MongoClient } from 'mongodb';
 import { comparePositions, type Position } from '../domain/shared/events.js';
 import { natsConnectOptions } from '../dispatcher/queue/nats-connect.js';
 import { type EventLog } from '../eventlog/port.js';
@@ -56,6 +57,35 @@ export function readSettler(log: EventLog, waitFor: (p: Position) => Promise<voi
     if (settled === undefined || settled === null || (head && comparePositions(head, settled) > 0)) settled = head;
   };
   return () => (settled !== undefined && log.ownWritesOnlySince?.(settled) ? null : log.head().then(settleTo));
+}
+
+/**
+ * The leases of a build's projector versions (projections/engine/ownership.ts), in the same place
+ * as the build's lease: NATS KV where NATS is configured, else MongoDB's `_leases`, through one
+ * client for all of them, opened at the first.
+ */
+export function versionLeases(config: Config, nats: NatsConnection | null): { leaseOf: (name: string) => Promise<Lease>; close: () => Promise<void> } {
+  if (nats) {
+    return {
+      leaseOf: async (name) => {
+        const { NatsLease } = await import('../projections/lease-nats.js');
+        return NatsLease.open(nats, name);
+      },
+      close: async () => {},
+    };
+  }
+  let client: Promise<MongoClient> | null = null;
+  return {
+    leaseOf: async (name) => {
+      const [{ MongoLease }, { dbNameOf }] = await Promise.all([import('../projections/lease-mongo.js'), import('../projections/store/mongo.js')]);
+      // Loaded only here: the embedded default never loads the MongoDB driver.
+      client ??= import('mongodb').then(({ MongoClient }) => new MongoClient(config.mongoUrl!).connect());
+      return new MongoLease((await client).db(dbNameOf(config.mongoUrl!)).collection('_leases'), name, 15_000);
+    },
+    close: async () => {
+      await (await client?.catch(() => null))?.close();
+    },
+  };
 }
 
 /**

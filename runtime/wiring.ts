@@ -10,6 +10,7 @@ import { IdAllocator } from '../commands/ids.js';
 import { StartCatchUp } from '../projections/engine/catch-up.js';
 import { waitForCheckpoint } from '../projections/engine/checkpoint-wait.js';
 import { ProjectionRunner } from '../projections/engine/main-thread.js';
+import { VersionOwnership } from '../projections/engine/ownership.js';
 import { defineReadModels } from '../projections/engine/step.js';
 import { buildOf, registerReadModels, summaryOf } from '../projections/engine/builds.js';
 import type { ProjectorThread } from '../projections/engine/thread.js';
@@ -23,7 +24,7 @@ import { lockDataDir } from './datadir-lock.js';
 import { privateFile, secureDataDir } from './private-files.js';
 import { FallbackRateLimiter } from './ratelimit-fallback.js';
 import { watchTeamFeed } from './team-feed.js';
-import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead } from './scale.js';
+import { keepProjectionLease, openLimiter, openNats, readSettler, readsSettleToHead, versionLeases } from './scale.js';
 import type { Runtime, Services } from './services.js';
 import { openWebhookDb, openWebhookState } from './webhooks.js';
 import { InFlightRedaction } from './idempotency/in-flight.js';
@@ -214,7 +215,12 @@ export async function openRuntime(
   // On a store several builds share, each build keeps (and waits on) its own versions' summary.
   const shared = topology === 'leased' || topology === 'reader';
   const summary = shared ? summaryOf(models) : 'read-models';
-  const runner = topology === 'in-process' || topology === 'leased' ? new ProjectionRunner(log, rawStore, models, { onError: hooks.onProjectionError, report, summary }) : null;
+  // Where several builds may share the store, each version is written by the one process that
+  // holds its lease, whichever build it belongs to (projections/engine/ownership.ts).
+  const leases = topology === 'leased' ? versionLeases(config, nats) : null;
+  if (leases) closers.push(() => leases.close());
+  const ownership = leases ? new VersionOwnership(models, leases.leaseOf, { onError: (err) => console.error('read-model version lease', err), report }) : undefined;
+  const runner = topology === 'in-process' || topology === 'leased' ? new ProjectionRunner(log, rawStore, models, { onError: hooks.onProjectionError, report, summary, ownership }) : null;
   // Registered before its collections are laid out, so that `turnout rebuild --drop-unused`, which
   // lists the collections before it reads the registrations, never takes a starting build's new
   // collections for unused ones (projections/store/mongo-versions.ts).

@@ -4,6 +4,7 @@ import { type FollowerStatus, LogFollower } from '../../eventlog/follower.js';
 import { Pause } from '../../eventlog/pause.js';
 import { type EventLog } from '../../eventlog/port.js';
 import type { ReadStore } from '../store/port.js';
+import type { VersionOwnership } from './ownership.js';
 import type { Projector } from './projector.js';
 import { PositionWaiters, type ReadModelsDriver } from './status.js';
 import { defineReadModels, ProjectionFailure, ProjectionStep, versionedCheckpointName } from './step.js';
@@ -28,6 +29,11 @@ export interface ProjectionRunnerOptions {
    */
   checkpointEvery?: number;
   checkpointEveryMs?: number;
+  /**
+   * On a store several builds share: which versions this process writes (ownership.ts). Taken
+   * when the runner starts and given up when it stops; every version, unless given.
+   */
+  ownership?: VersionOwnership;
 }
 
 /** Events a chunk holds at most: a transaction on MongoDB stays well inside its time and size limits. */
@@ -61,6 +67,8 @@ export class ProjectionRunner implements ReadModelsDriver {
   /** Without transactions: events applied past the stored checkpoints, and the timer that stores them. */
   private unstored = 0;
   private storeTimer: NodeJS.Timeout | null = null;
+  /** A resubscription asked for by a version's lease taken (one at a time). */
+  private regaining: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly log: EventLog,
@@ -71,7 +79,8 @@ export class ProjectionRunner implements ReadModelsDriver {
     this.checkpointName = options.checkpointName ?? 'read-models';
     this.applied = new PositionWaiters(options.waitTimeoutMs ?? 15_000);
     // Versioned checkpoints: on a store that several builds share, each version is built on its own.
-    this.step = new ProjectionStep(projectors, { summary: options.summary ?? this.checkpointName, checkpointOf: versionedCheckpointName });
+    const ownership = options.ownership;
+    this.step = new ProjectionStep(projectors, { summary: options.summary ?? this.checkpointName, checkpointOf: versionedCheckpointName, owns: ownership && ((p) => ownership.owns(p)) });
   }
 
   private get retry() {
@@ -81,6 +90,11 @@ export class ProjectionRunner implements ReadModelsDriver {
   async start(): Promise<void> {
     await defineReadModels(this.store, this.projectors);
     this.stopping = false;
+    await this.options.ownership?.start(() => this.regain());
+    await this.follow();
+  }
+
+  private async follow(): Promise<void> {
     const { initialMs, maxMs } = this.retry;
     this.follower = new LogFollower({
       name: this.checkpointName,
@@ -95,10 +109,28 @@ export class ProjectionRunner implements ReadModelsDriver {
     await this.follower.start();
   }
 
+  /**
+   * A version's lease taken while following: resubscribed from the lowest checkpoint, that
+   * version's included, so it resumes where its last writer (another build's process) left it.
+   */
+  private regain(): void {
+    this.regaining = this.regaining.then(async () => {
+      const follower = this.follower;
+      if (this.stopping || !follower) return;
+      await follower.stop();
+      await this.flush().catch(() => undefined);
+      if (this.stopping || this.follower !== follower) return;
+      this.options.report?.(`${this.checkpointName}: a read-model version's lease taken; resuming it from its checkpoint`);
+      await this.follow().catch((err) => this.options.report?.(`${this.checkpointName}: resubscribing after a lease taken failed (${err instanceof Error ? err.message : String(err)})`));
+    });
+  }
+
   /** Where a (re)subscription starts: the lowest stored checkpoint, every projector past it skipping what it applied. */
   private async resume(): Promise<Position | null> {
     await this.applying?.catch(() => undefined);
     this.chunk = [];
+    // The versions whose leases are held now are written from here on, from their stored checkpoints.
+    this.options.ownership?.activate();
     await this.step.load(this.store, true);
     // A build whose projectors are all built already (another build shared them) has its summary written now, not at the next event.
     await this.step.save(this.store);
@@ -244,10 +276,13 @@ export class ProjectionRunner implements ReadModelsDriver {
   async stop(): Promise<void> {
     this.stopping = true;
     this.pause.wake();
+    await this.regaining;
     await this.follower?.stop();
     this.follower = null;
     // What was delivered before the stop is applied unless it is failing (then it is left to the next start).
     await this.flush().catch(() => undefined);
     if (this.storeTimer || this.unstored) await this.storeCheckpoints().catch((err) => this.reportStoreError(err));
+    // The versions' leases last: what this process applied is stored before another takes them.
+    await this.options.ownership?.stop();
   }
 }

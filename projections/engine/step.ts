@@ -45,6 +45,13 @@ export interface StepOptions {
   summary?: string;
   /** Each projector's checkpoint name: checkpointName unless given. */
   checkpointOf?: (p: Projector) => string;
+  /**
+   * The projectors this step writes, where other processes write others (a read store several
+   * builds share: each version has one writer, main-thread.ts VersionOwnership). A projector not
+   * owned is neither applied nor moved; the summary takes its stored checkpoint, read at each
+   * save, so it passes a position only once that version's writer has. All, unless given.
+   */
+  owns?: (p: Projector) => boolean;
 }
 
 /**
@@ -65,6 +72,9 @@ export class ProjectionStep {
   /** What each projector's checkpoint holds, as last read or committed. */
   private readonly stored = new Map<Projector, Position>();
   private storedSummary: Position | null = null;
+  /** The summary the last save wrote (or found): stored by settle(). */
+  private savedSummary: Position | null = null;
+  private readonly owns: (p: Projector) => boolean;
   /** The projectors that read each stream category and event type. */
   private readonly route: (stream: string, type: string) => Projector[];
   private readonly nameOf: (p: Projector) => string;
@@ -75,6 +85,7 @@ export class ProjectionStep {
   ) {
     this.route = eventRouter(projectors);
     this.nameOf = options.checkpointOf ?? checkpointName;
+    this.owns = options.owns ?? (() => true);
   }
 
   /**
@@ -114,11 +125,18 @@ export class ProjectionStep {
     }
   }
 
-  /** The position every projector has reached (in the working view). */
+  /**
+   * The position every projector this step writes has reached (in the working view); where it
+   * writes none, every projector's as last read (a subscription's start that applies nothing).
+   */
   lowest(): Position {
+    return this.lowestOf(true) ?? this.lowestOf(false) ?? START;
+  }
+
+  private lowestOf(owned: boolean): Position | null {
     let low: Position | null = null;
-    for (const v of this.working.values()) if (low === null || comparePositions(v, low) < 0) low = v;
-    return low ?? START;
+    for (const [p, v] of this.working) if ((!owned || this.owns(p)) && (low === null || comparePositions(v, low) < 0)) low = v;
+    return low;
   }
 
   /** The position every projector's stored checkpoint has reached. */
@@ -136,7 +154,7 @@ export class ProjectionStep {
     for (let i = 0; i < events.length; i++) {
       const e = events[i];
       for (const p of this.route(e.stream, e.type)) {
-        if (comparePositions(this.working.get(p)!, e.position) >= 0) continue;
+        if (comparePositions(this.working.get(p)!, e.position) >= 0 || !this.owns(p)) continue;
         try {
           await p.apply(fromLog(e), store);
         } catch (err) {
@@ -148,7 +166,7 @@ export class ProjectionStep {
 
   /** Every projector has applied everything up to `through`, the events it does not read included. */
   advance(through: Position): void {
-    for (const [p, at] of this.working) if (comparePositions(at, through) < 0) this.working.set(p, through);
+    for (const [p, at] of this.working) if (comparePositions(at, through) < 0 && this.owns(p)) this.working.set(p, through);
   }
 
   /**
@@ -157,18 +175,27 @@ export class ProjectionStep {
    */
   async save(store: ReadStore): Promise<void> {
     const moved: Array<[string, Position]> = [];
-    for (const [p, at] of this.working) if (comparePositions(at, this.stored.get(p)!) > 0) moved.push([this.nameOf(p), at]);
+    for (const [p, at] of this.working) if (this.owns(p) && comparePositions(at, this.stored.get(p)!) > 0) moved.push([this.nameOf(p), at]);
     if (store.setCheckpoints) await store.setCheckpoints(moved);
     else for (const [name, at] of moved) await store.setCheckpoint(name, at);
     const summary = this.options.summary;
-    const low = this.lowest();
-    if (summary && (!this.storedSummary || comparePositions(low, this.storedSummary) > 0)) await store.setCheckpoint(summary, low);
+    if (!summary) return;
+    let low = this.lowestOf(true);
+    // A version another process writes is as far as its own checkpoint says.
+    for (const p of this.projectors) {
+      if (this.owns(p)) continue;
+      const at = (await store.getCheckpoint(this.nameOf(p))) ?? START;
+      if (low === null || comparePositions(at, low) < 0) low = at;
+    }
+    low ??= START;
+    this.savedSummary = low;
+    if (!this.storedSummary || comparePositions(low, this.storedSummary) > 0) await store.setCheckpoint(summary, low);
   }
 
   /** The working view is stored (its transaction committed, or its checkpoints written). */
   settle(): void {
-    for (const [p, at] of this.working) this.stored.set(p, at);
-    if (this.options.summary) this.storedSummary = this.lowest();
+    for (const [p, at] of this.working) if (this.owns(p)) this.stored.set(p, at);
+    if (this.options.summary && this.savedSummary && (!this.storedSummary || comparePositions(this.savedSummary, this.storedSummary) > 0)) this.storedSummary = this.savedSummary;
   }
 
   /** Back to what is stored (a transaction rolled back). */

@@ -11,6 +11,9 @@ import { versionedCheckpointName } from '../../projections/engine/step.js';
 import { MongoReadStore } from '../../projections/store/mongo.js';
 import { dropUnusedReadModels, planDrop, type Registration } from '../../projections/store/mongo-versions.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
+import type { Lease } from '../../projections/lease.js';
+import { VersionOwnership, versionLeaseName } from '../../projections/engine/ownership.js';
+import type { ReadStore } from '../../projections/store/port.js';
 
 const event = (type: string): NewEvent => ({
   type,
@@ -165,6 +168,86 @@ const registration = (build: string, versions: Array<[string, number]>, seenAt =
   projectors: versions.map(([name, version]) => ({ name, version })),
   collections: versions.map(([name, version]) => ({ name, version })),
   seenAt,
+});
+
+/** Leases by name, each shared by its contenders, honouring its TTL by this process's clock as a lease store would. */
+function leaseStore(ttlMs: number) {
+  const held = new Map<string, { holder: string; expiresAt: number }>();
+  const contender =
+    (me: string) =>
+    (name: string): Lease => ({
+      ttlMs,
+      async acquire() {
+        const now = Date.now();
+        const state = held.get(name);
+        if (state && state.holder !== me && state.expiresAt > now) return false;
+        held.set(name, { holder: me, expiresAt: now + ttlMs });
+        return true;
+      },
+      async release() {
+        if (held.get(name)?.holder === me) held.delete(name);
+      },
+    });
+  return { contender, holder: (name: string) => held.get(name)?.holder ?? null };
+}
+
+/** A read-modify-write projector, as the outbox's NotificationSent (attempts + 1): applied twice, it counts twice. */
+function tally(name: string, version: number): Projector {
+  // The memory store keeps one collection per name: the version in it, as MongoDB's names have it.
+  const collection = `${name}_v${version}`;
+  return {
+    name,
+    version,
+    collections: [{ name: collection, idField: 'id' }],
+    async apply(_e: unknown, store: ReadStore) {
+      const d = await store.get<{ n: number }>(collection, 'n');
+      await store.put(collection, { id: 'n', n: (d?.n ?? 0) + 1 });
+    },
+  };
+}
+const count = async (store: ReadStore, collection: string) => (await store.get<{ n: number }>(collection, 'n'))?.n ?? 0;
+
+describe('a version two running builds share has one writer (a lease per projector version)', () => {
+  it('is written by the build that holds its lease, the other build applying only its own, then by the new build once the old one stops', async () => {
+    const log = new SqliteEventLog(':memory:');
+    const store = new MemoryReadStore();
+    const leases = leaseStore(300);
+    const append = async (from: number, to: number) => {
+      let last = null;
+      for (let i = from; i < to; i++) last = (await log.append(`thing-${i}`, [event('Something')], ANY)).position;
+      return last!;
+    };
+    const old = [tally('tally', 1), tally('people', 1)];
+    const blue = new ProjectionRunner(log, store, old, { summary: summaryOf(old), ownership: new VersionOwnership(old, leases.contender('blue')) });
+    await blue.start();
+    await blue.waitFor(await append(0, 5));
+    // The new build's projector starts while the old build's keeps running (a rolling deploy):
+    // tally@1 is shared, people@2 is new.
+    const next = [tally('tally', 1), tally('people', 2)];
+    const green = new ProjectionRunner(log, store, next, { summary: summaryOf(next), ownership: new VersionOwnership(next, leases.contender('green')) });
+    await green.start();
+    expect(leases.holder(versionLeaseName(next[0]))).toBe('blue');
+    expect(leases.holder(versionLeaseName(next[1]))).toBe('green');
+    const last = await append(5, 10);
+    await blue.waitFor(last);
+    await green.waitFor(last);
+    // Each event once: blue wrote the shared version, green its new one from the log's start.
+    expect(await count(store, 'tally_v1')).toBe(10);
+    expect(await count(store, 'people_v2')).toBe(10);
+    // Checkpoints are stored with the next batch (the memory store has no transactions).
+    await vi.waitFor(async () => expect(await store.getCheckpoint(versionedCheckpointName(next[1]))).toEqual(last), { timeout: 2_000 });
+    // Green's summary passes a position only once the shared version's writer has: readers of the new build wait for both.
+    await vi.waitFor(async () => expect(await store.getCheckpoint(summaryOf(next))).toEqual(last), { timeout: 2_000 });
+    // The old build stops: its leases go, green takes the shared version over and resumes it where blue left it.
+    await blue.stop();
+    await vi.waitFor(() => expect(leases.holder(versionLeaseName(next[0]))).toBe('green'), { timeout: 2_000 });
+    const after = await append(10, 15);
+    await vi.waitFor(async () => expect(await store.getCheckpoint(versionedCheckpointName(next[0]))).toEqual(after), { timeout: 2_000 });
+    expect(await count(store, 'tally_v1')).toBe(15);
+    expect(await count(store, 'people_v2')).toBe(15);
+    await green.stop();
+    await log.close();
+  });
 });
 
 describe('dropping the read models no running build uses (turnout rebuild --drop-unused)', () => {
