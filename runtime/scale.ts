@@ -79,7 +79,13 @@ export function versionLeases(config: Config, nats: NatsConnection | null): { le
     leaseOf: async (name) => {
       const [{ MongoLease }, { dbNameOf }] = await Promise.all([import('../projections/lease-mongo.js'), import('../projections/store/mongo.js')]);
       // Loaded only here: the embedded default never loads the MongoDB driver.
-      client ??= import('mongodb').then(({ MongoClient }) => new MongoClient(config.mongoUrl!).connect());
+      client ??= import('mongodb')
+        .then(({ MongoClient }) => new MongoClient(config.mongoUrl!).connect())
+        .catch((err: unknown) => {
+          // Connected again at the next lease asked for, not failed for good.
+          client = null;
+          throw err;
+        });
       return new MongoLease((await client).db(dbNameOf(config.mongoUrl!)).collection('_leases'), name, 15_000);
     },
     close: async () => {

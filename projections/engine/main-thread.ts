@@ -38,6 +38,8 @@ export interface ProjectionRunnerOptions {
 
 /** Events a chunk holds at most: a transaction on MongoDB stays well inside its time and size limits. */
 const CHUNK = 256;
+/** How often the summary follows the checkpoints of versions another process writes (ownership.ts). */
+const SUMMARY_REFRESH_MS = 100;
 
 /**
  * The engine's driver on the main thread, for the read stores that are not a SQLite file of the
@@ -69,6 +71,9 @@ export class ProjectionRunner implements ReadModelsDriver {
   private storeTimer: NodeJS.Timeout | null = null;
   /** A resubscription asked for by a version's lease taken (one at a time). */
   private regaining: Promise<void> = Promise.resolve();
+  /** Where another process writes some of this build's versions: the summary follows their checkpoints. */
+  private summaryTimer: NodeJS.Timeout | null = null;
+  private refreshing = false;
 
   constructor(
     private readonly log: EventLog,
@@ -90,8 +95,39 @@ export class ProjectionRunner implements ReadModelsDriver {
   async start(): Promise<void> {
     await defineReadModels(this.store, this.projectors);
     this.stopping = false;
-    await this.options.ownership?.start(() => this.regain());
+    const ownership = this.options.ownership;
+    if (ownership) {
+      await ownership.start(
+        () => this.regain(),
+        () => this.storeApplied(),
+      );
+      this.summaryTimer = setInterval(() => void this.refreshSummary(), SUMMARY_REFRESH_MS);
+      this.summaryTimer.unref();
+    }
     await this.follow();
+  }
+
+  /**
+   * The summary again while another process writes some of the versions: their writers move on
+   * without this runner's steps (an event only they read, say), and this build's readers wait on it.
+   * Skipped while a chunk applies (its own save writes the summary).
+   */
+  private async refreshSummary(): Promise<void> {
+    if (this.refreshing || this.applying || this.stopping || !this.step.sharesWriters()) return;
+    this.refreshing = true;
+    try {
+      await this.step.refreshSummary(this.store);
+    } catch (err) {
+      this.options.report?.(`${this.checkpointName}: the summary checkpoint: ${err instanceof Error ? err.message : String(err)}; written again shortly`);
+    } finally {
+      this.refreshing = false;
+    }
+  }
+
+  /** A version's lease about to go: the chunk under way applied and every checkpoint stored. */
+  private async storeApplied(): Promise<void> {
+    await this.applying?.catch(() => undefined);
+    if (this.storeTimer || this.unstored) await this.storeCheckpoints();
   }
 
   private async follow(): Promise<void> {
@@ -121,7 +157,18 @@ export class ProjectionRunner implements ReadModelsDriver {
       await this.flush().catch(() => undefined);
       if (this.stopping || this.follower !== follower) return;
       this.options.report?.(`${this.checkpointName}: a read-model version's lease taken; resuming it from its checkpoint`);
-      await this.follow().catch((err) => this.options.report?.(`${this.checkpointName}: resubscribing after a lease taken failed (${err instanceof Error ? err.message : String(err)})`));
+      // Tried until it subscribes or the runner stops: the leases stay held meanwhile, so no one else would write.
+      const backoff = new Backoff(this.retry);
+      for (let attempt = 1; !this.stopping; attempt++) {
+        try {
+          await this.follow();
+          return;
+        } catch (err) {
+          const delay = backoff.next();
+          this.options.report?.(`${this.checkpointName}: resubscribing after a lease taken failed (${err instanceof Error ? err.message : String(err)}); again in ${delay} ms (attempt ${attempt})`);
+          await this.pause.for(delay);
+        }
+      }
     });
   }
 
@@ -234,7 +281,10 @@ export class ProjectionRunner implements ReadModelsDriver {
    * events after them are applied again on restart, which changes nothing.
    */
   private async reached(position: Position, transaction: boolean, events: number): Promise<void> {
-    if (!this.applied.reach(position) || transaction) return;
+    // Stored even where no writer waited for it: events applied again after a version's lease
+    // was taken (resubscribed from its checkpoint) are behind what the waiters have reached.
+    this.applied.reach(position);
+    if (transaction) return;
     this.unstored += Math.max(events, 1);
     if (this.unstored >= (this.options.checkpointEvery ?? 256)) await this.storeCheckpoints();
     else this.storeTimer ??= setTimeout(() => void this.storeCheckpoints().catch((err) => this.reportStoreError(err)), this.options.checkpointEveryMs ?? 20);
@@ -276,6 +326,8 @@ export class ProjectionRunner implements ReadModelsDriver {
   async stop(): Promise<void> {
     this.stopping = true;
     this.pause.wake();
+    if (this.summaryTimer) clearInterval(this.summaryTimer);
+    this.summaryTimer = null;
     await this.regaining;
     await this.follower?.stop();
     this.follower = null;

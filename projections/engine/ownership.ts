@@ -39,8 +39,13 @@ export class VersionOwnership {
     for (const p of this.held) this.active.add(p);
   }
 
-  /** Competes for every version's lease; `gained` is told when one is taken that is not written yet. */
-  async start(gained: () => void): Promise<void> {
+  /**
+   * Competes for every version's lease; `gained` is told when one is taken that is not written
+   * yet, `losing` when one is about to go (the keeper gives it up before another can take it):
+   * the runner stores what it applied of that version first, so its next writer does not apply
+   * it again.
+   */
+  async start(gained: () => void, losing: () => Promise<void> = async () => {}): Promise<void> {
     for (const p of this.projectors) {
       const lease = await this.leaseOf(versionLeaseName(p));
       const keeper = new LeaseKeeper(
@@ -52,6 +57,8 @@ export class VersionOwnership {
           },
           stop: async () => {
             this.held.delete(p);
+            if (!this.active.has(p)) return;
+            await losing().catch((err) => this.options.onError?.(err));
             this.active.delete(p);
           },
         },

@@ -74,6 +74,8 @@ export class ProjectionStep {
   private storedSummary: Position | null = null;
   /** The summary the last save wrote (or found): stored by settle(). */
   private savedSummary: Position | null = null;
+  /** The positions the last save wrote, as they were when it began: what settle() marks stored. */
+  private saved: Map<Projector, Position> | null = null;
   private readonly owns: (p: Projector) => boolean;
   /** The projectors that read each stream category and event type. */
   private readonly route: (stream: string, type: string) => Projector[];
@@ -174,16 +176,31 @@ export class ProjectionStep {
    * those that move are written, so a step that found everything applied writes nothing.
    */
   async save(store: ReadStore): Promise<void> {
+    // The positions as they are now: a chunk applied while this save waits on the store (a
+    // driver that stores checkpoints on a timer) is stored by the next save, not marked stored by this one.
+    const saving = new Map<Projector, Position>();
+    for (const [p, at] of this.working) if (this.owns(p)) saving.set(p, at);
+    this.saved = saving;
     const moved: Array<[string, Position]> = [];
-    for (const [p, at] of this.working) if (this.owns(p) && comparePositions(at, this.stored.get(p)!) > 0) moved.push([this.nameOf(p), at]);
+    for (const [p, at] of saving) if (comparePositions(at, this.stored.get(p)!) > 0) moved.push([this.nameOf(p), at]);
     if (store.setCheckpoints) await store.setCheckpoints(moved);
     else for (const [name, at] of moved) await store.setCheckpoint(name, at);
+    await this.saveSummary(store, saving);
+  }
+
+  /**
+   * The summary: the lowest of `positions` (this step's, as written) and of the stored
+   * checkpoints of the versions another process writes. Where some are, the driver calls it again
+   * now and then (`refreshSummary`), since their writers move on without this step's saves.
+   */
+  private async saveSummary(store: ReadStore, positions: ReadonlyMap<Projector, Position>): Promise<void> {
     const summary = this.options.summary;
     if (!summary) return;
-    let low = this.lowestOf(true);
+    let low: Position | null = null;
+    for (const at of positions.values()) if (low === null || comparePositions(at, low) < 0) low = at;
     // A version another process writes is as far as its own checkpoint says.
     for (const p of this.projectors) {
-      if (this.owns(p)) continue;
+      if (positions.has(p)) continue;
       const at = (await store.getCheckpoint(this.nameOf(p))) ?? START;
       if (low === null || comparePositions(at, low) < 0) low = at;
     }
@@ -192,14 +209,30 @@ export class ProjectionStep {
     if (!this.storedSummary || comparePositions(low, this.storedSummary) > 0) await store.setCheckpoint(summary, low);
   }
 
+  /** Whether some version is written by another process (the summary then follows its checkpoints: refreshSummary). */
+  sharesWriters(): boolean {
+    return this.projectors.some((p) => !this.owns(p));
+  }
+
+  /** The summary again, from what this step has stored and the other writers' checkpoints; between steps only. */
+  async refreshSummary(store: ReadStore): Promise<void> {
+    const stored = new Map<Projector, Position>();
+    for (const [p, at] of this.stored) if (this.owns(p)) stored.set(p, at);
+    await this.saveSummary(store, stored);
+    if (this.savedSummary && (!this.storedSummary || comparePositions(this.savedSummary, this.storedSummary) > 0)) this.storedSummary = this.savedSummary;
+  }
+
   /** The working view is stored (its transaction committed, or its checkpoints written). */
   settle(): void {
-    for (const [p, at] of this.working) if (this.owns(p)) this.stored.set(p, at);
+    const saved = this.saved ?? new Map([...this.working].filter(([p]) => this.owns(p)));
+    this.saved = null;
+    for (const [p, at] of saved) this.stored.set(p, at);
     if (this.options.summary && this.savedSummary && (!this.storedSummary || comparePositions(this.savedSummary, this.storedSummary) > 0)) this.storedSummary = this.savedSummary;
   }
 
   /** Back to what is stored (a transaction rolled back). */
   discard(): void {
+    this.saved = null;
     for (const [p, at] of this.stored) this.working.set(p, at);
   }
 
