@@ -1,7 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { CommandFailed, EXIT, UsageError } from './errors.js';
-import { importFile } from './import.js';
-import { RESOURCES, type Resource } from './validate.js';
+import { RESOURCES, type Resource } from './resources.js';
 
 /**
  * `turnout`, the operators' command line (decisions.md §13): `npx turnout <command>` against a
@@ -81,7 +80,7 @@ function program(): Command {
     .requiredOption('--team <id>', 'the team', positiveInt)
     .addOption(new Option('--resource <resource>', 'what the rows are').choices(RESOURCES).default('constituents'))
     .option('--dry-run', 'check every row and report, send nothing', false)
-    .action(async (file: string, o: { team: number; resource: Resource; dryRun: boolean }) => result(await importFile(file, o, out)));
+    .action(async (file: string, o: { team: number; resource: Resource; dryRun: boolean }) => result(await (await import('./import.js')).importFile(file, o, out)));
 
   turnout
     .command('export')

@@ -12,9 +12,9 @@ import { VOLUNTEER_FIELDS } from '../domain/volunteer/rules.js';
 import { ConstituentBody, CreateTaskBody, CreateVolunteerBody, EventCreateBody } from '../validation/bodies.js';
 import { fromValidation } from '../validation/errors.js';
 import { buildValidator } from '../validation/validator.js';
+import type { Resource } from './resources.js';
 
-export const RESOURCES = ['constituents', 'volunteers', 'volunteer-tasks', 'events'] as const;
-export type Resource = (typeof RESOURCES)[number];
+export { RESOURCES, type Resource } from './resources.js';
 
 interface ResourceRules {
   fields: FieldSpec;
