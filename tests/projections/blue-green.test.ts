@@ -11,9 +11,8 @@ import { versionedCheckpointName } from '../../projections/engine/step.js';
 import { MongoReadStore } from '../../projections/store/mongo.js';
 import { dropUnusedReadModels, planDrop, type Registration } from '../../projections/store/mongo-versions.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
-import type { Lease } from '../../projections/lease.js';
+import { count, leaseStore, tally } from '../support/version-leases.js';
 import { VersionOwnership, versionLeaseName } from '../../projections/engine/ownership.js';
-import type { ReadStore } from '../../projections/store/port.js';
 
 const event = (type: string): NewEvent => ({
   type,
@@ -169,43 +168,6 @@ const registration = (build: string, versions: Array<[string, number]>, seenAt =
   collections: versions.map(([name, version]) => ({ name, version })),
   seenAt,
 });
-
-/** Leases by name, each shared by its contenders, honouring its TTL by this process's clock as a lease store would. */
-function leaseStore(ttlMs: number) {
-  const held = new Map<string, { holder: string; expiresAt: number }>();
-  const contender =
-    (me: string) =>
-    (name: string): Lease => ({
-      ttlMs,
-      async acquire() {
-        const now = Date.now();
-        const state = held.get(name);
-        if (state && state.holder !== me && state.expiresAt > now) return false;
-        held.set(name, { holder: me, expiresAt: now + ttlMs });
-        return true;
-      },
-      async release() {
-        if (held.get(name)?.holder === me) held.delete(name);
-      },
-    });
-  return { contender, holder: (name: string) => held.get(name)?.holder ?? null };
-}
-
-/** A read-modify-write projector, as the outbox's NotificationSent (attempts + 1): applied twice, it counts twice. */
-function tally(name: string, version: number): Projector {
-  // The memory store keeps one collection per name: the version in it, as MongoDB's names have it.
-  const collection = `${name}_v${version}`;
-  return {
-    name,
-    version,
-    collections: [{ name: collection, idField: 'id' }],
-    async apply(_e: unknown, store: ReadStore) {
-      const d = await store.get<{ n: number }>(collection, 'n');
-      await store.put(collection, { id: 'n', n: (d?.n ?? 0) + 1 });
-    },
-  };
-}
-const count = async (store: ReadStore, collection: string) => (await store.get<{ n: number }>(collection, 'n'))?.n ?? 0;
 
 describe('a version two running builds share has one writer (a lease per projector version)', () => {
   it('is written by the build that holds its lease, the other build applying only its own, then by the new build once the old one stops', async () => {

@@ -3,10 +3,9 @@ import { ANY, type EventLog, type NewEvent } from '../../eventlog/port.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { summaryOf } from '../../projections/engine/builds.js';
 import { ProjectionRunner } from '../../projections/engine/main-thread.js';
-import type { Projector } from '../../projections/engine/projector.js';
 import { versionedCheckpointName } from '../../projections/engine/step.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
-import type { Lease } from '../../projections/lease.js';
+import { count, leaseStore, sleep, tally } from '../support/version-leases.js';
 import { VersionOwnership, versionLeaseName } from '../../projections/engine/ownership.js';
 import type { ReadStore } from '../../projections/store/port.js';
 
@@ -16,52 +15,6 @@ const event = (type: string): NewEvent => ({
   metadata: { team: 1, source: 'Application', keyName: null, correlationId: 'c', at: '2024-05-01T12:00:00.000Z' },
 });
 
-/** Leases by name with their TTL, as in blue-green.test.ts, plus `cut(me)`: the lease store stops answering that contender (a partition, renewals too late). */
-function leaseStore(ttlMs: number) {
-  const held = new Map<string, { holder: string; expiresAt: number }>();
-  const cut = new Set<string>();
-  const contender =
-    (me: string) =>
-    (name: string): Lease => ({
-      ttlMs,
-      async acquire() {
-        if (cut.has(me)) return false;
-        const now = Date.now();
-        const state = held.get(name);
-        if (state && state.holder !== me && state.expiresAt > now) return false;
-        held.set(name, { holder: me, expiresAt: now + ttlMs });
-        return true;
-      },
-      async release() {
-        if (held.get(name)?.holder === me) held.delete(name);
-      },
-    });
-  return {
-    contender,
-    holder: (name: string) => held.get(name)?.holder ?? null,
-    cut: (me: string) => {
-      cut.add(me);
-      // its entries lapse (as they would after the TTL)
-      for (const [k, v] of held) if (v.holder === me) held.delete(k);
-    },
-  };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-function tally(name: string, version: number, delayMs = 0): Projector {
-  const collection = `${name}_v${version}`;
-  return {
-    name,
-    version,
-    collections: [{ name: collection, idField: 'id' }],
-    async apply(_e: unknown, store: ReadStore) {
-      if (delayMs) await sleep(delayMs);
-      const d = await store.get<{ n: number }>(collection, 'n');
-      await store.put(collection, { id: 'n', n: (d?.n ?? 0) + 1 });
-    },
-  };
-}
-const count = async (store: ReadStore, collection: string) => (await store.get<{ n: number }>(collection, 'n'))?.n ?? 0;
 const appender = (log: EventLog) => async (from: number, to: number) => {
   let last = null;
   for (let i = from; i < to; i++) last = (await log.append(`thing-${i}`, [event('Something')], ANY)).position;

@@ -1,0 +1,60 @@
+import type { Projector } from '../../projections/engine/projector.js';
+import type { Lease } from '../../projections/lease.js';
+import type { ReadStore } from '../../projections/store/port.js';
+
+/**
+ * Leases by name, each shared by its contenders, honouring its TTL by this process's clock as a
+ * lease store would; `cut(me)`: the store stops answering that contender (a partition, renewals
+ * too late), and what it held lapses.
+ */
+export function leaseStore(ttlMs: number) {
+  const held = new Map<string, { holder: string; expiresAt: number }>();
+  const cut = new Set<string>();
+  const contender =
+    (me: string) =>
+    (name: string): Lease => ({
+      ttlMs,
+      async acquire() {
+        if (cut.has(me)) return false;
+        const now = Date.now();
+        const state = held.get(name);
+        if (state && state.holder !== me && state.expiresAt > now) return false;
+        held.set(name, { holder: me, expiresAt: now + ttlMs });
+        return true;
+      },
+      async release() {
+        if (held.get(name)?.holder === me) held.delete(name);
+      },
+    });
+  return {
+    contender,
+    holder: (name: string) => held.get(name)?.holder ?? null,
+    cut: (me: string) => {
+      cut.add(me);
+      for (const [k, v] of held) if (v.holder === me) held.delete(k);
+    },
+  };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A read-modify-write projector, as the outbox's NotificationSent (attempts + 1): applied twice,
+ * it counts twice. Its collection carries the version, as MongoDB's names do (the memory store
+ * keeps one collection a name); `delayMs`: a slow write.
+ */
+export function tally(name: string, version: number, delayMs = 0): Projector {
+  const collection = `${name}_v${version}`;
+  return {
+    name,
+    version,
+    collections: [{ name: collection, idField: 'id' }],
+    async apply(_e: unknown, store: ReadStore) {
+      if (delayMs) await sleep(delayMs);
+      const d = await store.get<{ n: number }>(collection, 'n');
+      await store.put(collection, { id: 'n', n: (d?.n ?? 0) + 1 });
+    },
+  };
+}
+
+export const count = async (store: ReadStore, collection: string) => (await store.get<{ n: number }>(collection, 'n'))?.n ?? 0;
