@@ -60,7 +60,10 @@ export class LogFollower {
     this.resubscribing = false;
     this.target = await this.options.log.head();
     this.reachedHead = this.target === null;
-    this.open(await this.options.resume());
+    const from = await this.options.resume();
+    // Stopped while it asked (its owner resubscribes from elsewhere, or stops): it never subscribes.
+    if (this.stopped) return;
+    this.open(from);
   }
 
   /** Set by the owner while an event keeps failing to apply (it retries it), cleared once it succeeds. */

@@ -85,7 +85,12 @@ export class ProjectionRunner implements ReadModelsDriver {
     this.applied = new PositionWaiters(options.waitTimeoutMs ?? 15_000);
     // Versioned checkpoints: on a store that several builds share, each version is built on its own.
     const ownership = options.ownership;
-    this.step = new ProjectionStep(projectors, { summary: options.summary ?? this.checkpointName, checkpointOf: versionedCheckpointName, owns: ownership && ((p) => ownership.owns(p)) });
+    this.step = new ProjectionStep(projectors, {
+      summary: options.summary ?? this.checkpointName,
+      checkpointOf: versionedCheckpointName,
+      owns: ownership && ((p) => ownership.owns(p)),
+      stores: ownership && ((p) => ownership.stores(p)),
+    });
   }
 
   private get retry() {
@@ -116,7 +121,7 @@ export class ProjectionRunner implements ReadModelsDriver {
     if (this.refreshing || this.applying || this.stopping || !this.step.sharesWriters()) return;
     this.refreshing = true;
     try {
-      await this.step.refreshSummary(this.store);
+      await this.exclusively(() => this.step.refreshSummary(this.store));
     } catch (err) {
       this.options.report?.(`${this.checkpointName}: the summary checkpoint: ${err instanceof Error ? err.message : String(err)}; written again shortly`);
     } finally {
@@ -125,9 +130,21 @@ export class ProjectionRunner implements ReadModelsDriver {
   }
 
   /** A version's lease about to go: the chunk under way applied and every checkpoint stored. */
-  private async storeApplied(): Promise<void> {
-    await this.applying?.catch(() => undefined);
-    if (this.storeTimer || this.unstored) await this.storeCheckpoints();
+  private storeApplied(): Promise<void> {
+    return this.exclusively(() => this.storeCheckpoints());
+  }
+
+  /**
+   * One at a time with the chunks: every step, checkpoint store and summary of this runner, so
+   * that none marks stored what another wrote, or writes a summary an older one then overwrites.
+   */
+  private exclusively(task: () => Promise<void>): Promise<void> {
+    if (this.applying) return this.applying.catch(() => undefined).then(() => this.exclusively(task));
+    const running = task().finally(() => {
+      if (this.applying === running) this.applying = null;
+    });
+    this.applying = running;
+    return running;
   }
 
   private async follow(): Promise<void> {
@@ -164,6 +181,7 @@ export class ProjectionRunner implements ReadModelsDriver {
           await this.follow();
           return;
         } catch (err) {
+          if (this.stopping) return;
           const delay = backoff.next();
           this.options.report?.(`${this.checkpointName}: resubscribing after a lease taken failed (${err instanceof Error ? err.message : String(err)}); again in ${delay} ms (attempt ${attempt})`);
           await this.pause.for(delay);
@@ -203,8 +221,10 @@ export class ProjectionRunner implements ReadModelsDriver {
   /** A stretch the subscription filtered out: every projector passes it, once what came before has applied. */
   private async passFiltered(position: Position): Promise<void> {
     await this.flush();
-    const transaction = await this.stepThrough([], position);
-    await this.reached(position, transaction, 0);
+    await this.exclusively(async () => {
+      const transaction = await this.stepThrough([], position);
+      await this.reached(position, transaction, 0);
+    });
   }
 
   private flush(): Promise<void> {
@@ -287,7 +307,7 @@ export class ProjectionRunner implements ReadModelsDriver {
     if (transaction) return;
     this.unstored += Math.max(events, 1);
     if (this.unstored >= (this.options.checkpointEvery ?? 256)) await this.storeCheckpoints();
-    else this.storeTimer ??= setTimeout(() => void this.storeCheckpoints().catch((err) => this.reportStoreError(err)), this.options.checkpointEveryMs ?? 20);
+    else this.storeTimer ??= setTimeout(() => void this.exclusively(() => this.storeCheckpoints()).catch((err) => this.reportStoreError(err)), this.options.checkpointEveryMs ?? 20);
   }
 
   private async storeCheckpoints(): Promise<void> {
@@ -333,7 +353,7 @@ export class ProjectionRunner implements ReadModelsDriver {
     this.follower = null;
     // What was delivered before the stop is applied unless it is failing (then it is left to the next start).
     await this.flush().catch(() => undefined);
-    if (this.storeTimer || this.unstored) await this.storeCheckpoints().catch((err) => this.reportStoreError(err));
+    if (this.storeTimer || this.unstored) await this.exclusively(() => this.storeCheckpoints()).catch((err) => this.reportStoreError(err));
     // The versions' leases last: what this process applied is stored before another takes them.
     await this.options.ownership?.stop();
   }

@@ -20,6 +20,8 @@ export const versionLeaseName = (p: Pick<Projector, 'name' | 'version'>): string
 export class VersionOwnership {
   private readonly held = new Set<Projector>();
   private readonly active = new Set<Projector>();
+  /** Versions whose lease is going: applied no more, what was applied of them being stored. */
+  private readonly draining = new Set<Projector>();
   private keepers: LeaseKeeper[] = [];
 
   constructor(
@@ -28,8 +30,13 @@ export class VersionOwnership {
     private readonly options: { onError?: (err: unknown) => void; report?: (message: string) => void } = {},
   ) {}
 
-  /** Whether this process writes `p` now. */
+  /** Whether this process applies events to `p` now (a chunk takes it at its start). */
   owns(p: Projector): boolean {
+    return this.active.has(p) && !this.draining.has(p);
+  }
+
+  /** Whether this process stores `p`'s checkpoint: it owns it, or its lease is going and what was applied is being stored. */
+  stores(p: Projector): boolean {
     return this.active.has(p);
   }
 
@@ -58,8 +65,19 @@ export class VersionOwnership {
           stop: async () => {
             this.held.delete(p);
             if (!this.active.has(p)) return;
-            await losing().catch((err) => this.options.onError?.(err));
-            this.active.delete(p);
+            // No chunk after the one under way applies it; what was applied is stored, within a
+            // third of the TTL (the keeper gives the lease up two thirds in: another may take it at its end).
+            this.draining.add(p);
+            let late: NodeJS.Timeout | undefined;
+            try {
+              await Promise.race([losing(), new Promise<void>((resolve) => (late = setTimeout(resolve, lease.ttlMs / 3)))]);
+            } catch (err) {
+              this.options.onError?.(err);
+            } finally {
+              clearTimeout(late);
+              this.active.delete(p);
+              this.draining.delete(p);
+            }
           },
         },
         {
@@ -81,5 +99,6 @@ export class VersionOwnership {
     await Promise.all(keepers.map((k) => k.stop()));
     this.held.clear();
     this.active.clear();
+    this.draining.clear();
   }
 }

@@ -52,6 +52,11 @@ export interface StepOptions {
    * save, so it passes a position only once that version's writer has. All, unless given.
    */
   owns?: (p: Projector) => boolean;
+  /**
+   * The projectors whose checkpoints this step stores: those it owns, and one whose ownership
+   * is ending (ownership.ts: applied no more, what it applied still stored). `owns`, unless given.
+   */
+  stores?: (p: Projector) => boolean;
 }
 
 /**
@@ -77,6 +82,13 @@ export class ProjectionStep {
   /** The positions the last save wrote, as they were when it began: what settle() marks stored. */
   private saved: Map<Projector, Position> | null = null;
   private readonly owns: (p: Projector) => boolean;
+  private readonly stores: (p: Projector) => boolean;
+  /**
+   * The projectors the chunk under way applies (where ownership can change), and where each that
+   * stopped being owned during it stopped: the position of the last event before (null: none).
+   */
+  private chunkOwned: Set<Projector> | null = null;
+  private chunkCut = new Map<Projector, Position | null>();
   /** The projectors that read each stream category and event type. */
   private readonly route: (stream: string, type: string) => Projector[];
   private readonly nameOf: (p: Projector) => string;
@@ -88,6 +100,7 @@ export class ProjectionStep {
     this.route = eventRouter(projectors);
     this.nameOf = options.checkpointOf ?? checkpointName;
     this.owns = options.owns ?? (() => true);
+    this.stores = options.stores ?? this.owns;
   }
 
   /**
@@ -153,10 +166,20 @@ export class ProjectionStep {
    * moves no position (advance does). Throws a ProjectionFailure when a projector throws.
    */
   async apply(events: readonly RecordedEvent[], store: ReadStore): Promise<void> {
+    // Where ownership can change (a store several builds share): a projector whose lease is going
+    // is applied no more from the next event on, and advances to the event before (advance).
+    const owned = (this.chunkOwned = this.options.owns ? new Set(this.projectors.filter((p) => this.owns(p))) : null);
+    this.chunkCut.clear();
     for (let i = 0; i < events.length; i++) {
       const e = events[i];
+      if (owned)
+        for (const p of owned)
+          if (!this.owns(p)) {
+            owned.delete(p);
+            this.chunkCut.set(p, i === 0 ? null : events[i - 1].position);
+          }
       for (const p of this.route(e.stream, e.type)) {
-        if (comparePositions(this.working.get(p)!, e.position) >= 0 || !this.owns(p)) continue;
+        if (comparePositions(this.working.get(p)!, e.position) >= 0 || (owned && !owned.has(p))) continue;
         try {
           await p.apply(fromLog(e), store);
         } catch (err) {
@@ -168,7 +191,14 @@ export class ProjectionStep {
 
   /** Every projector has applied everything up to `through`, the events it does not read included. */
   advance(through: Position): void {
-    for (const [p, at] of this.working) if (comparePositions(at, through) < 0 && this.owns(p)) this.working.set(p, through);
+    const owned = this.chunkOwned;
+    this.chunkOwned = null;
+    for (const [p, at] of this.working) {
+      const cut = owned ? this.chunkCut.get(p) : undefined;
+      const to = cut === undefined ? through : cut;
+      if (to && comparePositions(at, to) < 0 && (cut !== undefined || (owned ? owned.has(p) : this.owns(p)))) this.working.set(p, to);
+    }
+    this.chunkCut.clear();
   }
 
   /**
@@ -179,7 +209,7 @@ export class ProjectionStep {
     // The positions as they are now: a chunk applied while this save waits on the store (a
     // driver that stores checkpoints on a timer) is stored by the next save, not marked stored by this one.
     const saving = new Map<Projector, Position>();
-    for (const [p, at] of this.working) if (this.owns(p)) saving.set(p, at);
+    for (const [p, at] of this.working) if (this.stores(p)) saving.set(p, at);
     this.saved = saving;
     const moved: Array<[string, Position]> = [];
     for (const [p, at] of saving) if (comparePositions(at, this.stored.get(p)!) > 0) moved.push([this.nameOf(p), at]);
@@ -211,20 +241,20 @@ export class ProjectionStep {
 
   /** Whether some version is written by another process (the summary then follows its checkpoints: refreshSummary). */
   sharesWriters(): boolean {
-    return this.projectors.some((p) => !this.owns(p));
+    return this.projectors.some((p) => !this.stores(p));
   }
 
   /** The summary again, from what this step has stored and the other writers' checkpoints; between steps only. */
   async refreshSummary(store: ReadStore): Promise<void> {
     const stored = new Map<Projector, Position>();
-    for (const [p, at] of this.stored) if (this.owns(p)) stored.set(p, at);
+    for (const [p, at] of this.stored) if (this.stores(p)) stored.set(p, at);
     await this.saveSummary(store, stored);
     if (this.savedSummary && (!this.storedSummary || comparePositions(this.savedSummary, this.storedSummary) > 0)) this.storedSummary = this.savedSummary;
   }
 
   /** The working view is stored (its transaction committed, or its checkpoints written). */
   settle(): void {
-    const saved = this.saved ?? new Map([...this.working].filter(([p]) => this.owns(p)));
+    const saved = this.saved ?? new Map([...this.working].filter(([p]) => this.stores(p)));
     this.saved = null;
     for (const [p, at] of saved) this.stored.set(p, at);
     if (this.options.summary && this.savedSummary && (!this.storedSummary || comparePositions(this.savedSummary, this.storedSummary) > 0)) this.storedSummary = this.savedSummary;

@@ -4,18 +4,20 @@ import type { ReadStore } from '../../projections/store/port.js';
 
 /**
  * Leases by name, each shared by its contenders, honouring its TTL by this process's clock as a
- * lease store would; `cut(me)`: the store stops answering that contender (a partition, renewals
- * too late), and what it held lapses.
+ * lease store would; `cut(me)`: the store stops answering that contender and what it held lapses
+ * at once; `partition(me)`: it stops answering, and what it held lapses at its TTL.
  */
 export function leaseStore(ttlMs: number) {
   const held = new Map<string, { holder: string; expiresAt: number }>();
   const cut = new Set<string>();
+  const parted = new Set<string>();
   const contender =
     (me: string) =>
     (name: string): Lease => ({
       ttlMs,
       async acquire() {
         if (cut.has(me)) return false;
+        if (parted.has(me)) return false;
         const now = Date.now();
         const state = held.get(name);
         if (state && state.holder !== me && state.expiresAt > now) return false;
@@ -33,6 +35,8 @@ export function leaseStore(ttlMs: number) {
       cut.add(me);
       for (const [k, v] of held) if (v.holder === me) held.delete(k);
     },
+    /** Its renewals fail from now on; what it held lapses at its TTL, as a lease store's entries do. */
+    partition: (me: string) => void parted.add(me),
   };
 }
 
