@@ -9,6 +9,8 @@ import { READ_MODELS_FILE } from './read-models.js';
 export class Flusher {
   private readonly fd: number;
   private running: Promise<void> | null = null;
+  /** One more sync asked for while one runs (flushWritten). */
+  private again = false;
 
   constructor(file: string) {
     this.fd = openSync(file, 'r');
@@ -16,9 +18,21 @@ export class Flusher {
 
   /** Starts a sync unless one runs. A failing one is not told: the last sync (syncPath) fails the same way. */
   kick(): void {
-    this.running ??= new Promise<void>((resolve) => fsync(this.fd, () => resolve())).then(() => {
-      this.running = null;
-    });
+    this.running ??= this.syncs();
+  }
+
+  /** A sync of everything written so far: one more after the one running, which may have begun before the latest writes. */
+  flushWritten(): void {
+    if (this.running) this.again = true;
+    else this.kick();
+  }
+
+  private async syncs(): Promise<void> {
+    do {
+      this.again = false;
+      await new Promise<void>((resolve) => fsync(this.fd, () => resolve()));
+    } while (this.again);
+    this.running = null;
   }
 
   async close(): Promise<void> {
