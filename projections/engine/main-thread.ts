@@ -192,14 +192,17 @@ export class ProjectionRunner implements ReadModelsDriver {
 
   /** Where a (re)subscription starts: the lowest stored checkpoint, every projector past it skipping what it applied. */
   private async resume(): Promise<Position | null> {
-    await this.applying?.catch(() => undefined);
     this.chunk = [];
-    // The versions whose leases are held now are written from here on, from their stored checkpoints.
-    this.options.ownership?.activate();
-    await this.step.load(this.store, true);
-    // A build whose projectors are all built already (another build shared them) has its summary written now, not at the next event.
-    await this.step.save(this.store);
-    this.step.settle();
+    // One at a time with the chunks, checkpoint stores and summary refreshes, as they are.
+    await this.exclusively(async () => {
+      this.chunk = [];
+      // The versions whose leases are held now are written from here on, from their stored checkpoints.
+      this.options.ownership?.activate();
+      await this.step.load(this.store, true);
+      // A build whose projectors are all built already (another build shared them) has its summary written now, not at the next event.
+      await this.step.save(this.store);
+      this.step.settle();
+    });
     const stored = this.step.lowest();
     if (stored.commit === 0n && stored.prepare === 0n) return null;
     // Another lease holder may have moved the shared store on while this process stood by.
@@ -212,7 +215,8 @@ export class ProjectionRunner implements ReadModelsDriver {
    * subscription has delivered what it had at hand (a chunk that is full is applied at once).
    */
   private async handle(event: RecordedEvent): Promise<void> {
-    if (this.applying) await this.applying;
+    // A checkpoint store or summary refresh that failed is told where it ran; the events go on.
+    if (this.applying) await this.applying.catch(() => undefined);
     this.chunk.push(event);
     if (this.chunk.length >= CHUNK) await this.flush();
     else this.flushSoon ??= setImmediate(() => void this.flush().catch(() => undefined));
@@ -230,7 +234,7 @@ export class ProjectionRunner implements ReadModelsDriver {
   private flush(): Promise<void> {
     if (this.flushSoon) clearImmediate(this.flushSoon);
     this.flushSoon = null;
-    if (this.applying) return this.applying.then(() => this.flush());
+    if (this.applying) return this.applying.catch(() => undefined).then(() => this.flush());
     const events = this.chunk.splice(0);
     if (!events.length) return Promise.resolve();
     const applying = this.applyChunk(events).finally(() => {

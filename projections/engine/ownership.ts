@@ -44,6 +44,8 @@ export class VersionOwnership {
   activate(): void {
     this.active.clear();
     for (const p of this.held) this.active.add(p);
+    // One whose lease is going stays stored (not applied) until what was applied of it is.
+    for (const p of this.draining) this.active.add(p);
   }
 
   /**
