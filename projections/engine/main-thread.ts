@@ -140,10 +140,18 @@ export class ProjectionRunner implements ReadModelsDriver {
    */
   private exclusively(task: () => Promise<void>): Promise<void> {
     if (this.applying) return this.applying.catch(() => undefined).then(() => this.exclusively(task));
-    const running = task().finally(() => {
-      if (this.applying === running) this.applying = null;
-    });
-    this.applying = running;
+    const running = task();
+    // What the chunks wait on: a task's failure is its caller's (told where it ran), never the
+    // chunks' (only a chunk's own rejection, at a stop, stops the events queued behind it).
+    const held: Promise<void> = running
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => {
+        if (this.applying === held) this.applying = null;
+      });
+    this.applying = held;
     return running;
   }
 
@@ -215,8 +223,7 @@ export class ProjectionRunner implements ReadModelsDriver {
    * subscription has delivered what it had at hand (a chunk that is full is applied at once).
    */
   private async handle(event: RecordedEvent): Promise<void> {
-    // A checkpoint store or summary refresh that failed is told where it ran; the events go on.
-    if (this.applying) await this.applying.catch(() => undefined);
+    if (this.applying) await this.applying;
     this.chunk.push(event);
     if (this.chunk.length >= CHUNK) await this.flush();
     else this.flushSoon ??= setImmediate(() => void this.flush().catch(() => undefined));
@@ -234,7 +241,7 @@ export class ProjectionRunner implements ReadModelsDriver {
   private flush(): Promise<void> {
     if (this.flushSoon) clearImmediate(this.flushSoon);
     this.flushSoon = null;
-    if (this.applying) return this.applying.catch(() => undefined).then(() => this.flush());
+    if (this.applying) return this.applying.then(() => this.flush());
     const events = this.chunk.splice(0);
     if (!events.length) return Promise.resolve();
     const applying = this.applyChunk(events).finally(() => {
