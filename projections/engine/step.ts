@@ -25,6 +25,9 @@ export const versionedCheckpointName = (p: Projector): string => `projector:${p.
 /** Where a projector with no checkpoint starts: before the first event. */
 export const START: Position = { commit: 0n, prepare: 0n };
 
+/** The lower of two positions, `b` where there is no `a` yet. */
+const lower = (a: Position | null, b: Position): Position => (a === null || comparePositions(b, a) < 0 ? b : a);
+
 /** An event a projector could not apply; `index` events of the chunk before it applied. */
 export class ProjectionFailure extends Error {
   constructor(
@@ -150,7 +153,7 @@ export class ProjectionStep {
 
   private lowestOf(owned: boolean): Position | null {
     let low: Position | null = null;
-    for (const [p, v] of this.working) if ((!owned || this.owns(p)) && (low === null || comparePositions(v, low) < 0)) low = v;
+    for (const [p, v] of this.working) if (!owned || this.owns(p)) low = lower(low, v);
     return low;
   }
 
@@ -227,16 +230,17 @@ export class ProjectionStep {
     const summary = this.options.summary;
     if (!summary) return;
     let low: Position | null = null;
-    for (const at of positions.values()) if (low === null || comparePositions(at, low) < 0) low = at;
+    for (const at of positions.values()) low = lower(low, at);
     // A version another process writes is as far as its own checkpoint says.
-    for (const p of this.projectors) {
-      if (positions.has(p)) continue;
-      const at = (await store.getCheckpoint(this.nameOf(p))) ?? START;
-      if (low === null || comparePositions(at, low) < 0) low = at;
-    }
+    for (const p of this.projectors) if (!positions.has(p)) low = lower(low, (await store.getCheckpoint(this.nameOf(p))) ?? START);
     low ??= START;
     this.savedSummary = low;
     if (!this.storedSummary || comparePositions(low, this.storedSummary) > 0) await store.setCheckpoint(summary, low);
+  }
+
+  /** The summary the last save wrote is stored (it only ever moves on). */
+  private keepSummary(): void {
+    if (this.options.summary && this.savedSummary && (!this.storedSummary || comparePositions(this.savedSummary, this.storedSummary) > 0)) this.storedSummary = this.savedSummary;
   }
 
   /** Whether some version is written by another process (the summary then follows its checkpoints: refreshSummary). */
@@ -249,7 +253,7 @@ export class ProjectionStep {
     const stored = new Map<Projector, Position>();
     for (const [p, at] of this.stored) if (this.stores(p)) stored.set(p, at);
     await this.saveSummary(store, stored);
-    if (this.savedSummary && (!this.storedSummary || comparePositions(this.savedSummary, this.storedSummary) > 0)) this.storedSummary = this.savedSummary;
+    this.keepSummary();
   }
 
   /** The working view is stored (its transaction committed, or its checkpoints written). */
@@ -257,7 +261,7 @@ export class ProjectionStep {
     const saved = this.saved ?? new Map([...this.working].filter(([p]) => this.stores(p)));
     this.saved = null;
     for (const [p, at] of saved) this.stored.set(p, at);
-    if (this.options.summary && this.savedSummary && (!this.storedSummary || comparePositions(this.savedSummary, this.storedSummary) > 0)) this.storedSummary = this.savedSummary;
+    this.keepSummary();
   }
 
   /** Back to what is stored (a transaction rolled back). */

@@ -1,6 +1,6 @@
 import type { Db, Document } from 'mongodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ANY, type NewEvent } from '../../eventlog/port.js';
+import { ANY } from '../../eventlog/port.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { readiness } from '../../api/routes/health.js';
 import { buildOf, READ_MODEL_USERS, registerReadModels, summaryOf } from '../../projections/engine/builds.js';
@@ -11,14 +11,8 @@ import { versionedCheckpointName } from '../../projections/engine/step.js';
 import { MongoReadStore } from '../../projections/store/mongo.js';
 import { dropUnusedReadModels, planDrop, type Registration } from '../../projections/store/mongo-versions.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
-import { count, leaseStore, tally } from '../support/version-leases.js';
+import { count, event, leaseStore, tally } from '../support/runner-fixtures.js';
 import { VersionOwnership, versionLeaseName } from '../../projections/engine/ownership.js';
-
-const event = (type: string): NewEvent => ({
-  type,
-  data: {},
-  metadata: { team: 1, source: 'Application', keyName: null, correlationId: 'c', at: '2024-05-01T12:00:00.000Z' },
-});
 
 /** A projector counting the events it applied, in a collection of its own. */
 function counting(name: string, version: number): Projector & { applied: number } {

@@ -1,28 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { ANY, type EventLog, type NewEvent } from '../../eventlog/port.js';
+import { ANY } from '../../eventlog/port.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { ProjectionRunner } from '../../projections/engine/main-thread.js';
 import type { Projector } from '../../projections/engine/projector.js';
 import type { ReadStore } from '../../projections/store/port.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
-import { sleep } from '../support/version-leases.js';
-
-const event = (type: string): NewEvent => ({
-  type,
-  data: {},
-  metadata: { team: 1, source: 'Application', keyName: null, correlationId: 'c', at: '2024-05-01T12:00:00.000Z' },
-});
+import { event, sleep, withoutCheckpoints } from '../support/runner-fixtures.js';
 
 describe('a runner stopped while an event keeps failing (the review of 808224c)', () => {
   it('applies nothing after the failing event and stores no checkpoint past it', async () => {
     const base = new SqliteEventLog(':memory:');
-    const log = new Proxy(base, {
-      get(t, k, r) {
-        if (k === 'subscribe') return (from: never, handler: never, options: { onCheckpoint?: unknown } = {}) => t.subscribe(from, handler, { ...options, onCheckpoint: undefined });
-        const v = Reflect.get(t, k, r);
-        return typeof v === 'function' ? v.bind(t) : v;
-      },
-    }) as unknown as EventLog;
+    const log = withoutCheckpoints(base);
     const store = new MemoryReadStore();
     const seen: string[] = [];
     const p: Projector = {

@@ -1,16 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ANY, type EventLog, type NewEvent } from '../../eventlog/port.js';
+import { ANY } from '../../eventlog/port.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { ProjectionRunner } from '../../projections/engine/main-thread.js';
 import type { Position } from '../../domain/shared/events.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
-import { count, sleep, tally } from '../support/version-leases.js';
-
-const event = (type: string): NewEvent => ({
-  type,
-  data: {},
-  metadata: { team: 1, source: 'Application', keyName: null, correlationId: 'c', at: '2024-05-01T12:00:00.000Z' },
-});
+import { count, event, sleep, tally, withoutCheckpoints } from '../support/runner-fixtures.js';
 
 /** A store whose next checkpoint write fails once, 30 ms in (a MongoDB blip). */
 function flakyStore() {
@@ -32,13 +26,7 @@ function flakyStore() {
 describe('a checkpoint store that fails, run one at a time with the chunks (the third review of the lease per version)', () => {
   it('still applies an event delivered while a chunk applies when the store behind it fails (a log without onCheckpoint, as EventStoreDB unfiltered)', async () => {
     const base = new SqliteEventLog(':memory:');
-    const log = new Proxy(base, {
-      get(t, k, r) {
-        if (k === 'subscribe') return (from: never, handler: never, options: { onCheckpoint?: unknown } = {}) => t.subscribe(from, handler, { ...options, onCheckpoint: undefined });
-        const v = Reflect.get(t, k, r);
-        return typeof v === 'function' ? v.bind(t) : v;
-      },
-    }) as unknown as EventLog;
+    const log = withoutCheckpoints(base);
     const { store, state } = flakyStore();
     const reports: string[] = [];
     const runner = new ProjectionRunner(log, store, [tally('tally', 1, 80)], { waitTimeoutMs: 1_500, report: (m) => reports.push(m) });

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ANY, type EventLog, type NewEvent } from '../../eventlog/port.js';
+import { ANY, type EventLog } from '../../eventlog/port.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { summaryOf } from '../../projections/engine/builds.js';
 import { ProjectionRunner } from '../../projections/engine/main-thread.js';
@@ -7,13 +7,7 @@ import { VersionOwnership, versionLeaseName } from '../../projections/engine/own
 import type { Projector } from '../../projections/engine/projector.js';
 import type { ReadStore } from '../../projections/store/port.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
-import { count, leaseStore, sleep, tally } from '../support/version-leases.js';
-
-const event = (type: string): NewEvent => ({
-  type,
-  data: {},
-  metadata: { team: 1, source: 'Application', keyName: null, correlationId: 'c', at: '2024-05-01T12:00:00.000Z' },
-});
+import { count, event, leaseStore, sleep, tally } from '../support/runner-fixtures.js';
 
 describe('a version\u2019s writer hands over cleanly (the second review of the lease per version)', () => {
   it('applies a version no more once its lease is going, so the next writer applies each event once', async () => {

@@ -1,25 +1,14 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ANY, type EventLog, type NewEvent } from '../../eventlog/port.js';
+import { type EventLog } from '../../eventlog/port.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { summaryOf } from '../../projections/engine/builds.js';
 import { ProjectionRunner } from '../../projections/engine/main-thread.js';
 import { versionedCheckpointName } from '../../projections/engine/step.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
-import { count, leaseStore, sleep, tally } from '../support/version-leases.js';
+import { appender, count, leaseStore, sleep, tally } from '../support/runner-fixtures.js';
 import { VersionOwnership, versionLeaseName } from '../../projections/engine/ownership.js';
 import type { ReadStore } from '../../projections/store/port.js';
 
-const event = (type: string): NewEvent => ({
-  type,
-  data: {},
-  metadata: { team: 1, source: 'Application', keyName: null, correlationId: 'c', at: '2024-05-01T12:00:00.000Z' },
-});
-
-const appender = (log: EventLog) => async (from: number, to: number) => {
-  let last = null;
-  for (let i = from; i < to; i++) last = (await log.append(`thing-${i}`, [event('Something')], ANY)).position;
-  return last!;
-};
 
 describe('a read-model version written by one process at a time, found by the review of the lease per version', () => {
   it('moves the new build\u2019s summary on when the shared version\u2019s writer stores its checkpoint after the new build\u2019s last step', async () => {

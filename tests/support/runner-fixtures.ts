@@ -1,3 +1,5 @@
+import { ANY, type EventLog, type NewEvent } from '../../eventlog/port.js';
+import type { Position } from '../../domain/shared/events.js';
 import type { Projector } from '../../projections/engine/projector.js';
 import type { Lease } from '../../projections/lease.js';
 import type { ReadStore } from '../../projections/store/port.js';
@@ -62,3 +64,30 @@ export function tally(name: string, version: number, delayMs = 0): Projector {
 }
 
 export const count = async (store: ReadStore, collection: string) => (await store.get<{ n: number }>(collection, 'n'))?.n ?? 0;
+
+/** An event of no stream category any real projector reads, team 1, for the runner's tests. */
+export const event = (type: string): NewEvent => ({
+  type,
+  data: {},
+  metadata: { team: 1, source: 'Application', keyName: null, correlationId: 'c', at: '2024-05-01T12:00:00.000Z' },
+});
+
+/** Appends one event a stream, `thing-<from>` to `thing-<to - 1>`, and answers the last one's position. */
+export const appender =
+  (log: EventLog) =>
+  async (from: number, to: number): Promise<Position> => {
+    let last: Position | null = null;
+    for (let i = from; i < to; i++) last = (await log.append(`thing-${i}`, [event('Something')], ANY)).position;
+    return last!;
+  };
+
+/** The log as EventStoreDB delivers without a filter: its subscriptions never report a checkpoint. */
+export function withoutCheckpoints(log: EventLog): EventLog {
+  return new Proxy(log, {
+    get(t, k, r) {
+      if (k === 'subscribe') return (from: never, handler: never, options: { onCheckpoint?: unknown } = {}) => t.subscribe(from, handler, { ...options, onCheckpoint: undefined });
+      const v = Reflect.get(t, k, r);
+      return typeof v === 'function' ? v.bind(t) : v;
+    },
+  });
+}
