@@ -1,9 +1,11 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Sealer } from '../../eventlog/sealing.js';
 import { loadMainKey } from '../../runtime/main-key.js';
+import { tempDirs } from '../support/temp-dirs.js';
+
+const tempDir = tempDirs('turnout-mainkey-');
 
 describe('Sealer (AES-256-GCM)', () => {
   const sealer = new Sealer(Sealer.newKey());
@@ -34,7 +36,7 @@ describe('Sealer (AES-256-GCM)', () => {
 
 describe('loadMainKey', () => {
   it('generates <dataDir>/main-key once, mode 0600, and reads it back', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'turnout-mainkey-'));
+    const dir = tempDir();
     const first = loadMainKey(dir, {});
     const file = path.join(dir, 'main-key');
     expect(first.source).toBe(file);
@@ -46,7 +48,7 @@ describe('loadMainKey', () => {
   });
 
   it('prefers TURNOUT_MAIN_KEY and refuses one that is not 32 bytes of base64', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'turnout-mainkey-'));
+    const dir = tempDir();
     const key = Sealer.newKey();
     expect(loadMainKey(dir, { TURNOUT_MAIN_KEY: key.toString('base64') }).key.equals(key)).toBe(true);
     expect(() => loadMainKey(dir, { TURNOUT_MAIN_KEY: 'c2hvcnQ=' })).toThrow('TURNOUT_MAIN_KEY must be the base64 of 32 bytes');
