@@ -3,7 +3,7 @@ import { Backoff, DEFAULT_RETRY } from '../../eventlog/backoff.js';
 import { type FollowerStatus, LogFollower } from '../../eventlog/follower.js';
 import { Pause } from '../../eventlog/pause.js';
 import { type EventLog } from '../../eventlog/port.js';
-import type { ReadStore } from '../store/port.js';
+import { CheckpointMoved, type ReadStore } from '../store/port.js';
 import type { VersionOwnership } from './ownership.js';
 import type { Projector } from './projector.js';
 import { PositionWaiters, type ReadModelsDriver } from './status.js';
@@ -233,7 +233,7 @@ export class ProjectionRunner implements ReadModelsDriver {
   private async passFiltered(position: Position): Promise<void> {
     await this.flush();
     await this.exclusively(async () => {
-      const transaction = await this.stepThrough([], position);
+      const { transaction } = await this.stepThrough([], () => position);
       await this.reached(position, transaction, 0);
     });
   }
@@ -255,26 +255,41 @@ export class ProjectionRunner implements ReadModelsDriver {
     // Made at the first failure only: this runs for every chunk.
     let backoff: Backoff | null = null;
     let attempt = 1;
+    let moved = 0;
     while (events.length) {
       try {
-        const transaction = await this.stepChunk(events);
+        const { transaction, applied } = await this.stepChunk(events);
         if (attempt > 1) {
           this.follower?.setFailing(false);
           const e = events[0];
           this.options.report?.(`projection: ${e.type} at ${e.stream}@${e.revision} applied on attempt ${attempt}`);
+          attempt = 1;
+          backoff = null;
         }
-        await this.reached(events[events.length - 1].position, transaction, events.length);
-        return;
+        moved = 0;
+        await this.reachedPart(events, applied, transaction);
+        continue;
       } catch (err) {
         if (this.stopping) throw err;
+        if (err instanceof CheckpointMoved && moved++ === 0) {
+          // Another process wrote a version this one applied (its lease passed meanwhile): nothing of
+          // the chunk landed in a transaction; go on from what that writer stored.
+          this.options.report?.(`projection: ${err.message}; going on from its checkpoints`);
+          await this.step.load(this.store, true).catch(() => undefined);
+          continue;
+        }
         if (err instanceof ProjectionFailure && err.index > 0) {
           // The events before the failing one apply on their own; the failing one is retried, never passed.
           const before = events.splice(0, err.index);
-          const transaction = await this.stepChunk(before).catch(() => null);
-          if (transaction !== null) await this.reached(before[before.length - 1].position, transaction, before.length);
-          else events.unshift(...before);
+          const stepped = await this.stepChunk(before).catch(() => null);
+          if (stepped) await this.reachedPart(before, stepped.applied, stepped.transaction);
+          events.unshift(...before);
           continue;
         }
+        // What was applied before the failing event is stored before the wait, not only after it
+        // applies: a version's lease may pass meanwhile, and its next writer starts from there.
+        if (this.unstored) await this.storeCheckpoints().catch((e) => this.reportStoreError(e));
+        if (err instanceof CheckpointMoved) await this.step.load(this.store, true).catch(() => undefined);
         this.follower?.setFailing(true);
         const failed = err instanceof ProjectionFailure ? err.event : events[0];
         const cause = err instanceof ProjectionFailure ? err.cause : err;
@@ -291,18 +306,31 @@ export class ProjectionRunner implements ReadModelsDriver {
     }
   }
 
-  /** One step over the chunk; answers whether it ran in a transaction (its checkpoints then stored with it). */
-  private stepChunk(events: RecordedEvent[]): Promise<boolean> {
-    return this.stepThrough(events, events[events.length - 1].position);
+  /**
+   * The `applied` events a step went through, taken off the front of `events`, reached; where the
+   * step ended before the rest (a version's lease going: ProjectionStep.apply), what it applied is
+   * stored now, with a transaction's commit or right after, before the rest is applied without it.
+   */
+  private async reachedPart(events: RecordedEvent[], applied: number, transaction: boolean): Promise<void> {
+    const done = events.splice(0, applied);
+    if (done.length) await this.reached(done[done.length - 1].position, transaction, done.length);
+    // A store that fails here is tried again with the next batch (and by the lease's own store).
+    if (events.length && this.unstored) await this.storeCheckpoints().catch((err) => this.reportStoreError(err));
   }
 
-  private async stepThrough(events: RecordedEvent[], through: Position): Promise<boolean> {
+  /** One step over the chunk: whether it ran in a transaction (its checkpoints then stored with it), and how many events it went through. */
+  private stepChunk(events: RecordedEvent[]): Promise<{ transaction: boolean; applied: number }> {
+    return this.stepThrough(events, (applied) => events[applied - 1].position);
+  }
+
+  private async stepThrough(events: RecordedEvent[], through: (applied: number) => Position): Promise<{ transaction: boolean; applied: number }> {
+    let applied = 0;
     const { transaction } = await this.step.run(this.store, async (store, transaction) => {
-      await this.step.apply(events, store);
-      this.step.advance(through);
+      applied = await this.step.apply(events, store);
+      this.step.advance(through(applied));
       if (transaction) await this.step.save(store);
     });
-    return transaction;
+    return { transaction, applied };
   }
 
   /**
@@ -331,7 +359,11 @@ export class ProjectionRunner implements ReadModelsDriver {
       this.step.settle();
     } catch (err) {
       this.unstored += count;
-      throw err;
+      if (!(err instanceof CheckpointMoved)) throw err;
+      // Another process wrote a version this one applied (its lease passed): what it stored is
+      // taken, and what this one applied past it is stored with the next batch.
+      this.options.report?.(`projection: ${err.message}; going on from its checkpoints`);
+      await this.step.load(this.store, true);
     }
   }
 

@@ -86,12 +86,8 @@ export class ProjectionStep {
   private saved: Map<Projector, Position> | null = null;
   private readonly owns: (p: Projector) => boolean;
   private readonly stores: (p: Projector) => boolean;
-  /**
-   * The projectors the chunk under way applies (where ownership can change), and where each that
-   * stopped being owned during it stopped: the position of the last event before (null: none).
-   */
+  /** The projectors the chunk under way applies, where ownership can change (taken at its start). */
   private chunkOwned: Set<Projector> | null = null;
-  private chunkCut = new Map<Projector, Position | null>();
   /** The projectors that read each stream category and event type. */
   private readonly route: (stream: string, type: string) => Projector[];
   private readonly nameOf: (p: Projector) => string;
@@ -166,21 +162,18 @@ export class ProjectionStep {
 
   /**
    * Applies `events` (in log order) to every projector that reads its stream and is not past it;
-   * moves no position (advance does). Throws a ProjectionFailure when a projector throws.
+   * moves no position (advance does). Answers how many it went through: all of them, or, where a
+   * projector this step owned at the start stops being owned (its version's lease going, on a
+   * store several builds share), those before that event: the chunk ends there, so that what it
+   * applied of that version is stored at once, with the chunk's own checkpoints, and the rest is
+   * applied by the next step without it. Throws a ProjectionFailure when a projector throws.
    */
-  async apply(events: readonly RecordedEvent[], store: ReadStore): Promise<void> {
-    // Where ownership can change (a store several builds share): a projector whose lease is going
-    // is applied no more from the next event on, and advances to the event before (advance).
+  async apply(events: readonly RecordedEvent[], store: ReadStore): Promise<number> {
     const owned = (this.chunkOwned = this.options.owns ? new Set(this.projectors.filter((p) => this.owns(p))) : null);
-    this.chunkCut.clear();
     for (let i = 0; i < events.length; i++) {
       const e = events[i];
-      if (owned)
-        for (const p of owned)
-          if (!this.owns(p)) {
-            owned.delete(p);
-            this.chunkCut.set(p, i === 0 ? null : events[i - 1].position);
-          }
+      // Ownership is taken at the start (above), so it can change only from the second event on.
+      if (owned && i > 0 && this.losesAny(owned)) return i;
       for (const p of this.route(e.stream, e.type)) {
         if (comparePositions(this.working.get(p)!, e.position) >= 0 || (owned && !owned.has(p))) continue;
         try {
@@ -190,34 +183,43 @@ export class ProjectionStep {
         }
       }
     }
+    return events.length;
   }
 
-  /** Every projector has applied everything up to `through`, the events it does not read included. */
+  private losesAny(owned: ReadonlySet<Projector>): boolean {
+    for (const p of owned) if (!this.owns(p)) return true;
+    return false;
+  }
+
+  /**
+   * Every projector the step applied has applied everything up to `through`, the events it does
+   * not read included: where ownership can change, those owned when the chunk began (apply).
+   */
   advance(through: Position): void {
     const owned = this.chunkOwned;
     this.chunkOwned = null;
-    for (const [p, at] of this.working) {
-      const cut = owned ? this.chunkCut.get(p) : undefined;
-      const to = cut === undefined ? through : cut;
-      if (to && comparePositions(at, to) < 0 && (cut !== undefined || (owned ? owned.has(p) : this.owns(p)))) this.working.set(p, to);
-    }
-    this.chunkCut.clear();
+    for (const [p, at] of this.working) if ((owned ? owned.has(p) : this.owns(p)) && comparePositions(at, through) < 0) this.working.set(p, through);
   }
 
   /**
    * Writes the checkpoints the working view moved: each projector's, then the summary. Only
-   * those that move are written, so a step that found everything applied writes nothing.
+   * those that move are written, so a step that found everything applied writes nothing. What
+   * this step applied is written even where it no longer stores that projector (a lease gone
+   * while its chunk applied): where several processes write, the store moves a checkpoint only
+   * from the position this step last knew (ReadStore.moveCheckpoints), so that write cannot undo
+   * a successor's, and throws CheckpointMoved if one came first.
    */
   async save(store: ReadStore): Promise<void> {
     // The positions as they are now: a chunk applied while this save waits on the store (a
     // driver that stores checkpoints on a timer) is stored by the next save, not marked stored by this one.
     const saving = new Map<Projector, Position>();
-    for (const [p, at] of this.working) if (this.stores(p)) saving.set(p, at);
+    for (const [p, at] of this.working) if (this.stores(p) || comparePositions(at, this.stored.get(p)!) > 0) saving.set(p, at);
     this.saved = saving;
-    const moved: Array<[string, Position]> = [];
-    for (const [p, at] of saving) if (comparePositions(at, this.stored.get(p)!) > 0) moved.push([this.nameOf(p), at]);
-    if (store.setCheckpoints) await store.setCheckpoints(moved);
-    else for (const [name, at] of moved) await store.setCheckpoint(name, at);
+    const moved: Array<[Projector, Position]> = [];
+    for (const [p, at] of saving) if (comparePositions(at, this.stored.get(p)!) > 0) moved.push([p, at]);
+    if (store.moveCheckpoints) await store.moveCheckpoints(moved.map(([p, to]) => ({ name: this.nameOf(p), from: this.stored.get(p)!, to })));
+    else if (store.setCheckpoints) await store.setCheckpoints(moved.map(([p, at]) => [this.nameOf(p), at]));
+    else for (const [p, at] of moved) await store.setCheckpoint(this.nameOf(p), at);
     await this.saveSummary(store, saving);
   }
 

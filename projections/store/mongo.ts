@@ -1,8 +1,8 @@
-import { type ClientSession, type Collection, type Db, type Document, MongoClient } from 'mongodb';
+import { type ClientSession, type Collection, type Db, type Document, MongoClient, MongoServerError } from 'mongodb';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
 import { containsField, escapeRegex, NGRAMS, ngramsOf } from './mongo-search.js';
 import { versionedName, versionOf } from './mongo-versions.js';
-import { type CollectionDef, type Doc, type Filter, type Page, type Query, type ReadStore, searchedFields, type SortKey, type Transactions } from './port.js';
+import { type CheckpointMove, CheckpointMoved, type CollectionDef, type Doc, type Filter, type Page, type Query, type ReadStore, searchedFields, type SortKey, type Transactions } from './port.js';
 
 export { escapeRegex };
 
@@ -13,6 +13,8 @@ export { escapeRegex };
  */
 export const MONGO_CHECKPOINTS = 'checkpoints';
 const CHECKPOINTS = MONGO_CHECKPOINTS;
+/** The server's duplicate-key error: an upsert whose filter missed a document that exists. */
+const DUPLICATE_KEY = 11000;
 /** Every document has an `_id`, so this matches none (an empty `$or` is an error in MongoDB). */
 const MATCH_NONE: Document = { _id: { $in: [] } };
 
@@ -204,6 +206,27 @@ export class MongoReadStore implements ReadStore {
 
   async setCheckpoint(name: string, position: Position): Promise<void> {
     await this.checkpoints().updateOne({ _id: name }, { $set: { position: positionToString(position) } }, { upsert: true, ...this.inSession() });
+  }
+
+  /**
+   * ReadStore.moveCheckpoints: one compare-and-set a checkpoint. The filter names the position
+   * this writer knew; where the document holds another, the filter misses, the upsert tries to
+   * insert and the unique `_id` refuses it (11000): another writer moved it. Where there is no
+   * document (`from` the start), the upsert makes it. In a transaction the refusal aborts it, and
+   * a move committed by another after this one's snapshot is a write conflict, which the driver's
+   * withTransaction runs again (and then finds it moved).
+   */
+  async moveCheckpoints(moves: ReadonlyArray<CheckpointMove>): Promise<void> {
+    for (const { name, from, to } of moves) {
+      // A position stored as its commit alone (positionFromString reads both) is the same position.
+      const known = from.commit === from.prepare ? { $in: [positionToString(from), String(from.commit)] } : positionToString(from);
+      try {
+        await this.checkpoints().updateOne({ _id: name, position: known }, { $set: { position: positionToString(to) } }, { upsert: true, ...this.inSession() });
+      } catch (err) {
+        if (err instanceof MongoServerError && err.code === DUPLICATE_KEY) throw new CheckpointMoved(name);
+        throw err;
+      }
+    }
   }
 
   /**

@@ -145,6 +145,16 @@ export interface ReadStore {
   /** Several checkpoints in one write, where the store can (a step moves every projector's). */
   setCheckpoints?(checkpoints: ReadonlyArray<readonly [string, Position]>): Promise<void>;
   /**
+   * Optional, on a store several processes write over time (MongoDB, where builds share read-model
+   * versions and each version's lease passes between them: engine/ownership.ts): moves each
+   * checkpoint to `to` only where it still holds `from`, what this writer last read or wrote of it
+   * (START where it read none), and throws CheckpointMoved where it holds another position: a
+   * writer whose lease passed while it applied finds its successor's checkpoint there. In a
+   * transaction nothing of the step lands; outside one, the moves before it in the list stand.
+   * A store that one process writes at a time leaves it out (the step then uses setCheckpoints).
+   */
+  moveCheckpoints?(moves: ReadonlyArray<CheckpointMove>): Promise<void>;
+  /**
    * The store's transactions, where it has them (SQLite: the connection's; MongoDB: a session's,
    * on a replica set or sharded cluster only). Null, or left out, where it has none (the tests'
    * memory store, a standalone MongoDB server): the projection engine then writes each
@@ -164,6 +174,20 @@ export interface ReadStore {
 }
 
 /** What ReadStore.getJson writes and picks; made once and passed as the same object each time (stores key their compiled read by it). */
+export interface CheckpointMove {
+  name: string;
+  from: Position;
+  to: Position;
+}
+
+/** A checkpoint another writer moved since this one read or wrote it (ReadStore.moveCheckpoints). */
+export class CheckpointMoved extends Error {
+  constructor(readonly checkpoint: string) {
+    super(`checkpoint ${checkpoint} was moved by another writer`);
+    this.name = 'CheckpointMoved';
+  }
+}
+
 export interface JsonShape {
   readonly fields: readonly string[];
   readonly pick: readonly string[];

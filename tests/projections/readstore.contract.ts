@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   and,
+  CheckpointMoved,
   type CollectionDef,
   type Doc,
   eq,
@@ -250,6 +251,22 @@ export function readStoreContract(name: string, make: () => Promise<StoreUnderTe
         await store.setCheckpoint('webhooks', { commit: 7n, prepare: 6n });
         expect(await store.getCheckpoint('read-models')).toEqual(big);
         expect(await store.getCheckpoint('webhooks')).toEqual({ commit: 7n, prepare: 6n });
+      });
+
+      it('moves a checkpoint only from where the writer knew it, where several processes write (moveCheckpoints)', async (ctx) => {
+        const move = store.moveCheckpoints?.bind(store);
+        if (!move) return ctx.skip(); // written by one process at a time: setCheckpoint(s) only
+        const at = (n: bigint) => ({ commit: n, prepare: n });
+        await move([{ name: 'projector:a@v1', from: at(0n), to: at(5n) }]); // none yet: made
+        await move([{ name: 'projector:a@v1', from: at(5n), to: { commit: 9n, prepare: 8n } }]);
+        expect(await store.getCheckpoint('projector:a@v1')).toEqual({ commit: 9n, prepare: 8n });
+        // A writer that last knew 5 finds another's 9/8 there: refused, the checkpoint unchanged.
+        await expect(move([{ name: 'projector:a@v1', from: at(5n), to: at(7n) }])).rejects.toBeInstanceOf(CheckpointMoved);
+        await expect(move([{ name: 'projector:b@v1', from: at(0n), to: at(3n) }, { name: 'projector:a@v1', from: at(0n), to: at(1n) }])).rejects.toThrow(
+          'checkpoint projector:a@v1 was moved by another writer',
+        );
+        expect(await store.getCheckpoint('projector:a@v1')).toEqual({ commit: 9n, prepare: 8n });
+        expect(await store.getCheckpoint('projector:b@v1')).toEqual(at(3n));
       });
     });
   });

@@ -1,9 +1,10 @@
-import type { Db, Document } from 'mongodb';
+import { type Db, type Document, MongoServerError } from 'mongodb';
 
 /**
  * A scripted MongoDB database that keeps its documents in memory and evaluates the narrow part of
  * the query language the read store sends ($eq, $ne, $in, $gte, $lte, $exists, $and, $or; sort,
- * skip, limit, projection by exclusion; replaceOne, updateOne with $set/$setOnInsert and upsert,
+ * skip, limit, projection by exclusion; replaceOne, updateOne with $set/$setOnInsert and upsert (refused with
+ * the server's duplicate-key error where the filter misses a document whose `_id` exists),
  * updateMany and bulkWrite's updateOne with $set, deleteOne, countDocuments; listCollections),
  * recording every call with its collection. No server runs here: the container suites run the
  * same store against a real one.
@@ -58,7 +59,12 @@ export function scriptedMongo() {
           return { upsertedCount: 0 };
         }
         if (!options?.upsert) return { upsertedCount: 0 };
-        const doc = { ...structuredClone(filter), ...structuredClone(update.$setOnInsert ?? {}), ...structuredClone(update.$set ?? {}) };
+        // The filter's equalities go into the new document, not its operators ($in of two values, say).
+        const equal = Object.fromEntries(Object.entries(filter).filter(([k, v]) => !k.startsWith('$') && !(v !== null && typeof v === 'object' && Object.keys(v).some((o) => o.startsWith('$')))));
+        const doc = { ...structuredClone(equal), ...structuredClone(update.$setOnInsert ?? {}), ...structuredClone(update.$set ?? {}) };
+        // The server's answer where the filter missed a document whose `_id` exists: the unique index refuses the insert
+        // (manual, db.collection.updateOne, "Upsert with Unique Index").
+        if (docs.has(String(doc._id))) throw new MongoServerError({ message: `E11000 duplicate key error collection: ${name} index: _id_ dup key: { _id: "${String(doc._id)}" }`, code: 11000 });
         docs.set(String(doc._id), doc);
         return { upsertedCount: 1 };
       },

@@ -1,7 +1,8 @@
-import type { Position } from '../../../domain/shared/events.js';
+import { comparePositions, type Position } from '../../../domain/shared/events.js';
+import { START } from '../../../projections/engine/step.js';
 import { conjunctsOf } from '../../../projections/store/search-text.js';
 import { pageOfSearch, SearchIndex, searchConjunct, sortByKeys } from './memory-search.js';
-import type { CollectionDef, Doc, Filter, Page, Query, ReadStore, Scalar } from '../../../projections/store/port.js';
+import { type CheckpointMove, CheckpointMoved, type CollectionDef, type Doc, type Filter, type Page, type Query, type ReadStore, type Scalar } from '../../../projections/store/port.js';
 
 interface Collection {
   def: CollectionDef;
@@ -130,6 +131,15 @@ export class MemoryReadStore implements ReadStore {
 
   async setCheckpoint(name: string, position: Position): Promise<void> {
     this.checkpoints.set(name, position);
+  }
+
+  /** ReadStore.moveCheckpoints, as MongoDB's: each a compare-and-set (through setCheckpoint, which tests wrap). */
+  async moveCheckpoints(moves: ReadonlyArray<CheckpointMove>): Promise<void> {
+    for (const { name, from, to } of moves) {
+      const at = this.checkpoints.get(name) ?? START;
+      if (comparePositions(at, from) !== 0) throw new CheckpointMoved(name);
+      await this.setCheckpoint(name, to);
+    }
   }
 
   async close(): Promise<void> {}
