@@ -40,6 +40,14 @@ export interface ProjectionRunnerOptions {
 const CHUNK = 256;
 /** How often the summary follows the checkpoints of versions another process writes (ownership.ts). */
 const SUMMARY_REFRESH_MS = 100;
+/** How soon checkpoints the store failed to take are tried again. */
+const STORE_RETRY_MS = 1_000;
+
+/** What a step over some events did: whether it ran in a transaction (its checkpoints then stored with it), and how many events it went through. */
+interface Stepped {
+  transaction: boolean;
+  applied: number;
+}
 
 /**
  * The engine's driver on the main thread, for the read stores that are not a SQLite file of the
@@ -255,10 +263,17 @@ export class ProjectionRunner implements ReadModelsDriver {
     // Made at the first failure only: this runs for every chunk.
     let backoff: Backoff | null = null;
     let attempt = 1;
+    // CheckpointMoved met in a row: the first goes on at once from the checkpoints read again, the next waits as a failure does.
     let moved = 0;
     while (events.length) {
+      let failure: unknown;
+      let stepped: Stepped | null = null;
       try {
-        const { transaction, applied } = await this.stepChunk(events);
+        stepped = await this.stepChunk(events);
+      } catch (err) {
+        failure = err;
+      }
+      if (stepped) {
         if (attempt > 1) {
           this.follower?.setFailing(false);
           const e = events[0];
@@ -267,42 +282,50 @@ export class ProjectionRunner implements ReadModelsDriver {
           backoff = null;
         }
         moved = 0;
-        await this.reachedPart(events, applied, transaction);
+        await this.reachedPart(events, stepped);
         continue;
-      } catch (err) {
-        if (this.stopping) throw err;
-        if (err instanceof CheckpointMoved && moved++ === 0) {
-          // Another process wrote a version this one applied (its lease passed meanwhile): nothing of
-          // the chunk landed in a transaction; go on from what that writer stored.
-          this.options.report?.(`projection: ${err.message}; going on from its checkpoints`);
-          await this.step.load(this.store, true).catch(() => undefined);
-          continue;
-        }
-        if (err instanceof ProjectionFailure && err.index > 0) {
-          // The events before the failing one apply on their own; the failing one is retried, never passed.
-          const before = events.splice(0, err.index);
-          const stepped = await this.stepChunk(before).catch(() => null);
-          if (stepped) await this.reachedPart(before, stepped.applied, stepped.transaction);
-          events.unshift(...before);
-          continue;
-        }
-        // What was applied before the failing event is stored before the wait, not only after it
-        // applies: a version's lease may pass meanwhile, and its next writer starts from there.
-        if (this.unstored) await this.storeCheckpoints().catch((e) => this.reportStoreError(e));
-        if (err instanceof CheckpointMoved) await this.step.load(this.store, true).catch(() => undefined);
-        this.follower?.setFailing(true);
-        const failed = err instanceof ProjectionFailure ? err.event : events[0];
-        const cause = err instanceof ProjectionFailure ? err.cause : err;
-        this.options.onError?.(cause, failed);
-        const why = cause instanceof Error ? cause.message : String(cause);
-        const delay = (backoff ??= new Backoff(this.retry)).next();
-        const who = err instanceof ProjectionFailure ? `projection ${err.projector}` : 'projection';
-        this.options.report?.(`${who}: ${failed.type} at ${failed.stream}@${failed.revision} failed (${why}); retrying in ${delay} ms (attempt ${attempt})`);
-        attempt++;
-        await this.pause.for(delay);
-        // Stopping: the chunk fails, so neither a checkpoint nor any waiter passes its events.
-        if (this.stopping) throw err;
       }
+      if (this.stopping) throw failure;
+      if (failure instanceof ProjectionFailure && failure.index > 0) {
+        // The events before the failing one apply on their own; the failing one is retried, never
+        // passed. Should they fail too, that failure is waited on below like any other.
+        const before = events.splice(0, failure.index);
+        let part: Stepped | null = null;
+        try {
+          part = await this.stepChunk(before);
+        } catch (err) {
+          failure = err;
+        }
+        if (part) {
+          moved = 0;
+          await this.reachedPart(before, part);
+        }
+        events.unshift(...before);
+        if (part) continue;
+        if (this.stopping) throw failure;
+      }
+      if (failure instanceof CheckpointMoved) {
+        // Another process wrote a version this one applied (its lease passed meanwhile): nothing
+        // of the step landed in a transaction; go on from what that writer stored.
+        this.options.report?.(`projection: ${failure.message}; going on from its checkpoints`);
+        await this.step.load(this.store, true).catch(() => undefined);
+        if (moved++ === 0) continue;
+      }
+      // What was applied before the failing event is stored before the wait, not only after it
+      // applies: a version's lease may pass meanwhile, and its next writer starts from there.
+      if (this.unstored) await this.storeCheckpoints();
+      this.follower?.setFailing(true);
+      const failed = failure instanceof ProjectionFailure ? failure.event : events[0];
+      const cause = failure instanceof ProjectionFailure ? failure.cause : failure;
+      this.options.onError?.(cause, failed);
+      const why = cause instanceof Error ? cause.message : String(cause);
+      const delay = (backoff ??= new Backoff(this.retry)).next();
+      const who = failure instanceof ProjectionFailure ? `projection ${failure.projector}` : 'projection';
+      this.options.report?.(`${who}: ${failed.type} at ${failed.stream}@${failed.revision} failed (${why}); retrying in ${delay} ms (attempt ${attempt})`);
+      attempt++;
+      await this.pause.for(delay);
+      // Stopping: the chunk fails, so neither a checkpoint nor any waiter passes its events.
+      if (this.stopping) throw failure;
     }
   }
 
@@ -311,19 +334,18 @@ export class ProjectionRunner implements ReadModelsDriver {
    * step ended before the rest (a version's lease going: ProjectionStep.apply), what it applied is
    * stored now, with a transaction's commit or right after, before the rest is applied without it.
    */
-  private async reachedPart(events: RecordedEvent[], applied: number, transaction: boolean): Promise<void> {
+  private async reachedPart(events: RecordedEvent[], { applied, transaction }: Stepped): Promise<void> {
     const done = events.splice(0, applied);
     if (done.length) await this.reached(done[done.length - 1].position, transaction, done.length);
-    // A store that fails here is tried again with the next batch (and by the lease's own store).
-    if (events.length && this.unstored) await this.storeCheckpoints().catch((err) => this.reportStoreError(err));
+    if (events.length && this.unstored) await this.storeCheckpoints();
   }
 
   /** One step over the chunk: whether it ran in a transaction (its checkpoints then stored with it), and how many events it went through. */
-  private stepChunk(events: RecordedEvent[]): Promise<{ transaction: boolean; applied: number }> {
+  private stepChunk(events: RecordedEvent[]): Promise<Stepped> {
     return this.stepThrough(events, (applied) => events[applied - 1].position);
   }
 
-  private async stepThrough(events: RecordedEvent[], through: (applied: number) => Position): Promise<{ transaction: boolean; applied: number }> {
+  private async stepThrough(events: RecordedEvent[], through: (applied: number) => Position): Promise<Stepped> {
     let applied = 0;
     const { transaction } = await this.step.run(this.store, async (store, transaction) => {
       applied = await this.step.apply(events, store);
@@ -346,9 +368,19 @@ export class ProjectionRunner implements ReadModelsDriver {
     if (transaction) return;
     this.unstored += Math.max(events, 1);
     if (this.unstored >= (this.options.checkpointEvery ?? 256)) await this.storeCheckpoints();
-    else this.storeTimer ??= setTimeout(() => void this.exclusively(() => this.storeCheckpoints()).catch((err) => this.reportStoreError(err)), this.options.checkpointEveryMs ?? 20);
+    else this.storeLater(this.options.checkpointEveryMs ?? 20);
   }
 
+  private storeLater(ms: number): void {
+    this.storeTimer ??= setTimeout(() => void this.exclusively(() => this.storeCheckpoints()), ms);
+  }
+
+  /**
+   * Stores the checkpoints of what was applied. Never rejects: a store that fails is told and
+   * tried again shortly (the events stay applied; a crash meanwhile applies them again, which
+   * changes nothing), and a checkpoint another process moved is read again (CheckpointMoved),
+   * what this one applied past it stored next time.
+   */
   private async storeCheckpoints(): Promise<void> {
     if (this.storeTimer) clearTimeout(this.storeTimer);
     this.storeTimer = null;
@@ -359,11 +391,11 @@ export class ProjectionRunner implements ReadModelsDriver {
       this.step.settle();
     } catch (err) {
       this.unstored += count;
-      if (!(err instanceof CheckpointMoved)) throw err;
-      // Another process wrote a version this one applied (its lease passed): what it stored is
-      // taken, and what this one applied past it is stored with the next batch.
-      this.options.report?.(`projection: ${err.message}; going on from its checkpoints`);
-      await this.step.load(this.store, true);
+      if (err instanceof CheckpointMoved) {
+        this.options.report?.(`projection: ${err.message}; going on from its checkpoints`);
+        await this.step.load(this.store, true).catch((e) => this.reportStoreError(e));
+      } else this.reportStoreError(err);
+      if (!this.stopping) this.storeLater(err instanceof CheckpointMoved ? (this.options.checkpointEveryMs ?? 20) : STORE_RETRY_MS);
     }
   }
 
@@ -396,7 +428,7 @@ export class ProjectionRunner implements ReadModelsDriver {
     this.follower = null;
     // What was delivered before the stop is applied unless it is failing (then it is left to the next start).
     await this.flush().catch(() => undefined);
-    if (this.storeTimer || this.unstored) await this.exclusively(() => this.storeCheckpoints()).catch((err) => this.reportStoreError(err));
+    if (this.storeTimer || this.unstored) await this.exclusively(() => this.storeCheckpoints());
     // The versions' leases last: what this process applied is stored before another takes them.
     await this.options.ownership?.stop();
   }

@@ -209,23 +209,28 @@ export class MongoReadStore implements ReadStore {
   }
 
   /**
-   * ReadStore.moveCheckpoints: one compare-and-set a checkpoint. The filter names the position
-   * this writer knew; where the document holds another, the filter misses, the upsert tries to
-   * insert and the unique `_id` refuses it (11000): another writer moved it. Where there is no
-   * document (`from` the start), the upsert makes it. In a transaction the refusal aborts it, and
-   * a move committed by another after this one's snapshot is a write conflict, which the driver's
-   * withTransaction runs again (and then finds it moved).
+   * ReadStore.moveCheckpoints: one compare-and-set a checkpoint, its filter naming the position
+   * this writer knew. From a position, an update that matches nothing means the document holds
+   * another (or was dropped: `--drop-unused`), and it is not made again. From the start, an
+   * upsert: where there is no document it makes one; where another writer made one, the filter
+   * misses, the upsert tries to insert and the unique `_id` refuses it (11000). In a transaction
+   * the refusal aborts it, and a move another transaction committed after this one's snapshot is
+   * a write conflict, which the driver's withTransaction runs again (and then finds it moved).
    */
   async moveCheckpoints(moves: ReadonlyArray<CheckpointMove>): Promise<void> {
     for (const { name, from, to } of moves) {
+      const fresh = from.commit === 0n && from.prepare === 0n;
       // A position stored as its commit alone (positionFromString reads both) is the same position.
       const known = from.commit === from.prepare ? { $in: [positionToString(from), String(from.commit)] } : positionToString(from);
+      let matched: boolean;
       try {
-        await this.checkpoints().updateOne({ _id: name, position: known }, { $set: { position: positionToString(to) } }, { upsert: true, ...this.inSession() });
+        const result = await this.checkpoints().updateOne({ _id: name, position: known }, { $set: { position: positionToString(to) } }, { upsert: fresh, ...this.inSession() });
+        matched = result.matchedCount > 0 || result.upsertedCount > 0;
       } catch (err) {
         if (err instanceof MongoServerError && err.code === DUPLICATE_KEY) throw new CheckpointMoved(name);
         throw err;
       }
+      if (!matched) throw new CheckpointMoved(name);
     }
   }
 

@@ -15,7 +15,7 @@ describe('MongoDB checkpoints written by several processes over time (scripted c
     const sent = mongo.calls.filter((c) => c.collection === 'checkpoints' && c.op === 'updateOne').map((c) => c.args);
     expect(sent).toEqual([
       [{ _id: 'projector:tally@v1', position: { $in: ['0/0', '0'] } }, { $set: { position: '12/11' } }, { upsert: true }],
-      [{ _id: 'projector:tally@v1', position: '12/11' }, { $set: { position: '20/20' } }, { upsert: true }],
+      [{ _id: 'projector:tally@v1', position: '12/11' }, { $set: { position: '20/20' } }, { upsert: false }],
     ]);
   });
 
@@ -27,6 +27,13 @@ describe('MongoDB checkpoints written by several processes over time (scripted c
     await expect(late).rejects.toBeInstanceOf(CheckpointMoved);
     await expect(late).rejects.toThrow('checkpoint projector:tally@v1 was moved by another writer');
     expect(await store.getCheckpoint('projector:tally@v1')).toEqual(at(30n));
+  });
+
+  it('does not make again a checkpoint dropped meanwhile (`--drop-unused`) from a position, only from the start', async () => {
+    const mongo = scriptedMongo();
+    const store = new MongoReadStore(mongo.db);
+    await expect(store.moveCheckpoints([{ name: 'projector:tally@v1', from: at(10n), to: at(25n) }])).rejects.toBeInstanceOf(CheckpointMoved);
+    expect(mongo.documents('checkpoints')).toEqual([]);
   });
 
   it('takes a position stored as its commit alone as the same position', async () => {

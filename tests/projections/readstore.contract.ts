@@ -267,6 +267,9 @@ export function readStoreContract(name: string, make: () => Promise<StoreUnderTe
         );
         expect(await store.getCheckpoint('projector:a@v1')).toEqual({ commit: 9n, prepare: 8n });
         expect(await store.getCheckpoint('projector:b@v1')).toEqual(at(3n));
+        // One that is not there (dropped) is not made again from a position, only from the start.
+        await expect(move([{ name: 'projector:c@v1', from: at(4n), to: at(6n) }])).rejects.toBeInstanceOf(CheckpointMoved);
+        expect(await store.getCheckpoint('projector:c@v1')).toBeNull();
       });
     });
   });

@@ -56,9 +56,9 @@ export function scriptedMongo() {
         const [old] = matching(filter);
         if (old) {
           Object.assign(old, structuredClone(update.$set ?? {}));
-          return { upsertedCount: 0 };
+          return { matchedCount: 1, upsertedCount: 0 };
         }
-        if (!options?.upsert) return { upsertedCount: 0 };
+        if (!options?.upsert) return { matchedCount: 0, upsertedCount: 0 };
         // The filter's equalities go into the new document, not its operators ($in of two values, say).
         const equal = Object.fromEntries(Object.entries(filter).filter(([k, v]) => !k.startsWith('$') && !(v !== null && typeof v === 'object' && Object.keys(v).some((o) => o.startsWith('$')))));
         const doc = { ...structuredClone(equal), ...structuredClone(update.$setOnInsert ?? {}), ...structuredClone(update.$set ?? {}) };
@@ -66,7 +66,7 @@ export function scriptedMongo() {
         // (manual, db.collection.updateOne, "Upsert with Unique Index").
         if (docs.has(String(doc._id))) throw new MongoServerError({ message: `E11000 duplicate key error collection: ${name} index: _id_ dup key: { _id: "${String(doc._id)}" }`, code: 11000 });
         docs.set(String(doc._id), doc);
-        return { upsertedCount: 1 };
+        return { matchedCount: 0, upsertedCount: 1 };
       },
       updateMany: async (filter: Document, update: Document) => {
         record('updateMany', [filter, update]);
