@@ -323,6 +323,8 @@ export class ProjectionRunner implements ReadModelsDriver {
       const who = failure instanceof ProjectionFailure ? `projection ${failure.projector}` : 'projection';
       this.options.report?.(`${who}: ${failed.type} at ${failed.stream}@${failed.revision} failed (${why}); retrying in ${delay} ms (attempt ${attempt})`);
       attempt++;
+      // A stop that came while the store or the reload above ran had no pause to cut short.
+      if (this.stopping) throw failure;
       await this.pause.for(delay);
       // Stopping: the chunk fails, so neither a checkpoint nor any waiter passes its events.
       if (this.stopping) throw failure;
@@ -428,7 +430,11 @@ export class ProjectionRunner implements ReadModelsDriver {
     this.follower = null;
     // What was delivered before the stop is applied unless it is failing (then it is left to the next start).
     await this.flush().catch(() => undefined);
-    if (this.storeTimer || this.unstored) await this.exclusively(() => this.storeCheckpoints());
+    // After whatever is queued with the chunks (a timer's store that fired during the last one
+    // included), so that no checkpoint is written once stop() has returned.
+    await this.exclusively(async () => {
+      if (this.storeTimer || this.unstored) await this.storeCheckpoints();
+    });
     // The versions' leases last: what this process applied is stored before another takes them.
     await this.options.ownership?.stop();
   }

@@ -181,6 +181,10 @@ export class ProjectionStep {
         } catch (err) {
           throw new ProjectionFailure(p.name, e, i, err);
         }
+        // Each projector's own position as it applies: where a later one fails and nothing rolls
+        // back (a store without transactions), what was applied is not applied again on the retry
+        // (a transaction that fails puts the working view back to what is stored: run).
+        this.working.set(p, e.position);
       }
     }
     return events.length;
