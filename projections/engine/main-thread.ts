@@ -313,7 +313,7 @@ export class ProjectionRunner implements ReadModelsDriver {
       }
       // What was applied before the failing event is stored before the wait, not only after it
       // applies: a version's lease may pass meanwhile, and its next writer starts from there.
-      if (this.unstored) await this.storeCheckpoints();
+      if (this.unstored || this.step.unsaved()) await this.storeCheckpoints();
       this.follower?.setFailing(true);
       const failed = failure instanceof ProjectionFailure ? failure.event : events[0];
       const cause = failure instanceof ProjectionFailure ? failure.cause : failure;
@@ -433,7 +433,7 @@ export class ProjectionRunner implements ReadModelsDriver {
     // After whatever is queued with the chunks (a timer's store that fired during the last one
     // included), so that no checkpoint is written once stop() has returned.
     await this.exclusively(async () => {
-      if (this.storeTimer || this.unstored) await this.storeCheckpoints();
+      if (this.storeTimer || this.unstored || this.step.unsaved()) await this.storeCheckpoints();
     });
     // The versions' leases last: what this process applied is stored before another takes them.
     await this.options.ownership?.stop();

@@ -249,6 +249,16 @@ export class ProjectionStep {
     if (this.options.summary && this.savedSummary && (!this.storedSummary || comparePositions(this.savedSummary, this.storedSummary) > 0)) this.storedSummary = this.savedSummary;
   }
 
+  /**
+   * Whether a projector has applied past its stored checkpoint: a step without transactions
+   * moves each projector as it applies, a failing one included (a store without transactions
+   * keeps what the projectors before the failing one wrote), ahead of what any save wrote.
+   */
+  unsaved(): boolean {
+    for (const [p, at] of this.working) if (comparePositions(at, this.stored.get(p)!) > 0) return true;
+    return false;
+  }
+
   /** Whether some version is written by another process (the summary then follows its checkpoints: refreshSummary). */
   sharesWriters(): boolean {
     return this.projectors.some((p) => !this.stores(p));

@@ -96,3 +96,40 @@ describe('the projection runner retrying a failing event without transactions', 
     }
   });
 });
+
+describe('the projection runner storing what a failing step applied (no transactions; the review of 75ec552)', () => {
+  const failing = (fail: () => boolean): Projector => ({
+    name: 'flaky',
+    version: 1,
+    collections: [{ name: 'flaky_v1', idField: 'id' }],
+    async apply(e: unknown) {
+      if ((e as { type: string }).type === 'Poison' && fail()) throw new Error('not yet');
+    },
+  });
+
+  it('stores what the projectors before a failing first event applied, so the next start applies it to them no more', async () => {
+    const log = new SqliteEventLog(':memory:');
+    const store = new MemoryReadStore();
+    const reports: string[] = [];
+    const r1 = new ProjectionRunner(log, store, [tally('tally', 1), failing(() => true)], { retryInitialMs: 5_000, retryMaxMs: 5_000, report: (m) => reports.push(m) });
+    await r1.start();
+    const first = await log.append('b-1', [event('Something')], ANY);
+    await r1.waitFor(first.position);
+    await sleep(150); // its checkpoints stored by the timer
+    const poison = await log.append('b-2', [event('Poison')], ANY); // a chunk of its own, failing at its first event
+    for (let i = 0; i < 100 && !reports.some((m) => m.includes('retrying')); i++) await sleep(10);
+    expect(await count(store, 'tally_v1')).toBe(2); // tally applied Poison; flaky failed on it
+    await r1.stop();
+    expect(await store.getCheckpoint('projector:tally@v1')).toEqual(poison.position);
+    // The next start (another process, or a version lease's next holder) with flaky mended.
+    const r2 = new ProjectionRunner(log, store, [tally('tally', 1), failing(() => false)]);
+    await r2.start();
+    try {
+      await r2.waitFor(poison.position);
+      expect(await count(store, 'tally_v1')).toBe(2);
+    } finally {
+      await r2.stop();
+      await log.close();
+    }
+  });
+});
