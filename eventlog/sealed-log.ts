@@ -42,11 +42,11 @@ const RECENT_APPENDS = 4_096;
  * process's cache is dropped on its next read of the erasure itself, or of the destroyed key.
  */
 export class SealingEventLog implements EventLog {
-  private readonly cache = new KeyCache(CACHED_KEYS);
+  private readonly cache: KeyCache;
   /** Subjects whose key is destroyed, as far as this process has seen: erasures are rare, and their keys never come back. */
   private readonly erased = new Set<string>();
   /** Key store requests under way, by subject, so that concurrent misses of one key ask once. */
-  private readonly pending = new Map<string, Promise<void>>();
+  private readonly pending = new Map<string, Promise<LoadedKeys>>();
   /** The highest id whose key this process has asked to make ahead: a write below half a batch of it asks nothing. */
   private aheadTo = 0;
   /** The values of this process's recent appends, served to its subscriptions only (the reads of the API and the feed open). */
@@ -72,9 +72,13 @@ export class SealingEventLog implements EventLog {
   constructor(
     private readonly inner: EventLog,
     private readonly keys: KeyStore,
-    /** `sealThread`: the sealing thread's program (sealed-turn.ts); null seals on the main thread. */
-    options: { sealThread?: URL | null } = {},
+    /**
+     * `sealThread`: the sealing thread's program (sealed-turn.ts); null seals on the main thread.
+     * `cachedKeys`: how many keys are kept in memory (the tests' small caches).
+     */
+    options: { sealThread?: URL | null; cachedKeys?: number } = {},
   ) {
+    this.cache = new KeyCache(options.cachedKeys ?? CACHED_KEYS);
     this.turns = new TurnSealer((stream) => this.erased.has(stream), options.sealThread === undefined ? SEAL_THREAD : options.sealThread);
     const i = inner;
     if (i.readStreamBackwards) this.readStreamBackwards = async (s, n) => this.openAll(await i.readStreamBackwards!(s, n));
@@ -181,11 +185,14 @@ export class SealingEventLog implements EventLog {
       if (held) this.makeAhead(stream);
       if (held || this.erased.has(stream)) return held ?? null;
       const under = this.pending.get(stream);
-      if (under) await under;
-      else if (made) throw new Error(`the key store made no key for ${stream}`);
-      else {
-        made = true;
-        await this.load([stream, ...this.ahead(stream)], true);
+      if (!under && made) throw new Error(`the key store made no key for ${stream}`);
+      if (!under) made = true;
+      // The key as the request answered it, not as the cache holds it after: with more keys
+      // loaded meanwhile than it keeps, the cache may have let it go already.
+      const got = (await (under ?? this.load([stream, ...this.ahead(stream)], true))).get(stream);
+      if (got && !this.erased.has(stream)) {
+        this.makeAhead(stream);
+        return got;
       }
     }
   }
@@ -226,14 +233,24 @@ export class SealingEventLog implements EventLog {
     return out;
   }
 
-  /** Fetches (or makes) the keys of `subjects` in one request, into the cache. */
-  private load(subjects: string[], create: boolean): Promise<void> {
+  /**
+   * Fetches (or makes) the keys of `subjects` in one request, into the cache, and answers them:
+   * whoever waited on the request takes its key from the answer, since keys loaded meanwhile past
+   * what the cache keeps (many requests at once, 512 made ahead each) may have evicted it.
+   */
+  private load(subjects: string[], create: boolean): Promise<LoadedKeys> {
     const asked = this.keys.keysFor(subjects, create).then((keys) => {
+      const loaded = new Map<string, Sealer>();
       for (const [subject, key] of keys) {
         if (!key) this.forget(subject);
         // An erasure that began while the request was out wins over the key it brings back.
-        else if (!this.erased.has(subject)) this.cache.set(subject, new Sealer(key));
+        else if (!this.erased.has(subject)) {
+          const sealer = new Sealer(key);
+          this.cache.set(subject, sealer);
+          loaded.set(subject, sealer);
+        }
       }
+      return loaded;
     });
     const settled = asked.finally(() => {
       for (const s of subjects) if (this.pending.get(s) === settled) this.pending.delete(s);
@@ -244,7 +261,7 @@ export class SealingEventLog implements EventLog {
 
   private async openAll(events: RecordedEvent[]): Promise<RecordedEvent[]> {
     const lacking = new Set<string>();
-    const waits: Array<Promise<void>> = [];
+    const waits: Array<Promise<LoadedKeys>> = [];
     for (const e of events) {
       if (!sealed(e.stream)) continue;
       this.noteErasure(e);
@@ -254,8 +271,10 @@ export class SealingEventLog implements EventLog {
       else lacking.add(e.stream);
     }
     if (lacking.size) waits.push(this.load([...lacking], false));
-    if (waits.length) await Promise.all(waits);
-    return events.map((e) => this.opened(e));
+    if (!waits.length) return events.map((e) => this.opened(e));
+    const loaded = new Map<string, Sealer>();
+    for (const keys of await Promise.all(waits)) for (const [subject, sealer] of keys) loaded.set(subject, sealer);
+    return events.map((e) => this.opened(e, loaded));
   }
 
   /** A subscription's event opened from this process's recent appends or with a key in memory; null when its key must be fetched. */
@@ -282,7 +301,7 @@ export class SealingEventLog implements EventLog {
   private async open(e: RecordedEvent): Promise<RecordedEvent> {
     if (!sealed(e.stream)) return e;
     this.noteErasure(e);
-    if (holdsSealed(e.data as Data) && !this.erased.has(e.stream) && !this.cache.has(e.stream)) await (this.pending.get(e.stream) ?? this.load([e.stream], false));
+    if (holdsSealed(e.data as Data) && !this.erased.has(e.stream) && !this.cache.has(e.stream)) return this.opened(e, await (this.pending.get(e.stream) ?? this.load([e.stream], false)));
     return this.opened(e);
   }
 
@@ -291,13 +310,19 @@ export class SealingEventLog implements EventLog {
     if (e.type === 'ConstituentErased') this.forget(e.stream);
   }
 
-  /** The event opened with the key in the cache; none there (destroyed, or never made): erased. */
-  private opened(e: RecordedEvent): RecordedEvent {
+  /**
+   * The event opened with the key in the cache, or as `loaded` answered it (a request this read
+   * waited on); none there (destroyed, or never made): erased.
+   */
+  private opened(e: RecordedEvent, loaded?: LoadedKeys): RecordedEvent {
     if (!sealed(e.stream) || !holdsSealed(e.data as Data)) return e;
-    const sealer = this.erased.has(e.stream) ? null : (this.cache.get(e.stream) ?? null);
+    const sealer = this.erased.has(e.stream) ? null : (this.cache.get(e.stream) ?? loaded?.get(e.stream) ?? null);
     return { ...e, data: openData(e.data as Data, sealer, e.stream) };
   }
 }
+
+/** The keys a key-store request brought back, by subject: those it found or made, and no erasure had begun for. */
+type LoadedKeys = ReadonlyMap<string, Sealer>;
 
 /** A constituent stream's id, or null for a stream named otherwise. */
 function idOf(stream: string): number | null {
