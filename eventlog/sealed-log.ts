@@ -262,17 +262,23 @@ export class SealingEventLog implements EventLog {
   private async openAll(events: RecordedEvent[]): Promise<RecordedEvent[]> {
     const lacking = new Set<string>();
     const waits: Array<Promise<LoadedKeys>> = [];
+    // The keys in memory now are taken now: the loads this read waits on, or others meanwhile,
+    // may push them out of the cache before it opens the page.
+    const loaded = new Map<string, Sealer>();
     for (const e of events) {
       if (!sealed(e.stream)) continue;
       this.noteErasure(e);
-      if (!holdsSealed(e.data as Data) || lacking.has(e.stream) || this.erased.has(e.stream) || this.cache.has(e.stream)) continue;
+      if (!holdsSealed(e.data as Data) || lacking.has(e.stream) || loaded.has(e.stream) || this.erased.has(e.stream)) continue;
+      const held = this.cache.get(e.stream);
+      if (held) {
+        loaded.set(e.stream, held);
+        continue;
+      }
       const under = this.pending.get(e.stream);
       if (under) waits.push(under);
       else lacking.add(e.stream);
     }
     if (lacking.size) waits.push(this.load([...lacking], false));
-    if (!waits.length) return events.map((e) => this.opened(e));
-    const loaded = new Map<string, Sealer>();
     for (const keys of await Promise.all(waits)) for (const [subject, sealer] of keys) loaded.set(subject, sealer);
     return events.map((e) => this.opened(e, loaded));
   }

@@ -44,4 +44,16 @@ describe('keys past the sealing layer\u2019s cache', () => {
     expect(read.map((events) => events[0].data)).toEqual(ids.map((id) => created(id).data));
     await again.close();
   });
+
+  it('opens a page of the team whole where some keys were in memory and the page\u2019s loads pushed them out (the review of 1dd007c)', async () => {
+    const dir = tempDir();
+    const log = open(dir);
+    await Promise.all(ids.map((id) => log.append(`constituent-${id}`, [created(id)], 'no_stream')));
+    await log.close();
+    const again = open(dir, 8);
+    expect((await again.readStream('constituent-1'))[0].data).toEqual(created(1).data); // its key now in memory
+    const page = await again.readTeam!(1, null, 1000);
+    expect(page.map((e) => e.data)).toEqual(ids.map((id) => created(id).data));
+    await again.close();
+  });
 });
