@@ -266,14 +266,8 @@ export class ProjectionRunner implements ReadModelsDriver {
     // CheckpointMoved met in a row: the first goes on at once from the checkpoints read again, the next waits as a failure does.
     let moved = 0;
     while (events.length) {
-      let failure: unknown;
-      let stepped: Stepped | null = null;
-      try {
-        stepped = await this.stepChunk(events);
-      } catch (err) {
-        failure = err;
-      }
-      if (stepped) {
+      const stepped = await this.stepOrFailure(events);
+      if (!('failure' in stepped)) {
         if (attempt > 1) {
           this.follower?.setFailing(false);
           const e = events[0];
@@ -285,23 +279,20 @@ export class ProjectionRunner implements ReadModelsDriver {
         await this.reachedPart(events, stepped);
         continue;
       }
+      let failure = stepped.failure;
       if (this.stopping) throw failure;
       if (failure instanceof ProjectionFailure && failure.index > 0) {
         // The events before the failing one apply on their own; the failing one is retried, never
         // passed. Should they fail too, that failure is waited on below like any other.
         const before = events.splice(0, failure.index);
-        let part: Stepped | null = null;
-        try {
-          part = await this.stepChunk(before);
-        } catch (err) {
-          failure = err;
-        }
-        if (part) {
+        const part = await this.stepOrFailure(before);
+        if ('failure' in part) failure = part.failure;
+        else {
           moved = 0;
           await this.reachedPart(before, part);
         }
         events.unshift(...before);
-        if (part) continue;
+        if (!('failure' in part)) continue;
         if (this.stopping) throw failure;
       }
       if (failure instanceof CheckpointMoved) {
@@ -340,6 +331,11 @@ export class ProjectionRunner implements ReadModelsDriver {
     const done = events.splice(0, applied);
     if (done.length) await this.reached(done[done.length - 1].position, transaction, done.length);
     if (events.length && this.unstored) await this.storeCheckpoints();
+  }
+
+  /** One step over the events, or why it failed. */
+  private stepOrFailure(events: RecordedEvent[]): Promise<Stepped | { failure: unknown }> {
+    return this.stepChunk(events).catch((failure: unknown) => ({ failure }));
   }
 
   /** One step over the chunk: whether it ran in a transaction (its checkpoints then stored with it), and how many events it went through. */

@@ -3,10 +3,9 @@ import type { Position, RecordedEvent } from '../../domain/shared/events.js';
 import { ANY } from '../../eventlog/port.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { ProjectionRunner } from '../../projections/engine/main-thread.js';
-import type { Projector } from '../../projections/engine/projector.js';
 import type { ReadStore } from '../../projections/store/port.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
-import { count, event, sleep, tally } from '../support/runner-fixtures.js';
+import { count, event, failingOnPoison, sleep, tally } from '../support/runner-fixtures.js';
 
 /** The review of f26ce24 (a chunk cut where a version's lease goes, checkpoints moved by compare-and-set): its two tests, each failing on it. */
 describe('the projection runner where a checkpoint store fails or a checkpoint was moved', () => {
@@ -56,17 +55,7 @@ describe('the projection runner where a checkpoint store fails or a checkpoint w
       },
     });
     let poisonTries = 0;
-    const poison: Projector = {
-      name: 'poison',
-      version: 1,
-      collections: [{ name: 'poison_v1', idField: 'id' }],
-      async apply(e: unknown) {
-        if ((e as { type: string }).type === 'Poison') {
-          poisonTries++;
-          throw new Error('cannot apply');
-        }
-      },
-    };
+    const poison = failingOnPoison('poison', () => (poisonTries++, true));
     const reports: string[] = [];
     const runner = new ProjectionRunner(log, store, [tally('tally', 1), poison], { retryInitialMs: 200, retryMaxMs: 200, report: (m) => reports.push(m) });
     await runner.start();

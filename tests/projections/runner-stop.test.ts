@@ -3,9 +3,8 @@ import type { Position } from '../../domain/shared/events.js';
 import { ANY } from '../../eventlog/port.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { ProjectionRunner } from '../../projections/engine/main-thread.js';
-import type { Projector } from '../../projections/engine/projector.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
-import { count, event, sleep, tally, withoutCheckpoints } from '../support/runner-fixtures.js';
+import { count, event, failingOnPoison, sleep, tally, withoutCheckpoints } from '../support/runner-fixtures.js';
 
 describe('the projection runner stops promptly and writes nothing after (no ownership, no transactions; the review of 34ece33)', () => {
   it('stop() is not held for a full backoff when it comes while the pre-wait checkpoint store runs', async () => {
@@ -22,14 +21,7 @@ describe('the projection runner stops promptly and writes nothing after (no owne
       }
       return setCheckpoint(name, at);
     };
-    const poison: Projector = {
-      name: 'poison',
-      version: 1,
-      collections: [{ name: 'poison_v1', idField: 'id' }],
-      async apply(e: unknown) {
-        if ((e as { type: string }).type === 'Poison') throw new Error('cannot apply');
-      },
-    };
+    const poison = failingOnPoison('poison');
     const runner = new ProjectionRunner(log, store, [tally('tally', 1), poison], { retryInitialMs: 4_000, retryMaxMs: 4_000 });
     await runner.start();
     slow = true;
@@ -75,14 +67,7 @@ describe('the projection runner retrying a failing event without transactions', 
     const log = new SqliteEventLog(':memory:');
     const store = new MemoryReadStore();
     let failures = 2;
-    const flaky: Projector = {
-      name: 'flaky',
-      version: 1,
-      collections: [{ name: 'flaky_v1', idField: 'id' }],
-      async apply(e: unknown) {
-        if ((e as { type: string }).type === 'Poison' && failures-- > 0) throw new Error('not yet');
-      },
-    };
+    const flaky = failingOnPoison('flaky', () => failures-- > 0);
     // tally reads every event before flaky does (the order projectors are given in).
     const runner = new ProjectionRunner(log, store, [tally('tally', 1), flaky], { retryInitialMs: 20, retryMaxMs: 20 });
     await runner.start();
@@ -98,14 +83,7 @@ describe('the projection runner retrying a failing event without transactions', 
 });
 
 describe('the projection runner storing what a failing step applied (no transactions; the review of 75ec552)', () => {
-  const failing = (fail: () => boolean): Projector => ({
-    name: 'flaky',
-    version: 1,
-    collections: [{ name: 'flaky_v1', idField: 'id' }],
-    async apply(e: unknown) {
-      if ((e as { type: string }).type === 'Poison' && fail()) throw new Error('not yet');
-    },
-  });
+  const failing = (fails: () => boolean) => failingOnPoison('flaky', fails);
 
   it('stores what the projectors before a failing first event applied, so the next start applies it to them no more', async () => {
     const log = new SqliteEventLog(':memory:');

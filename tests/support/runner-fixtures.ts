@@ -63,6 +63,21 @@ export function tally(name: string, version: number, delayMs = 0): Projector {
   };
 }
 
+/**
+ * A projector that throws on every `Poison` event while `fails()` says so (each call is a try),
+ * and applies every other event, writing nothing.
+ */
+export function failingOnPoison(name: string, fails: () => boolean = () => true): Projector {
+  return {
+    name,
+    version: 1,
+    collections: [{ name: `${name}_v1`, idField: 'id' }],
+    async apply(e: unknown) {
+      if ((e as { type: string }).type === 'Poison' && fails()) throw new Error('cannot apply');
+    },
+  };
+}
+
 export const count = async (store: ReadStore, collection: string) => (await store.get<{ n: number }>(collection, 'n'))?.n ?? 0;
 
 /** An event of no stream category any real projector reads, team 1, for the runner's tests. */
