@@ -24,20 +24,23 @@ function open(dir: string, cachedKeys?: number) {
   return new SealingEventLog(inner, new SqliteKeyStore(path.join(dir, 'keys.sqlite'), main), { sealThread: null, cachedKeys });
 }
 
+/** Every constituent written at once through a layer keeping `cachedKeys` keys; answers it, open. */
+async function written(dir: string, cachedKeys?: number) {
+  const log = open(dir, cachedKeys);
+  await Promise.all(ids.map((id) => log.append(`constituent-${id}`, [created(id)], 'no_stream')));
+  return log;
+}
+
 describe('keys past the sealing layer\u2019s cache', () => {
   it('writes every one of more new constituents at once than it keeps keys for', async () => {
-    const dir = tempDir();
-    const log = open(dir, 8);
-    await Promise.all(ids.map((id) => log.append(`constituent-${id}`, [created(id)], 'no_stream')));
+    const log = await written(tempDir(), 8);
     expect((await log.readStream('constituent-1'))[0].data).toEqual(created(1).data);
     await log.close();
   });
 
   it('reads every one of more constituents at once than it keeps keys for whole, none as if erased', async () => {
     const dir = tempDir();
-    const log = open(dir);
-    await Promise.all(ids.map((id) => log.append(`constituent-${id}`, [created(id)], 'no_stream')));
-    await log.close();
+    await (await written(dir)).close();
     // A fresh process: no key in memory, every read fetches its key, all at once.
     const again = open(dir, 8);
     const read = await Promise.all(ids.map((id) => again.readStream(`constituent-${id}`)));
@@ -47,9 +50,7 @@ describe('keys past the sealing layer\u2019s cache', () => {
 
   it('opens a page of the team whole where some keys were in memory and the page\u2019s loads pushed them out (the review of 1dd007c)', async () => {
     const dir = tempDir();
-    const log = open(dir);
-    await Promise.all(ids.map((id) => log.append(`constituent-${id}`, [created(id)], 'no_stream')));
-    await log.close();
+    await (await written(dir)).close();
     const again = open(dir, 8);
     expect((await again.readStream('constituent-1'))[0].data).toEqual(created(1).data); // its key now in memory
     const page = await again.readTeam!(1, null, 1000);
