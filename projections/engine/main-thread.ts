@@ -82,6 +82,8 @@ export class ProjectionRunner implements ReadModelsDriver {
   /** Where another process writes some of this build's versions: the summary follows their checkpoints. */
   private summaryTimer: NodeJS.Timeout | null = null;
   private refreshing = false;
+  /** A chunk failed at a stop: nothing delivered after it is applied (the next start resumes from the checkpoints). */
+  private abandoned = false;
 
   constructor(
     private readonly log: EventLog,
@@ -108,6 +110,7 @@ export class ProjectionRunner implements ReadModelsDriver {
   async start(): Promise<void> {
     await defineReadModels(this.store, this.projectors);
     this.stopping = false;
+    this.abandoned = false;
     const ownership = this.options.ownership;
     if (ownership) {
       await ownership.start(
@@ -249,6 +252,7 @@ export class ProjectionRunner implements ReadModelsDriver {
   private flush(): Promise<void> {
     if (this.flushSoon) clearImmediate(this.flushSoon);
     this.flushSoon = null;
+    if (this.abandoned) this.chunk = [];
     if (this.applying) return this.applying.then(() => this.flush());
     const events = this.chunk.splice(0);
     if (!events.length) return Promise.resolve();
@@ -256,6 +260,16 @@ export class ProjectionRunner implements ReadModelsDriver {
       if (this.applying === applying) this.applying = null;
     });
     return (this.applying = applying);
+  }
+
+  /**
+   * A chunk failing at a stop: the events queued behind it (an event handed over while a
+   * checkpoint store ran, which did not wait on this chunk) are dropped, never applied past it.
+   */
+  private abandon(failure: unknown): unknown {
+    this.abandoned = true;
+    this.chunk = [];
+    return failure;
   }
 
   /** Applies a chunk, retrying from its failing event until every event of it applied. */
@@ -280,7 +294,7 @@ export class ProjectionRunner implements ReadModelsDriver {
         continue;
       }
       let failure = stepped.failure;
-      if (this.stopping) throw failure;
+      if (this.stopping) throw this.abandon(failure);
       if (failure instanceof ProjectionFailure && failure.index > 0) {
         // The events before the failing one apply on their own; the failing one is retried, never
         // passed. Should they fail too, that failure is waited on below like any other.
@@ -293,7 +307,7 @@ export class ProjectionRunner implements ReadModelsDriver {
         }
         events.unshift(...before);
         if (!('failure' in part)) continue;
-        if (this.stopping) throw failure;
+        if (this.stopping) throw this.abandon(failure);
       }
       if (failure instanceof CheckpointMoved) {
         // Another process wrote a version this one applied (its lease passed meanwhile): nothing
@@ -315,10 +329,10 @@ export class ProjectionRunner implements ReadModelsDriver {
       this.options.report?.(`${who}: ${failed.type} at ${failed.stream}@${failed.revision} failed (${why}); retrying in ${delay} ms (attempt ${attempt})`);
       attempt++;
       // A stop that came while the store or the reload above ran had no pause to cut short.
-      if (this.stopping) throw failure;
+      if (this.stopping) throw this.abandon(failure);
       await this.pause.for(delay);
       // Stopping: the chunk fails, so neither a checkpoint nor any waiter passes its events.
-      if (this.stopping) throw failure;
+      if (this.stopping) throw this.abandon(failure);
     }
   }
 

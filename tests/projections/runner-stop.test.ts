@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { Position } from '../../domain/shared/events.js';
-import { ANY } from '../../eventlog/port.js';
+import type { Position, RecordedEvent } from '../../domain/shared/events.js';
+import { ANY, type EventLog } from '../../eventlog/port.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { ProjectionRunner } from '../../projections/engine/main-thread.js';
+import type { Projector } from '../../projections/engine/projector.js';
+import type { ReadStore } from '../../projections/store/port.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
 import { count, event, failingOnPoison, sleep, tally, withoutCheckpoints } from '../support/runner-fixtures.js';
 
@@ -109,5 +111,58 @@ describe('the projection runner storing what a failing step applied (no transact
       await r2.stop();
       await log.close();
     }
+  });
+});
+
+describe('the projection runner stopping while an event keeps failing (the fresh review of the session\u2019s runner)', () => {
+  it('applies no event handed over while a checkpoint store ran past the failing one, nor stores a checkpoint past it', async () => {
+    // A log whose subscription the test drives: each delivery is the follower's handler, called when the test says.
+    let deliver: ((e: RecordedEvent) => Promise<void> | void) | null = null;
+    const log = {
+      head: async () => null,
+      subscribe: (_from: Position | null, handler: (e: RecordedEvent) => Promise<void> | void) => {
+        deliver = handler;
+        return { stop: async () => undefined };
+      },
+    } as unknown as EventLog;
+    const at = (n: number): Position => ({ commit: BigInt(n), prepare: BigInt(n) });
+    const recorded = (type: string, n: number) => ({ ...event(type), stream: `thing-${n}`, revision: 0n, position: at(n) }) as unknown as RecordedEvent;
+    const base = new MemoryReadStore();
+    let slow = false;
+    // Checkpoint writes answer 50 ms late once `slow` is set (a MongoDB round trip under load).
+    const store = new Proxy(base, {
+      get(t, k, r) {
+        const v = Reflect.get(t, k, r);
+        if (typeof v !== 'function') return v;
+        if (k !== 'moveCheckpoints' && k !== 'setCheckpoints') return v.bind(t);
+        return async (...args: unknown[]) => {
+          if (slow) await sleep(50);
+          return v.apply(t, args);
+        };
+      },
+    }) as ReadStore;
+    const p: Projector = {
+      ...failingOnPoison('p'),
+      async apply(e: unknown) {
+        if ((e as { type: string }).type === 'Slow') await sleep(40);
+        if ((e as { type: string }).type === 'Poison') throw new Error('cannot apply');
+      },
+    };
+    const failed: string[] = [];
+    const runner = new ProjectionRunner(log, store, [p], { retryInitialMs: 20, retryMaxMs: 40, checkpointEveryMs: 20, onError: (_c, e) => failed.push(e.type) });
+    await runner.start();
+    await deliver!(recorded('Good', 1));
+    await sleep(5); // applied; its store timer due in 20 ms
+    slow = true;
+    await deliver!(recorded('Slow', 2)); // a chunk of 40 ms: the store timer fires during it and queues behind it
+    await sleep(10);
+    await deliver!(recorded('Poison', 3)); // waits on the slow chunk; the queued store starts next
+    await sleep(45); // the store (50 ms) runs; Poison's chunk waits on it
+    const last = deliver!(recorded('Good', 4)); // waits on that store, then is queued behind Poison's chunk
+    await sleep(200); // Poison failing, retried
+    await runner.stop();
+    await Promise.resolve(last).catch(() => undefined);
+    expect(failed[0]).toBe('Poison');
+    expect((await base.getCheckpoint('projector:p@v1'))?.commit).toBeLessThan(3n);
   });
 });
