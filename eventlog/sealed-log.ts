@@ -317,12 +317,12 @@ export class SealingEventLog implements EventLog {
   }
 
   /**
-   * The event opened with the key in the cache, or as `loaded` answered it (a request this read
-   * waited on); none there (destroyed, or never made): erased.
+   * The event opened with the key `loaded` holds (what a page read found in memory or waited
+   * for), else the cache's; none (destroyed, or never made): erased.
    */
   private opened(e: RecordedEvent, loaded?: LoadedKeys): RecordedEvent {
     if (!sealed(e.stream) || !holdsSealed(e.data as Data)) return e;
-    const sealer = this.erased.has(e.stream) ? null : (this.cache.get(e.stream) ?? loaded?.get(e.stream) ?? null);
+    const sealer = this.erased.has(e.stream) ? null : (loaded?.get(e.stream) ?? this.cache.get(e.stream) ?? null);
     return { ...e, data: openData(e.data as Data, sealer, e.stream) };
   }
 }

@@ -34,7 +34,12 @@ export class MongoLease implements Lease {
   /** `url` is TURNOUT_MONGO_URL; the database is the read store's: the one the URL names, else `turnout`. */
   static async connect(url: string, name: string, ttlMs = 15_000): Promise<MongoLease> {
     const client = await new MongoClient(url).connect();
-    return new MongoLease(client.db(dbNameOf(url)).collection<LeaseDoc>('_leases'), name, ttlMs, client);
+    return MongoLease.on(client, url, name, ttlMs, true);
+  }
+
+  /** A lease over a client the caller keeps (several leases through one connection); `owns`: close() closes it. */
+  static on(client: MongoClient, url: string, name: string, ttlMs = 15_000, owns = false): MongoLease {
+    return new MongoLease(client.db(dbNameOf(url)).collection<LeaseDoc>('_leases'), name, ttlMs, owns ? client : null);
   }
 
   async acquire(): Promise<boolean> {

@@ -77,7 +77,7 @@ export function versionLeases(config: Config, nats: NatsConnection | null): { le
   let client: Promise<MongoClient> | null = null;
   return {
     leaseOf: async (name) => {
-      const [{ MongoLease }, { dbNameOf }] = await Promise.all([import('../projections/lease-mongo.js'), import('../projections/store/mongo.js')]);
+      const { MongoLease } = await import('../projections/lease-mongo.js');
       // Loaded only here: the embedded default never loads the MongoDB driver.
       client ??= import('mongodb')
         .then(({ MongoClient }) => new MongoClient(config.mongoUrl!).connect())
@@ -86,7 +86,7 @@ export function versionLeases(config: Config, nats: NatsConnection | null): { le
           client = null;
           throw err;
         });
-      return new MongoLease((await client).db(dbNameOf(config.mongoUrl!)).collection('_leases'), name, 15_000);
+      return MongoLease.on(await client, config.mongoUrl!, name);
     },
     close: async () => {
       await (await client?.catch(() => null))?.close();

@@ -88,6 +88,8 @@ export class ProjectionStep {
   private readonly stores: (p: Projector) => boolean;
   /** The projectors the chunk under way applies, where ownership can change (taken at its start). */
   private chunkOwned: Set<Projector> | null = null;
+  /** Whether the step under way runs in a transaction, which puts the working view back if it fails (run). */
+  private rollsBack = false;
   /** The projectors that read each stream category and event type. */
   private readonly route: (stream: string, type: string) => Projector[];
   private readonly nameOf: (p: Projector) => string;
@@ -109,6 +111,7 @@ export class ProjectionStep {
    */
   async run<T>(store: ReadStore, work: (store: ReadStore, transaction: boolean) => Promise<T>): Promise<{ result: T; transaction: boolean }> {
     const transactions = (await store.transactions?.()) ?? null;
+    this.rollsBack = transactions !== null;
     if (!transactions) return { result: await work(store, false), transaction: false };
     try {
       const result = await transactions.run(async (tx) => {
@@ -181,10 +184,10 @@ export class ProjectionStep {
         } catch (err) {
           throw new ProjectionFailure(p.name, e, i, err);
         }
-        // Each projector's own position as it applies: where a later one fails and nothing rolls
-        // back (a store without transactions), what was applied is not applied again on the retry
-        // (a transaction that fails puts the working view back to what is stored: run).
-        this.working.set(p, e.position);
+        // Where nothing rolls back (a store without transactions), each projector's own position
+        // as it applies: should a later one fail, what was applied is not applied again on the
+        // retry. In a transaction advance() moves them all once (a failure puts them back: run).
+        if (!this.rollsBack) this.working.set(p, e.position);
       }
     }
     return events.length;
