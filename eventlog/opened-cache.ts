@@ -14,6 +14,8 @@ export interface SealedParts {
   /** The logged data these values were last put back into (`openedFrom`), and the result, shared by the subscriptions handed that data. */
   openedFrom?: Data;
   opened?: Data;
+  /** How many subscriptions have been handed these values (SealingEventLog lets go of them once every one has). */
+  taken?: number;
 }
 
 /**

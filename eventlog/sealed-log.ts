@@ -51,6 +51,8 @@ export class SealingEventLog implements EventLog {
   private aheadTo = 0;
   /** The values of this process's recent appends, served to its subscriptions only (the reads of the API and the feed open). */
   private readonly recent = new OpenedCache(RECENT_APPENDS);
+  /** The subscriptions running: an entry of `recent` every one of them has taken is let go of. */
+  private following = 0;
   /** The seals of each turn's appends, made together on the sealing thread (sealed-turn.ts). */
   private readonly turns: TurnSealer;
 
@@ -133,7 +135,9 @@ export class SealingEventLog implements EventLog {
   subscribe(from: Parameters<EventLog['subscribe']>[0], handler: (e: RecordedEvent) => Promise<void> | void, options?: SubscribeOptions): Subscription {
     // Opened at once when no key need be fetched (this process's own append, or its key in
     // memory), without a promise's turn per event; never a synchronous throw, as before.
-    return this.inner.subscribe(
+    this.following++;
+    let following = true;
+    const subscription = this.inner.subscribe(
       from,
       (e) => {
         try {
@@ -145,6 +149,13 @@ export class SealingEventLog implements EventLog {
       },
       options,
     );
+    return {
+      stop: () => {
+        if (following) this.following--;
+        following = false;
+        return subscription.stop();
+      },
+    };
   }
 
   head(): ReturnType<EventLog['head']> {
@@ -294,6 +305,10 @@ export class SealingEventLog implements EventLog {
     // store's answer (destroyed by another process's erasure, say) then decides, not these values.
     const mine = this.recent.get(e.stream, e.revision, data.sealed as Data);
     if (!mine) return this.opened(e);
+    // Taken by every subscription: let go of now, not kept alive (and promoted by the young
+    // generation's collections) until 4,096 appends later. A subscription that comes to it after
+    // (one that stopped and started again) opens the event instead.
+    if ((mine.taken = (mine.taken ?? 0) + 1) >= this.following) this.recent.delete(e.stream, e.revision, mine);
     if (mine.appended) return { ...e, data: mine.appended };
     // The log hands each of its followers in this process the same event object, as the plain
     // log does: the values are put back once for all of them, not once per subscription.

@@ -18,6 +18,8 @@ export interface FollowedLog {
 export class Followers {
   /** Followers' wake-ups; `fromFile`: another process's rows are there, read the file for them. */
   private readonly listeners = new Set<(fromFile?: boolean) => void>();
+  /** Each follower's last position taken: what every one has taken is let go of in memory. */
+  private readonly taken = new Set<{ after: bigint }>();
 
   constructor(
     private readonly log: FollowedLog,
@@ -34,6 +36,13 @@ export class Followers {
   release(): void {
     this.wake();
     this.listeners.clear();
+  }
+
+  /** Lets the events every follower has taken go from memory. */
+  private forgetTaken(): void {
+    let least: bigint | null = null;
+    for (const f of this.taken) if (least === null || f.after < least) least = f.after;
+    if (least !== null) this.recent.forget(least);
   }
 
   follow(from: Position | null, handler: (e: RecordedEvent) => Promise<void> | void, options: SubscribeOptions = {}): Subscription {
@@ -55,6 +64,8 @@ export class Followers {
       pause.wake();
     };
     this.listeners.add(listener);
+    const me = { after };
+    this.taken.add(me);
     const loop = (async () => {
       while (!stopped && !log.isClosed()) {
         let rows: RecordedEvent[];
@@ -89,11 +100,21 @@ export class Followers {
           if (!options.filter || options.filter(e.type)) await handler(e);
           after = e.position.commit;
         }
+        if (rows.length > 0) {
+          me.after = after;
+          this.forgetTaken();
+        }
         if (rows.length > 0 && options.onCheckpoint && !stopped) await options.onCheckpoint({ commit: after, prepare: after });
         if (caughtUp && !stopped && !poked) await pause.for(pollMs);
       }
     })();
     loop.catch((err) => options.onError?.(err));
+    // A follower that has ended (stopped, failed, or the log closed) holds nothing back.
+    const gone = () => {
+      this.taken.delete(me);
+      this.forgetTaken();
+    };
+    void loop.then(gone, gone);
     return {
       stop: async () => {
         stopped = true;

@@ -78,6 +78,52 @@ describe("a follower of the embedded log, once it takes this log's commits from 
 });
 
 describe('the events a log keeps in memory for its readers', () => {
+  it('lets go of each event once every follower has taken it, and holds what one has not yet', async () => {
+    // Kept for the next few thousand commits, every event written was promoted by the young
+    // generation's collections under load, to die in the old one (and, sealed, its parts too).
+    const recent = new RecentEvents();
+    const followers = new Followers(countingFile(), recent, { pollMs: 60_000, batchSize: 512 });
+    const fast: bigint[] = [];
+    const slow: bigint[] = [];
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const a = followers.follow(null, (e) => void fast.push(e.position.commit));
+    const b = followers.follow(null, async (e) => {
+      slow.push(e.position.commit);
+      if (e.position.commit === 2n) await held;
+    });
+    recent.remember([1n, 2n, 3n].map(event));
+    followers.wake();
+    await until(() => fast.length === 3 && slow.length === 2);
+    for (let i = 0; i < 5; i++) await turn();
+    // The slow follower has not taken its batch: everything stays for it.
+    expect(recent.size).toBe(3);
+    release();
+    await until(() => slow.length === 3);
+    await until(() => recent.size === 0);
+    // A follower that stops holds nothing back.
+    await b.stop();
+    recent.remember([4n, 5n].map(event));
+    followers.wake();
+    await until(() => fast.length === 5);
+    await until(() => recent.size === 0);
+    await a.stop();
+    // With no follower left, a commit is held for the next one (bounded), as before.
+    recent.remember([event(6n)]);
+    expect(recent.after(5n, 10)?.map((e) => e.position.commit)).toEqual([6n]);
+  });
+
+  it('keeps at most 4,096 events for a follower far behind, which then reads the file', () => {
+    const recent = new RecentEvents();
+    for (let i = 1; i <= 5000; i++) recent.remember([event(BigInt(i))]);
+    expect(recent.size).toBeLessThanOrEqual(4096);
+    expect(recent.after(0n, 10)).toBeNull();
+    expect(recent.after(4999n, 10)?.map((e) => e.position.commit)).toEqual([5000n]);
+    recent.forget(4990n);
+    expect(recent.size).toBe(10);
+    expect(recent.after(4990n, 3)?.map((e) => e.position.commit)).toEqual([4991n, 4992n, 4993n]);
+  });
+
   it('lets go of those a reader is past, and then answers only after them', () => {
     const recent = new RecentEvents();
     recent.remember([1n, 2n, 3n, 4n, 5n].map(event));

@@ -83,6 +83,31 @@ describe('the personal values of this process\u2019s own appends, kept for its s
     await log.close();
   });
 
+  it('lets go of an append\u2019s values once every subscription has taken them', async () => {
+    // Kept until 4,096 appends later, they were promoted by the young generation's collections
+    // under load (with the sealed texts and the data they came with), to die in the old one.
+    const { log } = open(undefined, undefined, 60_000);
+    const recent = (log as unknown as { recent: OpenedCache }).recent;
+    const seen: RecordedEvent[][] = [[], []];
+    const subs = seen.map((into) => log.subscribe(null, (e) => void into.push(e)));
+    for (let i = 1; i <= 3; i++) await log.append(`constituent-${i}`, [created(i, { FirstName: `N${i}`, Phone1: undefined })], 'no_stream');
+    await until('both subscriptions to see the appends', () => seen.every((s) => s.length >= 3));
+    expect(recent.size).toBe(0);
+    // Both were served from memory, one object for both.
+    seen[0].forEach((e, i) => expect(seen[1][i].data).toBe(e.data));
+    await subs[1].stop();
+    const opens = vi.spyOn(Sealer.prototype, 'openText');
+    await log.append('constituent-4', [created(4, { FirstName: 'N4' })], 'no_stream');
+    await until('the subscription left to see it', () => seen[0].length >= 4);
+    expect(opens).not.toHaveBeenCalled();
+    expect(recent.size).toBe(0);
+    await subs[0].stop();
+    // A subscription that comes after the others took them opens the events: the same data.
+    expect((await follow(log, 4)).map((e) => e.data)).toEqual(seen[0].map((e) => e.data));
+    expect(opens).toHaveBeenCalledTimes(4);
+    await log.close();
+  });
+
   it('serves a subscription that sees the events before their append is answered', async () => {
     const { log } = open();
     const seen: RecordedEvent[] = [];
