@@ -133,26 +133,39 @@ export class SealingEventLog implements EventLog {
   }
 
   subscribe(from: Parameters<EventLog['subscribe']>[0], handler: (e: RecordedEvent) => Promise<void> | void, options?: SubscribeOptions): Subscription {
-    // Opened at once when no key need be fetched (this process's own append, or its key in
-    // memory), without a promise's turn per event; never a synchronous throw, as before.
+    // Counted while it runs (an entry of `recent` every running one has taken is let go of):
+    // until stop(), or until it stops for good by itself (onError), as one whose handler threw
+    // does, which its owner may never stop (dispatcher/feed-waker.ts subscribes anew instead).
     this.following++;
     let following = true;
-    const subscription = this.inner.subscribe(
-      from,
-      (e) => {
-        try {
-          const ready = this.openNow(e);
-          return ready ? handler(ready) : this.open(e).then(handler);
-        } catch (err) {
-          return Promise.reject(err);
-        }
-      },
-      options,
-    );
+    const ended = () => {
+      if (following) this.following--;
+      following = false;
+    };
+    // Opened at once when no key need be fetched (this process's own append, or its key in
+    // memory), without a promise's turn per event; never a synchronous throw, as before.
+    const opening = (e: RecordedEvent) => {
+      try {
+        const ready = this.openNow(e);
+        return ready ? handler(ready) : this.open(e).then(handler);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    };
+    const onError = (err: unknown) => {
+      ended();
+      options?.onError?.(err);
+    };
+    let subscription: Subscription;
+    try {
+      subscription = this.inner.subscribe(from, opening, { ...options, onError });
+    } catch (err) {
+      ended();
+      throw err;
+    }
     return {
       stop: () => {
-        if (following) this.following--;
-        following = false;
+        ended();
         return subscription.stop();
       },
     };

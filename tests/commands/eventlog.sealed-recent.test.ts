@@ -108,6 +108,29 @@ describe('the personal values of this process\u2019s own appends, kept for its s
     await log.close();
   });
 
+  it('counts a subscription that stopped for good by itself (its handler threw) no longer, stopped or not', async () => {
+    // The feed's waker drops a failed subscription without stopping it (dispatcher/feed-waker.ts).
+    const { log } = open(undefined, undefined, 60_000);
+    const recent = (log as unknown as { recent: OpenedCache }).recent;
+    const errors: unknown[] = [];
+    log.subscribe(
+      null,
+      () => {
+        throw new Error('the handler failed');
+      },
+      { onError: (e) => void errors.push(e) },
+    );
+    const seen: RecordedEvent[] = [];
+    const running = log.subscribe(null, (e) => void seen.push(e));
+    await log.append('constituent-1', [created(1, { FirstName: 'N1', Phone1: undefined })], 'no_stream');
+    await until('the failure', () => errors.length > 0);
+    for (let i = 2; i <= 4; i++) await log.append(`constituent-${i}`, [created(i, { FirstName: `N${i}`, Phone1: undefined })], 'no_stream');
+    await until('the running subscription to take every event', () => seen.length >= 4);
+    expect(recent.size).toBe(0);
+    await running.stop();
+    await log.close();
+  });
+
   it('serves a subscription that sees the events before their append is answered', async () => {
     const { log } = open();
     const seen: RecordedEvent[] = [];
