@@ -93,7 +93,10 @@ async function onStartChanged(event: RecordedEvent, changes: Values, taskId: num
 
 async function onDelivery(event: RecordedEvent<NotificationEvent>, store: ReadStore): Promise<void> {
   const n = await store.get<NotificationDoc>(NOTIFICATIONS, event.data.id);
-  if (!n) return;
+  // Sent and failed are a delivery's last events (nothing is claimed after them): one arriving
+  // once either is applied is a replay (a projector goes on from its last stored checkpoint), and
+  // would count a sent message's attempt again, or move it back to sending.
+  if (!n || n.status === 'sent' || n.status === 'failed') return;
   let next: Partial<NotificationDoc>;
   switch (event.type) {
     case 'NotificationClaimed':

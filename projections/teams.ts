@@ -33,8 +33,12 @@ export const teamsProjection: Projector<'team'> = {
   categories: ['team'],
   async apply(event, store) {
     switch (event.type) {
+      // A team's creation and a key's issue come first in their record's life: one met again over
+      // its document is a replay (a projector goes on from its last stored checkpoint), and must
+      // not put back what later events changed (a revoked key usable again until its revocation
+      // is applied again).
       case 'TeamCreated':
-        await store.put(TEAMS, { id: event.data.id, name: event.data.name, alertEmail: event.data.alertEmail ?? null, createdAt: event.metadata.at });
+        await store.insertIfAbsent(TEAMS, { id: event.data.id, name: event.data.name, alertEmail: event.data.alertEmail ?? null, createdAt: event.metadata.at });
         return;
       case 'TeamUpdated': {
         const team = await store.get<TeamDoc>(TEAMS, event.data.id);
@@ -43,7 +47,7 @@ export const teamsProjection: Projector<'team'> = {
       }
       case 'ApiKeyIssued': {
         const d = event.data;
-        await store.put(API_KEYS, {
+        await store.insertIfAbsent(API_KEYS, {
           id: d.keyId,
           FkTeam: event.metadata.team,
           name: d.name,

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import type { RecordedEvent } from '../../domain/shared/events.js';
+import type { NotificationEvent } from '../../domain/notification/delivery.js';
+import { NOTIFICATIONS, outboxProjection } from '../../projections/outbox.js';
+import type { Doc } from '../../projections/store/port.js';
+import { API_KEYS, TEAMS, teamsProjection } from '../../projections/teams.js';
+import { MemoryReadStore } from '../support/memory-store/memory.js';
+
+/**
+ * A projector goes on from its last stored checkpoint after a crash, or, on a MongoDB server
+ * without transactions, after a step whose checkpoint was refused (docs/production.md): the
+ * events after it are applied again, so each must leave a document as once would.
+ */
+const meta = { team: 1, source: 'Application' as const, keyName: null, correlationId: 'c', at: '2026-11-28T10:00:00.000Z' };
+const delivery = (revision: number, e: NotificationEvent): RecordedEvent =>
+  ({ stream: 'notification-7-0-task_assigned', revision: BigInt(revision), position: { commit: BigInt(100 + revision), prepare: BigInt(100 + revision) }, ...e, metadata: meta }) as unknown as RecordedEvent;
+
+const id = '7-0-task_assigned';
+const events = [
+  delivery(0, { type: 'NotificationClaimed', data: { id, owner: 'a', leaseUntil: '2026-11-28T10:01:00.000Z' } }),
+  delivery(1, { type: 'NotificationAttemptFailed', data: { id, error: 'refused', attempt: 1, retryAt: '2026-11-28T10:05:00.000Z' } }),
+  delivery(2, { type: 'NotificationClaimed', data: { id, owner: 'a', leaseUntil: '2026-11-28T10:06:00.000Z' } }),
+  delivery(3, { type: 'NotificationSent', data: { id } }),
+];
+
+async function storeWithMessage(): Promise<MemoryReadStore> {
+  const store = new MemoryReadStore();
+  for (const c of outboxProjection.collections) await store.defineCollection(c);
+  await store.put(NOTIFICATIONS, {
+    id,
+    FkTeam: 1,
+    kind: 'task_assigned',
+    taskId: 7,
+    volunteerId: 3,
+    endpointId: null,
+    to: 'v@example.org',
+    sendAt: '2026-11-28T10:00:00.000Z',
+    status: 'pending',
+    attempts: 0,
+    error: null,
+    sentAt: null,
+    _dueAt: '2026-11-28T10:00:00.000Z',
+  } as Doc);
+  return store;
+}
+
+const apply = async (store: MemoryReadStore, list: RecordedEvent[]) => {
+  for (const e of list) await outboxProjection.apply(e as never, store);
+};
+
+describe("a message's delivery events applied again", () => {
+  it.each([0, 1, 2, 3])('from revision %i leave the message as applied once: sent, two attempts', async (from) => {
+    const once = await storeWithMessage();
+    await apply(once, events);
+    const twice = await storeWithMessage();
+    await apply(twice, events);
+    await apply(twice, events.slice(from));
+    expect(await twice.get(NOTIFICATIONS, id)).toEqual(await once.get(NOTIFICATIONS, id));
+    expect(await once.get(NOTIFICATIONS, id)).toMatchObject({ status: 'sent', attempts: 2, error: null, sentAt: '2026-11-28T10:00:00' });
+  });
+
+  it('before the last one, too: a failure applied again counts its attempt once', async () => {
+    const store = await storeWithMessage();
+    await apply(store, events.slice(0, 2));
+    await apply(store, events.slice(0, 2));
+    expect(await store.get(NOTIFICATIONS, id)).toMatchObject({ status: 'pending', attempts: 1, error: 'refused' });
+    await apply(store, events.slice(2));
+    expect(await store.get(NOTIFICATIONS, id)).toMatchObject({ status: 'sent', attempts: 2 });
+  });
+
+  it('a message given up is not moved back by its claims applied again', async () => {
+    const store = await storeWithMessage();
+    const failed = [...events.slice(0, 3), delivery(3, { type: 'NotificationFailed', data: { id, error: 'gave up' } })];
+    await apply(store, failed);
+    await apply(store, failed.slice(2));
+    expect(await store.get(NOTIFICATIONS, id)).toMatchObject({ status: 'failed', attempts: 1, error: 'gave up' });
+  });
+});
+
+describe("a team's events applied again", () => {
+  const team = (revision: number, type: string, data: Record<string, unknown>): RecordedEvent =>
+    ({ stream: 'team-1', revision: BigInt(revision), position: { commit: BigInt(revision + 1), prepare: BigInt(revision + 1) }, type, data, metadata: { ...meta, at: `2026-11-28T10:0${revision}:00.000Z` } }) as unknown as RecordedEvent;
+  const history = [
+    team(0, 'TeamCreated', { id: 1, name: 'Before' }),
+    team(1, 'ApiKeyIssued', { keyId: 5, name: 'Sync', scope: 'read_write', prefix: 'tk_abc', hash: 'h' }),
+    team(2, 'TeamUpdated', { id: 1, changes: { name: 'After' } }),
+    team(3, 'ApiKeyRevoked', { keyId: 5 }),
+  ];
+
+  it.each([0, 1, 2, 3])('from revision %i never give back a revoked key or an old name, even for a moment', async (from) => {
+    const store = new MemoryReadStore();
+    for (const c of teamsProjection.collections) await store.defineCollection(c);
+    const applied = async (e: RecordedEvent) => teamsProjection.apply(e as never, store);
+    for (const e of history) await applied(e);
+    for (const e of history.slice(from)) {
+      await applied(e);
+      expect(await store.get(API_KEYS, 5)).toMatchObject({ revokedAt: '2026-11-28T10:03:00.000Z' });
+      expect(await store.get(TEAMS, 1)).toMatchObject({ name: 'After' });
+    }
+  });
+});
