@@ -2,6 +2,7 @@ import type { RecordedEvent } from '../domain/shared/events.js';
 import { formatDateTime } from '../domain/shared/values.js';
 import type { EndpointEvent } from '../domain/webhook-endpoint/events.js';
 import type { Doc, ReadStore } from './store/port.js';
+import { logOrder } from './log-order.js';
 import { TEAMS, type TeamDoc } from './teams.js';
 
 type EndpointDisabled = Extract<EndpointEvent, { type: 'WebhookEndpointDisabled' }>;
@@ -29,5 +30,6 @@ export async function endpointDisabledAlert(event: RecordedEvent<EndpointDisable
     error: to ? null : 'The team has no alertEmail.',
     sentAt: null,
     _dueAt: sendAt,
+    _queued: logOrder(event.position),
   };
 }

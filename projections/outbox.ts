@@ -1,10 +1,11 @@
 import { inCategory, type LoggedEvent, streamIdOf } from '../domain/events.js';
 import type { NotificationEvent } from '../domain/notification/delivery.js';
 import { type Planned, planNotifications, rescheduleReminder } from '../domain/notification/schedule.js';
-import { type RecordedEvent, unknownEvent } from '../domain/shared/events.js';
+import { type Position, type RecordedEvent, unknownEvent } from '../domain/shared/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { TaskAssigned } from '../domain/volunteer-task/events.js';
 import { formatDateTime } from '../domain/shared/values.js';
+import { logOrder } from './log-order.js';
 import { endpointDisabledAlert } from './outbox-alerts.js';
 import type { Projector } from './engine/projector.js';
 import { and, type Doc, eq, type Filter, lte, type Query, type ReadStore, type SortKey } from './store/port.js';
@@ -36,16 +37,31 @@ export interface NotificationDoc {
   sentAt: string | null;
   /** When the sender should next try: sendAt, or the retry time after a refused attempt. */
   _dueAt: string;
+  /** Where the event that queued it stands in the log (logOrder): what a later event cancels, moves or readdresses. */
+  _queued: string;
 }
 
-async function cancelPending(store: ReadStore, filter: Filter): Promise<void> {
-  await store.updateWhere(NOTIFICATIONS, and(filter, eq('status', 'pending')), { status: 'canceled' });
+/** Messages queued before the event at `p` (the key just below its own). */
+/**
+ * The messages queued before the event at `p` (`_queued` at most the key just below its own). A
+ * task's or a volunteer's event acts only on those: in the log's order every message there was,
+ * but a run of events applied again (a projector goes on from its last stored checkpoint) would
+ * otherwise cancel, reschedule or readdress the messages a later event of the run queued, which
+ * that event, met again, does not queue twice.
+ */
+const queuedBefore = (p: Position): Filter =>
+  // Below (commit, prepare): (commit, prepare - 1), or past every prepare of the commit before.
+  lte('_queued', p.prepare > 0n ? logOrder({ commit: p.commit, prepare: p.prepare - 1n }) : `${logOrder({ commit: p.commit - 1n, prepare: 0n }).slice(0, 20)}.~`);
+
+/** Cancels the pending messages `filter` names, those queued before `event` (queuedBefore); all of them without one (an erasure). */
+async function cancelPending(store: ReadStore, filter: Filter, event?: RecordedEvent): Promise<void> {
+  await store.updateWhere(NOTIFICATIONS, and(filter, eq('status', 'pending'), event && queuedBefore(event.position)), { status: 'canceled' });
 }
 
 async function onAssigned(event: RecordedEvent<TaskAssigned>, taskId: number, store: ReadStore): Promise<void> {
   const previous = event.data.previousVolunteerId;
   // A reassignment cancels the removed volunteer's queued messages (decisions.md 8).
-  if (previous !== null) await cancelPending(store, and(eq('taskId', taskId), eq('volunteerId', previous)));
+  if (previous !== null) await cancelPending(store, and(eq('taskId', taskId), eq('volunteerId', previous)), event);
   const task = await store.get<Doc>(VOLUNTEER_TASKS, taskId);
   if (!task) return;
   const volunteerId = event.data.volunteerId;
@@ -71,12 +87,13 @@ async function queue(store: ReadStore, event: RecordedEvent, taskId: number, vol
     error: to ? null : 'The volunteer has no email address.',
     sentAt: null,
     _dueAt: p.sendAt,
+    _queued: logOrder(event.position),
   };
   await store.put(NOTIFICATIONS, doc as unknown as Doc);
 }
 
 async function onStartChanged(event: RecordedEvent, changes: Values, taskId: number, store: ReadStore): Promise<void> {
-  const pending = await store.find<NotificationDoc>({ collection: NOTIFICATIONS, filter: and(eq('taskId', taskId), eq('status', 'pending'), eq('kind', 'task_reminder')) });
+  const pending = await store.find<NotificationDoc>({ collection: NOTIFICATIONS, filter: and(eq('taskId', taskId), eq('status', 'pending'), eq('kind', 'task_reminder'), queuedBefore(event.position)) });
   const sendAt = rescheduleReminder(typeof changes.TaskStartDateTime === 'string' ? changes.TaskStartDateTime : null, event.metadata.at);
   for (const n of pending.items)
     await store.put(NOTIFICATIONS, (sendAt ? { ...n, sendAt, _dueAt: sendAt } : { ...n, status: 'canceled' }) as unknown as Doc);
@@ -118,11 +135,11 @@ async function onDelivery(event: RecordedEvent<NotificationEvent>, store: ReadSt
 }
 
 /** Messages not yet sent go to the volunteer's current address (the volunteers projector ran first). */
-async function onEmailChanged(constituentId: number, changes: Values, store: ReadStore): Promise<void> {
+async function onEmailChanged(event: RecordedEvent, constituentId: number, changes: Values, store: ReadStore): Promise<void> {
   const vs = await store.find<Doc>({ collection: VOLUNTEERS, filter: eq('FkConstituent', constituentId) });
   const to = typeof changes.Email1 === 'string' ? changes.Email1 : null;
   for (const v of vs.items) {
-    const pending = and(eq('volunteerId', v.PkVolunteer as number), eq('status', 'pending'));
+    const pending = and(eq('volunteerId', v.PkVolunteer as number), eq('status', 'pending'), queuedBefore(event.position));
     if (to) await store.updateWhere(NOTIFICATIONS, pending, { to });
     else await store.updateWhere(NOTIFICATIONS, pending, { to: null, status: 'skipped', error: 'The volunteer has no email address.' });
   }
@@ -147,7 +164,8 @@ async function onErased(constituentId: number, store: ReadStore): Promise<void> 
  */
 export const outboxProjection: Projector<'notification' | 'constituent' | 'volunteer_task' | 'webhook_endpoint'> = {
   name: NOTIFICATIONS,
-  version: 2,
+  // 3: each message records where the event that queued it stands (`_queued`).
+  version: 3,
   collections: [
     {
       name: NOTIFICATIONS,
@@ -168,7 +186,7 @@ export const outboxProjection: Projector<'notification' | 'constituent' | 'volun
       await store.insertIfAbsent(NOTIFICATIONS, await endpointDisabledAlert(event, store));
       return;
     }
-    if (event.type === 'ConstituentUpdated' && 'Email1' in event.data.changes) return onEmailChanged(event.data.id, event.data.changes, store);
+    if (event.type === 'ConstituentUpdated' && 'Email1' in event.data.changes) return onEmailChanged(event, event.data.id, event.data.changes, store);
     if (event.type === 'ConstituentErased') return onErased(event.data.id, store);
     if (inCategory(event, 'volunteer_task')) return onTaskEvent(event, store);
   },
@@ -181,9 +199,9 @@ async function onTaskEvent(event: LoggedEvent<'volunteer_task'>, store: ReadStor
     case 'VolunteerTaskAssigned':
       return onAssigned(event, taskId, store);
     case 'VolunteerTaskUnassigned':
-      return cancelPending(store, and(eq('taskId', taskId), eq('volunteerId', event.data.volunteerId)));
+      return cancelPending(store, and(eq('taskId', taskId), eq('volunteerId', event.data.volunteerId)), event);
     case 'VolunteerTaskDeleted':
-      return cancelPending(store, eq('taskId', taskId));
+      return cancelPending(store, eq('taskId', taskId), event);
     case 'VolunteerTaskUpdated':
       if ('TaskStartDateTime' in event.data.changes) return onStartChanged(event, event.data.changes, taskId, store);
       return;

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import type { NotificationEvent } from '../../domain/notification/delivery.js';
 import { NOTIFICATIONS, outboxProjection } from '../../projections/outbox.js';
-import type { Doc } from '../../projections/store/port.js';
+import { type Doc, eq } from '../../projections/store/port.js';
+import { VOLUNTEER_TASKS, volunteerTasksProjection } from '../../projections/volunteer-tasks.js';
+import { VOLUNTEERS, volunteersProjection } from '../../projections/volunteers.js';
 import { API_KEYS, TEAMS, teamsProjection } from '../../projections/teams.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
 
@@ -96,6 +98,48 @@ describe("a team's events applied again", () => {
       await applied(e);
       expect(await store.get(API_KEYS, 5)).toMatchObject({ revokedAt: '2026-11-28T10:03:00.000Z' });
       expect(await store.get(TEAMS, 1)).toMatchObject({ name: 'After' });
+    }
+  });
+});
+
+describe("a task's and a volunteer's events applied again, and the messages a later event of the run queued", () => {
+  // After the reviewer's tests (tests/review/replay-outbox.test.ts of the 2026-11-28 review).
+  const task = (revision: number, type: string, data: Record<string, unknown>): RecordedEvent =>
+    ({ stream: 'volunteer_task-7', revision: BigInt(revision), position: { commit: BigInt(10 * revision), prepare: BigInt(10 * revision) }, type, data, metadata: { ...meta, at: `2026-11-28T10:0${revision}:00.000Z` } }) as unknown as RecordedEvent;
+  const emailChanged = (commit: number, email: string | null): RecordedEvent =>
+    ({ stream: 'constituent-9', revision: BigInt(commit), position: { commit: BigInt(commit), prepare: BigInt(commit) }, type: 'ConstituentUpdated', data: { id: 9, changes: { Email1: email } }, metadata: meta }) as unknown as RecordedEvent;
+  const assigned = (revision: number) => task(revision, 'VolunteerTaskAssigned', { id: 7, volunteerId: 3, previousVolunteerId: null, via: 'api', DateAssigned: '2026-11-28' });
+
+  async function outbox(): Promise<MemoryReadStore> {
+    const store = new MemoryReadStore();
+    for (const p of [outboxProjection, volunteerTasksProjection, volunteersProjection]) for (const c of p.collections) await store.defineCollection(c);
+    await store.put(VOLUNTEERS, { PkVolunteer: 3, FkTeam: 1, FkConstituent: 9, Email1: 'v@example.org' } as Doc);
+    await store.put(VOLUNTEER_TASKS, { PkTask: 7, FkTeam: 1, FkVolunteer: 3, TaskStartDateTime: '2026-12-10T10:00:00' } as Doc);
+    return store;
+  }
+  const messages = async (store: MemoryReadStore) =>
+    Object.fromEntries((await store.find<Doc>({ collection: NOTIFICATIONS, filter: eq('taskId', 7) })).items.map((n) => [n.id, `${n.status as string} ${n.to as string} ${n.sendAt as string}`]));
+  const applyAll = async (store: MemoryReadStore, run: RecordedEvent[]) => {
+    for (const e of run) await outboxProjection.apply(e as never, store);
+  };
+
+  const runs: Array<[string, RecordedEvent[]]> = [
+    ['unassigned, then assigned again', [assigned(1), task(2, 'VolunteerTaskUnassigned', { id: 7, volunteerId: 3, reason: 'unassigned' }), assigned(3)]],
+    ['its start cleared, then set again', [assigned(1), task(2, 'VolunteerTaskUpdated', { id: 7, changes: { TaskStartDateTime: null } }), task(3, 'VolunteerTaskUpdated', { id: 7, changes: { TaskStartDateTime: '2026-12-12T10:00:00' } })]],
+    ['deleted, after the messages of another assignment', [assigned(1), task(2, 'VolunteerTaskDeleted', { id: 7 }), assigned(3)]],
+    ["the volunteer's e-mail cleared, then set again, then assigned", [assigned(1), emailChanged(15, null), emailChanged(25, 'new@example.org'), assigned(3)]],
+  ];
+
+  it.each(runs)('%s: applied again from any event, the messages end as applied once', async (_name, run) => {
+    const once = await outbox();
+    await applyAll(once, run);
+    const expected = await messages(once);
+    expect(Object.values(expected).some((m) => m.startsWith('pending'))).toBe(true);
+    for (let from = 0; from < run.length; from++) {
+      const again = await outbox();
+      await applyAll(again, run);
+      await applyAll(again, run.slice(from));
+      expect(await messages(again)).toEqual(expected);
     }
   });
 });
