@@ -15,7 +15,7 @@ import type { FollowerStatus } from '../eventlog/follower.js';
 import type { Sealer } from '../eventlog/sealing.js';
 import { forgetRecordStream } from '../projections/history/stream-cache.js';
 import { ERASURE_RETRY, ErasurePending, type PendingErasure, readinessOf, scrubbedError } from './erasure-pending.js';
-import { redactAnswer, redactDocument, scrubMail } from './erasure-redact.js';
+import { namesAnyInAnyCase, redactAnswer, redactDocument, scrubMail } from './erasure-redact.js';
 import type { IdempotencyStore } from './idempotency/port.js';
 import { planFeedRewriteOffThread } from './feed-scan.js';
 import { ERASURE_JOURNAL_FILE } from './erasure-journal.js';
@@ -318,7 +318,7 @@ export class Erasure {
       this.step(row, 'queue');
     }
     if (due('answers')) {
-      await this.s.idempotency.redact?.(stale, redactAnswer(new Set(values)));
+      await this.s.idempotency.redact?.(namesAnyInAnyCase(values), redactAnswer(new Set(values)));
       this.step(row, 'answers');
     }
     if (due('mail')) {

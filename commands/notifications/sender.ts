@@ -19,6 +19,7 @@ import { metadataOf } from '../context.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../../eventlog/port.js';
 import { composeMessage } from './message.js';
 import { FileTransport, type MailTransport, MemoryTransport, SmtpTransport } from './transport.js';
+import { replaceAnyCase } from '../../domain/shared/text.js';
 
 export interface SenderOptions {
   transport: MailTransport;
@@ -99,7 +100,7 @@ export function startNotificationSender(deps: { log: EventLog; store: ReadStore 
       const about = n.endpointId !== null && n.endpointId !== undefined ? await deps.store.get<Doc>(WEBHOOK_ENDPOINTS, n.endpointId) : await deps.store.get<Doc>(VOLUNTEER_TASKS, n.taskId ?? 0);
       await o.transport.send(composeMessage(n, about, from));
     } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
+      const error = withoutRecipient(err instanceof Error ? err.message : String(err), n.to);
       const events = decideAttemptFailed(state, { id: n.id, error, now: now(), maxAttempts: o.maxAttempts ?? 5, retryInMs: retryIn });
       await append(n, events, claimed.nextExpectedRevision);
       return false;
@@ -144,6 +145,19 @@ export function startNotificationSender(deps: { log: EventLog; store: ReadStore 
 
 function ignoreConflict(err: unknown): void {
   if (!(err instanceof WrongExpectedRevision)) throw err;
+}
+
+/**
+ * A transport's error without the recipient's address: a mail server's refusal names it ("550
+ * <x@example.org>: Recipient address rejected", its domain folded as the server pleases), and the
+ * error is kept in the message's delivery events, which an erasure (decisions.md §17) does not
+ * rewrite, and in the outbox. The address is taken out in any case, and its part before the @.
+ */
+export function withoutRecipient(error: string, to: string | null): string {
+  if (!to) return error;
+  const at = to.lastIndexOf('@');
+  const names = [to, ...(at >= 3 ? [to.slice(0, at)] : [])];
+  return names.reduce((out, name) => replaceAnyCase(out, name, 'the recipient'), error);
 }
 
 /** SMTP when TURNOUT_SMTP_URL is set, else .eml files under `<dataDir>/outbox/` (memory for `:memory:`). */

@@ -144,6 +144,26 @@ describe('sending notifications', () => {
     await t.close();
   });
 
+  it("keeps no recipient's address from a refusal that names it, in its delivery events or the outbox", async () => {
+    const t = await startTestApp();
+    // A mail server refuses the recipient by name, its domain folded (decisions.md §17: an erasure
+    // does not rewrite a message's delivery events).
+    const transport = new MemoryTransport();
+    const refusing: MailTransport = { ...transport, name: 'refusing', send: async (m) => Promise.reject(new Error(`550 <${m.to.toUpperCase()}>: Recipient address rejected`)), wasDelivered: async () => false, close: async () => {} };
+    const sender = startNotificationSender(t.runtime.services, { transport: refusing, intervalMs: 5, retryBaseMs: 60_000 });
+    const team = await taskTeam(t);
+    const v = await team.volunteer('Uma');
+    await team.task({ TaskStartDateTime: inHours(10), FkVolunteer: v.id });
+    await waitUntil('the refusal', async () => (await team.admin.get('/outbox')).body.notifications[0]?.attempts === 1);
+    await sender.stop();
+    const [n] = (await team.admin.get('/outbox')).body.notifications;
+    expect(n.to).toBe('uma@example.org');
+    expect(n.error).toBe('550 <the recipient>: Recipient address rejected');
+    const events = await t.runtime.services.log.readStream(`notification-${n.id}`);
+    expect(JSON.stringify(events.map((e) => e.data)).toLowerCase()).not.toContain('uma@');
+    await t.close();
+  });
+
   it('does not send again a message whose sender died mid-send when delivery is unknown, and resends when the transport knows it never arrived', async () => {
     const t = await startTestApp();
     const team = await taskTeam(t);

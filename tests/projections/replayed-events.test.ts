@@ -134,7 +134,7 @@ describe("a task's and a volunteer's events applied again, and the messages a la
     const once = await outbox();
     await applyAll(once, run);
     const expected = await messages(once);
-    expect(Object.values(expected).some((m) => m.startsWith('pending'))).toBe(true);
+    expect(Object.values(expected).some((m) => String(m).startsWith('pending'))).toBe(true);
     for (let from = 0; from < run.length; from++) {
       const again = await outbox();
       await applyAll(again, run);

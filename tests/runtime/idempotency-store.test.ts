@@ -10,7 +10,7 @@ import { ABANDONED_MS, BEAT_MS, MongoIdempotencyStore } from '../../runtime/idem
 import { type IdempotencyStore, STALE_MS, TTL_MS } from '../../runtime/idempotency/port.js';
 import { SqliteIdempotencyStore } from '../../runtime/idempotency/sqlite.js';
 import { InFlightRedaction } from '../../runtime/idempotency/in-flight.js';
-import { redactAnswer } from '../../runtime/erasure-redact.js';
+import { namesAnyInAnyCase, redactAnswer } from '../../runtime/erasure-redact.js';
 
 const answer = { status: 201, body: '{"created":true}', headers: { 'content-type': 'application/json' } };
 
@@ -177,6 +177,28 @@ describe('an erasure and the requests running through it (decisions.md §17)', (
       emails.push(begun.state === 'done' ? JSON.parse(begun.answer.body).constituent.Email1 : begun.state);
     }
     expect(emails).toEqual(emails.map((_, i) => (i % 3 ? 'kept@example.org' : null)));
+    await store.close();
+  });
+
+  it("redacts an erased value another answer's message names, in any case, and no word it is part of", async () => {
+    // The upsert's 409 names the e-mail two records share (domain/constituent/upsert.ts); both are erased.
+    const store = new SqliteIdempotencyStore(new Database(':memory:'));
+    const now = Date.now();
+    const answers: Record<string, string> = {
+      ambiguous: JSON.stringify({ error: { code: 'ambiguous_match', message: '2 active constituents have Email1 Gone@Example.ORG; update one by id instead.' } }),
+      state: JSON.stringify({ error: { code: 'validation_failed', message: 'ORDER refused for OR' } }),
+      other: JSON.stringify({ error: { code: 'ambiguous_match', message: '2 active constituents have Email1 kept@example.org; update one by id instead.' } }),
+    };
+    for (const [key, body] of Object.entries(answers)) {
+      await store.begin('team:1', key, 'f', now);
+      await store.complete('team:1', key, { status: 409, body, headers: {} });
+    }
+    const values = ['gone@example.org', 'OR'];
+    expect(await store.redact(namesAnyInAnyCase(values), redactAnswer(new Set(values)))).toBe(2);
+    expect((await stored(store, 'ambiguous')).error.message).toBe('2 active constituents have Email1 [erased]; update one by id instead.');
+    // A short value (a state's code) where it stands alone, not inside a word.
+    expect((await stored(store, 'state')).error.message).toBe('ORDER refused for [erased]');
+    expect((await stored(store, 'other')).error.message).toBe(JSON.parse(answers.other).error.message);
     await store.close();
   });
 
