@@ -29,6 +29,12 @@ class StreamCache {
       const last = held[held.length - 1].revision;
       if (newest && newest.revision > last) {
         const tail = await backwards(stream, Number(newest.revision - last));
+        // Erased since it was held (by another process: this one forgets at its own erasure): the
+        // copy holds the person's values, which the log no longer gives (decisions.md §17).
+        if (tail.some(erased)) {
+          this.streams.delete(stream);
+          return this.log.readStream(stream);
+        }
         held.push(...tail.filter((e) => e.revision > last).reverse());
       }
       this.streams.delete(stream); // most recently used goes last
@@ -36,13 +42,18 @@ class StreamCache {
       return held;
     }
     const events = await this.log.readStream(stream);
-    if (events.length && events.length <= MAX_EVENTS) {
+    // An erased record's stream is not held: its events are rewritten in place once the erasure
+    // reaches the log, with no new revision that would tell a held copy it is stale.
+    if (events.length && events.length <= MAX_EVENTS && !events.some(erased)) {
       this.streams.set(stream, events);
       if (this.streams.size > MAX_STREAMS) this.streams.delete(this.streams.keys().next().value!);
     }
     return events;
   }
 }
+
+/** The erasure's record in a constituent's stream (decisions.md §17). */
+const erased = (e: RecordedEvent): boolean => e.type === 'ConstituentErased';
 
 const caches = new WeakMap<EventLog, StreamCache>();
 
