@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PERSON_COPIES, PERSONAL_FIELDS } from '../domain/constituent/rules.js';
-import { escapeRegExp, includesAnyCase, replaceAnyCase } from '../domain/shared/text.js';
+import { standingAlone } from '../domain/shared/text.js';
 
 /** How an erasure (runtime/erasure.ts) takes the person's values out of what is not rebuilt from the log: stored answers, another build's feed, mail files. */
 
@@ -30,16 +30,25 @@ function redactor(values: ReadonlySet<string>, nested: boolean): (v: unknown) =>
 }
 
 /**
+ * The shortest value looked for inside other texts: a state's code or an initial ("IN", "A")
+ * would be found in the words of every message and mail, which they do not name.
+ */
+const SHORTEST_NAMED = 3;
+
+/** The values of SHORTEST_NAMED characters or more, each as found standing alone in any case. */
+const named = (values: Iterable<string>): RegExp[] => [...values].filter((v) => v.trim().length >= SHORTEST_NAMED).map(standingAlone);
+
+/**
  * A stored answer's JSON with each personal field (or linked copy) that holds an erased value set
  * to null, and each erased value that another text names (an error's message: "2 constituents
- * match Email1 x@example.org") replaced, in any case, by `[erased]`: where it stands alone, so
- * that a short value (a state's code) leaves the words it is part of as they were.
+ * have Email1 x@example.org") replaced, in any case, by `[erased]`: where it stands alone, and
+ * only a value of SHORTEST_NAMED characters or more, so that the words of unrelated answers stay.
  */
 export function redactAnswer(values: ReadonlySet<string>): (body: string) => string {
   const fields = redactor(values, false);
-  const named = standingAlone([...values]);
+  const found = named(values);
   const texts = (v: unknown): unknown => {
-    if (typeof v === 'string') return named.reduce((out, re) => out.replace(re, '[erased]'), v);
+    if (typeof v === 'string') return found.reduce((out, re) => out.replace(re, '[erased]'), v);
     if (Array.isArray(v)) return v.map(texts);
     if (!v || typeof v !== 'object') return v;
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, texts(x)]));
@@ -53,19 +62,16 @@ export function redactAnswer(values: ReadonlySet<string>): (body: string) => str
   };
 }
 
-/** Each value, in any case, where no letter or digit stands right before or after it. */
-const standingAlone = (values: readonly string[]): RegExp[] =>
-  values.filter((v) => v.trim() !== '').map((v) => new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(v)}(?![\\p{L}\\p{N}])`, 'giu'));
-
-/** Whether a stored answer's text names one of the values as redactAnswer finds them (the answers an erasure redacts). */
+/**
+ * Whether redactAnswer would change a stored answer (the answers an erasure rewrites): most are
+ * ruled out by a search of their text for any value in any case, the rest redacted and compared.
+ */
 export function namesAnyInAnyCase(values: readonly string[]): (text: string) => boolean {
-  // As JSON writes them (quotes aside); most answers are ruled out by the cheap test first.
-  const written = values.map((v) => JSON.stringify(v).slice(1, -1));
-  const folded = written.filter((v) => v !== '').map((v) => v.toLowerCase());
-  const named = standingAlone(written).map((re) => new RegExp(re.source, 'iu'));
+  const folded = values.filter((v) => v !== '').map((v) => JSON.stringify(v).slice(1, -1).toLowerCase());
+  const redact = redactAnswer(new Set(values));
   return (text) => {
     const t = text.toLowerCase();
-    return folded.some((v) => t.includes(v)) && named.some((re) => re.test(text));
+    return folded.some((v) => t.includes(v)) && redact(text) !== text;
   };
 }
 
@@ -76,21 +82,22 @@ export function redactDocument(values: ReadonlySet<string>): <T extends Json>(do
 }
 
 /**
- * The embedded mail files (`<dataDir>/outbox/*.eml`) that name an erased value, in any case: each
- * value replaced, the file swapped whole. Read one at a time without blocking: the outbox grows with
- * every notification ever sent.
+ * The embedded mail files (`<dataDir>/outbox/*.eml`) that name an erased e-mail address, in any
+ * case (the composer writes its domain in lower case): each replaced where it stands alone, the
+ * file swapped whole. A message holds no other personal value: its recipient's address is the
+ * one thing of the person it names (commands/notifications/message.ts), the rest is the task's.
+ * Read one at a time without blocking: the outbox grows with every notification ever sent.
  */
 export async function scrubMail(dir: string, values: readonly string[]): Promise<void> {
-  if (!values.length || !existsSync(dir)) return;
+  const addresses = named(values.filter((v) => v.includes('@')));
+  if (!addresses.length || !existsSync(dir)) return;
   for (const name of await readdir(dir)) {
     if (!name.endsWith('.eml')) continue;
     const file = path.join(dir, name);
     const text = await readFile(file, 'utf8');
-    // In any case: the mail composer writes an address's domain in lower case.
-    if (!values.some((v) => includesAnyCase(text, v))) continue;
-    const next = values.reduce((out, v) => replaceAnyCase(out, v, '[erased]'), text);
+    const next = addresses.reduce((out, re) => out.replace(re, '[erased]'), text);
+    if (next === text) continue;
     await writeFile(file + '.tmp', next, { mode: 0o600 });
     await rename(file + '.tmp', file);
   }
 }
-

@@ -19,7 +19,7 @@ import { metadataOf } from '../context.js';
 import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../../eventlog/port.js';
 import { composeMessage } from './message.js';
 import { FileTransport, type MailTransport, MemoryTransport, SmtpTransport } from './transport.js';
-import { replaceAnyCase } from '../../domain/shared/text.js';
+import { standingAlone } from '../../domain/shared/text.js';
 
 export interface SenderOptions {
   transport: MailTransport;
@@ -151,13 +151,14 @@ function ignoreConflict(err: unknown): void {
  * A transport's error without the recipient's address: a mail server's refusal names it ("550
  * <x@example.org>: Recipient address rejected", its domain folded as the server pleases), and the
  * error is kept in the message's delivery events, which an erasure (decisions.md §17) does not
- * rewrite, and in the outbox. The address is taken out in any case, and its part before the @.
+ * rewrite, and in the outbox. The address is taken out in any case, and its part before the @,
+ * where either stands alone.
  */
 export function withoutRecipient(error: string, to: string | null): string {
   if (!to) return error;
   const at = to.lastIndexOf('@');
   const names = [to, ...(at >= 3 ? [to.slice(0, at)] : [])];
-  return names.reduce((out, name) => replaceAnyCase(out, name, 'the recipient'), error);
+  return names.reduce((out, name) => out.replace(standingAlone(name), 'the recipient'), error);
 }
 
 /** SMTP when TURNOUT_SMTP_URL is set, else .eml files under `<dataDir>/outbox/` (memory for `:memory:`). */

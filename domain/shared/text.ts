@@ -1,10 +1,7 @@
-/** Text matched as a user reads it: whatever the letters' case (a mail server folds a domain, a search folds everything). */
+/** Text matched as a reader finds it: whatever the letters' case (a mail server folds a domain), and only where it stands alone. */
 
 /** `s` as a regular expression that matches it literally. */
 export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** `text` with every occurrence of `value`, in any case, replaced by `by`. */
-export const replaceAnyCase = (text: string, value: string, by: string): string => (value ? text.replace(new RegExp(escapeRegExp(value), 'giu'), by) : text);
-
-/** Whether `text` holds `value` in any case. */
-export const includesAnyCase = (text: string, value: string): boolean => value !== '' && new RegExp(escapeRegExp(value), 'iu').test(text);
+/** Every occurrence of `value` in any case where no letter or digit stands right before or after it (a global expression). */
+export const standingAlone = (value: string): RegExp => new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(value)}(?![\\p{L}\\p{N}])`, 'giu');

@@ -25,6 +25,18 @@ describe("an erased person's address in the mail Turnout keeps (decisions.md §1
     expect(mail('n-2')).toContain('kept@example.org');
   });
 
+  it("leaves every other mail file whole, whatever the person's short values (a state's code, an initial)", async () => {
+    // After the review of bea9334: scrubbed in any case inside words, "IN" made "text/pla[erased]".
+    const dir = path.join(tempDir(), 'outbox');
+    const transport = new FileTransport(dir);
+    await transport.send({ id: 'n-9', from: 'turnout@example.org', to: 'kept@example.org', subject: "You're signed up: Food drive", text: 'Thank you for signing up.\n\nTask: Food drive\nWhere: Indianapolis, IN' });
+    await transport.close();
+    const file = path.join(dir, 'n-9.eml');
+    const before = readFileSync(file, 'utf8');
+    await scrubMail(dir, ['IN', 'A', 'Food', 'gone@example.org']);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
   it('leaves other files and other values alone', async () => {
     const dir = tempDir();
     mkdirSync(dir, { recursive: true });
@@ -42,5 +54,7 @@ describe("an erased person's address in the mail Turnout keeps (decisions.md §1
     // A local part too short to be told from a word stays (the address itself never does).
     expect(withoutRecipient('550 <ab@example.org> rejected: unable to relay', 'ab@example.org')).toBe('550 <the recipient> rejected: unable to relay');
     expect(withoutRecipient('anything', null)).toBe('anything');
+    // Where it stands alone: the same letters inside a word are another word's.
+    expect(withoutRecipient('550 mailbox ann unknown: cannot deliver', 'ann@example.org')).toBe('550 mailbox the recipient unknown: cannot deliver');
   });
 });

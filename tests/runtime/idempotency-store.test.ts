@@ -186,19 +186,26 @@ describe('an erasure and the requests running through it (decisions.md §17)', (
     const now = Date.now();
     const answers: Record<string, string> = {
       ambiguous: JSON.stringify({ error: { code: 'ambiguous_match', message: '2 active constituents have Email1 Gone@Example.ORG; update one by id instead.' } }),
-      state: JSON.stringify({ error: { code: 'validation_failed', message: 'ORDER refused for OR' } }),
+      name: JSON.stringify({ error: { code: 'validation_failed', message: 'Ann: no channel named so' } }),
+      // JSON writes a newline as \n: the value follows a letter in the stored text, not in the message.
+      escaped: JSON.stringify({ constituent: { PkConstituent: 9, ConstituentDescription: null, Note: 'Contact:\ngone@example.org' } }),
+      // A short value (a state's code) is looked for in personal fields only, never inside other texts.
+      words: JSON.stringify({ task: { VolunteerTaskTitle: 'Sign in at the desk', MailingState: 'IN' } }),
       other: JSON.stringify({ error: { code: 'ambiguous_match', message: '2 active constituents have Email1 kept@example.org; update one by id instead.' } }),
     };
     for (const [key, body] of Object.entries(answers)) {
       await store.begin('team:1', key, 'f', now);
       await store.complete('team:1', key, { status: 409, body, headers: {} });
     }
-    const values = ['gone@example.org', 'OR'];
-    expect(await store.redact(namesAnyInAnyCase(values), redactAnswer(new Set(values)))).toBe(2);
+    const values = ['gone@example.org', 'Ann', 'IN'];
+    expect(await store.redact(namesAnyInAnyCase(values), redactAnswer(new Set(values)))).toBe(4);
     expect((await stored(store, 'ambiguous')).error.message).toBe('2 active constituents have Email1 [erased]; update one by id instead.');
-    // A short value (a state's code) where it stands alone, not inside a word.
-    expect((await stored(store, 'state')).error.message).toBe('ORDER refused for [erased]');
-    expect((await stored(store, 'other')).error.message).toBe(JSON.parse(answers.other).error.message);
+    expect((await stored(store, 'name')).error.message).toBe('[erased]: no channel named so');
+    expect((await stored(store, 'escaped')).constituent.Note).toBe('Contact:\n[erased]');
+    expect((await stored(store, 'words')).task).toEqual({ VolunteerTaskTitle: 'Sign in at the desk', MailingState: null });
+    expect(await stored(store, 'other')).toEqual(JSON.parse(answers.other));
+    // What no value is named in is not picked at all.
+    expect(namesAnyInAnyCase(values)(JSON.stringify({ task: { VolunteerTaskTitle: 'Sign in at the desk' } }))).toBe(false);
     await store.close();
   });
 
