@@ -5,6 +5,7 @@ import type { Sealer } from '../eventlog/sealing.js';
 import { retryAfterMs } from './back-pressure.js';
 import type { Delivery, DeliveryLog } from './deliveries.js';
 import { EndpointCache } from './endpoint-cache.js';
+import { envelopeRebuilder, seqOfEnvelopeId } from './erasure.js';
 import { openSigningSecrets, SecretUnopenable } from './secrets.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease, Outcome } from './queue/port.js';
 import { hasNextAttempt, retryDelayMs, type RetryPolicy } from './retry.js';
@@ -93,12 +94,27 @@ export async function sendAttempt(
 }
 
 /**
+ * The body to send: as queued, unless the team had an erasure at a later event than the one it
+ * was built as of (decisions.md §17: the queue records it, where it cannot rewrite the bodies it
+ * holds): then built again from the log as the erasure left it, so that no value of the person
+ * goes out after the erasure answered; null where its event no longer fires.
+ */
+async function bodyNow(deps: WorkerDeps, task: DeliveryTask): Promise<string | null> {
+  const through = (await deps.queue?.erasedThrough?.(task.team)) ?? null;
+  const seq = seqOfEnvelopeId(task.eventId);
+  if (through === null || seq === null || seq / 10n >= through) return task.body;
+  return envelopeRebuilder(deps.log, task.team)(seq);
+}
+
+/**
  * The delivery pipeline for one task (svix-style): load the endpoint as it is now (a rotated
  * secret or a new URL applies to retries), wait for its throttle, sign, send, record the attempt,
  * then finish or schedule the retry (on the receiver's Retry-After where it gave one), disabling
  * an endpoint that is gone or has failed for too long.
  */
-export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease): Promise<Attempted> {
+export async function attemptDelivery(deps: WorkerDeps, lease: Lease): Promise<Attempted> {
+  const { attempt } = lease;
+  let { task } = lease;
   const ep = await (deps.endpoints ?? new EndpointCache(deps.log)).current(task.endpointId);
   // A deleted endpoint takes its delivery log with it: nothing to send, nothing to record.
   if (!ep.exists || ep.deleted || ep.team !== task.team) return { kind: 'done', delivered: false };
@@ -112,6 +128,11 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
     const turn = await deps.throttle.admit(ep.id, ep.maxPerSecond);
     if (!turn.go) return { kind: 'defer', delayMs: turn.deferMs };
   }
+  const body = await bodyNow(deps, task);
+  // Its event no longer fires as the erasure left the log: nothing to send (as the embedded
+  // queue's purge drops such a task).
+  if (body === null) return { kind: 'done', delivered: false };
+  if (body !== task.body) task = { ...task, body };
   const now = clock();
   const row: Delivery = { ...pendingDelivery(task, attempt, null), attemptedAt: now.toISOString() };
   // The traceparent is made here, on the main thread, and handed to the sender (maybe on its own thread).

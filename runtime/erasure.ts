@@ -26,6 +26,7 @@ import { LOG_FILE } from './read-models.js';
 import { removeRebuildLeftovers } from './rebuild-files.js';
 import { optimizeSearchOffThread } from './search-optimize.js';
 import { truncateWalOffThread } from './wal-truncate.js';
+import type { DeliveryQueue } from '../dispatcher/queue/port.js';
 
 /**
  * Erasure (decisions.md §17), durably: a journal row is written first (the values to look for,
@@ -49,6 +50,8 @@ export interface ErasureStores {
   /** The read store builds of several versions share (MongoDB), whose other versions' collections the erasure cleans too. */
   readModels?: SharedReadModels;
   webhookDb: Database.Database | null;
+  /** The delivery queue where it is not the embedded one (NATS JetStream), told of the erasure: it cannot rewrite the bodies it holds (DeliveryQueue.noteErasure). */
+  queue?: () => Promise<DeliveryQueue>;
   idempotency: IdempotencyStore;
   /** The read database's file, whose WAL is emptied after the read models dropped the person. */
   readModelsFile: string | null;
@@ -314,6 +317,14 @@ export class Erasure {
       if (this.s.webhookDb) {
         await purgeQueuedBodies(this.s.webhookDb, row.team, stale, rebuild);
         await truncateWal(this.s.webhookDb);
+      }
+      // A queue whose bodies cannot be rewritten (NATS JetStream; the embedded one is purged
+      // above): each is built again at its next attempt instead. Its server out of reach fails
+      // the step, which is tried again.
+      const queue = this.s.queue ? await this.s.queue() : null;
+      if (queue?.noteErasure) {
+        const [erased] = (await deps.log.readStreamBackwards?.(stream, 1)) ?? (await deps.log.readStream(stream)).slice(-1);
+        if (erased) await queue.noteErasure(row.team, erased.position.prepare);
       }
       this.step(row, 'queue');
     }

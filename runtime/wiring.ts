@@ -319,6 +319,8 @@ export async function openRuntime(
     // Only a shared store keeps other versions' collections (MongoDB); the data dir's file has none.
     readModels: inFile ? undefined : { store: rawStore, collections: models.flatMap((p) => p.collections) },
     webhookDb,
+    // The embedded queue's bodies are purged in its file (webhookDb); a NATS queue's cannot be.
+    ...(config.natsUrl ? { queue: webhookState.webhookQueue } : {}),
     idempotency,
     readModelsFile: inFile ? path.join(config.dataDir, READ_MODELS_FILE) : null,
     report,

@@ -23,6 +23,9 @@ export interface NatsQueueOptions {
   onError?: (err: unknown) => void;
 }
 
+/** The KV key of a team's last erasure (noteErasure). */
+const erasureKey = (team: number) => `erasure-${team}`;
+
 const codec = { encode: (s: string) => new TextEncoder().encode(s), decode: (b: Uint8Array) => new TextDecoder().decode(b) };
 
 /**
@@ -224,6 +227,30 @@ export class NatsDeliveryQueue implements DeliveryQueue {
         await Promise.all([...inflight, ...pumps.map((p) => p.stop())]);
       },
     };
+  }
+
+  /** Kept in the queue's KV bucket, one key a team, moved only forward (a compare-and-set). */
+  async noteErasure(team: number, position: bigint): Promise<void> {
+    const key = erasureKey(team);
+    for (;;) {
+      const e = await this.kv.get(key);
+      const held = e && e.value.length ? BigInt(codec.decode(e.value)) : null;
+      if (held !== null && held >= position) return;
+      try {
+        if (e && e.revision) await this.kv.update(key, String(position), e.revision);
+        else await this.kv.create(key, String(position));
+        return;
+      } catch (err) {
+        // Another process's erasure of the team wrote first: read it again.
+        if (!isConflict(err)) throw err;
+      }
+    }
+  }
+
+  /** Read from the server at each attempt: an erasure another process just answered counts at once. */
+  async erasedThrough(team: number): Promise<bigint | null> {
+    const e = await this.kv.get(erasureKey(team));
+    return e && e.value.length ? BigInt(codec.decode(e.value)) : null;
   }
 
   async close(): Promise<void> {

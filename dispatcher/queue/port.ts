@@ -65,5 +65,15 @@ export interface DeliveryQueue {
   depth(): Promise<number>;
   /** False while a remote queue's server is out of reach (readiness: degraded, decisions.md §1); absent where it cannot be. */
   reachable?(): boolean;
+  /**
+   * decisions.md §17, where a queued task's body cannot be rewritten in place (NATS JetStream): an
+   * erasure records the log position of its event for the team (the highest is kept), and the
+   * worker builds again, from the log as the erasure left it, the body of any of the team's tasks
+   * built as of an earlier event before it sends it (dispatcher/worker.ts). Absent where the
+   * erasure rewrites the queued bodies themselves (the embedded queue: dispatcher/erasure.ts).
+   */
+  noteErasure?(team: number, position: bigint): Promise<void>;
+  /** The highest position noteErasure recorded for the team; null for none. */
+  erasedThrough?(team: number): Promise<bigint | null>;
   close(): Promise<void>;
 }

@@ -82,6 +82,19 @@ describe.skipIf(!natsAvailable)('the NATS queue against a real server', () => {
     await nc.close();
   }, 90_000);
 
+  it("keeps each team's last erasure position, only ever moving it forward, for workers of any process (decisions.md §17)", async () => {
+    const [a, b] = await Promise.all([NatsDeliveryQueue.connect(server.url, { prefix: 'ERASURE_TEST' }), NatsDeliveryQueue.connect(server.url, { prefix: 'ERASURE_TEST' })]);
+    expect(await a.erasedThrough(1)).toBeNull();
+    await a.noteErasure(1, 50n);
+    await a.noteErasure(1, 40n);
+    expect(await b.erasedThrough(1)).toBe(50n);
+    // Two processes' erasures of one team at once: the highest stands.
+    await Promise.all([a.noteErasure(1, 70n), b.noteErasure(1, 60n), a.noteErasure(1, 65n)]);
+    expect(await b.erasedThrough(1)).toBe(70n);
+    expect(await b.erasedThrough(2)).toBeNull();
+    await Promise.all([a.close(), b.close()]);
+  }, 30_000);
+
   it('connects with the user and password given in the URL, for the queue and for the process connection', async () => {
     const url = `nats://turnout:s3cret@127.0.0.1:${secured.port}`;
     const q = await NatsDeliveryQueue.connect(url, { prefix: 'AUTH_TEST' });

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import type { DeliveryQueue } from '../../dispatcher/queue/port.js';
+import { Sender } from '../../dispatcher/send.js';
+import { attemptDelivery } from '../../dispatcher/worker.js';
+import { fastWebhooks, type Receiver, until, useWebhookApp, type WebhookApp } from './support.js';
+
+/**
+ * decisions.md §17 where the queue cannot rewrite the bodies it holds (NATS JetStream): the
+ * erasure records its position there, and a task built as of an earlier event is built again from
+ * the log as the erasure left it before it is sent, so no value of the person goes out after the
+ * erasure answered. The queue's side runs against a real server in queue.nats.test.ts.
+ */
+let t: WebhookApp;
+let rx: Receiver;
+useWebhookApp((app, receiver) => {
+  t = app;
+  rx = receiver;
+});
+
+describe('a delivery queued before an erasure, attempted after it', () => {
+  it("is sent built again from the erased log (same envelope id, the person's fields null), where the queue says the team had an erasure since", async () => {
+    const team = await t.team();
+    rx.behave('/queued', () => ({ status: 200 }));
+    const endpoint = (await team.admin.post('/webhook-endpoints', { url: rx.url('/queued'), events: ['constituent.created'] })).body.webhookEndpoint.id as number;
+    const id = (await team.api.Integration.post('/constituents', { FirstName: 'MkQueuedFirst', Email1: 'mkqueued@example.org' })).body.constituent.PkConstituent as number;
+    // The envelope as the dispatcher queued it, before the erasure.
+    const first = await until(() => rx.on('/queued')[0]);
+    expect(first.raw).toContain('MkQueuedFirst');
+    const envelope = JSON.parse(first.raw) as { id: string; type: string };
+    expect((await t.admin.post(`/teams/${team.id}/constituents/${id}/erase`, {})).status).toBe(200);
+    const erasedAt = (await t.runtime.services.log.readStream(`constituent-${id}`)).at(-1)!.position.prepare;
+
+    const noted: Array<[number, bigint]> = [];
+    const queue = (through: bigint | null) =>
+      ({ erasedThrough: async (forTeam: number) => (forTeam === team.id ? through : null), noteErasure: async (tm: number, p: bigint) => void noted.push([tm, p]) }) as unknown as DeliveryQueue;
+    const sender = new Sender({ timeoutMs: 2000, allowInsecure: true });
+    const attempt = async (through: bigint | null, attempt: number) => {
+      const outcome = await attemptDelivery(
+        { log: t.runtime.services.log, queue: queue(through), deliveries: t.runtime.services.deliveries, sender, mainSealer: t.runtime.services.mainSealer, policy: fastWebhooks() },
+        { task: { id: `task-queued-${attempt}`, endpointId: endpoint, team: team.id, eventId: envelope.id, eventType: envelope.type, body: first.raw }, attempt },
+      );
+      await outcome.written;
+      expect(outcome.kind).toBe('done');
+      return rx.on('/queued').at(-1)!;
+    };
+    try {
+      // The queue knows of the erasure: built again.
+      const after = await attempt(erasedAt, 2);
+      expect(after.raw).not.toContain('MkQueued');
+      expect(after.raw.toLowerCase()).not.toContain('mkqueued@example.org');
+      expect(JSON.parse(after.raw)).toMatchObject({ id: envelope.id, type: 'constituent.created', data: { PkConstituent: id, FirstName: null, Email1: null } });
+      // An erasure at an earlier event than the task's (or none) leaves the body as queued.
+      expect((await attempt(BigInt(envelope.id.split('_')[1]) / 10n, 3)).raw).toBe(first.raw);
+      expect((await attempt(null, 4)).raw).toBe(first.raw);
+    } finally {
+      sender.close();
+    }
+  });
+});
