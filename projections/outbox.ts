@@ -151,7 +151,8 @@ async function onErased(constituentId: number, store: ReadStore): Promise<void> 
   for (const v of vs.items) {
     const mine = eq('volunteerId', v.PkVolunteer as number);
     await cancelPending(store, mine);
-    await store.updateWhere(NOTIFICATIONS, mine, { to: null });
+    // The error too: a mail server's refusal named the recipient before the sender took it out.
+    await store.updateWhere(NOTIFICATIONS, mine, { to: null, error: null });
   }
 }
 
@@ -164,7 +165,7 @@ async function onErased(constituentId: number, store: ReadStore): Promise<void> 
  */
 export const outboxProjection: Projector<'notification' | 'constituent' | 'volunteer_task' | 'webhook_endpoint'> = {
   name: NOTIFICATIONS,
-  // 3: each message records where the event that queued it stands (`_queued`).
+  // 3: each message records where the event that queued it stands (`_queued`); an erasure clears its error.
   version: 3,
   collections: [
     {

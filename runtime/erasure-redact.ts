@@ -35,8 +35,16 @@ function redactor(values: ReadonlySet<string>, nested: boolean): (v: unknown) =>
  */
 const SHORTEST_NAMED = 3;
 
-/** The values of SHORTEST_NAMED characters or more, each as found standing alone in any case. */
-const named = (values: Iterable<string>): RegExp[] => [...values].filter((v) => v.trim().length >= SHORTEST_NAMED).map(standingAlone);
+/**
+ * The values of SHORTEST_NAMED characters or more, each as found standing alone in any case, the
+ * longest first: a first name inside the e-mail that starts with it ("Vic" in vic@example.org)
+ * must not be replaced before the e-mail is.
+ */
+const named = (values: Iterable<string>): RegExp[] =>
+  [...values]
+    .filter((v) => v.trim().length >= SHORTEST_NAMED)
+    .sort((a, b) => b.length - a.length)
+    .map((v) => standingAlone(v));
 
 /**
  * A stored answer's JSON with each personal field (or linked copy) that holds an erased value set
@@ -60,6 +68,12 @@ export function redactAnswer(values: ReadonlySet<string>): (body: string) => str
       return body;
     }
   };
+}
+
+/** A text with each erased value redactAnswer finds in other texts replaced by `[erased]` (a message's error in its delivery record). */
+export function scrubText(values: readonly string[]): (text: string) => string {
+  const found = named(values);
+  return (text) => found.reduce((out, re) => out.replace(re, '[erased]'), text);
 }
 
 /**

@@ -5,7 +5,11 @@ import type { WriteContext } from '../commands/context.js';
 import type { CommandDeps } from '../commands/deps.js';
 import { constituentStream } from '../domain/constituent/events.js';
 import { DomainError, notFound } from '../domain/shared/errors.js';
-import type { Source } from '../domain/shared/events.js';
+import type { RecordedEvent, Source } from '../domain/shared/events.js';
+import { notificationStream } from '../domain/notification/delivery.js';
+import { NOTIFICATIONS } from '../projections/outbox.js';
+import { type Doc, eq } from '../projections/store/port.js';
+import { VOLUNTEERS } from '../projections/volunteers.js';
 import { envelopeRebuilder, mentionsAny, purgeQueuedBodies, staleEnvelope } from '../dispatcher/erasure.js';
 import type { FeedTable } from '../dispatcher/feed-table.js';
 import type { FeedModel } from '../dispatcher/feed-model.js';
@@ -15,7 +19,7 @@ import type { FollowerStatus } from '../eventlog/follower.js';
 import type { Sealer } from '../eventlog/sealing.js';
 import { forgetRecordStream } from '../projections/history/stream-cache.js';
 import { ERASURE_RETRY, ErasurePending, type PendingErasure, readinessOf, scrubbedError } from './erasure-pending.js';
-import { namesAnyInAnyCase, redactAnswer, redactDocument, scrubMail } from './erasure-redact.js';
+import { namesAnyInAnyCase, redactAnswer, redactDocument, scrubMail, scrubText } from './erasure-redact.js';
 import type { IdempotencyStore } from './idempotency/port.js';
 import { planFeedRewriteOffThread } from './feed-scan.js';
 import { ERASURE_JOURNAL_FILE } from './erasure-journal.js';
@@ -255,6 +259,29 @@ export class Erasure {
     return u.running;
   }
 
+  /**
+   * The delivery records of the person's messages (`notification-<id>` streams) whose error names
+   * one of the values, rewritten where the log allows (the embedded one): a mail server's refusal
+   * named the recipient before the sender took it out (commands/notifications/sender.ts). Their
+   * documents in the outbox lose the error as the projector applies ConstituentErased
+   * (projections/outbox.ts); on EventStoreDB the old events stay as written.
+   */
+  private async scrubDeliveryRecords(id: number, values: string[]): Promise<void> {
+    const { log, store } = this.s.deps;
+    if (!log.rewriteStream) return;
+    const scrub = scrubText(values);
+    const volunteers = await store.find<Doc>({ collection: VOLUNTEERS, filter: eq('FkConstituent', id) });
+    for (const v of volunteers.items) {
+      const messages = await store.find<Doc>({ collection: NOTIFICATIONS, filter: eq('volunteerId', v.PkVolunteer as number) });
+      for (const n of messages.items) {
+        const stream = notificationStream(String(n.id));
+        const named = (e: RecordedEvent) => typeof e.data.error === 'string' && scrub(e.data.error) !== e.data.error;
+        if (!(await log.readStream(stream)).some(named)) continue;
+        await log.rewriteStream(stream, (e) => (named(e) ? { ...e.data, error: scrub(e.data.error as string) } : e.data));
+      }
+    }
+  }
+
   private valuesOf(row: JournalRow, otherwise?: string[]): string[] {
     try {
       return JSON.parse(this.s.mainSealer.openText(row.sealed, `erasure:${row.id}`)) as string[];
@@ -334,6 +361,7 @@ export class Erasure {
     }
     if (due('mail')) {
       await scrubMail(path.join(this.s.dataDir, 'outbox'), values);
+      await this.scrubDeliveryRecords(row.id, values);
       this.step(row, 'mail');
     }
     if (this.s.readModelsFile) {

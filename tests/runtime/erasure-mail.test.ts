@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withoutRecipient } from '../../commands/notifications/sender.js';
 import { FileTransport } from '../../commands/notifications/transport.js';
-import { scrubMail } from '../../runtime/erasure-redact.js';
+import { scrubMail, scrubText } from '../../runtime/erasure-redact.js';
 import { tempDirs } from '../support/temp-dirs.js';
 
 const tempDir = tempDirs('turnout-erasure-mail-');
@@ -35,6 +35,10 @@ describe("an erased person's address in the mail Turnout keeps (decisions.md §1
     const before = readFileSync(file, 'utf8');
     await scrubMail(dir, ['IN', 'A', 'Food', 'gone@example.org']);
     expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
+  it('replaces the longest value first: a first name inside the e-mail that starts with it leaves no part of the e-mail', () => {
+    expect(scrubText(['Vic', 'vic@example.org', 'IN'])('550 <VIC@EXAMPLE.ORG>: Vic IN Indiana')).toBe('550 <[erased]>: [erased] IN Indiana');
   });
 
   it('leaves other files and other values alone', async () => {
