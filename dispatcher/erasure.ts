@@ -30,7 +30,11 @@ export function envelopeRebuilder(log: Pick<EventLog, 'readTeam' | 'readStream' 
   return envelopeRebuilderAt(async (position) => {
     const at = { commit: position, prepare: position };
     for (let waited = 0; ; waited += LINK_POLL_MS) {
-      const [e] = (await log.readTeam?.(team, at, 1, true)) ?? [];
+      // An event's commit position is at or after its prepare position (equal when embedded), so
+      // a read from its prepare may meet events committed between first: it is looked for among
+      // the next few, as a resend's body is (operations.ts bodyOf).
+      const read = (await log.readTeam?.(team, at, AROUND, true)) ?? [];
+      const e = read.find((x) => x.position.prepare === position) ?? read[0];
       if (e || !log.readTeam) return e;
       if (waited >= linkWaitMs) throw new Error(`team ${team}'s events are not readable up to log position ${position} yet: the erasure's rewrite of its change feed stops, to be run again`);
       await new Promise((resolve) => setTimeout(resolve, LINK_POLL_MS));
@@ -39,6 +43,8 @@ export function envelopeRebuilder(log: Pick<EventLog, 'readTeam' | 'readStream' 
 }
 
 const LINK_POLL_MS = 50;
+/** Events read from an envelope's position to find its own (envelopeRebuilder). */
+const AROUND = 20;
 
 /** The same from any reader of the log: `eventAt` answers the team's event at a position (or any later one, or none). */
 export function envelopeRebuilderAt(eventAt: (position: bigint) => Promise<RecordedEvent | undefined>, streams: StreamReader): EnvelopeRebuild {

@@ -63,7 +63,7 @@ export interface WorkerDeps {
  * An attempt's outcome, saying for a finished task whether it was delivered, with the write of its
  * record still in flight: the queue finishes the task in the same commit where it can.
  */
-type Attempted = ({ kind: 'done'; delivered: boolean } | Exclude<Outcome, { kind: 'done' }>) & { written?: Promise<void> };
+type Attempted = ({ kind: 'done'; delivered: boolean } | (Exclude<Outcome, { kind: 'done' }> & { body?: string })) & { written?: Promise<void> };
 
 /** An attempt not sent because a signing secret does not open with this process's main key. */
 export type Unsent = SendResult & { keyMismatch: true };
@@ -112,9 +112,29 @@ async function bodyNow(deps: WorkerDeps, task: DeliveryTask): Promise<string | n
  * then finish or schedule the retry (on the receiver's Retry-After where it gave one), disabling
  * an endpoint that is gone or has failed for too long.
  */
-export async function attemptDelivery(deps: WorkerDeps, lease: Lease): Promise<Attempted> {
-  const { attempt } = lease;
-  let { task } = lease;
+export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease): Promise<Attempted> {
+  let body: string | null;
+  try {
+    body = await bodyNow(deps, task);
+  } catch (err) {
+    // The queue's record of erasures or the log out of reach: not an attempt, nothing sent with
+    // what may be an erased person's values; due again a moment later under the same number.
+    deps.report?.(`webhook ${task.eventType} ${task.eventId} to endpoint ${task.endpointId} waits: its body could not be checked against the team's erasures (${err instanceof Error ? err.message : String(err)})`);
+    return { kind: 'defer', delayMs: BODY_CHECK_RETRY_MS };
+  }
+  // Its event no longer fires as the erasure left the log: nothing to send (as the embedded
+  // queue's purge drops such a task).
+  if (body === null) return { kind: 'done', delivered: false };
+  if (body === task.body) return attemptBody(deps, task, attempt);
+  // Built again: what goes out now, and what the queue keeps for a retry or a deferral.
+  const outcome = await attemptBody(deps, { ...task, body }, attempt);
+  return outcome.kind === 'done' ? outcome : { ...outcome, body };
+}
+
+/** What a body the queue could not check waits before it is tried again (not counted as an attempt). */
+const BODY_CHECK_RETRY_MS = 5_000;
+
+async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number): Promise<Attempted> {
   const ep = await (deps.endpoints ?? new EndpointCache(deps.log)).current(task.endpointId);
   // A deleted endpoint takes its delivery log with it: nothing to send, nothing to record.
   if (!ep.exists || ep.deleted || ep.team !== task.team) return { kind: 'done', delivered: false };
@@ -128,11 +148,6 @@ export async function attemptDelivery(deps: WorkerDeps, lease: Lease): Promise<A
     const turn = await deps.throttle.admit(ep.id, ep.maxPerSecond);
     if (!turn.go) return { kind: 'defer', delayMs: turn.deferMs };
   }
-  const body = await bodyNow(deps, task);
-  // Its event no longer fires as the erasure left the log: nothing to send (as the embedded
-  // queue's purge drops such a task).
-  if (body === null) return { kind: 'done', delivered: false };
-  if (body !== task.body) task = { ...task, body };
   const now = clock();
   const row: Delivery = { ...pendingDelivery(task, attempt, null), attemptedAt: now.toISOString() };
   // The traceparent is made here, on the main thread, and handed to the sender (maybe on its own thread).

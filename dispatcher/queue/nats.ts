@@ -7,7 +7,7 @@ import { natsConnectOptions } from './nats-connect.js';
 import { NatsLink } from './nats-link.js';
 import { defineConsumer, defineStream } from './nats-define.js';
 import { ATTEMPT_HEADER, defineDelayTiers, DELAY_TIERS_MS, type DelayNames, delayNames, publishDue, pumpTier } from './nats-delay.js';
-import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease, Outcome } from './port.js';
+import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease } from './port.js';
 
 export interface NatsQueueOptions {
   /** Stream and consumer names, so tests can keep apart. */
@@ -152,7 +152,7 @@ export class NatsDeliveryQueue implements DeliveryQueue {
         return m.term('not a delivery task');
       }
       const attempt = attemptOf(m);
-      let outcome: Outcome;
+      let outcome: Handled;
       try {
         const handled = await handler({ task, attempt });
         // The attempt's record is stored before the task moves on, as when the handler awaited it.
@@ -165,9 +165,11 @@ export class NatsDeliveryQueue implements DeliveryQueue {
         // The retry is stored (its publish acked) before this message goes: never lost, at worst
         // twice. Its id names the attempt, so a second publish of it (a crash before the ack below)
         // is dropped by the stream.
-        if (outcome.kind === 'retry') await publishDue(this.js, this.delays, m.data, attempt + 1, Date.now() + outcome.delayMs, `${task.id}#${attempt + 1}`);
+        // A body built again (an erasure since it was queued) is what goes on, not the old one.
+        const data = outcome.kind !== 'done' && outcome.body !== undefined ? codec.encode(JSON.stringify({ ...task, body: outcome.body })) : m.data;
+        if (outcome.kind === 'retry') await publishDue(this.js, this.delays, data, attempt + 1, Date.now() + outcome.delayMs, `${task.id}#${attempt + 1}`);
         // A deferral is not an attempt: the same number comes back, under an id of its own.
-        if (outcome.kind === 'defer') await publishDue(this.js, this.delays, m.data, attempt, Date.now() + outcome.delayMs, `${task.id}#${attempt}@${Date.now()}`);
+        if (outcome.kind === 'defer') await publishDue(this.js, this.delays, data, attempt, Date.now() + outcome.delayMs, `${task.id}#${attempt}@${Date.now()}`);
       } catch (err) {
         // Nothing stored the next step: the message comes back to run this attempt again.
         this.onError(err);

@@ -38,7 +38,14 @@ export type Outcome = { kind: 'done' } | { kind: 'retry'; delayMs: number } | { 
  * attempt's record. The queue finishes the task only once that write has succeeded: the embedded
  * queue commits both in one transaction (they share a group commit), others wait for it first.
  */
-export type Handled = Outcome & { written?: Promise<void> };
+export type Handled = Outcome & {
+  written?: Promise<void>;
+  /**
+   * A body built again since the task was queued (an erasure: DeliveryQueue.noteErasure): what a
+   * retry or a deferral is queued with, so that the queue does not keep the old one.
+   */
+  body?: string;
+};
 
 export interface Consumer {
   /** Stops taking tasks; resolves once attempts in flight have finished. */

@@ -1,3 +1,5 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { natsAvailable } from './nats-server.js';
 import { fastWebhooks, type Receiver, until, useWebhookApp, type WebhookApp } from './support.js';
@@ -10,10 +12,12 @@ import { fastWebhooks, type Receiver, until, useWebhookApp, type WebhookApp } fr
 describe.skipIf(!natsAvailable)('a retry waiting in NATS JetStream through an erasure', () => {
   let t: WebhookApp;
   let rx: Receiver;
+  let natsUrl: string;
   useWebhookApp(
     (app, receiver) => {
       t = app;
       rx = receiver;
+      natsUrl = app.config.natsUrl ?? app.runtime.services.config.natsUrl!;
     },
     { nats: true, webhook: fastWebhooks({ retryBaseMs: 500, retryMaxMs: 500, maxAttempts: 20 }) },
   );
@@ -40,5 +44,37 @@ describe.skipIf(!natsAvailable)('a retry waiting in NATS JetStream through an er
       expect(d.raw.toLowerCase()).not.toContain('mkretry@example.org');
     }
     expect(JSON.parse(after.raw)).toMatchObject({ id: JSON.parse(first.raw).id, data: { PkConstituent: id, FirstName: null } });
+  }, 60_000);
+
+  it("leaves no body with the person's values in JetStream once an attempt after the erasure has run: the retry is queued with the body built again", async () => {
+    // After the review of b547ec2: the retry republished the message as first queued.
+    const team = await t.team();
+    rx.behave('/failing', () => ({ status: 500 }));
+    await team.admin.post('/webhook-endpoints', { url: rx.url('/failing'), events: ['constituent.created'] });
+    const id = (await team.api.Integration.post('/constituents', { FirstName: 'MkRepubFirst', Email1: 'mkrepub@example.org' })).body.constituent.PkConstituent as number;
+    await until(() => rx.on('/failing')[0], 15_000, 'the first attempt');
+    expect((await t.admin.post(`/teams/${team.id}/constituents/${id}/erase`, {})).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = rx.on('/failing').length;
+    await until(() => rx.on('/failing').slice(before)[1], 20_000, 'two attempts after the erasure');
+    for (const d of rx.on('/failing').slice(before)) expect(d.raw).not.toContain('MkRepub');
+    // What JetStream holds for the next attempt.
+    const nc = await connect({ servers: natsUrl });
+    try {
+      const jsm = await jetstreamManager(nc);
+      const held: string[] = [];
+      for (const stream of ['TURNOUT_WEBHOOKS', 'TURNOUT_WEBHOOKS_DELAYED']) {
+        const info = await jsm.streams.info(stream);
+        for (let seq = info.state.first_seq; info.state.messages > 0 && seq <= info.state.last_seq; seq++) {
+          const m = await jsm.streams.getMessage(stream, { seq }).catch(() => null);
+          if (m) held.push(new TextDecoder().decode(m.data));
+        }
+      }
+      const mine = held.filter((h) => (JSON.parse(JSON.parse(h).body) as { data?: { PkConstituent?: number } }).data?.PkConstituent === id);
+      expect(mine.length).toBeGreaterThan(0);
+      expect(held.filter((h) => h.includes('MkRepubFirst') || h.toLowerCase().includes('mkrepub@example.org'))).toEqual([]);
+    } finally {
+      await nc.close();
+    }
   }, 60_000);
 });

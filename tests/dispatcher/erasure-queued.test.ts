@@ -56,4 +56,44 @@ describe('a delivery queued before an erasure, attempted after it', () => {
       sender.close();
     }
   });
+
+  it("rebuilds another person's task of the team byte for byte, and waits, counting no attempt, where the queue or the log cannot say", async () => {
+    const team = await t.team();
+    rx.behave('/other', () => ({ status: 200 }));
+    const endpoint = (await team.admin.post('/webhook-endpoints', { url: rx.url('/other'), events: ['constituent.created'] })).body.webhookEndpoint.id as number;
+    const gone = (await team.api.Integration.post('/constituents', { FirstName: 'MkGoneA', Email1: 'mkgonea@example.org' })).body.constituent.PkConstituent as number;
+    await team.api.Integration.post('/constituents', { FirstName: 'MkKeptB', LastName: 'Other', Email1: 'mkkeptb@example.org', MailingState: 'IN' });
+    const kept = await until(() => rx.on('/other').find((d) => d.raw.includes('MkKeptB')));
+    expect((await t.admin.post(`/teams/${team.id}/constituents/${gone}/erase`, {})).status).toBe(200);
+    const erasedAt = (await t.runtime.services.log.readStream(`constituent-${gone}`)).at(-1)!.position.prepare;
+    const envelope = JSON.parse(kept.raw) as { id: string; type: string };
+    const sender = new Sender({ timeoutMs: 2000, allowInsecure: true });
+    const said: string[] = [];
+    const deps = (queue: Partial<DeliveryQueue>) => ({
+      log: t.runtime.services.log,
+      queue: queue as DeliveryQueue,
+      deliveries: t.runtime.services.deliveries,
+      sender,
+      mainSealer: t.runtime.services.mainSealer,
+      policy: fastWebhooks(),
+      report: (m: string) => void said.push(m),
+    });
+    const task = { id: 'task-other', endpointId: endpoint, team: team.id, eventId: envelope.id, eventType: envelope.type, body: kept.raw };
+    try {
+      // Built as of an event before the erasure, so built again: the same bytes (another person).
+      const sent = rx.on('/other').length;
+      const outcome = await attemptDelivery(deps({ erasedThrough: async () => erasedAt }), { task, attempt: 2 });
+      await outcome.written;
+      expect(outcome.kind).toBe('done');
+      expect(rx.on('/other')[sent].raw).toBe(kept.raw);
+      // The queue's record out of reach: not an attempt, nothing sent, due again.
+      const before = rx.on('/other').length;
+      const waiting = await attemptDelivery(deps({ erasedThrough: async () => Promise.reject(new Error('NATS is away')) }), { task: { ...task, id: 'task-waits' }, attempt: 1 });
+      expect(waiting).toMatchObject({ kind: 'defer' });
+      expect(rx.on('/other').length).toBe(before);
+      expect(said.join('\n')).toContain('NATS is away');
+    } finally {
+      sender.close();
+    }
+  });
 });

@@ -55,7 +55,7 @@ describe("an erased person's address in the mail Turnout keeps (decisions.md §1
     const refusal = '550 5.1.1 <MkRefused@example.org>: Recipient address rejected: user mkrefused unknown';
     expect(withoutRecipient(refusal, 'MkRefused@Example.ORG')).toBe('550 5.1.1 <the recipient>: Recipient address rejected: user the recipient unknown');
     expect(withoutRecipient('connect ECONNREFUSED 127.0.0.1:25', 'a@example.org')).toBe('connect ECONNREFUSED 127.0.0.1:25');
-    // A local part too short to be told from a word stays (the address itself never does).
+    // A short local part goes where it stands alone, not inside a word ("unable").
     expect(withoutRecipient('550 <ab@example.org> rejected: unable to relay', 'ab@example.org')).toBe('550 <the recipient> rejected: unable to relay');
     expect(withoutRecipient('anything', null)).toBe('anything');
     // Where it stands alone: the same letters inside a word are another word's.
