@@ -41,6 +41,19 @@ describe("an erased person's address in the mail Turnout keeps (decisions.md §1
     expect(scrubText(['Vic', 'vic@example.org', 'IN'])('550 <VIC@EXAMPLE.ORG>: Vic IN Indiana')).toBe('550 <[erased]>: [erased] IN Indiana');
   });
 
+  it("leaves another person's address that holds the erased one, and finds it at the end of a sentence", async () => {
+    expect(scrubText(['ann@example.org'])('To: mary-ann@example.org, ann@example.org.uk, Mary.Ann@example.org; Ann@Example.org.')).toBe(
+      'To: mary-ann@example.org, ann@example.org.uk, Mary.Ann@example.org; [erased].',
+    );
+    const dir = path.join(tempDir(), 'outbox');
+    const transport = new FileTransport(dir);
+    await transport.send({ id: 'n-7', from: 'turnout@example.org', to: 'mary-ann@example.org', subject: 'Signed up', text: 'Thank you.' });
+    await transport.close();
+    const before = readFileSync(path.join(dir, 'n-7.eml'), 'utf8');
+    await scrubMail(dir, ['ann@example.org']);
+    expect(readFileSync(path.join(dir, 'n-7.eml'), 'utf8')).toBe(before);
+  });
+
   it('leaves other files and other values alone', async () => {
     const dir = tempDir();
     mkdirSync(dir, { recursive: true });
