@@ -31,6 +31,14 @@ export interface AppendResult {
 }
 
 /** The port's only conflict: the stream was not at the expected revision. */
+/** rewriteStream asked of a stream this log cannot rewrite (on EventStoreDB, any but a constituent's, whose key an erasure destroys). */
+export class StreamNotRewritable extends Error {
+  constructor(readonly stream: string) {
+    super(`this log cannot rewrite ${stream}: its events are immutable`);
+    this.name = 'StreamNotRewritable';
+  }
+}
+
 export class WrongExpectedRevision extends Error {
   constructor(
     readonly stream: string,

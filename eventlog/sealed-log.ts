@@ -2,7 +2,7 @@ import type { RecordedEvent } from '../domain/shared/events.js';
 import { KeyCache } from './key-cache.js';
 import type { KeyStore } from './keys.js';
 import { OpenedCache, type SealedParts } from './opened-cache.js';
-import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, NO_STREAM, type SubscribeOptions, type Subscription } from './port.js';
+import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, NO_STREAM, StreamNotRewritable, type SubscribeOptions, type Subscription } from './port.js';
 import { carriesPersonal, type Data, holdsSealed, openData, withValues } from './sealed-data.js';
 import { erasedError, SEAL_THREAD, TurnSealer } from './sealed-turn.js';
 import { Sealer } from './sealing.js';
@@ -175,9 +175,16 @@ export class SealingEventLog implements EventLog {
     return this.inner.head();
   }
 
-  /** Erasure: the stream's key is destroyed; its events now read with personal fields null. */
-  async rewriteStream(stream: string): Promise<number> {
-    if (!sealed(stream)) throw new Error(`only a constituent's stream can be erased (${stream})`);
+  /**
+   * Erasure: the stream's key is destroyed; its events now read with personal fields null. Another
+   * stream (a message's delivery record) is rewritten by the log below where it can be, else
+   * refused (StreamNotRewritable: EventStoreDB's events are immutable).
+   */
+  async rewriteStream(stream: string, data?: (event: RecordedEvent) => Record<string, unknown>): Promise<number> {
+    if (!sealed(stream)) {
+      if (data && this.inner.rewriteStream) return this.inner.rewriteStream(stream, data);
+      throw new StreamNotRewritable(stream);
+    }
     this.forget(stream);
     await this.keys.destroy(stream);
     return (await this.inner.readStream(stream)).length;

@@ -31,6 +31,7 @@ import { removeRebuildLeftovers } from './rebuild-files.js';
 import { optimizeSearchOffThread } from './search-optimize.js';
 import { truncateWalOffThread } from './wal-truncate.js';
 import type { DeliveryQueue } from '../dispatcher/queue/port.js';
+import { StreamNotRewritable } from '../eventlog/port.js';
 
 /**
  * Erasure (decisions.md §17), durably: a journal row is written first (the values to look for,
@@ -277,7 +278,13 @@ export class Erasure {
         const stream = notificationStream(String(n.id));
         const named = (e: RecordedEvent) => typeof e.data.error === 'string' && scrub(e.data.error) !== e.data.error;
         if (!(await log.readStream(stream)).some(named)) continue;
-        await log.rewriteStream(stream, (e) => (named(e) ? { ...e.data, error: scrub(e.data.error as string) } : e.data));
+        try {
+          await log.rewriteStream(stream, (e) => (named(e) ? { ...e.data, error: scrub(e.data.error as string) } : e.data));
+        } catch (err) {
+          // EventStoreDB: the record stays as written (README), which the erasure must not wait on.
+          if (!(err instanceof StreamNotRewritable)) throw err;
+          this.s.report(`erasure: the delivery record of message ${String(n.id)} names a value of constituent ${id}, and this log cannot rewrite it`);
+        }
       }
     }
   }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type KeyStore, SqliteKeyStore } from '../../eventlog/keys.js';
 import { SealingEventLog } from '../../eventlog/sealed-log.js';
-import type { NewEvent } from '../../eventlog/port.js';
+import { type NewEvent, StreamNotRewritable } from '../../eventlog/port.js';
 import { Sealer } from '../../eventlog/sealing.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
@@ -96,6 +96,19 @@ describe('sealing a constituent\u2019s personal fields at the log port', () => {
     expect((await again.readStream('constituent-1'))[0].data).toMatchObject({ fields: { FirstName: null }, erased: true });
     expect((await again.readStream('constituent-2'))[0].data).toMatchObject({ fields: { FirstName: 'Scott' } });
     await again.close();
+  });
+
+  it("rewrites another stream (a message's delivery record) through the log below where it can, and refuses it where it cannot (EventStoreDB)", async () => {
+    const { log } = open();
+    await log.append('notification-1', [{ type: 'NotificationFailed', data: { id: '1', error: 'gone@example.org refused' }, metadata: meta }], 'no_stream');
+    expect(await log.rewriteStream('notification-1', (e) => ({ ...e.data, error: 'refused' }))).toBe(1);
+    expect((await log.readStream('notification-1'))[0].data).toEqual({ id: '1', error: 'refused' });
+    await log.close();
+    // A log below that cannot rewrite (EventStoreDB's adapter has no rewriteStream).
+    const { inner, log: over } = open();
+    const immutable = new SealingEventLog(Object.assign(Object.create(inner) as SqliteEventLog, { rewriteStream: undefined }), new SqliteKeyStore(path.join(tempDir(), 'keys.sqlite'), main));
+    await expect(immutable.rewriteStream('notification-1', (e) => e.data)).rejects.toBeInstanceOf(StreamNotRewritable);
+    await over.close();
   });
 
   it('asks the key store once per page of events read, and once per burst of new constituents (their keys and the next ids\u2019 made together)', async () => {
