@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { RecordedEvent } from '../domain/shared/events.js';
+import type { Position, RecordedEvent } from '../domain/shared/events.js';
 import type { EventLog } from '../eventlog/port.js';
 import { envelopesIn } from './envelope.js';
 import type { StreamReader } from './history.js';
@@ -30,11 +30,7 @@ export function envelopeRebuilder(log: Pick<EventLog, 'readTeam' | 'readStream' 
   return envelopeRebuilderAt(async (position) => {
     const at = { commit: position, prepare: position };
     for (let waited = 0; ; waited += LINK_POLL_MS) {
-      // An event's commit position is at or after its prepare position (equal when embedded), so
-      // a read from its prepare may meet events committed between first: it is looked for among
-      // the next few, as a resend's body is (operations.ts bodyOf).
-      const read = (await log.readTeam?.(team, at, AROUND, true)) ?? [];
-      const e = read.find((x) => x.position.prepare === position) ?? read[0];
+      const e = await teamEventAt(log, team, at);
       if (e || !log.readTeam) return e;
       if (waited >= linkWaitMs) throw new Error(`team ${team}'s events are not readable up to log position ${position} yet: the erasure's rewrite of its change feed stops, to be run again`);
       await new Promise((resolve) => setTimeout(resolve, LINK_POLL_MS));
@@ -43,8 +39,28 @@ export function envelopeRebuilder(log: Pick<EventLog, 'readTeam' | 'readStream' 
 }
 
 const LINK_POLL_MS = 50;
-/** Events read from an envelope's position to find its own (envelopeRebuilder). */
+/** Events read a page, and pages at most, from an envelope's position to find its own event (teamEventAt). */
 const AROUND = 20;
+const PAGES = 5;
+
+/**
+ * The team's event whose prepare position is `at`'s. Its commit position is at or after it (equal
+ * when embedded), so a read from there may meet events committed between first: it is looked for
+ * among the next pages, as a resend's body is (operations.ts bodyOf), and never answered by
+ * another event, which would make its envelope look as if it fired no longer (removed, dropped).
+ * Undefined where the read does not reach it yet.
+ */
+async function teamEventAt(log: Pick<EventLog, 'readTeam'>, team: number, at: Position): Promise<RecordedEvent | undefined> {
+  if (!log.readTeam) return undefined;
+  let from = at;
+  for (let page = 0, inclusive = true; page < PAGES; page++, inclusive = false) {
+    const read = await log.readTeam(team, from, AROUND, inclusive);
+    const e = read.find((x) => x.position.prepare === at.prepare);
+    if (e || read.length < AROUND) return e;
+    from = read[read.length - 1].position;
+  }
+  return undefined;
+}
 
 /** The same from any reader of the log: `eventAt` answers the team's event at a position (or any later one, or none). */
 export function envelopeRebuilderAt(eventAt: (position: bigint) => Promise<RecordedEvent | undefined>, streams: StreamReader): EnvelopeRebuild {

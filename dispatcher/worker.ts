@@ -117,10 +117,10 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
   try {
     body = await bodyNow(deps, task);
   } catch (err) {
-    // The queue's record of erasures or the log out of reach: not an attempt, nothing sent with
-    // what may be an erased person's values; due again a moment later under the same number.
-    deps.report?.(`webhook ${task.eventType} ${task.eventId} to endpoint ${task.endpointId} waits: its body could not be checked against the team's erasures (${err instanceof Error ? err.message : String(err)})`);
-    return { kind: 'defer', delayMs: BODY_CHECK_RETRY_MS };
+    // The queue's record of erasures or the log out of reach: nothing is sent with what may be an
+    // erased person's values; the attempt fails with the reason, recorded and retried as any
+    // (and given up after the last), never a reason to disable the endpoint.
+    return attemptBody(deps, task, attempt, `its body could not be checked against the team's erasures (${err instanceof Error ? err.message : String(err)})`);
   }
   // Its event no longer fires as the erasure left the log: nothing to send (as the embedded
   // queue's purge drops such a task).
@@ -131,10 +131,8 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
   return outcome.kind === 'done' ? outcome : { ...outcome, body };
 }
 
-/** What a body the queue could not check waits before it is tried again (not counted as an attempt). */
-const BODY_CHECK_RETRY_MS = 5_000;
-
-async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number): Promise<Attempted> {
+/** `unsent`: why this attempt must send nothing (it fails with that reason, as a secret the main key does not open). */
+async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number, unsent?: string): Promise<Attempted> {
   const ep = await (deps.endpoints ?? new EndpointCache(deps.log)).current(task.endpointId);
   // A deleted endpoint takes its delivery log with it: nothing to send, nothing to record.
   if (!ep.exists || ep.deleted || ep.team !== task.team) return { kind: 'done', delivered: false };
@@ -151,16 +149,18 @@ async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number
   const now = clock();
   const row: Delivery = { ...pendingDelivery(task, attempt, null), attemptedAt: now.toISOString() };
   // The traceparent is made here, on the main thread, and handed to the sender (maybe on its own thread).
-  const r = deps.trace
-    ? await deps.trace.attempt(task.traceparent, { 'turnout.webhook.event_type': task.eventType, 'turnout.webhook.attempt': attempt }, (tp) => sendAttempt(deps.sender, deps.mainSealer, ep, task, row.id, now, tp))
-    : await sendAttempt(deps.sender, deps.mainSealer, ep, task, row.id, now);
+  const send = () =>
+    deps.trace
+      ? deps.trace.attempt(task.traceparent, { 'turnout.webhook.event_type': task.eventType, 'turnout.webhook.attempt': attempt }, (tp) => sendAttempt(deps.sender, deps.mainSealer, ep, task, row.id, now, tp))
+      : sendAttempt(deps.sender, deps.mainSealer, ep, task, row.id, now);
+  const r: SendResult | Unsent = unsent === undefined ? await send() : { ok: false, responseStatus: null, durationMs: 0, error: `not sent: ${unsent}`, retryAfter: null, keyMismatch: true };
   const attempted = { ...row, responseStatus: r.responseStatus, durationMs: r.durationMs, error: r.error };
   const seconds = r.durationMs / 1000;
   if (r.ok) {
     deps.observe?.('succeeded', seconds);
     return { kind: 'done', delivered: true, written: deps.deliveries.record([{ ...attempted, status: 'succeeded' }]) };
   }
-  // The operator's to fix (the process's main key), not the receiver's: said on every such
+  // The operator's to fix (the process's main key, or its queue or log), not the receiver's: said on every such
   // attempt, retried as any failure, and never a reason to disable the endpoint.
   if ('keyMismatch' in r) deps.report?.(`webhook ${task.eventType} ${task.eventId} to endpoint ${task.endpointId} ${r.error}`);
   const disabled = !('keyMismatch' in r) && deps.disable && (await disableReason(deps, task, ep.activeSince, r.responseStatus, now, deps.disable.afterMs));

@@ -157,8 +157,8 @@ function ignoreConflict(err: unknown): void {
 export function withoutRecipient(error: string, to: string | null): string {
   if (!to) return error;
   const at = to.lastIndexOf('@');
-  // A one-letter local part ("a@...") would take every word "a" of the error with it.
-  const names = [to, ...(at >= 2 ? [to.slice(0, at)] : [])];
+  // A shorter one ("in@...", "no@...") would take the words of the error with it.
+  const names = [to, ...(at >= 3 ? [to.slice(0, at)] : [])];
   return names.reduce((out, name) => out.replace(standingAlone(name), 'the recipient'), error);
 }
 

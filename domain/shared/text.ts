@@ -4,11 +4,13 @@
 export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
- * Every occurrence of `value` in any case where it stands alone (a global expression): not inside
- * a word, and not a part of a longer e-mail address or name: no letter, digit or one of `._%+-@`
- * right before it, and after it no letter, digit, `_` or `@`, nor a `.`, `-` or `+` that goes on
- * with one ("ann@example.org" is not found in "mary-ann@example.org" or "ann@example.org.uk",
- * but is at the end of a sentence).
+ * Every occurrence of `value` in any case where it stands alone (a global expression): never
+ * inside a word (no letter or digit right before or after it). An e-mail address is not found
+ * inside a longer one either ("ann@example.org" in "mary-ann@example.org" or
+ * "ann@example.org.uk"), though at the end of a sentence it is; other values are found beside
+ * a hyphen or a dot ("Roe" in "Smith-Roe", "555-0100" in "1-555-0100").
  */
-export const standingAlone = (value: string): RegExp =>
-  new RegExp(`(?<![\\p{L}\\p{N}._%+\\-@])${escapeRegExp(value)}(?![\\p{L}\\p{N}_@])(?![.\\-+][\\p{L}\\p{N}])`, 'giu');
+export const standingAlone = (value: string): RegExp => {
+  const [before, after] = value.includes('@') ? ['[\\p{L}\\p{N}._%+\\-@]', '(?![\\p{L}\\p{N}_@])(?![.\\-+][\\p{L}\\p{N}])'] : ['[\\p{L}\\p{N}]', '(?![\\p{L}\\p{N}])'];
+  return new RegExp(`(?<!${before})${escapeRegExp(value)}${after}`, 'giu');
+};

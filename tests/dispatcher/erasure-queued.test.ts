@@ -57,7 +57,7 @@ describe('a delivery queued before an erasure, attempted after it', () => {
     }
   });
 
-  it("rebuilds another person's task of the team byte for byte, and waits, counting no attempt, where the queue or the log cannot say", async () => {
+  it("rebuilds another person's task of the team byte for byte, and sends nothing where the queue or the log cannot say: a failed attempt with the reason", async () => {
     const team = await t.team();
     rx.behave('/other', () => ({ status: 200 }));
     const endpoint = (await team.admin.post('/webhook-endpoints', { url: rx.url('/other'), events: ['constituent.created'] })).body.webhookEndpoint.id as number;
@@ -86,12 +86,16 @@ describe('a delivery queued before an erasure, attempted after it', () => {
       await outcome.written;
       expect(outcome.kind).toBe('done');
       expect(rx.on('/other')[sent].raw).toBe(kept.raw);
-      // The queue's record out of reach: not an attempt, nothing sent, due again.
+      // The queue's record out of reach: nothing sent; the attempt fails with the reason, recorded
+      // and retried as any (after the review of e4e1863: a deferral counted nothing, for ever).
       const before = rx.on('/other').length;
-      const waiting = await attemptDelivery(deps({ erasedThrough: async () => Promise.reject(new Error('NATS is away')) }), { task: { ...task, id: 'task-waits' }, attempt: 1 });
-      expect(waiting).toMatchObject({ kind: 'defer' });
+      const failed = await attemptDelivery(deps({ erasedThrough: async () => Promise.reject(new Error('NATS is away')) }), { task: { ...task, id: 'task-waits' }, attempt: 1 });
+      expect(failed).toMatchObject({ kind: 'retry' });
+      await failed.written;
       expect(rx.on('/other').length).toBe(before);
       expect(said.join('\n')).toContain('NATS is away');
+      const recorded = (await t.runtime.services.deliveries.list(endpoint, 'failed', { page: 1, pageSize: 10 })).items;
+      expect(JSON.stringify(recorded)).toContain("not sent: its body could not be checked against the team's erasures (NATS is away)");
     } finally {
       sender.close();
     }
