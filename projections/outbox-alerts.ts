@@ -31,5 +31,6 @@ export async function endpointDisabledAlert(event: RecordedEvent<EndpointDisable
     sentAt: null,
     _dueAt: sendAt,
     _queued: logOrder(event.position),
+    _constituent: null,
   };
 }

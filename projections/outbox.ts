@@ -39,9 +39,13 @@ export interface NotificationDoc {
   _dueAt: string;
   /** Where the event that queued it stands in the log (logOrder): what a later event cancels, moves or readdresses. */
   _queued: string;
+  /**
+   * The constituent the volunteer it goes to is (null: an alert): what an erasure or an e-mail
+   * change finds it by, even once that volunteer record is deleted.
+   */
+  _constituent: number | null;
 }
 
-/** Messages queued before the event at `p` (the key just below its own). */
 /**
  * The messages queued before the event at `p` (`_queued` at most the key just below its own). A
  * task's or a volunteer's event acts only on those: in the log's order every message there was,
@@ -66,13 +70,13 @@ async function onAssigned(event: RecordedEvent<TaskAssigned>, taskId: number, st
   if (!task) return;
   const volunteerId = event.data.volunteerId;
   const volunteer = await store.get<Doc>(VOLUNTEERS, volunteerId);
-  const to = (volunteer?.Email1 as string | null | undefined) ?? null;
   const plan = planNotifications({ taskId, revision: Number(event.revision), assignedAt: event.metadata.at, start: (task.TaskStartDateTime as string | null) ?? null });
-  for (const p of plan) await queue(store, event, taskId, volunteerId, to, p);
+  for (const p of plan) await queue(store, event, taskId, volunteerId, volunteer, p);
 }
 
-async function queue(store: ReadStore, event: RecordedEvent, taskId: number, volunteerId: number, to: string | null, p: Planned): Promise<void> {
+async function queue(store: ReadStore, event: RecordedEvent, taskId: number, volunteerId: number, volunteer: Doc | null, p: Planned): Promise<void> {
   if (await store.get(NOTIFICATIONS, p.id)) return; // a replayed event queues nothing twice
+  const to = (volunteer?.Email1 as string | null | undefined) ?? null;
   const doc: NotificationDoc = {
     id: p.id,
     FkTeam: event.metadata.team,
@@ -88,6 +92,7 @@ async function queue(store: ReadStore, event: RecordedEvent, taskId: number, vol
     sentAt: null,
     _dueAt: p.sendAt,
     _queued: logOrder(event.position),
+    _constituent: (volunteer?.FkConstituent as number | undefined) ?? null,
   };
   await store.put(NOTIFICATIONS, doc as unknown as Doc);
 }
@@ -105,7 +110,7 @@ async function onStartChanged(event: RecordedEvent, changes: Values, taskId: num
   if (volunteerId === null) return;
   const volunteer = await store.get<Doc>(VOLUNTEERS, volunteerId);
   const p: Planned = { id: `${taskId}-${Number(event.revision)}-task_reminder`, kind: 'task_reminder', sendAt };
-  await queue(store, event, taskId, volunteerId, (volunteer?.Email1 as string | null | undefined) ?? null, p);
+  await queue(store, event, taskId, volunteerId, volunteer, p);
 }
 
 async function onDelivery(event: RecordedEvent<NotificationEvent>, store: ReadStore): Promise<void> {
@@ -136,24 +141,19 @@ async function onDelivery(event: RecordedEvent<NotificationEvent>, store: ReadSt
 
 /** Messages not yet sent go to the volunteer's current address (the volunteers projector ran first). */
 async function onEmailChanged(event: RecordedEvent, constituentId: number, changes: Values, store: ReadStore): Promise<void> {
-  const vs = await store.find<Doc>({ collection: VOLUNTEERS, filter: eq('FkConstituent', constituentId) });
   const to = typeof changes.Email1 === 'string' ? changes.Email1 : null;
-  for (const v of vs.items) {
-    const pending = and(eq('volunteerId', v.PkVolunteer as number), eq('status', 'pending'), queuedBefore(event.position));
-    if (to) await store.updateWhere(NOTIFICATIONS, pending, { to });
-    else await store.updateWhere(NOTIFICATIONS, pending, { to: null, status: 'skipped', error: 'The volunteer has no email address.' });
-  }
+  const pending = and(eq('_constituent', constituentId), eq('status', 'pending'), queuedBefore(event.position));
+  if (to) await store.updateWhere(NOTIFICATIONS, pending, { to });
+  else await store.updateWhere(NOTIFICATIONS, pending, { to: null, status: 'skipped', error: 'The volunteer has no email address.' });
 }
 
 /** decisions.md §17: an erased person's messages keep no address, and those not sent yet never go. */
 async function onErased(constituentId: number, store: ReadStore): Promise<void> {
-  const vs = await store.find<Doc>({ collection: VOLUNTEERS, filter: eq('FkConstituent', constituentId) });
-  for (const v of vs.items) {
-    const mine = eq('volunteerId', v.PkVolunteer as number);
-    await cancelPending(store, mine);
-    // The error too: a mail server's refusal named the recipient before the sender took it out.
-    await store.updateWhere(NOTIFICATIONS, mine, { to: null, error: null });
-  }
+  // By the constituent each message records: a volunteer record deleted before still had them.
+  const mine = eq('_constituent', constituentId);
+  await cancelPending(store, mine);
+  // The error too: a mail server's refusal named the recipient before the sender took it out.
+  await store.updateWhere(NOTIFICATIONS, mine, { to: null, error: null });
 }
 
 /**
@@ -165,13 +165,14 @@ async function onErased(constituentId: number, store: ReadStore): Promise<void> 
  */
 export const outboxProjection: Projector<'notification' | 'constituent' | 'volunteer_task' | 'webhook_endpoint'> = {
   name: NOTIFICATIONS,
-  // 3: each message records where the event that queued it stands (`_queued`); an erasure clears its error.
+  // 3: each message records where the event that queued it stands (`_queued`) and whose it is
+  // (`_constituent`); an erasure clears its error.
   version: 3,
   collections: [
     {
       name: NOTIFICATIONS,
       idField: 'id',
-      indexes: [['FkTeam'], ['taskId'], ['status'], ['volunteerId']],
+      indexes: [['FkTeam'], ['taskId'], ['status'], ['volunteerId'], ['_constituent']],
       // The outbox list (outboxQuery) and the sender's due look-up (dueQuery), each read in index order.
       sorts: [
         { where: ['FkTeam'], sort: OUTBOX_ORDER },

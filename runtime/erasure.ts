@@ -9,7 +9,6 @@ import type { RecordedEvent, Source } from '../domain/shared/events.js';
 import { notificationStream } from '../domain/notification/delivery.js';
 import { NOTIFICATIONS } from '../projections/outbox.js';
 import { type Doc, eq } from '../projections/store/port.js';
-import { VOLUNTEERS } from '../projections/volunteers.js';
 import { envelopeRebuilder, mentionsAny, purgeQueuedBodies, staleEnvelope } from '../dispatcher/erasure.js';
 import type { FeedTable } from '../dispatcher/feed-table.js';
 import type { FeedModel } from '../dispatcher/feed-model.js';
@@ -271,20 +270,18 @@ export class Erasure {
     const { log, store } = this.s.deps;
     if (!log.rewriteStream) return;
     const scrub = scrubText(values);
-    const volunteers = await store.find<Doc>({ collection: VOLUNTEERS, filter: eq('FkConstituent', id) });
-    for (const v of volunteers.items) {
-      const messages = await store.find<Doc>({ collection: NOTIFICATIONS, filter: eq('volunteerId', v.PkVolunteer as number) });
-      for (const n of messages.items) {
-        const stream = notificationStream(String(n.id));
-        const named = (e: RecordedEvent) => typeof e.data.error === 'string' && scrub(e.data.error) !== e.data.error;
-        if (!(await log.readStream(stream)).some(named)) continue;
-        try {
-          await log.rewriteStream(stream, (e) => (named(e) ? { ...e.data, error: scrub(e.data.error as string) } : e.data));
-        } catch (err) {
-          // EventStoreDB: the record stays as written (README), which the erasure must not wait on.
-          if (!(err instanceof StreamNotRewritable)) throw err;
-          this.s.report(`erasure: the delivery record of message ${String(n.id)} names a value of constituent ${id}, and this log cannot rewrite it`);
-        }
+    const named = (e: RecordedEvent) => typeof e.data.error === 'string' && scrub(e.data.error) !== e.data.error;
+    // By the constituent each message records, as the outbox's erasure does (a volunteer record deleted before still had them).
+    const messages = await store.find<Doc>({ collection: NOTIFICATIONS, filter: eq('_constituent', id) });
+    for (const n of messages.items) {
+      const stream = notificationStream(String(n.id));
+      if (!(await log.readStream(stream)).some(named)) continue;
+      try {
+        await log.rewriteStream(stream, (e) => (named(e) ? { ...e.data, error: scrub(e.data.error as string) } : e.data));
+      } catch (err) {
+        // EventStoreDB: the record stays as written (README), which the erasure must not wait on.
+        if (!(err instanceof StreamNotRewritable)) throw err;
+        this.s.report(`erasure: the delivery record of message ${String(n.id)} names a value of constituent ${id}, and this log cannot rewrite it`);
       }
     }
   }

@@ -153,13 +153,16 @@ export class NatsDeliveryQueue implements DeliveryQueue {
       }
       const attempt = attemptOf(m);
       let outcome: Handled;
+      let handled: Handled | undefined;
       try {
-        const handled = await handler({ task, attempt });
+        handled = await handler({ task, attempt });
         // The attempt's record is stored before the task moves on, as when the handler awaited it.
         await handled.written;
         outcome = handled;
       } catch {
-        outcome = { kind: 'retry', delayMs: 1000 };
+        // Its record not stored: the attempt again shortly, with the body it was made with (one
+        // built again after an erasure, never the old one back into the stream).
+        outcome = { kind: 'retry', delayMs: 1000, ...(handled?.body !== undefined ? { body: handled.body } : {}) };
       }
       try {
         // The retry is stored (its publish acked) before this message goes: never lost, at worst

@@ -29,7 +29,7 @@ export const adminOutboxRoutes =
       { schema: { hide: true, params: TeamParams, response: { 200: Type.Object({ notifications: Type.Array(Notification) }), ...errors(401, 404) } } },
       async (request) => {
         const r = await services.store.find<NotificationDoc>(outboxQuery(request.params.teamId));
-        return { notifications: r.items.map(({ _dueAt, _queued, FkTeam, ...n }) => ({ ...n, endpointId: n.endpointId ?? null })) };
+        return { notifications: r.items.map(({ _dueAt, _queued, _constituent, FkTeam, ...n }) => ({ ...n, endpointId: n.endpointId ?? null })) };
       },
     );
   };
