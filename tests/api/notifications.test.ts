@@ -7,7 +7,7 @@ import { FileTransport, type MailTransport, MemoryTransport } from '../../comman
 import { formatDateTime } from '../../domain/shared/values.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { waitUntil } from '../support/nats.js';
-import { taskTeam } from './volunteer-support.js';
+import { taskTeam, volunteerWithOlderRefusal } from './volunteer-support.js';
 
 const HOUR = 3600_000;
 const inHours = (h: number) => formatDateTime(new Date(Date.now() + h * HOUR));
@@ -166,17 +166,8 @@ describe('sending notifications', () => {
 
   it("leaves no recipient's address an older refusal recorded, once the person is erased: the delivery record rewritten, the outbox's error cleared", async () => {
     const t = await startTestApp();
-    const team = await taskTeam(t);
-    const v = await team.volunteer('Vic');
-    await team.task({ TaskStartDateTime: inHours(10), FkVolunteer: v.id });
-    const [n] = (await team.admin.get('/outbox')).body.notifications;
-    // A refusal as a sender before the address was taken out recorded it.
+    const { team, v, stream } = await volunteerWithOlderRefusal(t);
     const log = t.runtime.services.log;
-    const stream = `notification-${n.id}`;
-    const meta = { team: team.id, source: 'Application' as const, keyName: null, correlationId: 'c', at: new Date().toISOString() };
-    const claimed = await log.append(stream, [{ type: 'NotificationClaimed', data: { id: n.id, owner: 'old', leaseUntil: new Date(Date.now() + 60_000).toISOString() }, metadata: meta }], 'no_stream');
-    await log.append(stream, [{ type: 'NotificationAttemptFailed', data: { id: n.id, error: '550 <VIC@EXAMPLE.ORG>: Recipient address rejected', attempt: 1, retryAt: new Date(Date.now() + 3_600_000).toISOString() }, metadata: meta }], claimed.nextExpectedRevision);
-    await waitUntil('the refusal in the outbox', async () => (await team.admin.get('/outbox')).body.notifications[0]?.error?.includes('VIC@'));
     expect((await t.admin.post(`/teams/${team.id}/constituents/${v.constituent}/erase`, {})).status).toBe(200);
     const events = await log.readStream(stream);
     expect(JSON.stringify(events.map((e) => e.data)).toLowerCase()).not.toContain('vic@example.org');

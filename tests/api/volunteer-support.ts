@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { TestApp } from '../support/app.js';
+import { formatDateTime } from '../../domain/shared/values.js';
 
 /** A team with helpers for volunteer and task tests: volunteers with a constituent each, and tasks. */
 export async function taskTeam(app: TestApp) {
@@ -33,4 +34,27 @@ export async function writeMixedChanges(team: TaskTeam): Promise<void> {
   const e = await team.api.post('/events', { EventTitle: 'Rally', StartDate: '2030-05-01' });
   expect(e.status, e.raw).toBe(201);
   await team.admin.del(`/events/${e.body.event.PkEvent}`);
+}
+
+/**
+ * A volunteer ('Vic', vic@example.org) signed up for a task, whose confirmation a mail server
+ * refused by name, recorded as a sender before 2026-11-28 did (the address in the error, which
+ * the sender now takes out): the delivery record an erasure must scrub (decisions.md §17).
+ */
+export async function volunteerWithOlderRefusal(app: TestApp) {
+  const team = await taskTeam(app);
+  const v = await team.volunteer('Vic');
+  await team.task({ TaskStartDateTime: formatDateTime(new Date(Date.now() + 10 * 3_600_000)), FkVolunteer: v.id });
+  const [message] = (await team.admin.get('/outbox')).body.notifications;
+  const stream = `notification-${message.id}`;
+  const metadata = { team: team.id, source: 'Application' as const, keyName: null, correlationId: 'c', at: new Date().toISOString() };
+  const log = app.runtime.services.log;
+  const claimed = await log.append(stream, [{ type: 'NotificationClaimed', data: { id: message.id, owner: 'old', leaseUntil: new Date(Date.now() + 60_000).toISOString() }, metadata }], 'no_stream');
+  const failure = { id: message.id, error: '550 <VIC@EXAMPLE.ORG>: Recipient address rejected', attempt: 1, retryAt: new Date(Date.now() + 3_600_000).toISOString() };
+  await log.append(stream, [{ type: 'NotificationAttemptFailed', data: failure, metadata }], claimed.nextExpectedRevision);
+  for (let i = 0; !(await team.admin.get('/outbox')).body.notifications[0]?.error?.includes('VIC@'); i++) {
+    if (i > 200) throw new Error('the refusal never reached the outbox');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return { team, v, stream };
 }
