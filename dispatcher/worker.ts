@@ -119,7 +119,7 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
   } catch (err) {
     // The queue's record of erasures or the log out of reach: nothing is sent with what may be an
     // erased person's values; the attempt fails with the reason, recorded and retried as any
-    // (and given up after the last), never a reason to disable the endpoint.
+    // (and given up after the last), never itself a reason to disable the endpoint.
     return attemptBody(deps, task, attempt, `its body could not be checked against the team's erasures (${err instanceof Error ? err.message : String(err)})`);
   }
   // Its event no longer fires as the erasure left the log: nothing to send (as the embedded

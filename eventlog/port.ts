@@ -30,7 +30,6 @@ export interface AppendResult {
   position: Position;
 }
 
-/** The port's only conflict: the stream was not at the expected revision. */
 /** rewriteStream asked of a stream this log cannot rewrite (on EventStoreDB, any but a constituent's, whose key an erasure destroys). */
 export class StreamNotRewritable extends Error {
   constructor(readonly stream: string) {
@@ -39,6 +38,7 @@ export class StreamNotRewritable extends Error {
   }
 }
 
+/** The port's only conflict: the stream was not at the expected revision. */
 export class WrongExpectedRevision extends Error {
   constructor(
     readonly stream: string,
