@@ -51,6 +51,14 @@ export interface HourCount {
 }
 
 const HOUR_MS = 3_600_000;
+
+/**
+ * How an attempt that sent nothing begins its error (dispatcher/worker.ts: a signing secret the
+ * main key does not open, a body that could not be checked against erasures): the operator's to
+ * fix, not the receiver's, so not a failure that counts toward disabling the endpoint.
+ */
+export const NOT_SENT = 'not sent: ';
+const sentNothing = (d: Pick<Delivery, 'error'>) => d.error?.startsWith(NOT_SENT) === true;
 /** An attempt that got no 2xx counts as failed, whether another follows (`failed`) or not (`abandoned`). */
 const succeeded = (status: DeliveryStatus) => status === 'succeeded';
 
@@ -135,7 +143,8 @@ export class SqliteDeliveryLog implements DeliveryLog {
         "SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'succeeded' ORDER BY seq DESC LIMIT 1",
       ),
       firstWithStatusAfter: db.prepare<[number, string, number], { at: string | null }>(
-        "SELECT json_extract(doc, '$.attemptedAt') AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? AND seq > ? ORDER BY seq LIMIT 1",
+        // Off the (endpoint, status, seq) index; an attempt that sent nothing does not start a run of failures.
+        "SELECT json_extract(doc, '$.attemptedAt') AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? AND seq > ? AND coalesce(json_extract(doc, '$.error'), '') NOT LIKE 'not sent: %' ORDER BY seq LIMIT 1",
       ),
       prune: db.prepare<[number, number]>(
         'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE recorded_at < ? LIMIT ?)',
@@ -291,8 +300,16 @@ export class StoreDeliveryLog implements DeliveryLog {
       });
     const lastSuccess = (await one('succeeded', 0, 'desc')).items[0];
     const after = lastSuccess ? lastSuccess._seq + 1 : 0;
-    const [failed, abandoned] = await Promise.all([one('failed', after, 'asc'), one('abandoned', after, 'asc')]);
-    return earliest(failed.items[0]?.attemptedAt, abandoned.items[0]?.attemptedAt);
+    // The first that sent something: past attempts that sent nothing (NOT_SENT), a row at a time.
+    const firstSent = async (status: DeliveryStatus) => {
+      for (let from = after; ; ) {
+        const [d] = (await one(status, from, 'asc')).items;
+        if (!d || !sentNothing(d)) return d?.attemptedAt;
+        from = d._seq + 1;
+      }
+    };
+    const [failed, abandoned] = await Promise.all([firstSent('failed'), firstSent('abandoned')]);
+    return earliest(failed, abandoned);
   }
 }
 

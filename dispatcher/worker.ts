@@ -3,7 +3,7 @@ import type { EventLog } from '../eventlog/port.js';
 import type { DisabledReason, EndpointState } from '../domain/webhook-endpoint/events.js';
 import type { Sealer } from '../eventlog/sealing.js';
 import { retryAfterMs } from './back-pressure.js';
-import type { Delivery, DeliveryLog } from './deliveries.js';
+import { type Delivery, type DeliveryLog, NOT_SENT } from './deliveries.js';
 import { EndpointCache } from './endpoint-cache.js';
 import { envelopeRebuilder, seqOfEnvelopeId } from './erasure.js';
 import { openSigningSecrets, SecretUnopenable } from './secrets.js';
@@ -87,7 +87,7 @@ export async function sendAttempt(
     secrets = openSigningSecrets(mainSealer, ep, now);
   } catch (err) {
     if (!(err instanceof SecretUnopenable)) throw err;
-    return { ok: false, responseStatus: null, durationMs: 0, error: `not sent: ${err.message}`, retryAfter: null, keyMismatch: true };
+    return { ok: false, responseStatus: null, durationMs: 0, error: `${NOT_SENT}${err.message}`, retryAfter: null, keyMismatch: true };
   }
   const signing = { eventId: task.eventId, eventType: task.eventType, delivery, secrets, t: Math.floor(now.getTime() / 1000), ...(traceparent ? { traceparent } : {}) };
   return sender.deliver(ep.url, task.body, signing);
@@ -153,7 +153,7 @@ async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number
     deps.trace
       ? deps.trace.attempt(task.traceparent, { 'turnout.webhook.event_type': task.eventType, 'turnout.webhook.attempt': attempt }, (tp) => sendAttempt(deps.sender, deps.mainSealer, ep, task, row.id, now, tp))
       : sendAttempt(deps.sender, deps.mainSealer, ep, task, row.id, now);
-  const r: SendResult | Unsent = unsent === undefined ? await send() : { ok: false, responseStatus: null, durationMs: 0, error: `not sent: ${unsent}`, retryAfter: null, keyMismatch: true };
+  const r: SendResult | Unsent = unsent === undefined ? await send() : { ok: false, responseStatus: null, durationMs: 0, error: `${NOT_SENT}${unsent}`, retryAfter: null, keyMismatch: true };
   const attempted = { ...row, responseStatus: r.responseStatus, durationMs: r.durationMs, error: r.error };
   const seconds = r.durationMs / 1000;
   if (r.ok) {

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { type Delivery, type DeliveryLog, SqliteDeliveryLog, StoreDeliveryLog } from '../../dispatcher/deliveries.js';
+import { type Delivery, type DeliveryLog, NOT_SENT, SqliteDeliveryLog, StoreDeliveryLog } from '../../dispatcher/deliveries.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
 import type { CollectionDef } from '../../projections/store/port.js';
 
@@ -80,6 +80,19 @@ describe.each(adapters)('the delivery log: %s', (_name, make) => {
     await log.record([row('d', { status: 'abandoned', attemptedAt: at(4) }), row('e', { status: 'failed', attemptedAt: at(5) })]);
     await log.record([row('other', { endpointId: 2, status: 'failed', attemptedAt: at(0) })]);
     expect(await log.failingSince(1)).toBe(at(4));
+  });
+
+  it("starts no run of failures at an attempt that sent nothing (the operator's to fix: a main key, a queue out of reach)", async () => {
+    const log = make();
+    const at = (h: number) => new Date(Date.UTC(2026, 0, 2, h)).toISOString();
+    await log.record([row('s', { status: 'succeeded', attemptedAt: at(0) })]);
+    await log.record([
+      row('n1', { status: 'failed', attemptedAt: at(1), error: `${NOT_SENT}the main key does not open this endpoint's secret` }),
+      row('n2', { status: 'abandoned', attemptedAt: at(2), error: `${NOT_SENT}its body could not be checked against the team's erasures (NATS is away)` }),
+    ]);
+    expect(await log.failingSince(1)).toBeNull();
+    await log.record([row('r', { status: 'failed', attemptedAt: at(3), error: 'HTTP 500' }), row('n3', { status: 'failed', attemptedAt: at(4), error: `${NOT_SENT}again` })]);
+    expect(await log.failingSince(1)).toBe(at(3));
   });
 });
 
