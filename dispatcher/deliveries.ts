@@ -59,6 +59,7 @@ const HOUR_MS = 3_600_000;
  */
 export const NOT_SENT = 'not sent: ';
 const sentNothing = (d: Pick<Delivery, 'error'>) => d.error?.startsWith(NOT_SENT) === true;
+
 /** An attempt that got no 2xx counts as failed, whether another follows (`failed`) or not (`abandoned`). */
 const succeeded = (status: DeliveryStatus) => status === 'succeeded';
 
@@ -144,7 +145,7 @@ export class SqliteDeliveryLog implements DeliveryLog {
       ),
       firstWithStatusAfter: db.prepare<[number, string, number], { at: string | null }>(
         // Off the (endpoint, status, seq) index; an attempt that sent nothing does not start a run of failures.
-        "SELECT json_extract(doc, '$.attemptedAt') AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? AND seq > ? AND coalesce(json_extract(doc, '$.error'), '') NOT LIKE 'not sent: %' ORDER BY seq LIMIT 1",
+        `SELECT json_extract(doc, '$.attemptedAt') AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? AND seq > ? AND coalesce(json_extract(doc, '$.error'), '') NOT LIKE '${NOT_SENT}%' ORDER BY seq LIMIT 1`,
       ),
       prune: db.prepare<[number, number]>(
         'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE recorded_at < ? LIMIT ?)',

@@ -6,4 +6,9 @@ import type { Position } from '../domain/shared/events.js';
  * 20 digits of a 64-bit position. Stored in a document, it orders the document among the events
  * that act on it (projections/outbox.ts).
  */
-export const logOrder = (p: Position): string => `${p.commit.toString().padStart(20, '0')}.${p.prepare.toString().padStart(20, '0')}`;
+const digits = (n: bigint) => n.toString().padStart(20, '0');
+
+export const logOrder = (p: Position): string => `${digits(p.commit)}.${digits(p.prepare)}`;
+
+/** The greatest key below the event at `p`'s: (commit, prepare - 1), or past every prepare of the commit before. */
+export const logOrderBefore = (p: Position): string => (p.prepare > 0n ? logOrder({ commit: p.commit, prepare: p.prepare - 1n }) : `${digits(p.commit - 1n)}.~`);

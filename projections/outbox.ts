@@ -5,7 +5,7 @@ import { type Position, type RecordedEvent, unknownEvent } from '../domain/share
 import type { Values } from '../domain/shared/fields.js';
 import type { TaskAssigned } from '../domain/volunteer-task/events.js';
 import { formatDateTime } from '../domain/shared/values.js';
-import { logOrder } from './log-order.js';
+import { logOrder, logOrderBefore } from './log-order.js';
 import { endpointDisabledAlert } from './outbox-alerts.js';
 import type { Projector } from './engine/projector.js';
 import { and, type Doc, eq, type Filter, lte, type Query, type ReadStore, type SortKey } from './store/port.js';
@@ -53,9 +53,7 @@ export interface NotificationDoc {
  * otherwise cancel, reschedule or readdress the messages a later event of the run queued, which
  * that event, met again, does not queue twice.
  */
-const queuedBefore = (p: Position): Filter =>
-  // Below (commit, prepare): (commit, prepare - 1), or past every prepare of the commit before.
-  lte('_queued', p.prepare > 0n ? logOrder({ commit: p.commit, prepare: p.prepare - 1n }) : `${logOrder({ commit: p.commit - 1n, prepare: 0n }).slice(0, 20)}.~`);
+const queuedBefore = (p: Position): Filter => lte('_queued', logOrderBefore(p));
 
 /** Cancels the pending messages `filter` names, those queued before `event` (queuedBefore); all of them without one (an erasure). */
 async function cancelPending(store: ReadStore, filter: Filter, event?: RecordedEvent): Promise<void> {

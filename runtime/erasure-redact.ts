@@ -54,9 +54,9 @@ const named = (values: Iterable<string>): RegExp[] =>
  */
 export function redactAnswer(values: ReadonlySet<string>): (body: string) => string {
   const fields = redactor(values, false);
-  const found = named(values);
+  const scrub = scrubText([...values]);
   const texts = (v: unknown): unknown => {
-    if (typeof v === 'string') return found.reduce((out, re) => out.replace(re, '[erased]'), v);
+    if (typeof v === 'string') return scrub(v);
     if (Array.isArray(v)) return v.map(texts);
     if (!v || typeof v !== 'object') return v;
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, texts(x)]));

@@ -1,5 +1,6 @@
 import type { Document } from 'mongodb';
 import type { Doc, Filter } from './port.js';
+import { escapeRegExp } from '../../domain/shared/text.js';
 
 /**
  * Substring search served by an index. An unanchored `$regex` reads every document; instead each
@@ -32,7 +33,7 @@ export function ngramsOf(doc: Doc, searchFields?: string[]): string[] {
 
 /** Every regex metacharacter escaped, and NUL spelled out (MongoDB refuses it inside a pattern). */
 export function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\0/g, '\\x00');
+  return escapeRegExp(text).replace(/\0/g, '\\x00');
 }
 
 /** One field of a `contains`: the index's candidates, then the exact literal match. */
