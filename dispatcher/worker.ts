@@ -103,8 +103,15 @@ async function bodyNow(deps: WorkerDeps, task: DeliveryTask): Promise<string | n
   const through = (await deps.queue?.erasedThrough?.(task.team)) ?? null;
   const seq = seqOfEnvelopeId(task.eventId);
   if (through === null || seq === null || seq / 10n >= through) return task.body;
-  return envelopeRebuilder(deps.log, task.team)(seq);
+  return envelopeRebuilder(deps.log, task.team, ATTEMPT_LINK_WAIT_MS)(seq);
 }
+
+/**
+ * How long an attempt waits for its event to be readable in its team's events (EventStoreDB's
+ * links trail the append by a moment) before it fails, to be retried: an erasure's rewrite waits
+ * 30 s, but an attempt holds one of the worker's slots meanwhile, and a retry comes anyway.
+ */
+const ATTEMPT_LINK_WAIT_MS = 2_000;
 
 /**
  * The delivery pipeline for one task (svix-style): load the endpoint as it is now (a rotated

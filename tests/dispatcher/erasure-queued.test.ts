@@ -96,6 +96,17 @@ describe('a delivery queued before an erasure, attempted after it', () => {
       expect(said.join('\n')).toContain('NATS is away');
       const recorded = (await t.runtime.services.deliveries.list(endpoint, 'failed', { page: 1, pageSize: 10 })).items;
       expect(JSON.stringify(recorded)).toContain("not sent: its body could not be checked against the team's erasures (NATS is away)");
+      // Its event not readable in the team's events (past the log's end here; on EventStoreDB a
+      // link that trails): the attempt fails after a short wait, to be retried, rather than
+      // holding a worker's slot for the erasure's 30 s (which outlasts this test's time-out).
+      const ahead = (await t.runtime.services.log.head())!.prepare + 1_000n;
+      const waited = Date.now();
+      const unread = await attemptDelivery(deps({ erasedThrough: async () => ahead + 1n }), { task: { ...task, id: 'task-unread', eventId: `evt_${ahead * 10n}_0` }, attempt: 1 });
+      expect(unread).toMatchObject({ kind: 'retry' });
+      await unread.written;
+      expect(Date.now() - waited).toBeLessThan(15_000);
+      expect(rx.on('/other').length).toBe(before);
+      expect(said.join('\n')).toContain(`not readable up to log position ${ahead}`);
     } finally {
       sender.close();
     }
