@@ -14,13 +14,17 @@ import type { Services } from '../runtime/services.js';
 
 const TAG = /^(W\/)?"(\d+)"$/;
 
-/** The tags of an If-Match / If-None-Match list: '*' for any, else {weak, revision}; malformed is 400. */
-function tagsOf(header: string, name: string): '*' | Array<{ weak: boolean; revision: number }> {
+/**
+ * The tags of an If-Match / If-None-Match list: '*' for any, else {weak, revision}; malformed is
+ * 400. A tag's revision is kept as its text: tags compare by their characters (RFC 9110), so
+ * `"01"` is not the ETag `"1"`.
+ */
+function tagsOf(header: string, name: string): '*' | Array<{ weak: boolean; revision: string }> {
   if (header.trim() === '*') return '*';
   return header.split(',').map((t) => {
     const m = TAG.exec(t.trim());
     if (!m) throw invalidField(name, `${name} must be "*" or a list of ETags such as "3" (with the quotes).`);
-    return { weak: Boolean(m[1]), revision: Number(m[2]) };
+    return { weak: Boolean(m[1]), revision: m[2] };
   });
 }
 
@@ -33,7 +37,7 @@ export function guardedContext(ctx: WriteContext, request: FastifyRequest, strea
   const revisions = ctx.revisions ?? new Map<string, number>();
   if (header === undefined) return { ...ctx, revisions };
   const tags = tagsOf(String(header), 'If-Match');
-  const matches = tags === '*' ? (r: number) => r > 0 : (r: number) => tags.some((t) => !t.weak && t.revision === r);
+  const matches = tags === '*' ? (r: number) => r > 0 : (r: number) => tags.some((t) => !t.weak && t.revision === String(r));
   return { ...ctx, revisions, ifMatch: { stream, matches } };
 }
 
@@ -67,7 +71,7 @@ export function setEtag(services: Services, reply: FastifyReply, stream: string,
 }
 
 /** Whether an If-None-Match's tags name `revision` (a read's 304). */
-const noneMatch = (tags: ReturnType<typeof tagsOf> | null, revision: number) => tags !== null && (tags === '*' || tags.some((t) => t.revision === revision));
+const noneMatch = (tags: ReturnType<typeof tagsOf> | null, revision: number) => tags !== null && (tags === '*' || tags.some((t) => t.revision === String(revision)));
 
 /** The If-None-Match of a single read: null when absent; malformed is 400, before the record is read. */
 const ifNoneMatch = (request: FastifyRequest) => {

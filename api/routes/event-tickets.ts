@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { RESOURCES } from '../../domain/resources.js';
+import { RESOURCES, streamOf } from '../../domain/resources.js';
 import { readTeamRecord } from '../../projections/read.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { EVENT_TICKETS, ticketSearch } from '../../projections/event-tickets.js';
 import { publicView, type ReadStore } from '../../projections/store/port.js';
 import { apiContext } from '../auth.js';
+import { readTagged } from '../etag.js';
 import { API_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/event-ticket.js';
 import type { Services } from '../../runtime/services.js';
@@ -22,7 +23,12 @@ export const eventTicketRoutes =
     app.get(
       `/${RESOURCES.eventTicket.path}/:id`,
       { schema: { tags, summary: 'One ticket sale', params: IdParams, response: { 200: S.EventTicketOne, ...errors(...API_ERRORS) } } },
-      async (request) => ({ eventTicket: await readEventTicket(services.store, apiContext(request).team, request.params.id) }),
+      // Tagged with its stream's revision (decisions.md §11): a sale is written once, so the
+      // log's revision is always the body's.
+      async (request, reply) => {
+        const id = request.params.id;
+        return readTagged(services, request, reply, streamOf(RESOURCES.eventTicket, id), 'eventTicket', async () => ({ record: await readEventTicket(services.store, apiContext(request).team, id), revision: null }));
+      },
     );
 
     app.get(

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { RESOURCES } from '../../domain/resources.js';
+import { RESOURCES, streamOf } from '../../domain/resources.js';
 import { readTeamRecord } from '../../projections/read.js';
 import type { Values } from '../../domain/shared/fields.js';
 import { publicView } from '../../projections/store/port.js';
 import { TASK_GROUPS, taskGroupSearch } from '../../projections/task-groups.js';
 import { apiContext } from '../auth.js';
+import { readTagged } from '../etag.js';
 import { API_ERRORS, errors, IdParams, pageOf } from '../schemas/common.js';
 import * as S from '../schemas/task-group.js';
 import type { Services } from '../../runtime/services.js';
@@ -20,7 +21,12 @@ export const taskGroupRoutes =
     app.get(
       `/${RESOURCES.taskGroup.path}/:id`,
       { schema: { tags, summary: 'One task group', params: IdParams, response: { 200: S.TaskGroupOne, ...errors(...API_ERRORS) } } },
-      async (request) => ({ volunteerTaskGroup: await readTaskGroup(services, apiContext(request).team, request.params.id) }),
+      // Tagged with its stream's revision (decisions.md §11): a task group is written once, so
+      // the log's revision is always the body's.
+      async (request, reply) => {
+        const id = request.params.id;
+        return readTagged(services, request, reply, streamOf(RESOURCES.taskGroup, id), 'volunteerTaskGroup', async () => ({ record: await readTaskGroup(services, apiContext(request).team, id), revision: null }));
+      },
     );
     app.get(
       `/${RESOURCES.taskGroup.path}`,

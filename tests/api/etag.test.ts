@@ -201,3 +201,46 @@ describe('the ETag of a single read: the revision its body was projected from, r
     }
   });
 });
+
+describe('ETags everywhere §11 names them (after a review of the whole section)', () => {
+  it('single reads of task groups and ticket sales carry the record\'s ETag, and If-None-Match with it is 304', async () => {
+    const team = await t.team();
+    const token = team.keys.Integration.key as string;
+    const group = (await team.admin.post('/volunteer-task-groups', { TaskGroupTitle: 'Doors' })).body.volunteerTaskGroup.PkTaskGroup as number;
+    const event = (await team.api.Integration.post('/events', { EventTitle: 'Gala', StartDate: '2026-05-01' })).body.event.PkEvent as number;
+    const buyer = (await team.api.Integration.post('/constituents', { LastName: 'Buyer' })).body.constituent.PkConstituent as number;
+    const sale = (await team.admin.post('/event-tickets', { FkEvent: event, FkConstituent: buyer, GrossAmount: 25 })).body.eventTicket.PkEventTicket as number;
+    for (const url of [`/api/v1/volunteer-task-groups/${group}`, `/api/v1/event-tickets/${sale}`]) {
+      const read = await call('GET', url, token, {});
+      expect(read.status).toBe(200);
+      expect(read.headers.etag).toBe('"1"');
+      expect((await call('GET', url, token, { 'if-none-match': '"1"' })).status).toBe(304);
+      expect((await call('GET', url, token, { 'if-none-match': '"2"' })).status).toBe(200);
+    }
+  });
+
+  it('compares If-Match by its characters: "01" is not the ETag "1" (412, nothing written)', async () => {
+    const { token, url } = await constituentTeam();
+    const r = await call('PATCH', url, token, { 'if-match': '"01"' }, { FirstName: 'X' });
+    expect(r.status).toBe(412);
+    expect((await call('GET', url, token, {})).body.constituent.FirstName).toBeNull();
+    expect((await call('GET', url, token, { 'if-none-match': '"01"' })).status).toBe(200);
+  });
+
+  it('guards the admin DELETE of a donation and of a recurring gift with If-Match: another revision is 412 and nothing is written', async () => {
+    const team = await t.team();
+    const admin = t.runtime.services.config.adminToken;
+    const donor = (await team.api.Integration.post('/constituents', { FirstName: 'Donor' })).body.constituent.PkConstituent as number;
+    const donation = (await team.admin.post('/donations', { FkConstituent: donor, Amount: 100 })).body.donation.PkDonation as number;
+    const url = `/admin/v1/teams/${team.id}/donations/${donation}`;
+    expect((await call('DELETE', url, admin, { 'if-match': '"99"' })).status).toBe(412);
+    expect((await team.admin.post(`/donations/${donation}/thank`)).status).toBe(200);
+    const deleted = await call('DELETE', url, admin, { 'if-match': '"2"' });
+    expect(deleted.status).toBe(200);
+    expect(deleted.headers.etag).toBe('"3"');
+    const gift = (await team.admin.post('/recurring-gifts', { FkConstituent: donor, Amount: 10, Frequency: 'monthly', StartDate: '2030-01-01' })).body.recurringGift.PkRecurringGift as number;
+    const giftUrl = `/admin/v1/teams/${team.id}/recurring-gifts/${gift}`;
+    expect((await call('DELETE', giftUrl, admin, { 'if-match': '"99"' })).status).toBe(412);
+    expect((await call('DELETE', giftUrl, admin, { 'if-match': '"1"' })).status).toBe(200);
+  });
+});

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { RESOURCES } from '../../../domain/resources.js';
+import { RESOURCES, streamOf } from '../../../domain/resources.js';
 import { readTeamRecord } from '../../../projections/read.js';
 import { Type } from '@sinclair/typebox';
 import { flagDonation, recordDonation, refundDonation, updateDonation } from '../../../commands/donations.js';
@@ -7,6 +7,7 @@ import { deleteRecord, recordKind } from '../../../commands/records.js';
 import { cancelRecurringGift, startRecurringGift } from '../../../commands/recurring-gifts.js';
 import { DONATIONS, RECURRING_GIFTS } from '../../../projections/donations.js';
 import { adminContext } from '../../auth.js';
+import { guardedContext, setEtag } from '../../etag.js';
 import { TeamParams, TeamRecordParams } from '../../schemas/admin.js';
 import * as S from '../../schemas/donation.js';
 import { errors } from '../../schemas/common.js';
@@ -46,10 +47,13 @@ export const adminDonationRoutes =
     app.delete(
       `/teams/:teamId/${RESOURCES.donation.path}/:id`,
       { schema: { hide, params: TeamRecordParams, response: { 200: One, ...errors(401, 403, 404) } } },
-      async (request) => {
-        const ctx = adminContext(request, request.params.teamId);
+      async (request, reply) => {
+        // If-Match guards an admin DELETE (decisions.md §11), as the other records' (locks.ts).
+        const stream = streamOf(RESOURCES.donation, request.params.id);
+        const ctx = guardedContext(adminContext(request, request.params.teamId), request, stream);
         const before = await donation(ctx.team, request.params.id);
         await deleteRecord(services, ctx, recordKind('donations')!, request.params.id);
+        await setEtag(services, reply, stream, ctx);
         return { donation: before };
       },
     );
@@ -90,9 +94,11 @@ export const adminDonationRoutes =
     app.delete(
       `/teams/:teamId/${RESOURCES.recurringGift.path}/:id`,
       { schema: { hide, params: TeamRecordParams, response: { 200: Gift, ...errors(401, 404) } } },
-      async (request) => {
-        const ctx = adminContext(request, request.params.teamId);
+      async (request, reply) => {
+        const stream = streamOf(RESOURCES.recurringGift, request.params.id);
+        const ctx = guardedContext(adminContext(request, request.params.teamId), request, stream);
         await cancelRecurringGift(services, ctx, request.params.id);
+        await setEtag(services, reply, stream, ctx);
         return { recurringGift: await read(RECURRING_GIFTS, 'recurring gift', ctx.team, request.params.id) };
       },
     );
