@@ -1,4 +1,5 @@
 import { ERASED, isErasedEvent } from '../../domain/constituent/events.js';
+import { PERSONAL_FIELDS } from '../../domain/constituent/rules.js';
 import { streamOf } from '../../domain/resources.js';
 import { DomainError, notFound } from '../../domain/shared/errors.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
@@ -46,7 +47,10 @@ export async function recordHistory(log: EventLog, kind: HistoryKind, team: numb
     for (const e of write) state = kind.evolver.evolve(state, e);
     const [was, is] = [i === 0 ? {} : kind.own(before), kind.own(state)];
     const changes: HistoryEntry['changes'] = {};
-    for (const f of Object.keys(is)) if (!same(was[f] ?? null, is[f])) changes[f] = { from: i === 0 ? null : (was[f] ?? null), to: is[f] };
+    // An erased record's writes keep their shape (decisions.md §17): a personal field a write set
+    // is listed, null to null, though its values are gone (the erasure nulls them in place).
+    const named = erased ? namedPersonal(write) : NONE;
+    for (const f of Object.keys(is)) if (!same(was[f] ?? null, is[f]) || named.has(f)) changes[f] = { from: i === 0 ? null : (was[f] ?? null), to: is[f] };
     const { at, source, keyName } = write[0].metadata;
     const entry: HistoryEntry = { revision: i + 1, type: typeOf(kind, write, i, before, state), at, source, keyName, changes };
     if (erased) entry.erased = true;
@@ -54,6 +58,24 @@ export async function recordHistory(log: EventLog, kind: HistoryKind, team: numb
   }
   return out;
 }
+
+const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * The personal fields a write's events set (their `fields` or `changes`, which the erasure keeps
+ * with null values: domain/constituent/erased.ts), where its record was erased.
+ */
+function namedPersonal(write: RecordedEvent[]): ReadonlySet<string> {
+  const named = new Set<string>();
+  for (const e of write) {
+    const data = e.data as { fields?: unknown; changes?: unknown };
+    for (const set of [data.fields, data.changes])
+      if (set && typeof set === 'object') for (const f of Object.keys(set)) if (PERSONAL.has(f)) named.add(f);
+  }
+  return named;
+}
+
+const PERSONAL: ReadonlySet<string> = new Set(PERSONAL_FIELDS);
 
 /** A person-event's own type, else created, deleted or updated (even where no webhook fires). */
 function typeOf(kind: HistoryKind, write: RecordedEvent[], index: number, before: RecordState, after: RecordState): string {

@@ -229,7 +229,7 @@ describe('ETags everywhere §11 names them (after a review of the whole section)
 
   it('guards the admin DELETE of a donation and of a recurring gift with If-Match: another revision is 412 and nothing is written', async () => {
     const team = await t.team();
-    const admin = t.runtime.services.config.adminToken;
+    const admin = t.runtime.services.config.adminToken!;
     const donor = (await team.api.Integration.post('/constituents', { FirstName: 'Donor' })).body.constituent.PkConstituent as number;
     const donation = (await team.admin.post('/donations', { FkConstituent: donor, Amount: 100 })).body.donation.PkDonation as number;
     const url = `/admin/v1/teams/${team.id}/donations/${donation}`;

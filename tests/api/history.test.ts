@@ -40,6 +40,25 @@ describe('a record\u2019s history', () => {
     expect((await team.api.get('/constituents/999999/history')).status).toBe(404);
   });
 
+  it('keeps an erased constituent\u2019s entries in their shape: each lists the fields its write changed, personal ones null (decisions.md §17)', async () => {
+    const team = await taskTeam(t);
+    const c = (await team.api.post('/constituents', { FirstName: 'Grace', LastName: 'Hopper', Email1: 'g@example.org' })).body.constituent;
+    await team.api.patch(`/constituents/${c.PkConstituent}`, { Email1: 'grace@example.org' });
+    await team.api.patch(`/constituents/${c.PkConstituent}`, { Nickname: 'Amazing' });
+    const before = (await team.api.get(`/constituents/${c.PkConstituent}/history`)).body.history;
+    expect((await team.admin.post(`/constituents/${c.PkConstituent}/erase`, {})).status).toBe(200);
+    const after = (await team.api.get(`/constituents/${c.PkConstituent}/history`)).body.history;
+    expect(after).toHaveLength(before.length + 1);
+    for (const [i, entry] of before.entries()) {
+      expect(Object.keys(after[i].changes), `revision ${i + 1}`).toEqual(Object.keys(entry.changes));
+      expect(after[i]).toMatchObject({ revision: entry.revision, type: entry.type, erased: true });
+    }
+    expect(after[1].changes).toEqual({ Email1: { from: null, to: null } });
+    expect(after[0].changes.FirstName).toEqual({ from: null, to: null });
+    expect(after[0].changes.FkConstituentType).toEqual(before[0].changes.FkConstituentType);
+    expect(JSON.stringify(after)).not.toMatch(/Grace|Hopper|g@example|Amazing/);
+  });
+
   it('names a task\u2019s person-events by their own type, with FkVolunteer', async () => {
     const team = await taskTeam(t);
     const v = await team.volunteer('Grace');
