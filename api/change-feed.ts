@@ -1,5 +1,6 @@
 import { ChangeFeed } from '../dispatcher/feed.js';
 import { type Cursor, decodeCursor, encodeCursor, type JsonPage, START, typeMatcher } from '../dispatcher/feed-cursor.js';
+import { invalidField } from '../domain/shared/errors.js';
 import type { Services } from '../runtime/services.js';
 
 const feeds = new WeakMap<Services, ChangeFeed>();
@@ -31,6 +32,8 @@ export async function readChanges(services: Services, team: number, q: ChangesPa
   const feed = changeFeed(services);
   const types = typeMatcher(q.types);
   const after: Cursor = q.after === undefined ? START : q.after === 'now' ? await feed.now() : decodeCursor(q.after, 'after');
+  if (!(await feed.reached(after)))
+    throw invalidField('after', 'after names a place past the end of the log: a cursor from another installation, or from before this data was restored from a backup. Read again from the start (no after) or from "now".');
   const page: JsonPage = await feed.wait(team, { after, types, limit: q.limit ?? 100 }, (q.wait ?? 0) * 1000);
   return `{"changes":[${page.changes.join(',')}],"next":${JSON.stringify(encodeCursor(page.next))},"hasMore":${page.hasMore}}`;
 }

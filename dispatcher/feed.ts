@@ -1,4 +1,4 @@
-import { comparePositions } from '../domain/shared/events.js';
+import { comparePositions, type Position } from '../domain/shared/events.js';
 import { invalidField } from '../domain/shared/errors.js';
 import type { EventLog } from '../eventlog/port.js';
 import { mayFire } from './catalog.js';
@@ -48,7 +48,25 @@ export class ChangeFeed {
   /** The cursor of `after=now`: the end of the log as it stands. */
   async now(): Promise<Cursor> {
     const head = await this.log.head();
+    if (head && (!this.seenHead || comparePositions(head, this.seenHead) > 0)) this.seenHead = head;
     return head ? { position: head, seen: ALL } : START;
+  }
+
+  /** The furthest end of the log this feed has seen: a cursor at or before it is one the log gave. */
+  private seenHead: Position | null = null;
+
+  /**
+   * Whether a cursor names a place the log has reached: every cursor a page or `after=now` gave
+   * does (it names an event, or the end), so one past the end came from elsewhere (another
+   * installation, a data dir since restored from an older backup), and reading after it would
+   * silently skip every change up to there. The log is asked only for a cursor past the end this
+   * feed last saw.
+   */
+  async reached(cursor: Cursor): Promise<boolean> {
+    const p = cursor.position;
+    if (p === null || (this.seenHead && comparePositions(p, this.seenHead) <= 0)) return true;
+    const head = (await this.now()).position;
+    return head !== null && comparePositions(p, head) <= 0;
   }
 
   /** One page: up to `limit` envelopes after the cursor, the cursor after the last, and whether more follow. */

@@ -120,6 +120,24 @@ describe('the change feed', () => {
     }
   });
 
+  it('refuses a cursor past the end of the log (another installation, or a data dir restored from an older backup), with wait too, and takes every cursor it gave', async () => {
+    const team = await taskTeam(t);
+    const head = (await t.runtime.services.log.head())!;
+    const past = cursor(`c1.${head.commit + 1_000_000n}.${head.prepare + 1_000_000n}.10`);
+    for (const query of [`after=${past}`, `after=${past}&wait=5`]) {
+      const r = await team.api.get(`/changes?${query}`);
+      expect([r.status, r.body.error?.code, r.body.error?.field], r.raw).toEqual([400, 'invalid_field', 'after']);
+    }
+    // The end itself, and every cursor an answer gives after writes since, are taken.
+    const now = await team.api.get('/changes?after=now');
+    expect(now.status).toBe(200);
+    await team.api.post('/constituents', { FirstName: 'After', LastName: 'End' });
+    const page = await team.api.get(`/changes?after=${now.body.next}`);
+    expect(page.body.changes).toHaveLength(1);
+    const next = await team.api.get(`/changes?after=${page.body.next}`);
+    expect([next.status, next.body.changes]).toEqual([200, []]);
+  });
+
   it('starts at the current end with after=now, answering a concrete cursor', async () => {
     const team = await taskTeam(t);
     await team.volunteer('Old');
