@@ -109,12 +109,21 @@ export function csvRecords(bytes: Buffer): string[][] {
   return [...recordsOf(bytes)];
 }
 
+/**
+ * How csv-parse reads an import file. Every line end ends a record, whichever came first: left to
+ * itself, csv-parse takes the first line's end as the whole file's, so CRLF rows after an LF
+ * header kept a \r in their last cell, and LF rows after a CRLF header ran together into one
+ * record. \r\n comes before \r, as csv-parse's own detection orders them. Line breaks inside
+ * a quoted cell stay the cell's own.
+ */
+export const CSV_OPTIONS = { bom: true, relax_column_count: true, relax_quotes: true, record_delimiter: ['\r\n', '\n', '\r'] };
+
 /** csvRecords' records, a line at a time where the file is plain (csv-parse reads the whole file at once, here). */
 function recordsOf(bytes: Buffer): Iterable<string[]> {
   let text = bytes.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const end = plainEnd(text);
-  return end ? plainLines(text, end) : parse(bytes, { bom: true, relax_column_count: true, relax_quotes: true });
+  return end ? plainLines(text, end) : parse(bytes, CSV_OPTIONS);
 }
 
 /** The records of a file with no quote and one kind of line end; null for any other. */

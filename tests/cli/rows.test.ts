@@ -1,10 +1,10 @@
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { csvRecords, plainRecords } from '../../cli/rows.js';
+import { CSV_OPTIONS, csvRecords, plainRecords } from '../../cli/rows.js';
 
-/** What the import read every file with before the quote-free split: the split must give the same records. */
-const parsed = (text: string) => parse(Buffer.from(text), { bom: true, relax_column_count: true, relax_quotes: true }) as string[][];
+/** csv-parse as the import configures it, the definition the quote-free split must give the same records as. */
+const parsed = (text: string) => parse(Buffer.from(text), CSV_OPTIONS) as string[][];
 
 const PLAIN = [
   '',
@@ -67,5 +67,30 @@ describe('the quote-free CSV split (cli/rows.ts)', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+// A file saved by one tool and added to by another mixes line ends; csv-parse used to take the
+// first line's end as the file's, leaving a \r in the last cell of every CRLF row after an LF header.
+describe('a CSV file with mixed line ends (decisions.md §13)', () => {
+  it('keeps no carriage return in a cell when the header ends in LF and the rows in CRLF', () => {
+    expect(csvRecords(Buffer.from('FirstName,LastName\nAda,Lovelace\r\nGrace,Hopper\n'))).toEqual([
+      ['FirstName', 'LastName'],
+      ['Ada', 'Lovelace'],
+      ['Grace', 'Hopper'],
+    ]);
+  });
+
+  it('ends a row at LF after a CRLF header, instead of running the rows together', () => {
+    expect(csvRecords(Buffer.from('a,b\r\n1,2\n3,4\n'))).toEqual([['a', 'b'], ['1', '2'], ['3', '4']]);
+  });
+
+  it('keeps the line breaks inside a quoted cell as they are', () => {
+    expect(csvRecords(Buffer.from('a,b\n"x\r\ny",2\r\n"p\nq",3\r"r\rs",4\n'))).toEqual([
+      ['a', 'b'],
+      ['x\r\ny', '2'],
+      ['p\nq', '3'],
+      ['r\rs', '4'],
+    ]);
   });
 });
