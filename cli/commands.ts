@@ -162,6 +162,7 @@ export async function prepare(dataDir: string, out: Out): Promise<number> {
         (progress ??= startProgress({ label: 'prepare' })).update(p.done, p.total);
       },
     });
+    copy?.stop(); // a copy with no catch-up after it: its 5 s timer ends with the command
     progress?.stop();
     const { file, built, resumed, events, position, ms } = done;
     out(JSON.stringify({ prepared: { dataDir: path.resolve(dataDir), file, readModels: built, resumed, events, position: String(position), seconds: Math.round(ms) / 1000 } }));

@@ -54,6 +54,18 @@ function plainLines(options: ProgressOptions, stream: NodeJS.WritableStream): Pr
   let lastDone = 0;
   let told = false;
   let updated = false;
+  let stopped = false;
+  // The 5 s line comes from a timer as well as from update(): work that gives no figures for
+  // longer (an import's first batch and its retries, a stalled export) still says it is alive.
+  // Set again after every line, so no two lines are more than 5 s apart; unref'd, so it never
+  // keeps the process alive, and cleared by stop(), which every command reaches on every path.
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    if (stopped) return;
+    timer = setTimeout(tell, PLAIN_EVERY_MS);
+    timer.unref();
+  };
   const tell = () => {
     const at = now();
     const { rate, eta } = figures(done, total, startedAt, at);
@@ -62,7 +74,9 @@ function plainLines(options: ProgressOptions, stream: NodeJS.WritableStream): Pr
     lastAt = at;
     lastDone = done;
     told = true;
+    arm();
   };
+  arm();
   return {
     update(value, newTotal) {
       done = value;
@@ -72,6 +86,8 @@ function plainLines(options: ProgressOptions, stream: NodeJS.WritableStream): Pr
       if (done - lastDone >= step || now() - lastAt >= PLAIN_EVERY_MS) tell();
     },
     stop() {
+      stopped = true;
+      clearTimeout(timer);
       if (updated && (!told || done !== lastDone)) tell();
     },
   };

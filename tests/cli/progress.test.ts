@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startProgress } from '../../cli/progress.js';
 import { typedCell } from '../../cli/rows.js';
 
@@ -34,6 +34,51 @@ describe('progress off a terminal (decisions.md §13)', () => {
     }
     p.stop();
     expect(out.written).toEqual(['export: 5 (1/s)\n', 'export: 10 (1/s)\n', 'export: 12 (1/s)\n']);
+  });
+
+  describe('while no figures come (an import whose first batch, with its retries, takes over 5 s)', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('still writes a line every 5 s, counted from the last line, and none once stopped', () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      const out = stream(false);
+      const p = startProgress({ label: 'import', total: 1000, stream: out.stream, now: () => Date.now() });
+      vi.advanceTimersByTime(4_999);
+      expect(out.written).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(out.written).toEqual(['import: 0/1000 (0/s, ETA ?)\n']);
+      vi.advanceTimersByTime(1_000);
+      p.update(50); // less than a 10 % step: no line of its own
+      vi.advanceTimersByTime(3_999);
+      expect(out.written).toHaveLength(1);
+      vi.advanceTimersByTime(1);
+      expect(out.written.at(-1)).toBe('import: 50/1000 (5/s, ETA 3 min)\n');
+      vi.advanceTimersByTime(2_000);
+      p.update(200); // a 10 % step's line; the next comes 5 s after it
+      expect(out.written.at(-1)).toBe('import: 200/1000 (17/s, ETA 48 s)\n');
+      vi.advanceTimersByTime(4_999);
+      expect(out.written).toHaveLength(3);
+      vi.advanceTimersByTime(1);
+      expect(out.written).toHaveLength(4);
+      p.stop();
+      vi.advanceTimersByTime(60_000);
+      expect(out.written).toHaveLength(4);
+      expect(out.written.join('')).not.toMatch(/[\r\x1b]/);
+    });
+
+    it('keeps no process alive for its lines (the timer is unref\'d)', () => {
+      const timers = vi.spyOn(globalThis, 'setTimeout');
+      try {
+        const p = startProgress({ label: 'export', stream: stream(false).stream });
+        const timer = timers.mock.results.at(-1)?.value as NodeJS.Timeout;
+        expect(timer.hasRef()).toBe(false);
+        p.stop();
+      } finally {
+        timers.mockRestore();
+      }
+    });
   });
 
   it('says nothing when no work was done (a refused rebuild)', () => {
