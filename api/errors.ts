@@ -39,6 +39,9 @@ export function errorOf(e: DomainError | TransportError): { code: string; messag
   return error;
 }
 
+/** An error's HTTP status. */
+export const httpStatus = (e: DomainError | TransportError): number => statusOf(e.code);
+
 export function sendError(reply: FastifyReply, e: DomainError | TransportError): FastifyReply {
   return reply.code(statusOf(e.code)).send({ error: errorOf(e) });
 }

@@ -5,7 +5,7 @@ import { DomainError, invalidField } from '../domain/shared/errors.js';
 import { type Position, positionFromString, positionToString } from '../domain/shared/events.js';
 import { Backoff } from '../eventlog/backoff.js';
 import { type IdempotencyStore, STALE_MS, type StoredAnswer } from '../runtime/idempotency/port.js';
-import { sendError } from './errors.js';
+import { errorOf, httpStatus, sendError } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -14,6 +14,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     idempotent?: Held;
+    /** The text of a body the JSON parser refused (api/json-body.ts): its 400 is kept under a key too. */
+    refusedBody?: string;
   }
 }
 
@@ -60,6 +62,8 @@ const HEADER = 'idempotency-key';
 const METHODS = new Set(['POST', 'PATCH']);
 /** 1..255 printable ASCII (decisions.md §11). */
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+const REUSED = 'This Idempotency-Key was used for another request (method, path or body); use a new key for a new request.';
+const IN_PROGRESS = 'A request with this Idempotency-Key is still running; retry once it has answered.';
 /** The answer's headers a replay repeats. */
 const REPLAYED_HEADERS = ['content-type', 'etag', 'location'];
 
@@ -106,6 +110,10 @@ function nested(value: unknown): string {
 const fingerprintOf = (request: FastifyRequest) =>
   createHash('sha256').update(`${request.method} ${request.url}\n${canonical(request.body ?? null)}`).digest('hex');
 
+/** A refused body's: its text as sent (never the text of a JSON value, so never a parsed body's). */
+const refusedFingerprintOf = (request: FastifyRequest, text: string) =>
+  createHash('sha256').update(`${request.method} ${request.url}\nrefused:${text}`).digest('hex');
+
 /** Answers a retry may change are not kept (decisions.md §11): 5xx, 429, 412 and 409 task_busy. */
 export function kept(status: number, body: string): boolean {
   if (status >= 500 || status === 429 || status === 412) return false;
@@ -151,10 +159,8 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
       }
       return;
     }
-    if (begun.fingerprint !== fingerprint)
-      return sendError(reply, new DomainError('idempotency_key_reused', 'This Idempotency-Key was used for another request (method, path or body); use a new key for a new request.'));
-    if (begun.state === 'running')
-      return sendError(reply, new DomainError('idempotency_key_in_progress', 'A request with this Idempotency-Key is still running; retry once it has answered.'));
+    if (begun.fingerprint !== fingerprint) return sendError(reply, new DomainError('idempotency_key_reused', REUSED));
+    if (begun.state === 'running') return sendError(reply, new DomainError('idempotency_key_in_progress', IN_PROGRESS));
     return replay(reply, begun.answer);
   };
 
@@ -206,9 +212,44 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
     return undefined;
   };
 
+  /**
+   * A keyed request whose body the parser refused (its 400 sent before preValidation): the answer
+   * is kept as any 4xx is (decisions.md §11), so the same text again is replayed, and another body
+   * under the key is 422. Answers refused before a body is read (413, 415) have no body to
+   * compare, and are not kept.
+   */
+  const refused = async (request: FastifyRequest, reply: FastifyReply, payload: unknown, raw: string | string[], text: string): Promise<unknown> => {
+    const key = Array.isArray(raw) ? raw.join(', ') : raw;
+    if (!VALID_KEY.test(key) || typeof payload !== 'string' || !kept(reply.statusCode, payload)) return payload;
+    const scope = scopeOf(request);
+    const startedAt = Date.now();
+    const begun = await store.begin(scope, key, refusedFingerprintOf(request, text), startedAt);
+    if (begun.state === 'started') {
+      const headers: Record<string, string> = {};
+      for (const h of REPLAYED_HEADERS) {
+        const v = reply.getHeader(h);
+        if (v !== undefined) headers[h] = String(v);
+      }
+      await store.complete(scope, key, { status: reply.statusCode, body: payload, headers }, startedAt);
+      return payload;
+    }
+    const error = (code: 'idempotency_key_reused' | 'idempotency_key_in_progress', message: string) => {
+      const e = new DomainError(code, message);
+      reply.code(httpStatus(e));
+      return JSON.stringify({ error: errorOf(e) });
+    };
+    if (begun.fingerprint !== refusedFingerprintOf(request, text)) return error('idempotency_key_reused', REUSED);
+    if (begun.state === 'running') return error('idempotency_key_in_progress', IN_PROGRESS);
+    for (const [h, v] of Object.entries(begun.answer.headers)) reply.header(h, v);
+    reply.code(begun.answer.status).header('Idempotent-Replayed', 'true');
+    return begun.answer.body;
+  };
+
   const onSend = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): Promise<unknown> | undefined => {
     const held = request.idempotent;
     if (held) return complete(request, reply, payload, held);
+    const raw = request.refusedBody !== undefined && METHODS.has(request.method) ? request.headers[HEADER] : undefined;
+    if (raw !== undefined) return refused(request, reply, payload, raw, request.refusedBody!);
     done(null, payload);
     return undefined;
   };

@@ -141,6 +141,9 @@ export function installJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     secure(request, body as string, (err: (Error & { code?: string }) | null, value?: unknown) => {
+      // A body refused here is answered 400 without reaching the route's hooks: its text is kept
+      // for an Idempotency-Key, which keeps that answer too (api/idempotency.ts).
+      if (err || nestedDeeperThan(value, MAX_DEPTH)) request.refusedBody = body as string;
       if (!err && nestedDeeperThan(value, MAX_DEPTH))
         return done(new TransportError('invalid_json', `The body nests objects or arrays more than ${MAX_DEPTH} levels deep; no body of this API needs more.`), undefined);
       if (err?.code !== 'FST_ERR_CTP_INVALID_JSON_BODY') return done(err, value);

@@ -64,6 +64,32 @@ describe('Idempotency-Key on /api/v1 POST and PATCH (decisions.md §11)', () => 
     expect(again.raw).toBe(bad.raw);
   });
 
+  it('keeps the 400 of a body that is not JSON (refused before the route ran) under its key: the same text is replayed, another body is 422, nothing written', async () => {
+    const { api, admin } = await t.team();
+    for (const raw of ['{"LastName": ', '', '{"__proto__": {"x": 1}}']) {
+      const k = key(`refused-${raw.length}`);
+      const bad = await api.Integration.post('/constituents', undefined, { raw, ...k });
+      expect([bad.status, bad.body.error.code], raw).toEqual([400, 'invalid_json']);
+      expect(bad.headers['idempotent-replayed']).toBeUndefined();
+      const again = await api.Integration.post('/constituents', undefined, { raw, ...k });
+      expect([again.status, again.headers['idempotent-replayed'], again.raw]).toEqual([400, 'true', bad.raw]);
+      const other = await api.Integration.post('/constituents', { LastName: 'Other' }, k);
+      expect([other.status, other.body.error?.code]).toEqual([422, 'idempotency_key_reused']);
+      expect(other.headers['content-type']).toMatch(/^application\/json/);
+    }
+    // A key first used by a valid body: a refused body under it is 422 too.
+    expect((await api.Integration.post('/constituents', { LastName: 'Kept' }, key('valid-first'))).status).toBe(201);
+    const refused = await api.Integration.post('/constituents', undefined, { raw: '{"LastName": ', ...key('valid-first') });
+    expect([refused.status, refused.body.error?.code]).toEqual([422, 'idempotency_key_reused']);
+    // Without a key, nothing is kept: the same key-less body is refused afresh each time.
+    expect((await api.Integration.post('/constituents', undefined, { raw: '{' })).headers['idempotent-replayed']).toBeUndefined();
+    // And on the admin surface, scoped to the team.
+    const adminBad = await admin.post('/constituents', undefined, { raw: '{"LastName": ', ...key('admin-refused') });
+    expect(adminBad.status).toBe(400);
+    expect((await admin.post('/constituents', { LastName: 'Admin' }, key('admin-refused'))).status).toBe(422);
+    expect((await api.Integration.get('/constituents')).body.total).toBe(1);
+  });
+
   it('scopes keys to the API key', async () => {
     const { api } = await t.team([['One', 'read_write'], ['Two', 'read_write']]);
     await api.One.post('/constituents', { LastName: 'A' }, key('shared'));
