@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { isErasedEvent } from '../domain/constituent/events.js';
 import { fromLog, type LoggedEvent } from '../domain/events.js';
 import type { RecordedEvent } from '../domain/shared/events.js';
@@ -31,6 +32,22 @@ const secondsOf = (e: RecordedEvent) => Math.floor(Date.parse(e.metadata.at) / 1
  */
 const idAt = (e: RecordedEvent, index: number, seconds: number) => `evt_${e.position.prepare * 10n + BigInt(index)}_${seconds}`;
 export const envelopeId = (e: RecordedEvent, index = 0) => idAt(e, index, secondsOf(e));
+
+/**
+ * A test ping's numbers (decisions.md §12) start here: a log position is 64-bit (below 2^64, about
+ * 1.8e19, even read unsigned), so a log event's envelope number stays below 1.9e20 and never
+ * reaches them.
+ */
+const PING_NUMBERS_FROM = 10n ** 21n;
+
+/** A new test ping's id, of the same form as every envelope's: 72 random bits above any log event's number. */
+export const pingEnvelopeId = (seconds: number) => `evt_${PING_NUMBERS_FROM + BigInt('0x' + randomBytes(9).toString('hex'))}_${seconds}`;
+
+/** Whether an envelope id is a test ping's (its body is built from the id alone, not from the log). */
+export const isPingEnvelopeId = (id: string): boolean => {
+  const m = /^evt_(\d+)_\d+$/.exec(id);
+  return m !== null && BigInt(m[1]) >= PING_NUMBERS_FROM;
+};
 
 /**
  * Every envelope one log event fires, in the order of its types (that order gives the ids), with

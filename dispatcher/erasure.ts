@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Position, RecordedEvent } from '../domain/shared/events.js';
 import type { EventLog } from '../eventlog/port.js';
-import { envelopesIn } from './envelope.js';
+import { envelopesIn, isPingEnvelopeId } from './envelope.js';
 import type { StreamReader } from './history.js';
 
 /**
@@ -90,10 +90,10 @@ export function staleEnvelope(values: readonly string[], positions: Iterable<big
   return (seq, json, type) => seqs.has(seq) || (!type?.startsWith('constituent.') && mentions(json));
 }
 
-/** The envelope number of `evt_<number>_<unix seconds>`. */
+/** The envelope number of a log event's `evt_<number>_<unix seconds>`; null for a test ping's, built of no log event. */
 export const seqOfEnvelopeId = (id: string): bigint | null => {
   const m = /^evt_(\d+)_\d+$/.exec(id);
-  return m ? BigInt(m[1]) : null;
+  return m && !isPingEnvelopeId(id) ? BigInt(m[1]) : null;
 };
 
 /** Queued deliveries read per turn of the event loop: a queue held back by a failing endpoint can hold a day of them. */
@@ -123,9 +123,10 @@ export async function purgeQueuedBodies(
     const rows = next.all(team, after, page);
     const changes: Array<{ id: string; body: string | null }> = [];
     for (const r of rows) {
-      if (!stale(r.body)) continue;
+      // A resent test ping is no log event's envelope and holds no record's values: left as it is.
       const seq = seqOfEnvelopeId(r.event_id);
-      changes.push({ id: r.id, body: seq === null ? null : await rebuild(seq) });
+      if (seq === null || !stale(r.body)) continue;
+      changes.push({ id: r.id, body: await rebuild(seq) });
     }
     db.transaction(() => {
       for (const c of changes) {

@@ -5,7 +5,7 @@ import { load } from '../eventlog/load.js';
 import type { EventLog } from '../eventlog/port.js';
 import type { Sealer } from '../eventlog/sealing.js';
 import { type Delivery, type DeliveryLog, deliveryView } from './deliveries.js';
-import { checkEnvelope, envelopesIn } from './envelope.js';
+import { checkEnvelope, envelopesIn, isPingEnvelopeId, pingEnvelopeId } from './envelope.js';
 import { PING } from './event-types.js';
 import { ALL, encodeCursor, typeMatcher } from './feed-cursor.js';
 import { parseBound, rangeQuery } from './feed-range.js';
@@ -31,8 +31,8 @@ const HOUR_MS = 3_600_000;
 const random = () => randomBytes(9).toString('base64url').replace(/[-_]/g, '0');
 
 /**
- * A test envelope's id: unique (random), and carrying its instant like every envelope id, so its
- * body can be rebuilt byte for byte from the id for a resend. `ping` keeps it apart from the log's.
+ * A test envelope's body, rebuilt byte for byte from its id for a resend: the id (pingEnvelopeId)
+ * is unique, in a range of numbers no log event's reaches, and carries its instant like every envelope id.
  */
 const pingBody = (id: string, team: number, endpointId: number) =>
   JSON.stringify({ id, type: PING, created: Number(id.slice(id.lastIndexOf('_') + 1)), team, version: 1, data: { endpointId } });
@@ -56,7 +56,7 @@ export class WebhookOperations {
     const now = this.now();
     const { state: ep } = await load(this.deps.log, webhookEndpointStream(endpointId), endpointEvolver);
     if (!ep.exists || ep.deleted || ep.team !== team) throw notFound('webhook endpoint', endpointId);
-    const eventId = `evt_ping${random()}_${Math.floor(now.getTime() / 1000)}`;
+    const eventId = pingEnvelopeId(Math.floor(now.getTime() / 1000));
     const body = pingBody(eventId, team, endpointId);
     await checkEnvelope(JSON.parse(body));
     const task = { id: `test.${eventId}.${endpointId}`, endpointId, eventId, eventType: PING, body };
@@ -87,7 +87,8 @@ export class WebhookOperations {
 
   /** The envelope an id names, rebuilt from the log as the dispatcher built it (or a test's, from its id). */
   private async bodyOf(team: number, endpointId: number, eventId: string): Promise<string | null> {
-    if (/^evt_ping[A-Za-z0-9]+_\d+$/.test(eventId)) return pingBody(eventId, team, endpointId);
+    // A ping's id, or one of the form pings had before theirs were numbers (`evt_ping<random>_<secs>`), still in the delivery log.
+    if (isPingEnvelopeId(eventId) || /^evt_ping[A-Za-z0-9]+_\d+$/.test(eventId)) return pingBody(eventId, team, endpointId);
     const m = /^evt_(\d+)_\d+$/.exec(eventId);
     const readTeam = this.deps.log.readTeam?.bind(this.deps.log);
     if (!m || !readTeam) return null;

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { pingEnvelopeId } from '../../dispatcher/envelope.js';
 import { mentionsAny, purgeQueuedBodies } from '../../dispatcher/erasure.js';
 
 /** An erasure's purge of queued deliveries' bodies (decisions.md §17), a page at a time. */
@@ -36,6 +37,19 @@ describe("an erasure's purge of the delivery queue", () => {
     expect(bodies.t8).toEqual({ name: null, seq: 108 });
     expect(bodies.t1).toEqual({ name: 'Kept Person' });
     expect(bodies.u0).toEqual({ name: 'Gone Person' });
+    db.close();
+  });
+
+  it("leaves a queued resend of a test ping alone: no log event's envelope, to build again or drop", async () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE webhook_tasks (id TEXT PRIMARY KEY, team INTEGER NOT NULL, event_id TEXT NOT NULL, body TEXT NOT NULL)');
+    const ping = JSON.stringify({ type: 'webhook.ping', data: { endpointId: 7 } });
+    db.prepare('INSERT INTO webhook_tasks (id, team, event_id, body) VALUES (?, ?, ?, ?)').run('p0', 1, pingEnvelopeId(1_700_000_000), ping);
+    const rebuilt: bigint[] = [];
+    // A value that the ping's text happens to hold.
+    const touched = await purgeQueuedBodies(db, 1, mentionsAny(['webhook.ping']), async (seq) => (rebuilt.push(seq), null));
+    expect([touched, rebuilt]).toEqual([0, []]);
+    expect(db.prepare('SELECT body FROM webhook_tasks').pluck().all()).toEqual([ping]);
     db.close();
   });
 });

@@ -33,6 +33,9 @@ export function operationCases(get: () => { t: TestApp; rx: Receiver }) {
       expect(r.body.delivery).toMatchObject({ eventType: 'webhook.ping', attempt: 1, status: 'succeeded', responseStatus: 200, nextAttemptAt: null });
       const [hit] = rx.on('/ping-ok');
       expect(hit.json).toMatchObject({ id: r.body.delivery.eventId, type: 'webhook.ping', team: team.id, data: { endpointId: ep } });
+      // integration-api §6.3's form, as every envelope's (and the webhook-id header's).
+      expect(hit.json.id).toMatch(/^evt_\d+_\d+$/);
+      expect(hit.json.created).toBe(Number(hit.json.id.split('_')[2]));
       expect(hit.headers['x-turnout-delivery']).toBe(r.body.delivery.id);
       const again = await team.admin.post(`/webhook-endpoints/${ep}/test`);
       expect(again.body.delivery.eventId).not.toBe(r.body.delivery.eventId);
