@@ -6,6 +6,7 @@ import { retryAfterMs } from './back-pressure.js';
 import { type Delivery, type DeliveryLog, NOT_SENT } from './deliveries.js';
 import { EndpointCache } from './endpoint-cache.js';
 import { envelopeRebuilder, seqOfEnvelopeId } from './erasure.js';
+import { PING } from './event-types.js';
 import { openSigningSecrets, SecretUnopenable } from './secrets.js';
 import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease, Outcome } from './queue/port.js';
 import { hasNextAttempt, retryDelayMs, type RetryPolicy } from './retry.js';
@@ -175,6 +176,12 @@ async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number
   // The operator's to fix (the process's main key, or its queue or log), not the receiver's: said on every such
   // attempt, retried as any failure, and never a reason to disable the endpoint.
   if ('keyMismatch' in r) deps.report?.(`webhook ${task.eventType} ${task.eventId} to endpoint ${task.endpointId} ${r.error}`);
+  // A test delivery, resent (decisions.md §12: not retried): its one attempt is its outcome, as
+  // the test's own is, and like the test's it disables nothing.
+  if (task.eventType === PING) {
+    deps.observe?.('failed', seconds);
+    return { kind: 'done', delivered: false, written: deps.deliveries.record([{ ...attempted, status: 'failed' }]) };
+  }
   const disabled = !('keyMismatch' in r) && deps.disable && (await disableReason(deps, task, ep.activeSince, r.responseStatus, now, deps.disable.afterMs));
   if (disabled) {
     deps.observe?.('abandoned', seconds);

@@ -108,6 +108,31 @@ export function operationCases(get: () => { t: TestApp; rx: Receiver }) {
       expect(hits[1].raw).toBe(hits[0].raw);
     });
 
+    it('attempts a resent test delivery once, as a test, recording its outcome and never retrying it', async () => {
+      const { rx } = get();
+      const team = await get().t.team();
+      rx.behave('/resend-ping-bad', () => ({ status: 500 }));
+      const ep = await endpoint(team, '/resend-ping-bad');
+      const test = await team.admin.post(`/webhook-endpoints/${ep}/test`);
+      expect(test.body.delivery.status).toBe('failed');
+      const r = await team.admin.post(`/webhook-endpoints/${ep}/deliveries/${test.body.delivery.id}/resend`);
+      expect(r.status, r.raw).toBe(202);
+      const log = await until(async () => {
+        const d = (await team.admin.get(`/webhook-endpoints/${ep}/deliveries`)).body.deliveries;
+        return d.find((x: any) => x.id === r.body.delivery.id)?.status !== 'pending' && d;
+      }, 8000, 'the resend attempted');
+      expect(log.find((x: any) => x.id === r.body.delivery.id)).toMatchObject({ attempt: 1, status: 'failed', responseStatus: 500, nextAttemptAt: null });
+      // A live event sent after it, and retried to the end, overtakes any retry of the ping.
+      await team.api.Integration.post('/constituents', { LastName: 'After' });
+      await rx.waitFor((h) => h.path === '/resend-ping-bad' && h.json?.type === 'constituent.created', 3);
+      expect(rx.on('/resend-ping-bad').filter((h) => h.json.type === 'webhook.ping')).toHaveLength(2);
+      const pings = (await team.admin.get(`/webhook-endpoints/${ep}/deliveries`)).body.deliveries.filter((d: any) => d.eventType === 'webhook.ping');
+      expect(pings.map((d: any) => [d.attempt, d.status])).toEqual([
+        [1, 'failed'],
+        [1, 'failed'],
+      ]);
+    });
+
     it('is 404 not_found for an unknown delivery, or another endpoint\u2019s', async () => {
       const team = await get().t.team();
       const ep = await endpoint(team, '/resend-none');
