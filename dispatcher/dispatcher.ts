@@ -11,7 +11,7 @@ import { canReceive, categoryOf, mayFire } from './catalog.js';
 import { envelopesOf } from './envelope.js';
 import type { Delivery, DeliveryLog } from './deliveries.js';
 import { AsOf } from './history.js';
-import type { DeliveryQueue, DeliveryTask } from './queue/port.js';
+import { type DeliveryQueue, type DeliveryTask, liveTaskId } from './queue/port.js';
 import { pendingDelivery } from './worker.js';
 
 export interface DispatcherDeps {
@@ -112,7 +112,7 @@ export class Dispatcher {
           if (!targets.length) continue;
           const body = JSON.stringify(envelope);
           for (const ep of targets) {
-            const task: DeliveryTask = { id: `${e.position.prepare}.${envelope.type}.${ep.id}`, endpointId: ep.id, team: ep.team, eventId: envelope.id, eventType: envelope.type, body };
+            const task: DeliveryTask = { id: liveTaskId(e.position.prepare, envelope.type, ep.id), endpointId: ep.id, team: ep.team, eventId: envelope.id, eventType: envelope.type, body };
             if (e.metadata.traceparent) task.traceparent = e.metadata.traceparent;
             this.tasks.push(task);
             this.pending.push(pendingDelivery(task, 1, new Date().toISOString()));

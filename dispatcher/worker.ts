@@ -8,7 +8,7 @@ import { EndpointCache } from './endpoint-cache.js';
 import { envelopeRebuilder, seqOfEnvelopeId } from './erasure.js';
 import { PING } from './event-types.js';
 import { openSigningSecrets, SecretUnopenable } from './secrets.js';
-import type { Consumer, DeliveryQueue, DeliveryTask, Handled, Lease, Outcome } from './queue/port.js';
+import { type Consumer, type DeliveryQueue, type DeliveryTask, type Handled, type Lease, liveTaskId, type Outcome } from './queue/port.js';
 import { hasNextAttempt, retryDelayMs, type RetryPolicy } from './retry.js';
 import type { SendResult, WebhookSender } from './send.js';
 import type { Throttle } from './throttle.js';
@@ -150,10 +150,11 @@ async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number
   // A deleted endpoint takes its delivery log with it: nothing to send, nothing to record.
   if (!ep.exists || ep.deleted || ep.team !== task.team) return { kind: 'done', delivered: false };
   const clock = () => deps.now?.() ?? new Date();
-  if (!ep.active) {
+  const stopped = !ep.active ? 'endpoint is inactive; delivery stopped' : queuedBeforeEnabled(task, ep.activeFrom) ? 'endpoint was disabled after this event; delivery stopped (a replay sends it)' : null;
+  if (stopped) {
     const row = { ...pendingDelivery(task, attempt, null), attemptedAt: clock().toISOString() };
     deps.observe?.('abandoned', null);
-    return { kind: 'done', delivered: false, written: deps.deliveries.record([{ ...row, status: 'abandoned', error: 'endpoint is inactive; delivery stopped' }]) };
+    return { kind: 'done', delivered: false, written: deps.deliveries.record([{ ...row, status: 'abandoned', error: stopped }]) };
   }
   if (ep.maxPerSecond && deps.throttle) {
     const turn = await deps.throttle.admit(ep.id, ep.maxPerSecond);
@@ -207,6 +208,21 @@ async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number
     pendingDelivery(task, attempt + 1, nextAt),
   ]);
   return { kind: 'retry', delayMs, written };
+}
+
+/**
+ * Whether a live task's event was written before the endpoint was last made active: it was queued
+ * while the endpoint was active before (the dispatcher matches endpoints as of the event), and a
+ * disable since stopped it (integration-api §6.1: when off, delivery stops), which enabling again
+ * does not undo (decisions.md §12: re-enabling does not resend by itself; a replay does). Told by
+ * log positions, exactly: the envelope number over 10 is its event's. A replay's task and a resend's
+ * are the operator's and still go out.
+ */
+function queuedBeforeEnabled(task: DeliveryTask, activeFrom: bigint | null): boolean {
+  const seq = seqOfEnvelopeId(task.eventId);
+  if (task.replay || seq === null || activeFrom === null) return false;
+  const position = seq / 10n;
+  return task.id === liveTaskId(position, task.eventType, task.endpointId) && position < activeFrom;
 }
 
 /**

@@ -5,8 +5,14 @@ import type { Position } from '../../domain/shared/events.js';
  * Adapters: sqlite.ts (embedded, a table in the webhook database) and nats.ts (JetStream work queue).
  * They hold no business rules: the worker decides retries and abandonment.
  */
+/**
+ * A live task's id (the dispatcher's, as it follows the log): deterministic, so an event the
+ * dispatcher reads again is not enqueued twice. A replay's and a resend's are of other forms.
+ */
+export const liveTaskId = (position: bigint, type: string, endpointId: number) => `${position}.${type}.${endpointId}`;
+
 export interface DeliveryTask {
-  /** Deterministic (`<position>.<type>.<endpoint>`), so a replayed event is not enqueued twice. */
+  /** Live: liveTaskId(event's prepare position, type, endpoint); a replay's or a resend's: their own, never one of those. */
   id: string;
   endpointId: number;
   team: number;

@@ -40,4 +40,22 @@ describe('the worker’s endpoint cache', () => {
       await log.close();
     }
   });
+
+  it('notes where in the log the endpoint was last made active: created so, or enabled again after a disable', async () => {
+    const log = new SqliteEventLog(':memory:');
+    try {
+      const stream = webhookEndpointStream(7);
+      const made = await log.append(stream, [created], NO_STREAM);
+      const cache = new EndpointCache(log);
+      expect((await cache.current(7)).activeFrom).toBe(made.position.prepare);
+      await log.append(stream, [{ type: 'WebhookEndpointUpdated', data: { id: 7, changes: { description: 'other fields' } }, metadata }], 0n);
+      expect((await cache.current(7)).activeFrom).toBe(made.position.prepare);
+      await log.append(stream, [{ type: 'WebhookEndpointDisabled', data: { id: 7, reason: 'failing' }, metadata }], 1n);
+      const enabled = await log.append(stream, [{ type: 'WebhookEndpointUpdated', data: { id: 7, changes: { active: true } }, metadata }], 2n);
+      expect(await cache.current(7)).toMatchObject({ active: true, activeFrom: enabled.position.prepare });
+      expect(enabled.position.prepare).toBeGreaterThan(made.position.prepare);
+    } finally {
+      await log.close();
+    }
+  });
 });

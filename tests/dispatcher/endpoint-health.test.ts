@@ -97,6 +97,25 @@ describe.each(stacks)('endpoint health on %s', (_name, useNats) => {
     });
   });
 
+  describe('re-enabling', () => {
+    it.skipIf(skip)('does not send a retry queued before the disable: only a replay resends (decisions.md §12)', async () => {
+      const team = await t.team();
+      const path = `/re-enabled-${useNats}`;
+      // The retry comes due a second later: time enough to disable and enable the endpoint again.
+      rx.behave(path, (n) => (n === 1 ? { status: 503, headers: { 'retry-after': '1' } } : { status: 204 }));
+      const id = await endpoint(team, path);
+      await created(team, 'Before');
+      await rx.waitFor((r) => r.path === path);
+      expect((await team.admin.patch(`/webhook-endpoints/${id}`, { active: false })).status).toBe(200);
+      expect((await team.admin.patch(`/webhook-endpoints/${id}`, { active: true })).status).toBe(200);
+      const retry = await until(async () => (await deliveries(team, id)).find((d: { attempt: number; status: string }) => d.attempt === 2 && d.status !== 'pending'), 20_000, 'the retry to come due');
+      expect(retry).toMatchObject({ status: 'abandoned', responseStatus: null });
+      await created(team, 'After');
+      await rx.waitFor((r) => r.path === path && r.json?.data?.LastName === 'After', 1, 20_000);
+      expect(rx.on(path).map((r) => r.json.data.LastName)).toEqual(['Before', 'After']);
+    });
+  });
+
   describe('maxPerSecond', () => {
     it.skipIf(skip)('never sends an endpoint more than its limit in any second, and drops nothing', async () => {
       const team = await t.team();
