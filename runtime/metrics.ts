@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { CATEGORIES } from '../domain/events.js';
@@ -32,8 +32,13 @@ export function categoryLabel(stream: string): string {
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 export const methodLabel = (method: string) => (METHODS.has(method) ? method : 'other');
 
-/** The embedded data dir's files (and their write-ahead logs) whose size is served. */
-export const STORAGE_FILES = ['turnout.sqlite', 'readmodels.sqlite', 'webhooks.sqlite', 'idempotency.sqlite'].flatMap((f) => [f, `${f}-wal`]);
+/**
+ * The embedded data dir's files whose size is served: every SQLite file in it and its write-ahead
+ * log (the log, the read models, the webhooks', idempotency and erasures' files, the data keys'
+ * where the log is EventStoreDB's, read models a `rebuild --prepare` left for the next release),
+ * a few names at most, none per record.
+ */
+const STORAGE_FILE = /\.sqlite(-wal)?$/;
 
 const DELIVERY_OUTCOMES = ['succeeded', 'failed', 'abandoned'] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
@@ -125,11 +130,17 @@ export class Metrics {
       collect() {
         this.reset();
         if (!dir) return;
-        for (const file of STORAGE_FILES) {
+        let files: string[];
+        try {
+          files = readdirSync(dir).filter((f) => STORAGE_FILE.test(f));
+        } catch {
+          return;
+        }
+        for (const file of files) {
           try {
             this.set({ file }, statSync(path.join(dir, file)).size);
           } catch {
-            // Not there (a WAL checkpointed away, a file this process has not made): no series.
+            // Gone since the listing (a WAL checkpointed away, a prepared file adopted): no series.
           }
         }
       },

@@ -93,6 +93,10 @@ describe('GET /metrics', () => {
     expect(sampleValue(s, 'turnout_storage_bytes', { file: 'turnout.sqlite' })).toBeGreaterThan(0);
     expect(sampleValue(s, 'turnout_storage_bytes', { file: 'readmodels.sqlite' })).toBeGreaterThan(0);
     expect(sampleValue(s, 'turnout_storage_bytes', { file: 'webhooks.sqlite' })).toBeGreaterThan(0);
+    // Every embedded file (§15), the erasures' journal too; nothing but SQLite files, no file per record.
+    expect(sampleValue(s, 'turnout_storage_bytes', { file: 'erasures.sqlite' })).toBeGreaterThan(0);
+    const files = s.filter((x) => x.name === 'turnout_storage_bytes').map((x) => x.labels.file);
+    for (const f of files) expect(f).toMatch(/\.sqlite(-wal)?$/);
   });
 
   it('counts requests refused as rate limited', async () => {
