@@ -164,3 +164,27 @@ describe('reading', () => {
     expect(await t.changes.list.page({ after: 'c1' }).catch((e: unknown) => e)).toMatchObject({ status: 0, code: 'timeout' });
   });
 });
+
+describe('a caller\u2019s signal beside the time-out, on every Node 20', () => {
+  it('aborts when either aborts, with its reason, where AbortSignal.any is missing (Node 20.0-20.2) as where it is there', async () => {
+    const { eitherSignal } = await import('../../packages/client/src/http.js');
+    const any = Object.getOwnPropertyDescriptor(AbortSignal, 'any');
+    for (const without of [false, true]) {
+      if (without) delete (AbortSignal as { any?: unknown }).any;
+      try {
+        const caller = new AbortController();
+        const timeout = new AbortController();
+        const both = eitherSignal(caller.signal, timeout.signal);
+        expect(both.aborted).toBe(false);
+        caller.abort(new Error('stopped by the caller'));
+        expect([both.aborted, (both.reason as Error).message]).toEqual([true, 'stopped by the caller']);
+        const late = new AbortController();
+        const first = eitherSignal(late.signal, AbortSignal.abort(new Error('timed out')));
+        expect([first.aborted, (first.reason as Error).message]).toEqual([true, 'timed out']);
+      } finally {
+        if (any) Object.defineProperty(AbortSignal, 'any', any);
+      }
+    }
+    expect(typeof (AbortSignal as { any?: unknown }).any).toBe('function');
+  });
+});

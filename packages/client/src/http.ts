@@ -125,7 +125,7 @@ export class Requester {
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= this.o.maxRetries;
       const timeout = AbortSignal.timeout(this.o.timeoutMs + (init.extraTimeoutMs ?? 0));
-      const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+      const signal = init.signal ? eitherSignal(init.signal, timeout) : timeout;
       let status: number;
       let answerHeaders: Headers;
       let text: string;
@@ -180,4 +180,25 @@ export class Requester {
       await sleep(delay, init.signal);
     }
   }
+}
+
+/**
+ * A signal aborted when either is, with the first one's reason: AbortSignal.any where the runtime
+ * has it (Node 20.3+, browsers since 2023), else made here, so the SDK runs on every Node 20.
+ */
+export function eitherSignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  const any = (AbortSignal as { any?: (signals: AbortSignal[]) => AbortSignal }).any;
+  if (any) return any.call(AbortSignal, [a, b]);
+  for (const s of [a, b]) if (s.aborted) return AbortSignal.abort(s.reason);
+  const both = new AbortController();
+  const abort = (s: AbortSignal) => () => {
+    a.removeEventListener('abort', onA);
+    b.removeEventListener('abort', onB);
+    both.abort(s.reason);
+  };
+  const onA = abort(a);
+  const onB = abort(b);
+  a.addEventListener('abort', onA, { once: true });
+  b.addEventListener('abort', onB, { once: true });
+  return both.signal;
 }
