@@ -1,4 +1,4 @@
-import { DomainError, missingField } from '../shared/errors.js';
+import { DomainError, invalidField, missingField } from '../shared/errors.js';
 import { normaliseFields, type Values } from '../shared/fields.js';
 import { CONSTITUENT_FIELDS, CONSTITUENT_READ_ONLY } from './rules.js';
 
@@ -21,7 +21,10 @@ export interface UpsertMatches {
  */
 export function upsertEmail(body: Values): string {
   const email = normaliseFields(CONSTITUENT_FIELDS, body, CONSTITUENT_READ_ONLY).Email1;
-  if (typeof email !== 'string') throw missingField('Email1', 'mode=upsert with matchOn=email needs Email1 in the body.');
+  const needs = 'mode=upsert with matchOn=email needs Email1 in the body.';
+  // Sent as null: present, and invalid for the match (decisions.md §3); absent: missing.
+  if (email === null) throw invalidField('Email1', needs);
+  if (typeof email !== 'string') throw missingField('Email1', needs);
   return email;
 }
 

@@ -104,7 +104,8 @@ export function parsePhone(input: string): string | null {
 }
 
 // Pragmatic address rule (RFC 5321 lengths, a dotted domain, no spaces or control characters).
-const EMAIL = /^[^\s@"(),:;<>[\]\\]+@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
+// The top-level label is letters, or an internationalised one in its ASCII form (`xn--p1ai`, .рф).
+const EMAIL = /^[^\s@"(),:;<>[\]\\]+@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:[a-z]{2,63}|xn--[a-z0-9](?:[a-z0-9-]{0,57}[a-z0-9])?)$/i;
 
 /** Emails keep their case (they match case-insensitively everywhere, see emailKey). */
 export function parseEmail(input: string): string | null {

@@ -67,6 +67,8 @@ export interface UpdateTask {
  */
 export function decideUpdate(cmd: UpdateTask, state: TaskState): TaskEvent[] {
   const sent = normaliseFields(TASK_FIELDS, cmd.body, TASK_READ_ONLY);
+  // Required, so never cleared (decisions.md §3): blank is refused as on create.
+  if ('VolunteerTaskTitle' in sent) requireText(sent, 'VolunteerTaskTitle', 'VolunteerTaskTitle is required and cannot be empty.');
   if (cmd.ifOpen && typeof sent.FkVolunteer !== 'number')
     throw invalidField('ifOpen', 'ifOpen=true claims the task for a volunteer: send FkVolunteer with the volunteer id.');
   assertWritable(state, cmd.team, 'volunteer task', cmd.id);

@@ -135,6 +135,10 @@ describe('upsert by email', () => {
   it('needs Email1 and both parameters', async () => {
     const { api } = await fresh();
     expect((await api.post('/constituents?mode=upsert&matchOn=email', { LastName: 'X' })).body.error).toMatchObject({ code: 'missing_field', field: 'Email1' });
+    expect((await api.post('/constituents?mode=upsert&matchOn=email', { LastName: 'X', Email1: null })).body.error).toMatchObject({ code: 'invalid_field', field: 'Email1' });
+    // An internationalised top-level domain in its ASCII form is an address like any other.
+    const idn = await api.post('/constituents?mode=upsert&matchOn=email', { LastName: 'X', Email1: 'user@example.xn--p1ai' });
+    expect([idn.status, idn.body.constituent?.Email1]).toEqual([201, 'user@example.xn--p1ai']);
     expect((await api.post('/constituents?mode=upsert', { LastName: 'X', Email1: 'a@b.org' })).body.error).toMatchObject({ code: 'invalid_field', field: 'matchOn' });
     expect((await api.post('/constituents?mode=replace&matchOn=email', { LastName: 'X', Email1: 'a@b.org' })).body.error).toMatchObject({ code: 'invalid_field', field: 'mode' });
   });

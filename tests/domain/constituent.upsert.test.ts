@@ -33,11 +33,11 @@ describe('the email an upsert matches on', () => {
     expect(upsertEmail({ Email1: 'Lin@Example.org', Phone1: '(555) 867-5309' })).toBe('Lin@Example.org');
   });
 
-  it('is required', () => {
-    for (const body of [{ LastName: 'X' }, { LastName: 'X', Email1: null }]) {
-      const e = failure(() => upsertEmail(body));
-      expect([e.code, e.field]).toEqual(['missing_field', 'Email1']);
-    }
+  it('is required: absent is missing_field, sent as null invalid_field (integration-api §7: missing_field is a required field absent)', () => {
+    const absent = failure(() => upsertEmail({ LastName: 'X' }));
+    expect([absent.code, absent.field]).toEqual(['missing_field', 'Email1']);
+    const nulled = failure(() => upsertEmail({ LastName: 'X', Email1: null }));
+    expect([nulled.code, nulled.field]).toEqual(['invalid_field', 'Email1']);
   });
 
   it('comes after the checks of every sent field', () => {

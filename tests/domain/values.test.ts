@@ -63,7 +63,9 @@ describe('value rules (decisions.md 3)', () => {
 
   it('validates email addresses', () => {
     expect(parseEmail('Ada@Example.org')).toBe('Ada@Example.org');
-    for (const bad of ['nope', 'a@b', 'a b@c.org', 'a@@c.org', '.a@c.org', 'a..b@c.org', 'a@-c.org']) expect(parseEmail(bad), bad).toBeNull();
+    // A top-level domain in its ASCII form (.рф is xn--p1ai) is a domain like any other.
+    for (const good of ['user@example.xn--p1ai', 'user@xn--80ak6aa92e.XN--P1AI', 'a@b.museum']) expect(parseEmail(good), good).toBe(good);
+    for (const bad of ['nope', 'a@b', 'a b@c.org', 'a@@c.org', '.a@c.org', 'a..b@c.org', 'a@-c.org', 'a@b.c1', 'a@b.xn--', 'a@b.xn--p1ai-', 'a@b.123']) expect(parseEmail(bad), bad).toBeNull();
   });
 });
 

@@ -36,6 +36,10 @@ describe('assigning a volunteer task', () => {
       .when(patch({ FkVolunteer: 5, DateAssigned: '2026-02-01' }))
       .then(assigning(5, null, 'api', '2026-02-01')));
 
+  it('refuses a blank VolunteerTaskTitle on PATCH, as on create: required, it is never cleared', () => {
+    for (const title of ['', '   ', null]) given(created).when(patch({ VolunteerTaskTitle: title })).thenFails('invalid_field', 'VolunteerTaskTitle');
+  });
+
   it('claims an open task with ifOpen', () => given(created).when(patch({ FkVolunteer: 5 }, true)).then(assigning(5)));
 
   it('refuses ifOpen on a taken task with not_open', () => given(created, assigned(5)).when(patch({ FkVolunteer: 6 }, true)).thenFails('not_open'));
