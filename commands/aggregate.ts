@@ -15,6 +15,8 @@ export interface Decided<S> {
   revision: bigint | null;
   /** The metadata the events were appended with; null when the decision appended nothing. */
   metadata: EventMetadata | null;
+  /** The stream's events the decision was made on, before its own (none for a new stream). */
+  prior: RecordedEvent[];
 }
 
 export interface HandleOptions<S> {
@@ -76,7 +78,7 @@ async function handleOnce<S>(
     if (expect && !expect.matches(recordRevision)) throw preconditionFailed(recordRevision);
     if (events.length === 0) {
       ctx.revisions?.set(stream, recordRevision);
-      return { state: loaded.state, events, position: null, revision: loaded.revision, metadata: null };
+      return { state: loaded.state, events, position: null, revision: loaded.revision, metadata: null, prior: loaded.events };
     }
     try {
       // One append is one write: every event of it carries the revision it makes.
@@ -91,7 +93,7 @@ async function handleOnce<S>(
       if (ctx.written) ctx.written.position = r.position;
       const state = events.reduce(evolver.evolve, loaded.state);
       ctx.revisions?.set(stream, recordRevision + 1);
-      return { state, events, position: r.position, revision: r.nextExpectedRevision, metadata: meta };
+      return { state, events, position: r.position, revision: r.nextExpectedRevision, metadata: meta, prior: loaded.events };
     } catch (err) {
       if (!(err instanceof WrongExpectedRevision)) throw err;
       if (expect) throw preconditionFailed(await revisionOfStream(log, stream));
@@ -114,5 +116,6 @@ async function resumed<S>(log: EventLog, stream: string, evolver: Evolver<S>, ct
   const metadata = last.metadata;
   ctx.revisions?.set(stream, metadata.revision ?? currentRevision(upTo));
   if (ctx.written) ctx.written.position = last.position;
-  return { state, events: appended.map((e) => ({ type: e.type, data: e.data })), position: last.position, revision: last.revision, metadata };
+  const prior = upTo.filter((e) => e.revision < appended[0].revision);
+  return { state, events: appended.map((e) => ({ type: e.type, data: e.data })), position: last.position, revision: last.revision, metadata, prior };
 }

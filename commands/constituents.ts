@@ -7,7 +7,7 @@ import { decideCreate, decideErase, decideUpdate, validateCreate } from '../doma
 import type { Values } from '../domain/shared/fields.js';
 import { decideUpsert, type UpsertMatches, upsertEmail } from '../domain/constituent/upsert.js';
 import { emailKey } from '../domain/shared/values.js';
-import { handle } from './aggregate.js';
+import { type Decided, handle } from './aggregate.js';
 import { metadataOf, type WriteContext } from './context.js';
 import { claimedRecord, createOnce } from './claims.js';
 import type { CommandDeps } from './deps.js';
@@ -26,11 +26,19 @@ export async function createConstituent(deps: CommandDeps, ctx: WriteContext, bo
  */
 export async function createConstituentRecord(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<{ id: number; record: Values }> {
   const { id, stream, r } = await create(deps, ctx, body);
-  const position = r.position!;
-  const metadata = r.metadata!;
-  // A new stream: its events are revisions 0, 1, ...; the record projector reads no position.
-  const logged = r.events.map((e, k) => fromLog({ stream, revision: BigInt(k), position, type: e.type, data: e.data, metadata }));
-  return { id, record: (await newRecordDoc(constituentsProjection, logged))! };
+  return { id, record: await recordAfter(stream, r) };
+}
+
+/**
+ * The record's document as the read model shows it once `r` is applied (its projector's own apply
+ * over the stream's events up to r's: newRecordDoc), whatever was written to it since: the
+ * answer of the write that made `r` (a batch's item, decisions.md §14).
+ */
+async function recordAfter(stream: string, r: Decided<unknown>): Promise<Values> {
+  const next = r.prior.length ? r.prior[r.prior.length - 1].revision + 1n : 0n;
+  // The record projector reads no position.
+  const own = r.events.map((e, k) => ({ stream, revision: next + BigInt(k), position: r.position!, type: e.type, data: e.data, metadata: r.metadata! }));
+  return (await newRecordDoc(constituentsProjection, [...r.prior, ...own].map(fromLog)))!;
 }
 
 async function create(deps: CommandDeps, ctx: WriteContext, body: Values) {
@@ -43,8 +51,13 @@ async function create(deps: CommandDeps, ctx: WriteContext, body: Values) {
 }
 
 export async function updateConstituent(deps: CommandDeps, ctx: WriteContext, id: number, body: Values): Promise<void> {
+  await update(deps, ctx, id, body);
+}
+
+async function update(deps: CommandDeps, ctx: WriteContext, id: number, body: Values) {
   const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideUpdate({ id, team: ctx.team, body }, s));
   await deps.settle(r.position, ctx);
+  return r;
 }
 
 const claimStream = (team: number, email: string) =>
@@ -57,18 +70,31 @@ const claimStream = (team: number, email: string) =>
  * Concurrent upserts of a new email create exactly one constituent (commands/claims.ts): the
  * loser of the claim waits until the winner's constituent is readable and updates it instead.
  */
-export async function upsertConstituentByEmail(
-  deps: CommandDeps,
-  ctx: WriteContext,
-  body: Values,
-): Promise<{ id: number; created: boolean }> {
+export async function upsertConstituentByEmail(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<{ id: number; created: boolean }> {
+  const { id, created } = await upsert(deps, ctx, body);
+  return { id, created };
+}
+
+/**
+ * An upsert answered with its record as this upsert left it, made from its own events as a
+ * create's is (createConstituentRecord), not read back: a batch's later item may have changed it
+ * since (decisions.md §14: each item's answer is the single upsert's).
+ */
+export async function upsertConstituentRecord(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<{ id: number; created: boolean; record: Values }> {
+  const { id, created, r } = await upsert(deps, ctx, body);
+  return { id, created, record: await recordAfter(constituentStream(id), r) };
+}
+
+type Upserted = { id: number; created: boolean; r: Decided<unknown> };
+
+function upsert(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<Upserted> {
   const email = upsertEmail(body);
   const create = async (id: number) => {
     const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s) => decideCreate({ id, fields: validateCreate(body) }, s), { newStream: true });
     await deps.settle(r.position, ctx);
-    return { id, created: true };
+    return { id, created: true, r };
   };
-  return createOnce<{ id: number; created: boolean }, 'constituent_email'>(deps, ctx, {
+  return createOnce<Upserted, 'constituent_email'>(deps, ctx, {
     stream: claimStream(ctx.team, email),
     category: 'constituent_email',
     idKind: 'constituent',
@@ -77,16 +103,12 @@ export async function upsertConstituentByEmail(
       if (last) await waitUntilReadable(deps, ctx, last.data.constituentId);
       const decision = decideUpsert(email, await activeMatches(deps, ctx.team, email));
       if (decision.action === 'create') return null;
-      await updateConstituent(deps, ctx, decision.id, body);
-      return { id: decision.id, created: false };
+      return { id: decision.id, created: false, r: await update(deps, ctx, decision.id, body) };
     },
     beforeCreate: () => validateCreate(body),
     claim: (id) => ({ type: 'ConstituentEmailClaimed', data: { constituentId: id } }),
     create,
-    resumeUpdate: async (id) => {
-      await updateConstituent(deps, ctx, id, body);
-      return { id, created: false };
-    },
+    resumeUpdate: async (id) => ({ id, created: false, r: await update(deps, ctx, id, body) }),
     busy: 'Too many concurrent upserts of this email; retry.',
   });
 }

@@ -2,7 +2,7 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { type BatchResource, type ItemOutcome, MAX_BATCH_ITEMS, writeBatch } from '../../commands/batch.js';
-import { createConstituentRecord, upsertConstituentByEmail } from '../../commands/constituents.js';
+import { createConstituentRecord, upsertConstituentRecord } from '../../commands/constituents.js';
 import type { WriteContext } from '../../commands/context.js';
 import { createEvent } from '../../commands/events.js';
 import { createTask } from '../../commands/volunteer-tasks.js';
@@ -63,7 +63,8 @@ const KINDS: Kind[] = [
     query: C.CreateQuery,
     write: ({ mode, matchOn }) => {
       if ((mode === 'upsert') !== (matchOn === 'email')) throw new DomainError('invalid_field', 'Upsert needs both mode=upsert and matchOn=email.', mode ? 'matchOn' : 'mode');
-      if (mode === 'upsert') return { write: upsertConstituentByEmail, settlesOnce: false };
+      // Its record as this item left it: a later item of the batch may upsert the same email.
+      if (mode === 'upsert') return { write: upsertConstituentRecord, settlesOnce: false };
       // The single create's own command and answer: the record made from the item's events.
       return { write: async (deps, ctx, body) => ({ ...(await createConstituentRecord(deps, ctx, body)), created: true }), settlesOnce: true };
     },
@@ -186,7 +187,12 @@ function fieldByField(fields: string[]): (record: Values) => string {
   };
 }
 
-/** One item's result as JSON text (decisions.md §14): the single create's answer with its status, or its error. */
+/**
+ * One item's result as JSON text (decisions.md §14): the single create's answer with its status, or
+ * its error. An outcome without its record is read back after the batch: a volunteer, task or event
+ * that no later item of a batch of them changes (registering an existing volunteer writes nothing to
+ * it), so it reads as its item left it, the names it shows from linked records as they are now.
+ */
 const resultOf = async (kind: Kind, write: (record: Values) => string, services: Services, team: number, outcome: ItemOutcome): Promise<string> => {
   if (outcome instanceof DomainError) return JSON.stringify({ status: STATUS[outcome.code], error: errorOf(outcome) });
   const record = outcome.record ?? (await kind.read(services, team, outcome.id));
