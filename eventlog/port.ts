@@ -76,7 +76,18 @@ export interface SubscribeOptions {
 }
 
 export interface EventLog {
-  append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /**
+   * `after`, heeded only by a log that `ordersAppends`: an append this one must follow, as this log
+   * answered it. This one is then committed only with it or after it has committed, and fails,
+   * writing nothing, if it failed with anything but WrongExpectedRevision (whose writer decides
+   * again: not a failure). A batch's items so write nothing past the one that failed (decisions.md §14).
+   */
+  append(stream: string, events: NewEvent[], expected: ExpectedRevision, after?: Promise<AppendResult>): Promise<AppendResult>;
+  /**
+   * The log heeds append's `after` (the embedded one, in its group commit): a writer need not wait
+   * for an append to commit before handing the log the next one that must follow it.
+   */
+  readonly ordersAppends?: boolean;
   /** Every event of a stream, oldest first; a missing stream is empty. */
   readStream(stream: string): Promise<RecordedEvent[]>;
   /**

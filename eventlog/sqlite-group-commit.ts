@@ -14,6 +14,13 @@ interface Pending {
   given?: Given[];
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
+  /**
+   * `held` while the append it must follow (add's `after`) is committed in an earlier commit,
+   * `queued` for the next commit, `sent` once in one.
+   */
+  at: 'held' | 'queued' | 'sent';
+  /** The appends that must follow this one, added while it was held: queued just after it, or failed with it. */
+  followers?: Pending[];
 }
 
 /**
@@ -42,6 +49,8 @@ export class GroupCommit {
   /** The batches sent to the writer thread and not answered yet. */
   private readonly committing = new Set<Promise<void>>();
   private answered = 0;
+  /** Each append by the answer add gave it, for a later add that must follow it. */
+  private readonly byAnswer = new WeakMap<Promise<AppendResult>, Pending>();
 
   constructor(
     commit: WriterThread | Committer,
@@ -62,14 +71,45 @@ export class GroupCommit {
     return this.committing.size;
   }
 
-  add(append: WireAppend, given?: Given[]): Promise<AppendResult> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ append, given, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
+  /**
+   * Queues an append for the next commit. One that must follow `after` (EventLog.append) goes in
+   * the same commit as it while that one is still queued, so that nothing waits and a failed
+   * commit fails both; otherwise it is held until `after` is answered (and what must follow it is
+   * held with it), then queued, or failed with it: never in a commit of its own that could succeed
+   * where the earlier one failed, as the writer thread's next commit could.
+   */
+  add(append: WireAppend, given?: Given[], after?: Promise<AppendResult>): Promise<AppendResult> {
+    let entry!: Pending;
+    const answer = new Promise<AppendResult>((resolve, reject) => (entry = { append, given, resolve, reject, at: 'held' }));
+    const before = after && this.byAnswer.get(after);
+    if (!after || before?.at === 'queued') this.queue(entry);
+    else if (before?.at === 'held') (before.followers ??= []).push(entry);
+    else after.then(() => this.release(entry), (err: unknown) => (err instanceof WrongExpectedRevision ? this.release(entry) : this.drop(entry, err)));
+    this.byAnswer.set(answer, entry);
+    return answer;
+  }
+
+  private queue(entry: Pending): void {
+    entry.at = 'queued';
+    this.pending.push(entry);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** The append it follows committed (or lost a race, for its writer to decide again): it goes, and what follows it. */
+  private release(entry: Pending): void {
+    this.queue(entry);
+    for (const f of entry.followers ?? []) this.release(f);
+    entry.followers = undefined;
+  }
+
+  /** The append it follows failed: nothing of it, or of what follows it, is written. */
+  private drop(entry: Pending, err: unknown): void {
+    entry.reject(new Error(`not appended to ${entry.append.stream}: an append it follows failed`, { cause: err }));
+    for (const f of entry.followers ?? []) this.drop(f, err);
+    entry.followers = undefined;
   }
 
   /** Sends whatever was accepted, at once, and resolves once all of it is answered. */
@@ -85,6 +125,7 @@ export class GroupCommit {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
+    for (const p of batch) p.at = 'sent';
     const appends = batch.map((p) => p.append);
     if (this.writer) {
       // The thread puts whatever reaches it while it commits into its next commit.

@@ -107,7 +107,10 @@ export class SqliteEventLog implements EventLog {
     return this.db;
   }
 
-  append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  /** Its group commit heeds append's `after` (GroupCommit.add). */
+  readonly ordersAppends = true;
+
+  append(stream: string, events: NewEvent[], expected: ExpectedRevision, after?: Promise<AppendResult>): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new Error('event log is closed'));
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
     let rows: WireAppend['events'];
@@ -129,7 +132,7 @@ export class SqliteEventLog implements EventLog {
       data: jsonGivesBack(e.data) ? e.data : undefined,
       metadata: jsonGivesBack(e.metadata) ? e.metadata : undefined,
     }));
-    return this.commits.add({ stream, events: rows, expected }, given);
+    return this.commits.add({ stream, events: rows, expected }, given, after);
   }
 
   async readStream(stream: string): Promise<RecordedEvent[]> {

@@ -14,19 +14,21 @@ export function instrumentAppend(log: EventLog, metrics: Metrics | null): void {
   if (!metrics) return;
   const append = log.append.bind(log);
   // A callback on the append's own promise, not an async function around it: one promise and
-  // one turn of the microtask queue less on every write.
-  log.append = (stream, events, expected) => {
+  // one turn of the microtask queue less on every write. The log's own answer is given back, as a
+  // later append may name it as the one it follows (EventLog.append's `after`).
+  log.append = (stream, events, expected, after) => {
     const started = performance.now();
     let appending: ReturnType<EventLog['append']>;
     try {
-      appending = append(stream, events, expected);
+      appending = append(stream, events, expected, after);
     } catch (err) {
       return Promise.reject(err);
     }
-    return appending.then((r) => {
-      metrics.appendedTo(stream, events.length, (performance.now() - started) / 1000);
-      return r;
-    });
+    appending.then(
+      () => metrics.appendedTo(stream, events.length, (performance.now() - started) / 1000),
+      () => {},
+    );
+    return appending;
   };
 }
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { GroupCommit } from '../../eventlog/sqlite-group-commit.js';
 import { WriterThread, type Outcome, type WireAppend } from '../../eventlog/sqlite-writer.js';
 import type { RecentEvents } from '../../eventlog/sqlite-recent.js';
@@ -46,5 +46,62 @@ describe('group commit on the writer thread, when a batch cannot be sent', () =>
     answers[0]([]);
     answers[1]([]);
     expect(await Promise.all([first, second, third])).toEqual(['resolved', 'resolved', 'rejected']);
+  });
+});
+
+/** A writer thread whose commits the test answers or fails, one by one, keeping what each held. */
+function answeredWriter() {
+  const commits: Array<{ streams: string[]; answer: () => void; fail: () => void }> = [];
+  let position = 0n;
+  const writer = Object.create(WriterThread.prototype) as WriterThread;
+  writer.commit = (batch: WireAppend[]) =>
+    new Promise<Outcome[]>((resolve, reject) => {
+      commits.push({ streams: batch.map((a) => a.stream), answer: () => resolve(batch.map(() => ({ revision: 0n, position: ++position }))), fail: () => reject(new Error('disk full')) });
+    });
+  return { writer, commits };
+}
+
+describe('an append that must follow another (decisions.md §14, a batch\'s items)', () => {
+  it('goes in the same commit as the one it follows while that one is still queued, without waiting', async () => {
+    const { writer, commits } = answeredWriter();
+    const log = new GroupCommit(writer, recent, followers);
+    const first = log.add(append(1));
+    const second = settled(log.add(append(2), undefined, first));
+    await turn();
+    expect(commits.map((c) => c.streams)).toEqual([['constituent-1', 'constituent-2']]);
+    commits[0].answer();
+    expect(await second).toBe('resolved');
+  });
+
+  it('is not sent while the one it follows is in an earlier commit, then goes once that one has committed, with what follows it', async () => {
+    const { writer, commits } = answeredWriter();
+    const log = new GroupCommit(writer, recent, followers);
+    const first = log.add(append(1));
+    await turn();
+    const second = log.add(append(2), undefined, first);
+    const third = settled(log.add(append(3), undefined, second));
+    await turn();
+    expect(commits.map((c) => c.streams)).toEqual([['constituent-1']]);
+    commits[0].answer();
+    await vi.waitFor(() => expect(commits.map((c) => c.streams)).toEqual([['constituent-1'], ['constituent-2', 'constituent-3']]));
+    commits[1].answer();
+    expect(await third).toBe('resolved');
+  });
+
+  it('is never sent, nor what follows it, when the commit of the one it follows fails, though a later commit succeeds', async () => {
+    const { writer, commits } = answeredWriter();
+    const log = new GroupCommit(writer, recent, followers);
+    const first = log.add(append(1));
+    await turn();
+    const second = log.add(append(2), undefined, first);
+    const third = log.add(append(3), undefined, second);
+    const other = log.add(append(4));
+    await turn();
+    expect(commits.map((c) => c.streams)).toEqual([['constituent-1'], ['constituent-4']]);
+    commits[0].fail();
+    commits[1].answer();
+    expect(await Promise.all([first, second, third, other].map(settled))).toEqual(['rejected', 'rejected', 'rejected', 'resolved']);
+    await turn();
+    expect(commits.map((c) => c.streams)).toEqual([['constituent-1'], ['constituent-4']]);
   });
 });
