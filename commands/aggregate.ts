@@ -1,10 +1,10 @@
 import type { DomainEvent, EventMetadata, Evolver, Position, RecordedEvent } from '../domain/shared/events.js';
 import { type Loaded, load, revisionOfStream } from '../eventlog/load.js';
-import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
+import { type AppendResult, type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 import { currentRevision } from '../domain/shared/revision.js';
 import { preconditionFailed } from '../domain/shared/errors.js';
 import type { WriteContext } from './context.js';
-import { handing, metadataOf } from './context.js';
+import { appendAfter, handing, metadataOf } from './context.js';
 import { earlierAppend } from './resume.js';
 
 export interface Decided<S> {
@@ -84,11 +84,13 @@ async function handleOnce<S>(
       // One append is one write: every event of it carries the revision it makes.
       const meta = metadataOf(ctx);
       meta.revision = recordRevision + 1;
-      const append = () => log.append(stream, events.map((e) => ({ type: e.type, data: e.data, metadata: meta })), loaded.revision === null ? NO_STREAM : loaded.revision);
+      // The log's own answer, for onAppend: a later append may have to follow it (appendAfter).
+      let answer!: Promise<AppendResult>;
+      const append = () => (answer = appendAfter(log, ctx, stream, events.map((e) => ({ type: e.type, data: e.data, metadata: meta })), loaded.revision === null ? NO_STREAM : loaded.revision));
       handing(ctx);
       // Traced, the append is a span of the command's (started at once: onAppend still comes before it commits).
       const appending = ctx.trace ? ctx.trace.span('append', append) : append();
-      ctx.onAppend?.(stream);
+      ctx.onAppend?.(stream, answer);
       const r = await appending;
       if (ctx.written) ctx.written.position = r.position;
       const state = events.reduce(evolver.evolve, loaded.state);

@@ -2,7 +2,7 @@ import type { BatchStarted } from '../domain/events.js';
 import { DomainError } from '../domain/shared/errors.js';
 import { comparePositions, type Position } from '../domain/shared/events.js';
 import { lastEvent, teamEventsUpTo } from '../eventlog/load.js';
-import { type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
+import { type AppendResult, type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 import { keyRef, metadataOf, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 import type { IdClaim } from './ids.js';
@@ -47,7 +47,10 @@ export interface BatchKey {
  *
  * Order: item i+1 starts only once item i has handed its record's append to the log (or has
  * ended without one), so ids and appends follow item order, while the commits of many items
- * share the log's group commits instead of waiting for each other's.
+ * share the log's group commits instead of waiting for each other's. Every append of item i+1
+ * follows that record append (WriteContext.after): committed with it or after it, never if it
+ * failed, so a 5xx leaves nothing written past the last committed item (decisions.md §14). A log
+ * that cannot order appends (EventLog.ordersAppends) is handed item i+1's once item i's committed.
  *
  * Retries (the Idempotency-Key): every event of item i carries `batchItem: <ref>#<i>` in its
  * metadata, written in the same append as the item's record, and the batch first appends a
@@ -100,6 +103,8 @@ async function writeItems(deps: CommandDeps, ctx: WriteContext, resource: BatchR
   const prefix = `${resource.category}-`;
   const outcomes: Array<Promise<ItemOutcome>> = [];
   let failure: { error: unknown } | null = null;
+  // The record append of the last item that made one: every append of the next item follows it.
+  let after: Promise<AppendResult> | undefined;
   for (let i = 0; i < items.length && !failure; i++) {
     const done = committed.get(i);
     if (done) {
@@ -108,11 +113,14 @@ async function writeItems(deps: CommandDeps, ctx: WriteContext, resource: BatchR
     }
     let handedOver!: () => void;
     const appended = new Promise<void>((resolve) => (handedOver = resolve));
+    let record: Promise<AppendResult> | undefined;
     // Claims and id blocks are other streams: the item has not reached its record's append yet.
-    const onAppend = (stream: string) => {
-      if (stream.startsWith(prefix)) handedOver();
+    const onAppend = (stream: string, answer: Promise<AppendResult>) => {
+      if (!stream.startsWith(prefix)) return;
+      record ??= answer;
+      handedOver();
     };
-    const itemCtx: WriteContext = { ...ctx, ifMatch: undefined, revisions: undefined, batchItem: ref === undefined ? undefined : `${ref}#${i}`, onAppend };
+    const itemCtx: WriteContext = { ...ctx, ifMatch: undefined, revisions: undefined, batchItem: ref === undefined ? undefined : `${ref}#${i}`, onAppend, after };
     // Called in an async function so a check that throws at once is the item's answer too.
     const run = (async () => resource.write(itemDeps, itemCtx, items[i]))().then(
       (r): ItemOutcome => r,
@@ -124,6 +132,7 @@ async function writeItems(deps: CommandDeps, ctx: WriteContext, resource: BatchR
     );
     outcomes.push(run);
     await Promise.race([appended, run]);
+    after = record ?? after;
     // Its id taken (or none needed): no longer owed to this batch.
     claim.left--;
   }

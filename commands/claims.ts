@@ -1,6 +1,6 @@
 import { type EventsByCategory, fromLog, inCategory, type LoggedEvent } from '../domain/events.js';
 import { DomainError } from '../domain/shared/errors.js';
-import { handing, metadataOf, type WriteContext } from './context.js';
+import { appendAfter, handing, metadataOf, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 import { earlierRecord } from './resume.js';
 import { Backoff } from '../eventlog/backoff.js';
@@ -58,7 +58,7 @@ export async function createOnce<T, C extends ClaimCategory>(deps: CommandDeps, 
     try {
       const claim: EventsByCategory[ClaimCategory] = o.claim(id);
       handing(ctx);
-      await deps.log.append(o.stream, [{ ...claim, metadata: metadataOf(ctx) }], last ? last.revision : NO_STREAM);
+      await appendAfter(deps.log, ctx, o.stream, [{ ...claim, metadata: metadataOf(ctx) }], last ? last.revision : NO_STREAM);
     } catch (err) {
       if (err instanceof WrongExpectedRevision) continue;
       throw err;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { EventMetadata, Position, RecordedEvent, Source } from '../domain/shared/events.js';
+import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, WrongExpectedRevision } from '../eventlog/port.js';
 
 /**
  * The marker of what a request under an Idempotency-Key writes, stamped on its events: its scope
@@ -31,10 +32,16 @@ export interface WriteContext {
    */
   written?: { position: Position | null };
   /**
-   * Told each stream a write hands an append of to the log, before that append commits: a batch
-   * starts its next item then, so items keep their order yet share group commits (commands/batch.ts).
+   * Told each stream a write hands an append of to the log, and the log's answer, before that
+   * append commits: a batch starts its next item then, so items keep their order yet share group
+   * commits (commands/batch.ts).
    */
-  onAppend?: (stream: string) => void;
+  onAppend?: (stream: string, answer: Promise<AppendResult>) => void;
+  /**
+   * An append (the log's answer) that every append of this write must follow: one of a batch's
+   * earlier items (commands/batch.ts). Passed as append's `after` (appendAfter, below).
+   */
+  after?: Promise<AppendResult>;
   /**
    * Present only while tracing is on (decisions.md §15): the span this write happens in (the
    * request's, then the command's), whose children its command, append and wait become.
@@ -73,6 +80,24 @@ export interface KeyedWrite {
 export const handing = (ctx: WriteContext): void => {
   if (ctx.idem) ctx.idem.handed = true;
 };
+
+/**
+ * An append of the write, after `ctx.after` if it has one: handed to a log that orders appends at
+ * once, else once that one has committed (or lost a race, its writer deciding again), and never
+ * if it failed, so nothing is written past a batch's item whose append failed (decisions.md §14).
+ */
+export function appendAfter(log: EventLog, ctx: WriteContext, stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  const after = ctx.after;
+  if (!after) return log.append(stream, events, expected);
+  if (log.ordersAppends) return log.append(stream, events, expected, after);
+  return after.then(
+    () => log.append(stream, events, expected),
+    (err: unknown) => {
+      if (err instanceof WrongExpectedRevision) return log.append(stream, events, expected);
+      throw new Error(`not appended to ${stream}: an append it follows failed`, { cause: err });
+    },
+  );
+}
 
 /** One span as a command sees it (runtime/tracing.ts implements it). */
 export interface TraceHooks {

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventLog } from '../../eventlog/port.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 /**
  * decisions.md §14, as the review of 2026-11 found it broken: each item is "validated, decided and
- * written exactly as the single create would ... in item order", and its result is "the
- * single create's answer body".
+ * written exactly as the single create would ... in item order", its result is "the single
+ * create's answer body", and "a 5xx for the whole batch means nothing past the last committed
+ * item was written".
  */
 let t: TestApp;
 beforeAll(async () => {
@@ -34,5 +36,41 @@ describe('an upsert batch that touches one email three times', () => {
     expect(batch.body.results.map((r: any) => ({ ...r, constituent: comparable(r.constituent) }))).toEqual(one);
     // One record, each answer naming it.
     expect(new Set(batch.body.results.map((r: any) => r.constituent.PkConstituent)).size).toBe(1);
+  });
+});
+
+describe('a batch that answers 5xx part-way', () => {
+  it('writes nothing past the item whose append failed, and its retry writes the rest in item order', async () => {
+    const team = await t.team();
+    const api = team.api.Integration;
+    const log = t.runtime.services.log;
+    let appends = 0;
+    // The 5th constituent append fails, once (as tests/api/batch.test.ts failingAppends).
+    t.runtime.services.log = new Proxy(log, {
+      get(target, prop) {
+        if (prop === 'append')
+          return (stream: string, ...rest: Parameters<EventLog['append']> extends [string, ...infer R] ? R : never) =>
+            stream.startsWith('constituent-') && ++appends === 5 ? Promise.reject(new Error('disk full')) : target.append(stream, ...rest);
+        const v = Reflect.get(target, prop);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const items = Array.from({ length: 8 }, (_, i) => ({ LastName: `r${i}` }));
+    const headers = { 'idempotency-key': 'review-resume' };
+    try {
+      const failed = await api.post('/constituents/batch', { items }, { headers });
+      expect(failed.status).toBe(500);
+      // What the log holds of the team (a 5xx promises no read-your-writes: not the read models).
+      const created = async () => (await log.readTeam!(team.id, null, 1000)).filter((e) => e.type === 'ConstituentCreated');
+      expect((await created()).map((e: any) => e.data.fields.LastName)).toEqual(['r0', 'r1', 'r2', 'r3']);
+      const retried = await api.post('/constituents/batch', { items }, { headers });
+      expect(retried.status, retried.raw).toBe(200);
+      expect(retried.body.results.map((x: any) => x.constituent.LastName)).toEqual(items.map((b) => b.LastName));
+      const ids = retried.body.results.map((x: any) => x.constituent.PkConstituent);
+      expect(ids).toEqual([...ids].sort((a: number, b: number) => a - b));
+      expect((await created()).map((e: any) => e.data.fields.LastName)).toEqual(items.map((b) => b.LastName));
+    } finally {
+      t.runtime.services.log = log;
+    }
   });
 });

@@ -9,13 +9,17 @@ import type { AppendResult, EventLog } from '../../eventlog/port.js';
 const counter: Evolver<number> = { initial: () => 0, evolve: (n) => n + 1 };
 const ctx: WriteContext = { team: 1, source: 'Application', keyName: null, correlationId: 'c', now: new Date('2030-01-01T00:00:00Z') };
 
-/** A log whose appends commit only when the test says so. */
-function heldLog() {
-  const appends: Array<{ stream: string; commit: () => void }> = [];
+/**
+ * A log whose appends commit (or fail) only when the test says so; one that orders appends itself
+ * (EventLog.ordersAppends: the embedded one) unless `ordersAppends` is false.
+ */
+function heldLog(ordersAppends = true) {
+  const appends: Array<{ stream: string; commit: () => void; fail: () => void }> = [];
   const log = {
+    ordersAppends,
     append: (stream: string) =>
-      new Promise<AppendResult>((resolve) => {
-        appends.push({ stream, commit: () => resolve({ position: { commit: 0n, prepare: 0n }, nextExpectedRevision: 0n } as unknown as AppendResult) });
+      new Promise<AppendResult>((resolve, reject) => {
+        appends.push({ stream, commit: () => resolve({ position: { commit: 0n, prepare: 0n }, nextExpectedRevision: 0n } as unknown as AppendResult), fail: () => reject(new Error('disk full')) });
       }),
   } as unknown as EventLog;
   return { log, appends };
@@ -53,6 +57,26 @@ describe('the items of a batch (decisions.md §14)', () => {
     await vi.waitFor(() => expect(appends).toHaveLength(6));
     for (const a of appends) a.commit();
     expect(await batch).toEqual([1, 2, 3].map((id) => ({ id, created: true })));
+  });
+
+  it('on a log that cannot order appends, hand one item\'s appends to it once the item before has committed its record, and none after a record append that failed', async () => {
+    const { log, appends } = heldLog(false);
+    const deps = { log, ids: { reserveAhead: async () => ({ left: 0, done: () => {} }) }, settle: async () => {} } as unknown as CommandDeps;
+    const batch = writeBatch(deps, ctx, things, [1, 2, 3]);
+    await vi.waitFor(() => expect(appends.map((a) => a.stream)).toEqual(['claim-1']));
+    appends[0].commit();
+    // Item 2 has started (item 1 handed its record's append over), but its claim waits for that append.
+    await vi.waitFor(() => expect(appends.map((a) => a.stream)).toEqual(['claim-1', 'thing-1']));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(appends.map((a) => a.stream)).toEqual(['claim-1', 'thing-1']);
+    appends[1].commit();
+    await vi.waitFor(() => expect(appends.map((a) => a.stream)).toEqual(['claim-1', 'thing-1', 'claim-2']));
+    appends[2].commit();
+    await vi.waitFor(() => expect(appends.map((a) => a.stream)).toEqual(['claim-1', 'thing-1', 'claim-2', 'thing-2']));
+    // Item 2's record fails: the batch fails, and item 3, started meanwhile, writes nothing.
+    appends[3].fail();
+    await expect(batch).rejects.toThrow();
+    expect(appends.map((a) => a.stream)).toEqual(['claim-1', 'thing-1', 'claim-2', 'thing-2']);
   });
 
   it('resume, on a retry, from the items the earlier try committed as the log itself holds them, where the team read trails it (EventStoreDB links)', async () => {
