@@ -33,7 +33,8 @@ export class AdminClient {
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env, connections?: number): AdminClient {
     const url = env.TURNOUT_URL;
-    const token = env.TURNOUT_ADMIN_TOKEN;
+    // As the server takes it: a secret file's last newline is not part of it (runtime/config.ts).
+    const token = env.TURNOUT_ADMIN_TOKEN?.trim();
     if (!url) throw new UsageError('Set TURNOUT_URL to the server\'s origin, such as http://127.0.0.1:3000.');
     if (!token) throw new UsageError('Set TURNOUT_ADMIN_TOKEN to the server\'s admin token.');
     let origin: string;

@@ -71,15 +71,37 @@ export interface ConnectionLimits {
   maxConnections: number;
 }
 
-function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
+function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return dflt;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number of at least ${min} (got "${raw}")`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new Error(`${name} must be a whole number ${max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`} (got "${raw}")`);
   return n;
 }
 
 const str = (env: NodeJS.ProcessEnv, name: string) => (env[name] === '' ? undefined : env[name]);
+
+/** A switch that is `1` to turn on (decisions.md §2); unset, empty or `0` is off, anything else a mistake said at start. */
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === '0') return false;
+  if (raw === '1') return true;
+  throw new Error(`${name} must be 1 (on) or 0 (off) (got "${raw}")`);
+}
+
+/**
+ * The admin bearer token: surrounding white space (a secret file's last newline) is not part of
+ * it, and one with white space inside could never be sent in an Authorization header.
+ */
+function adminToken(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.TURNOUT_ADMIN_TOKEN;
+  if (raw === undefined) return undefined;
+  const token = raw.trim();
+  if (raw !== '' && token === '') throw new Error('TURNOUT_ADMIN_TOKEN is only white space: set a token, or leave it unset to have one generated');
+  if (/\s/.test(token)) throw new Error('TURNOUT_ADMIN_TOKEN must not contain white space (it is sent as "Authorization: Bearer <token>")');
+  return token === '' ? undefined : token;
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = process.argv.slice(2)): Config {
   const roleArg = argv.find((a) => a.startsWith('--role='))?.slice(7) ?? (argv.includes('--role') ? argv[argv.indexOf('--role') + 1] : undefined);
@@ -91,10 +113,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     return v;
   };
   return {
-    port: int(env, 'PORT', 3000),
+    port: int(env, 'PORT', 3000, 0, 65_535),
     host: str(env, 'HOST') ?? '127.0.0.1',
     dataDir: str(env, 'TURNOUT_DATA_DIR') ?? './data',
-    adminToken: str(env, 'TURNOUT_ADMIN_TOKEN'),
+    adminToken: adminToken(env),
     eventStoreUrl: url('TURNOUT_EVENTSTORE_URL', ['esdb://', 'esdb+discover://']),
     mongoUrl: url('TURNOUT_MONGO_URL', ['mongodb://', 'mongodb+srv://']),
     natsUrl: url('TURNOUT_NATS_URL', ['nats://', 'tls://']),
@@ -105,7 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     authFailuresPerMinute: int(env, 'TURNOUT_AUTH_FAILURES_PER_MINUTE', 60),
     connections: connectionLimits(env),
     webhook: {
-      allowInsecure: env.TURNOUT_WEBHOOK_ALLOW_INSECURE === '1',
+      allowInsecure: flag(env, 'TURNOUT_WEBHOOK_ALLOW_INSECURE'),
       retryBaseMs: int(env, 'TURNOUT_WEBHOOK_RETRY_BASE_MS', 30_000, 1),
       retryMaxMs: int(env, 'TURNOUT_WEBHOOK_RETRY_MAX_MS', 3_600_000, 1),
       maxAttempts: int(env, 'TURNOUT_WEBHOOK_MAX_ATTEMPTS', 9, 1),
