@@ -123,6 +123,8 @@ export class SqliteDeliveryLog implements DeliveryLog {
           WHERE json_extract(doc, '$.attemptedAt') IS NOT NULL;
       `);
     db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint_attempted ON webhook_deliveries (endpoint_id, attempted_at)');
+    // A run of failures is told by when attempts were made, not by when their rows were written.
+    db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint_status_attempted ON webhook_deliveries (endpoint_id, status, attempted_at)');
     this.stmt = {
       upsert: db.prepare(
         'INSERT INTO webhook_deliveries (id, endpoint_id, doc, status, recorded_at, attempted_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, status = excluded.status, recorded_at = excluded.recorded_at, attempted_at = excluded.attempted_at',
@@ -140,12 +142,12 @@ export class SqliteDeliveryLog implements DeliveryLog {
         `SELECT attempted_at / ${HOUR_MS} AS hour, SUM(status = 'succeeded') AS succeeded, SUM(status <> 'succeeded') AS failed
            FROM webhook_deliveries WHERE endpoint_id = ? AND attempted_at >= ? GROUP BY hour`,
       ),
-      lastSucceeded: db.prepare<[number], { seq: number | bigint }>(
-        "SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'succeeded' ORDER BY seq DESC LIMIT 1",
+      lastSucceeded: db.prepare<[number], { at: number | bigint }>(
+        "SELECT attempted_at AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'succeeded' AND attempted_at IS NOT NULL ORDER BY attempted_at DESC LIMIT 1",
       ),
       firstWithStatusAfter: db.prepare<[number, string, number], { at: string | null }>(
-        // Off the (endpoint, status, seq) index; an attempt that sent nothing does not start a run of failures.
-        `SELECT json_extract(doc, '$.attemptedAt') AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? AND seq > ? AND coalesce(json_extract(doc, '$.error'), '') NOT LIKE '${NOT_SENT}%' ORDER BY seq LIMIT 1`,
+        // Off the (endpoint, status, attempted_at) index; an attempt that sent nothing does not start a run of failures.
+        `SELECT json_extract(doc, '$.attemptedAt') AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? AND attempted_at > ? AND coalesce(json_extract(doc, '$.error'), '') NOT LIKE '${NOT_SENT}%' ORDER BY attempted_at LIMIT 1`,
       ),
       prune: db.prepare<[number, number]>(
         'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE recorded_at < ? LIMIT ?)',
@@ -191,7 +193,9 @@ export class SqliteDeliveryLog implements DeliveryLog {
 
   async failingSince(endpointId: number): Promise<string | null> {
     // One index seek per status (endpoint, status, seq), however long the run of failures.
-    const after = Number(this.stmt.lastSucceeded.get(endpointId)?.seq ?? 0);
+    // By when the attempts were made: a row is written when its attempt is queued (a retry's when
+    // the attempt before it failed), so a success can have an earlier row than failures before it.
+    const after = Number(this.stmt.lastSucceeded.get(endpointId)?.at ?? -1);
     const first = (status: DeliveryStatus) => this.stmt.firstWithStatusAfter.get(endpointId, status, after)?.at;
     return earliest(first('failed'), first('abandoned'));
   }
@@ -237,6 +241,7 @@ export class StoreDeliveryLog implements DeliveryLog {
         ['endpointId', '_seq'],
         ['endpointId', 'status', '_seq'],
         ['endpointId', 'attemptedAt'],
+        ['endpointId', 'status', 'attemptedAt'],
       ],
       expireAfter: { field: '_recordedAt', seconds: Math.round((options.retentionDays ?? 30) * 86_400) },
     }));
@@ -292,27 +297,32 @@ export class StoreDeliveryLog implements DeliveryLog {
 
   async failingSince(endpointId: number): Promise<string | null> {
     await this.ready();
-    const one = (status: DeliveryStatus, after: number, dir: 'asc' | 'desc') =>
-      this.store.find<Delivery & { _seq: number }>({
+    // By when the attempts were made (attemptedAt: ISO texts, which sort as the instants do), as
+    // the embedded log does: a success's row can be older than failures made before it.
+    const sorted = (status: DeliveryStatus, after: string | null, dir: 'asc' | 'desc', page: number) =>
+      this.store.find<Delivery>({
         collection: WEBHOOK_DELIVERIES,
-        filter: and(eq('endpointId', endpointId), eq('status', status), gte('_seq', after)),
-        sort: [{ field: '_seq', dir }],
-        page: { page: 1, pageSize: 1 },
+        filter: and(eq('endpointId', endpointId), eq('status', status), after === null ? undefined : gte('attemptedAt', after)),
+        sort: [{ field: 'attemptedAt', dir }],
+        page: { page, pageSize: PAGE },
       });
-    const lastSuccess = (await one('succeeded', 0, 'desc')).items[0];
-    const after = lastSuccess ? lastSuccess._seq + 1 : 0;
-    // The first that sent something: past attempts that sent nothing (NOT_SENT), a row at a time.
+    const lastSuccess = (await sorted('succeeded', null, 'desc', 1)).items.find((d) => d.attemptedAt !== null);
+    const since = lastSuccess?.attemptedAt ?? null;
+    // The first made after it that sent something: past those that sent nothing (NOT_SENT).
     const firstSent = async (status: DeliveryStatus) => {
-      for (let from = after; ; ) {
-        const [d] = (await one(status, from, 'asc')).items;
-        if (!d || !sentNothing(d)) return d?.attemptedAt;
-        from = d._seq + 1;
+      for (let page = 1; ; page++) {
+        const { items } = await sorted(status, since, 'asc', page);
+        const d = items.find((x) => x.attemptedAt !== null && (since === null || x.attemptedAt > since) && !sentNothing(x));
+        if (d || items.length < PAGE) return d?.attemptedAt ?? undefined;
       }
     };
     const [failed, abandoned] = await Promise.all([firstSent('failed'), firstSent('abandoned')]);
     return earliest(failed, abandoned);
   }
 }
+
+/** Rows read a page while a run of failures is looked for. */
+const PAGE = 50;
 
 type StoredDelivery = Delivery & { _seq: number; _recordedAt?: Date };
 const strip = ({ _seq, _recordedAt, ...d }: StoredDelivery) => d as Delivery;

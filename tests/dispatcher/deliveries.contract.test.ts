@@ -82,6 +82,18 @@ describe.each(adapters)('the delivery log: %s', (_name, make) => {
     expect(await log.failingSince(1)).toBe(at(4));
   });
 
+  it('tells the run by when attempts were made, not by when their rows were written (a row is written when its attempt is queued)', async () => {
+    const log = make();
+    const at = (h: number) => new Date(Date.UTC(2026, 0, 3, h)).toISOString();
+    // Two deliveries queued, the one that will succeed first; the other fails before it succeeds.
+    await log.recordPending([row('s'), row('f')]);
+    await log.record([row('f', { status: 'failed', attemptedAt: at(1) })]);
+    await log.record([row('s', { status: 'succeeded', attemptedAt: at(2) })]);
+    expect(await log.failingSince(1)).toBeNull();
+    await log.record([row('f2', { status: 'failed', attemptedAt: at(3) })]);
+    expect(await log.failingSince(1)).toBe(at(3));
+  });
+
   it("starts no run of failures at an attempt that sent nothing (the operator's to fix: a main key, a queue out of reach)", async () => {
     const log = make();
     const at = (h: number) => new Date(Date.UTC(2026, 0, 2, h)).toISOString();
@@ -107,7 +119,8 @@ describe('the embedded delivery log on disk', () => {
       return prepare(sql);
     }) as typeof db.prepare;
     new SqliteDeliveryLog(db);
-    expect(listings.length).toBe(3);
+    // Two listings, the hourly counts, and the last success (auto-disable).
+    expect(listings.length).toBe(4);
     for (const sql of listings) {
       const params = [...sql.matchAll(/\?/g)].map((_, i) => (i === 1 && /status = \?/.test(sql) ? 'failed' : 1));
       const plan = prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => (r as { detail: string }).detail);
@@ -143,7 +156,7 @@ describe('the embedded delivery log on disk', () => {
 });
 
 describe('the delivery log on the shared read store', () => {
-  it('indexes the listings by endpoint, status and sequence, the hourly counts by endpoint and time, and expires rows after the retention period', async () => {
+  it('indexes the listings by endpoint, status and sequence, the hourly counts by endpoint and time, a run of failures by endpoint, status and time, and expires rows after the retention period', async () => {
     const store = new MemoryReadStore();
     const defined: CollectionDef[] = [];
     const define = store.defineCollection.bind(store);
@@ -158,6 +171,7 @@ describe('the delivery log on the shared read store', () => {
           ['endpointId', '_seq'],
           ['endpointId', 'status', '_seq'],
           ['endpointId', 'attemptedAt'],
+          ['endpointId', 'status', 'attemptedAt'],
         ],
         expireAfter: { field: '_recordedAt', seconds: 7 * 86_400 },
       },
