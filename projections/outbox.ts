@@ -9,7 +9,6 @@ import { logOrder, logOrderBefore } from './log-order.js';
 import { endpointDisabledAlert } from './outbox-alerts.js';
 import type { Projector } from './engine/projector.js';
 import { and, type Doc, eq, type Filter, lte, type Query, type ReadStore, type SortKey } from './store/port.js';
-import { VOLUNTEER_TASKS } from './volunteer-tasks.js';
 import { VOLUNTEERS } from './volunteers.js';
 
 export const NOTIFICATIONS = 'notifications';
@@ -55,21 +54,65 @@ export interface NotificationDoc {
  */
 const queuedBefore = (p: Position): Filter => lte('_queued', logOrderBefore(p));
 
-/** Cancels the pending messages `filter` names, those queued before `event` (queuedBefore); all of them without one (an erasure). */
+/**
+ * Cancels the messages not sent yet that `filter` names (pending, or claimed by the sender and
+ * still `sending`: an attempt the mail server then refuses is not tried again), those queued
+ * before `event` (queuedBefore); all of them without one (an erasure).
+ */
 async function cancelPending(store: ReadStore, filter: Filter, event?: RecordedEvent): Promise<void> {
-  await store.updateWhere(NOTIFICATIONS, and(filter, eq('status', 'pending'), event && queuedBefore(event.position)), { status: 'canceled' });
+  for (const status of ['pending', 'sending'])
+    await store.updateWhere(NOTIFICATIONS, and(filter, eq('status', status), event && queuedBefore(event.position)), { status: 'canceled' });
 }
 
 async function onAssigned(event: RecordedEvent<TaskAssigned>, taskId: number, store: ReadStore): Promise<void> {
   const previous = event.data.previousVolunteerId;
   // A reassignment cancels the removed volunteer's queued messages (decisions.md 8).
   if (previous !== null) await cancelPending(store, and(eq('taskId', taskId), eq('volunteerId', previous)), event);
-  const task = await store.get<Doc>(VOLUNTEER_TASKS, taskId);
-  if (!task) return;
   const volunteerId = event.data.volunteerId;
+  const task = await noteTask(store, taskId, event, { holder: volunteerId });
   const volunteer = await store.get<Doc>(VOLUNTEERS, volunteerId);
-  const plan = planNotifications({ taskId, revision: Number(event.revision), assignedAt: event.metadata.at, start: (task.TaskStartDateTime as string | null) ?? null });
+  // The task's start as this assignment found it, not as the task reads now: the outbox rebuilt
+  // alone (its version raised) would plan from a start moved since, and queue again a reminder
+  // that was sent under another id.
+  const plan = planNotifications({ taskId, revision: Number(event.revision), assignedAt: event.metadata.at, start: asOf(task.starts, event, null) });
   for (const p of plan) await queue(store, event, taskId, volunteerId, volunteer, p);
+}
+
+/** What the outbox keeps of each task: its start and its volunteer, by the task's revision each took effect at. */
+interface OutboxTask {
+  id: number;
+  starts: Array<[number, string | null]>;
+  holders: Array<[number, number | null]>;
+}
+
+export const OUTBOX_TASKS = 'outboxTasks';
+
+/**
+ * Notes a task event's start or volunteer, by its revision (an event applied again notes nothing
+ * twice), and answers what the outbox knows of the task. Kept by the outbox itself, in the log's
+ * order, so that an event reads the task as of itself, however far the task read model has gone.
+ */
+async function noteTask(store: ReadStore, taskId: number, event: RecordedEvent, change: { start?: string | null; holder?: number | null }): Promise<OutboxTask> {
+  const task = (await store.get<OutboxTask>(OUTBOX_TASKS, taskId)) ?? { id: taskId, starts: [], holders: [] };
+  const rev = Number(event.revision);
+  const note = <T>(entries: Array<[number, T]>, value: T) => {
+    if (entries.some(([r]) => r === rev)) return false;
+    entries.push([rev, value]);
+    entries.sort((a, b) => a[0] - b[0]);
+    return true;
+  };
+  const started = 'start' in change && note(task.starts, change.start ?? null);
+  const held = 'holder' in change && note(task.holders, change.holder ?? null);
+  if (started || held) await store.put(OUTBOX_TASKS, task as unknown as Doc);
+  return task;
+}
+
+/** An entry's value as of `event` (the last noted at its revision or before), else `none`. */
+function asOf<T>(entries: Array<[number, T]>, event: RecordedEvent, none: T): T {
+  const rev = Number(event.revision);
+  let value = none;
+  for (const [r, v] of entries) if (r <= rev) value = v;
+  return value;
 }
 
 async function queue(store: ReadStore, event: RecordedEvent, taskId: number, volunteerId: number, volunteer: Doc | null, p: Planned): Promise<void> {
@@ -96,6 +139,7 @@ async function queue(store: ReadStore, event: RecordedEvent, taskId: number, vol
 }
 
 async function onStartChanged(event: RecordedEvent, changes: Values, taskId: number, store: ReadStore): Promise<void> {
+  const task = await noteTask(store, taskId, event, { start: typeof changes.TaskStartDateTime === 'string' ? changes.TaskStartDateTime : null });
   const pending = await store.find<NotificationDoc>({ collection: NOTIFICATIONS, filter: and(eq('taskId', taskId), eq('status', 'pending'), eq('kind', 'task_reminder'), queuedBefore(event.position)) });
   const sendAt = rescheduleReminder(typeof changes.TaskStartDateTime === 'string' ? changes.TaskStartDateTime : null, event.metadata.at);
   for (const n of pending.items)
@@ -103,8 +147,7 @@ async function onStartChanged(event: RecordedEvent, changes: Values, taskId: num
   // An assigned task with no reminder pending (assigned inside 24 hours, or before it had a start)
   // gets one for its new start. A change that also assigns is planned by the assignment itself.
   if (pending.items.length || !sendAt || 'FkVolunteer' in changes) return;
-  const task = await store.get<Doc>(VOLUNTEER_TASKS, taskId);
-  const volunteerId = (task?.FkVolunteer as number | null | undefined) ?? null;
+  const volunteerId = asOf(task.holders, event, null);
   if (volunteerId === null) return;
   const volunteer = await store.get<Doc>(VOLUNTEERS, volunteerId);
   const p: Planned = { id: `${taskId}-${Number(event.revision)}-task_reminder`, kind: 'task_reminder', sendAt };
@@ -117,19 +160,23 @@ async function onDelivery(event: RecordedEvent<NotificationEvent>, store: ReadSt
   // once either is applied is a replay (a projector goes on from its last stored checkpoint), and
   // would count a sent message's attempt again, or move it back to sending.
   if (!n || n.status === 'sent' || n.status === 'failed') return;
+  // Canceled while the sender held it (claimed before a reassignment, an unassignment, a deletion
+  // or an erasure): an attempt that did not go through is not tried again (decisions.md 8: the
+  // removed volunteer is not e-mailed); one that did go out is recorded as sent.
+  const canceled = n.status === 'canceled';
   let next: Partial<NotificationDoc>;
   switch (event.type) {
     case 'NotificationClaimed':
-      next = { status: 'sending' };
+      next = canceled ? {} : { status: 'sending' };
       break;
     case 'NotificationSent':
       next = { status: 'sent', sentAt: formatDateTime(new Date(event.metadata.at)), error: null, attempts: n.attempts + 1 };
       break;
     case 'NotificationAttemptFailed':
-      next = { status: 'pending', attempts: event.data.attempt, error: event.data.error, _dueAt: formatDateTime(new Date(event.data.retryAt)) };
+      next = canceled ? { attempts: event.data.attempt, error: event.data.error } : { status: 'pending', attempts: event.data.attempt, error: event.data.error, _dueAt: formatDateTime(new Date(event.data.retryAt)) };
       break;
     case 'NotificationFailed':
-      next = { status: 'failed', error: event.data.error };
+      next = canceled ? { error: event.data.error } : { status: 'failed', error: event.data.error };
       break;
     default:
       return unknownEvent(event, undefined);
@@ -164,9 +211,12 @@ async function onErased(constituentId: number, store: ReadStore): Promise<void> 
 export const outboxProjection: Projector<'notification' | 'constituent' | 'volunteer_task' | 'webhook_endpoint'> = {
   name: NOTIFICATIONS,
   // 3: each message records where the event that queued it stands (`_queued`) and whose it is
-  // (`_constituent`); an erasure clears its error.
-  version: 3,
+  // (`_constituent`); an erasure clears its error. 4: each task's start and volunteer kept by the
+  // outbox (outboxTasks), so an assignment plans from the start it found; a canceled message stays
+  // canceled whatever its sender's attempt answers.
+  version: 4,
   collections: [
+    { name: OUTBOX_TASKS, idField: 'id', indexes: [] },
     {
       name: NOTIFICATIONS,
       idField: 'id',
@@ -199,13 +249,18 @@ async function onTaskEvent(event: LoggedEvent<'volunteer_task'>, store: ReadStor
     case 'VolunteerTaskAssigned':
       return onAssigned(event, taskId, store);
     case 'VolunteerTaskUnassigned':
+      await noteTask(store, taskId, event, { holder: null });
       return cancelPending(store, and(eq('taskId', taskId), eq('volunteerId', event.data.volunteerId)), event);
     case 'VolunteerTaskDeleted':
       return cancelPending(store, eq('taskId', taskId), event);
     case 'VolunteerTaskUpdated':
       if ('TaskStartDateTime' in event.data.changes) return onStartChanged(event, event.data.changes, taskId, store);
       return;
-    case 'VolunteerTaskCreated':
+    case 'VolunteerTaskCreated': {
+      const start = event.data.fields.TaskStartDateTime;
+      await noteTask(store, taskId, event, { start: typeof start === 'string' ? start : null });
+      return;
+    }
     case 'VolunteerTaskLocked':
     case 'VolunteerTaskUnlocked':
       return;
