@@ -94,17 +94,23 @@ function plainLines(options: ProgressOptions, stream: NodeJS.WritableStream): Pr
 }
 
 function terminalBar(options: ProgressOptions, stream: NodeJS.WriteStream): Progress {
-  const known = options.total !== undefined;
-  const format = known
-    ? `${options.label} [{bar}] {value}/{total} ({rate}/s, ETA {eta_formatted})`
-    : `${options.label}: {value} ({rate}/s)`;
-  const bar = new cliProgress.SingleBar({ format, stream, hideCursor: true, etaBuffer: 200, fps: 5 }, cliProgress.Presets.shades_classic);
+  // A count until a total is known (export never has one; a rebuild learns its log's length at its
+  // first figures), then a bar with the total and an ETA from there on.
+  const make = (total: number | undefined) => {
+    const format = total !== undefined ? `${options.label} [{bar}] {value}/{total} ({rate}/s, ETA {eta_formatted})` : `${options.label}: {value} ({rate}/s)`;
+    const made = new cliProgress.SingleBar({ format, stream, hideCursor: true, etaBuffer: 200, fps: 5 }, cliProgress.Presets.shades_classic);
+    made.start(total ?? 0, 0, { rate: 0 });
+    return made;
+  };
   const startedAt = performance.now();
-  let total = options.total ?? 0;
-  bar.start(total, 0, { rate: 0 });
+  let total = options.total;
+  let bar = make(total);
   return {
     update(done, newTotal) {
-      if (newTotal !== undefined && newTotal !== total) bar.setTotal((total = newTotal));
+      if (newTotal !== undefined && total === undefined) {
+        bar.stop();
+        bar = make((total = newTotal));
+      } else if (newTotal !== undefined && newTotal !== total) bar.setTotal((total = newTotal));
       bar.update(done, { rate: figures(done, total, startedAt, performance.now()).rate });
     },
     stop() {

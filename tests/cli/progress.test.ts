@@ -94,6 +94,18 @@ describe('progress off a terminal (decisions.md §13)', () => {
     p.stop();
     expect(out.written.join('')).toMatch(/import \[[\u2588\u2591]+\] 10\/10 \(\d+\/s, ETA \S+\)/);
   });
+
+  it('draws the bar on a terminal once a total comes with the figures (a rebuild learns its log\'s length as it starts), a count before', () => {
+    const out = stream(true);
+    const p = startProgress({ label: 'rebuild', stream: out.stream });
+    p.update(5);
+    p.update(50, 100);
+    p.update(100, 100);
+    p.stop();
+    const text = out.written.join('');
+    expect(text).toMatch(/rebuild: 5 \(\d+\/s\)/);
+    expect(text).toMatch(/rebuild \[[\u2588\u2591]+\] 100\/100 \(\d+\/s, ETA \S+\)/);
+  });
 });
 
 describe('a CSV cell, typed by its field (decisions.md §13)', () => {
