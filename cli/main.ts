@@ -143,6 +143,21 @@ function program(): Command {
   return turnout;
 }
 
+/**
+ * What an unexpected failure says (exit 1, decisions.md §13): its message and those of its causes
+ * (a server that dropped the connection, a store out of reach, a malformed URL), where the operator
+ * can act on them; a stack trace only for a fault of the program itself (a TypeError and the like),
+ * which is ours to fix and which the stack locates.
+ */
+function failure(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  if (err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError || err instanceof SyntaxError) return err.stack ?? err.message;
+  const said = [err.message];
+  for (let cause = (err as { cause?: unknown }).cause, depth = 0; cause !== undefined && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++)
+    said.push(cause instanceof Error ? cause.message : String(cause));
+  return said.filter((m, i) => m && said.indexOf(m) === i).join(': ');
+}
+
 export async function main(argv: string[]): Promise<number> {
   try {
     await program().parseAsync(argv);
@@ -153,7 +168,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`turnout: ${err.message}\n`);
       return err.exitCode;
     }
-    process.stderr.write(`turnout: ${(err as Error).stack ?? String(err)}\n`);
+    process.stderr.write(`turnout: ${failure(err)}\n`);
     return EXIT.failed;
   }
 }

@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli } from '../support/cli.js';
@@ -86,6 +87,29 @@ describe('turnout --help and bad usage', () => {
     const unknown = await cli(['keys', 'create', '--team', '999999', '--name', 'x']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/HTTP 404 not_found/);
+  });
+
+  it('exits 1 with the reason and no stack trace when a server drops the connection mid-answer, or a store\'s URL is malformed (after a review of §13)', async () => {
+    // Headers and part of a body, then the connection dropped (a server that crashed mid-answer).
+    const dropping = net.createServer((socket) => {
+      socket.once('data', () => {
+        socket.write('HTTP/1.1 201 Created\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"team":');
+        setTimeout(() => socket.destroy(), 50);
+      });
+    });
+    const port = await new Promise<number>((resolve) => dropping.listen(0, '127.0.0.1', () => resolve((dropping.address() as net.AddressInfo).port)));
+    try {
+      const cut = await cli(['teams', 'create', '--name', 'x'], { TURNOUT_URL: `http://127.0.0.1:${port}` });
+      expect(cut.code).toBe(1);
+      expect(cut.stderr).toMatch(/^turnout: .*other side closed/m);
+      expect(cut.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      await new Promise<void>((resolve) => dropping.close(() => resolve()));
+    }
+    const malformed = await cli(['rebuild', '--drop-unused'], { TURNOUT_MONGO_URL: 'not-a-mongo-url' });
+    expect(malformed.code).toBe(1);
+    expect(malformed.stderr).toMatch(/^turnout: /m);
+    expect(malformed.stderr).not.toMatch(/\n\s+at /);
   });
 });
 
