@@ -88,8 +88,10 @@ export const handing = (ctx: WriteContext): void => {
  */
 export function appendAfter(log: EventLog, ctx: WriteContext, stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
   const after = ctx.after;
+  // A batch's item (told of its appends): the next item's may follow this one.
+  const followed = ctx.onAppend !== undefined;
+  if (log.ordersAppends && (after || followed)) return log.append(stream, events, expected, { after, followed });
   if (!after) return log.append(stream, events, expected);
-  if (log.ordersAppends) return log.append(stream, events, expected, after);
   return after.then(
     () => log.append(stream, events, expected),
     (err: unknown) => {

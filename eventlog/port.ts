@@ -75,14 +75,22 @@ export interface SubscribeOptions {
   onResubscribed?: () => void;
 }
 
-export interface EventLog {
+/** How an append stands to others of the same writer (a batch's items: commands/batch.ts). */
+export interface AppendOrder {
   /**
-   * `after`, heeded only by a log that `ordersAppends`: an append this one must follow, as this log
-   * answered it. This one is then committed only with it or after it has committed, and fails,
-   * writing nothing, if it failed with anything but WrongExpectedRevision (whose writer decides
-   * again: not a failure). A batch's items so write nothing past the one that failed (decisions.md §14).
+   * An append this one must follow, as this log answered it (one given `followed`). This one is
+   * then committed only with it or after it has committed, and fails, writing nothing, if it failed
+   * with anything but WrongExpectedRevision (whose writer decides again: not a failure). A batch's
+   * items so write nothing past the one that failed (decisions.md §14).
    */
-  append(stream: string, events: NewEvent[], expected: ExpectedRevision, after?: Promise<AppendResult>): Promise<AppendResult>;
+  after?: Promise<AppendResult>;
+  /** A later append will name this one's answer as its `after`: the log keeps track of it (only then). */
+  followed?: boolean;
+}
+
+export interface EventLog {
+  /** `order`, heeded only by a log that `ordersAppends`: how this append stands to others (AppendOrder). */
+  append(stream: string, events: NewEvent[], expected: ExpectedRevision, order?: AppendOrder): Promise<AppendResult>;
   /**
    * The log heeds append's `after` (the embedded one, in its group commit): a writer need not wait
    * for an append to commit before handing the log the next one that must follow it.

@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../domain/shared/events.js';
-import { type AppendResult, WrongExpectedRevision } from './port.js';
+import { type AppendOrder, type AppendResult, WrongExpectedRevision } from './port.js';
 import type { Committer } from './sqlite-committer.js';
 import { type Given, toRecordedGiven } from './sqlite-file.js';
 import type { Followers } from './sqlite-follow.js';
@@ -78,14 +78,17 @@ export class GroupCommit {
    * held with it), then queued, or failed with it: never in a commit of its own that could succeed
    * where the earlier one failed, as the writer thread's next commit could.
    */
-  add(append: WireAppend, given?: Given[], after?: Promise<AppendResult>): Promise<AppendResult> {
+  add(append: WireAppend, given?: Given[], order?: AppendOrder): Promise<AppendResult> {
     let entry!: Pending;
     const answer = new Promise<AppendResult>((resolve, reject) => (entry = { append, given, resolve, reject, at: 'held' }));
+    const after = order?.after;
     const before = after && this.byAnswer.get(after);
     if (!after || before?.at === 'queued') this.queue(entry);
     else if (before?.at === 'held') (before.followers ??= []).push(entry);
     else after.then(() => this.release(entry), (err: unknown) => (err instanceof WrongExpectedRevision ? this.release(entry) : this.drop(entry, err)));
-    this.byAnswer.set(answer, entry);
+    // Only an append another will follow is kept track of: a weak map's entry for every write
+    // would cost each one, and its garbage collection more.
+    if (order?.followed) this.byAnswer.set(answer, entry);
     return answer;
   }
 

@@ -1,6 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, type SubscribeOptions, type Subscription } from './port.js';
+import { type AppendOrder, type AppendResult, type EventLog, type ExpectedRevision, type NewEvent, type SubscribeOptions, type Subscription } from './port.js';
 import { type Position, type RecordedEvent } from '../domain/shared/events.js';
 import { COMMITS, FOREIGN_UP_TO, makeCommitter, newMarks, OWN_LAST } from './sqlite-committer.js';
 import { type Given, openLogFile, ROW, type Row, toRecorded } from './sqlite-file.js';
@@ -107,10 +107,10 @@ export class SqliteEventLog implements EventLog {
     return this.db;
   }
 
-  /** Its group commit heeds append's `after` (GroupCommit.add). */
+  /** Its group commit heeds append's `order` (GroupCommit.add). */
   readonly ordersAppends = true;
 
-  append(stream: string, events: NewEvent[], expected: ExpectedRevision, after?: Promise<AppendResult>): Promise<AppendResult> {
+  append(stream: string, events: NewEvent[], expected: ExpectedRevision, order?: AppendOrder): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new Error('event log is closed'));
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
     let rows: WireAppend['events'];
@@ -132,7 +132,7 @@ export class SqliteEventLog implements EventLog {
       data: jsonGivesBack(e.data) ? e.data : undefined,
       metadata: jsonGivesBack(e.metadata) ? e.metadata : undefined,
     }));
-    return this.commits.add({ stream, events: rows, expected }, given, after);
+    return this.commits.add({ stream, events: rows, expected }, given, order);
   }
 
   async readStream(stream: string): Promise<RecordedEvent[]> {

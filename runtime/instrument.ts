@@ -16,11 +16,11 @@ export function instrumentAppend(log: EventLog, metrics: Metrics | null): void {
   // A callback on the append's own promise, not an async function around it: one promise and
   // one turn of the microtask queue less on every write. The log's own answer is given back, as a
   // later append may name it as the one it follows (EventLog.append's `after`).
-  log.append = (stream, events, expected, after) => {
+  log.append = (stream, events, expected, order) => {
     const started = performance.now();
     let appending: ReturnType<EventLog['append']>;
     try {
-      appending = append(stream, events, expected, after);
+      appending = append(stream, events, expected, order);
     } catch (err) {
       return Promise.reject(err);
     }

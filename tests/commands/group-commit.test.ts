@@ -65,8 +65,8 @@ describe('an append that must follow another (decisions.md §14, a batch\'s item
   it('goes in the same commit as the one it follows while that one is still queued, without waiting', async () => {
     const { writer, commits } = answeredWriter();
     const log = new GroupCommit(writer, recent, followers);
-    const first = log.add(append(1));
-    const second = settled(log.add(append(2), undefined, first));
+    const first = log.add(append(1), undefined, { followed: true });
+    const second = settled(log.add(append(2), undefined, { after: first, followed: true }));
     await turn();
     expect(commits.map((c) => c.streams)).toEqual([['constituent-1', 'constituent-2']]);
     commits[0].answer();
@@ -76,10 +76,10 @@ describe('an append that must follow another (decisions.md §14, a batch\'s item
   it('is not sent while the one it follows is in an earlier commit, then goes once that one has committed, with what follows it', async () => {
     const { writer, commits } = answeredWriter();
     const log = new GroupCommit(writer, recent, followers);
-    const first = log.add(append(1));
+    const first = log.add(append(1), undefined, { followed: true });
     await turn();
-    const second = log.add(append(2), undefined, first);
-    const third = settled(log.add(append(3), undefined, second));
+    const second = log.add(append(2), undefined, { after: first, followed: true });
+    const third = settled(log.add(append(3), undefined, { after: second }));
     await turn();
     expect(commits.map((c) => c.streams)).toEqual([['constituent-1']]);
     commits[0].answer();
@@ -91,10 +91,10 @@ describe('an append that must follow another (decisions.md §14, a batch\'s item
   it('is never sent, nor what follows it, when the commit of the one it follows fails, though a later commit succeeds', async () => {
     const { writer, commits } = answeredWriter();
     const log = new GroupCommit(writer, recent, followers);
-    const first = log.add(append(1));
+    const first = log.add(append(1), undefined, { followed: true });
     await turn();
-    const second = log.add(append(2), undefined, first);
-    const third = log.add(append(3), undefined, second);
+    const second = log.add(append(2), undefined, { after: first, followed: true });
+    const third = log.add(append(3), undefined, { after: second });
     const other = log.add(append(4));
     await turn();
     expect(commits.map((c) => c.streams)).toEqual([['constituent-1'], ['constituent-4']]);
