@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventLog } from '../../eventlog/port.js';
+import { failingAppends } from '../support/failing-appends.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 /**
@@ -43,18 +43,8 @@ describe('a batch that answers 5xx part-way', () => {
   it('writes nothing past the item whose append failed, and its retry writes the rest in item order', async () => {
     const team = await t.team();
     const api = team.api.Integration;
-    const log = t.runtime.services.log;
-    let appends = 0;
-    // The 5th constituent append fails, once (as tests/api/batch.test.ts failingAppends).
-    t.runtime.services.log = new Proxy(log, {
-      get(target, prop) {
-        if (prop === 'append')
-          return (stream: string, ...rest: Parameters<EventLog['append']> extends [string, ...infer R] ? R : never) =>
-            stream.startsWith('constituent-') && ++appends === 5 ? Promise.reject(new Error('disk full')) : target.append(stream, ...rest);
-        const v = Reflect.get(target, prop);
-        return typeof v === 'function' ? v.bind(target) : v;
-      },
-    });
+    // The 5th constituent append fails, once.
+    const log = failingAppends(t, [5]);
     const items = Array.from({ length: 8 }, (_, i) => ({ LastName: `r${i}` }));
     const headers = { 'idempotency-key': 'review-resume' };
     try {

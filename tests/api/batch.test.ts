@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventLog } from '../../eventlog/port.js';
+import { failingAppends } from '../support/failing-appends.js';
 import { type Client, startTestApp, type TestApp } from '../support/app.js';
 import { rawObjectsAt } from '../support/raw-json.js';
 
@@ -185,24 +185,6 @@ describe('a batch beside the same single creates', () => {
   });
 });
 
-/**
- * Makes the runtime's log fail the constituent appends numbered in `failing` (counted from 1 over
- * every request until restored); answers the real log, to put back.
- */
-function failingAppends(failing: number[]): EventLog {
-  const log = t.runtime.services.log;
-  let appends = 0;
-  t.runtime.services.log = new Proxy(log, {
-    get(target, prop) {
-      if (prop === 'append')
-        return (stream: string, ...rest: Parameters<EventLog['append']> extends [string, ...infer R] ? R : never) =>
-          stream.startsWith('constituent-') && failing.includes(++appends) ? Promise.reject(new Error('disk full')) : target.append(stream, ...rest);
-      const v = Reflect.get(target, prop);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
-  });
-  return log;
-}
 
 describe('an Idempotency-Key on a batch', () => {
   it('replays the answer to a repeat and writes nothing again', async () => {
@@ -220,7 +202,7 @@ describe('an Idempotency-Key on a batch', () => {
     const team = await t.team();
     const api = team.api.Integration;
     // The log fails the 5th constituent's append, once: items before it committed, it did not.
-    const log = failingAppends([5]);
+    const log = failingAppends(t, [5]);
     const items = people(8, 'r');
     const headers = { 'idempotency-key': 'resume-1' };
     try {
@@ -247,7 +229,7 @@ describe('an Idempotency-Key on a batch that failed part-way', () => {
     const team = await t.team();
     const api = team.api.Integration;
     // The 3rd and the 6th constituent appends fail, counted across the tries.
-    const log = failingAppends([3, 6]);
+    const log = failingAppends(t, [3, 6]);
     const items = people(8, 'w');
     const headers = { 'idempotency-key': 'resume-2' };
     try {
