@@ -103,8 +103,10 @@ async function writeItems(deps: CommandDeps, ctx: WriteContext, resource: BatchR
   const prefix = `${resource.category}-`;
   const outcomes: Array<Promise<ItemOutcome>> = [];
   let failure: { error: unknown } | null = null;
-  // The record append of the last item that made one: every append of the next item follows it.
+  // The record append of the last item that made one: every append of the next item follows it;
+  // and that item's end (a race lost there: it appends again, and the next item waits for it).
   let after: Promise<AppendResult> | undefined;
+  let afterSettled: Promise<unknown> | undefined;
   for (let i = 0; i < items.length && !failure; i++) {
     const done = committed.get(i);
     if (done) {
@@ -120,9 +122,18 @@ async function writeItems(deps: CommandDeps, ctx: WriteContext, resource: BatchR
       record ??= answer;
       handedOver();
     };
-    const itemCtx: WriteContext = { ...ctx, ifMatch: undefined, revisions: undefined, batchItem: ref === undefined ? undefined : `${ref}#${i}`, onAppend, after };
+    const itemCtx: WriteContext = { ...ctx, ifMatch: undefined, revisions: undefined, batchItem: ref === undefined ? undefined : `${ref}#${i}`, onAppend, after, afterSettled };
     // Called in an async function so a check that throws at once is the item's answer too.
-    const run = (async () => resource.write(itemDeps, itemCtx, items[i]))().then(
+    const write = (async () => resource.write(itemDeps, itemCtx, items[i]))();
+    // Ended well (written, or its own error: nothing written), or failed (the batch's 5xx).
+    const ended = write.then(
+      () => undefined,
+      (err: unknown) => {
+        if (!(err instanceof DomainError)) throw err;
+      },
+    );
+    ended.catch(() => undefined);
+    const run = write.then(
       (r): ItemOutcome => r,
       (err: unknown): ItemOutcome => {
         if (err instanceof DomainError) return err;
@@ -132,7 +143,7 @@ async function writeItems(deps: CommandDeps, ctx: WriteContext, resource: BatchR
     );
     outcomes.push(run);
     await Promise.race([appended, run]);
-    after = record ?? after;
+    if (record) [after, afterSettled] = [record, ended];
     // Its id taken (or none needed): no longer owed to this batch.
     claim.left--;
   }

@@ -42,6 +42,8 @@ export interface WriteContext {
    * earlier items (commands/batch.ts). Passed as append's `after` (appendAfter, below).
    */
   after?: Promise<AppendResult>;
+  /** The end of the write that made `after` (a batch's earlier item): AppendOrder.settled. */
+  afterSettled?: Promise<unknown>;
   /**
    * Present only while tracing is on (decisions.md §15): the span this write happens in (the
    * request's, then the command's), whose children its command, append and wait become.
@@ -90,15 +92,17 @@ export function appendAfter(log: EventLog, ctx: WriteContext, stream: string, ev
   const after = ctx.after;
   // A batch's item (told of its appends): the next item's may follow this one.
   const followed = ctx.onAppend !== undefined;
-  if (log.ordersAppends && (after || followed)) return log.append(stream, events, expected, { after, followed });
+  if (log.ordersAppends && (after || followed)) return log.append(stream, events, expected, { after, followed, settled: ctx.afterSettled });
   if (!after) return log.append(stream, events, expected);
-  return after.then(
-    () => log.append(stream, events, expected),
-    (err: unknown) => {
-      if (err instanceof WrongExpectedRevision) return log.append(stream, events, expected);
-      throw new Error(`not appended to ${stream}: an append it follows failed`, { cause: err });
-    },
-  );
+  const append = () => log.append(stream, events, expected);
+  const failed = (err: unknown) => {
+    throw new Error(`not appended to ${stream}: an append it follows failed`, { cause: err });
+  };
+  return after.then(append, (err: unknown) => {
+    if (!(err instanceof WrongExpectedRevision)) return failed(err);
+    // That one lost a race: its writer appends again; this one goes once that writer ended well.
+    return ctx.afterSettled ? ctx.afterSettled.then(append, failed) : append();
+  });
 }
 
 /** One span as a command sees it (runtime/tracing.ts implements it). */

@@ -86,6 +86,11 @@ export interface AppendOrder {
   after?: Promise<AppendResult>;
   /** A later append will name this one's answer as its `after`: the log keeps track of it (only then). */
   followed?: boolean;
+  /**
+   * The end of the writer of `after` (a batch's earlier item): where `after` lost a race, its
+   * writer appends again, and this one goes only once that writer ended well.
+   */
+  settled?: Promise<unknown>;
 }
 
 export interface EventLog {

@@ -16,9 +16,15 @@ interface Pending {
   reject: (e: unknown) => void;
   /**
    * `held` while the append it must follow (add's `after`) is committed in an earlier commit,
-   * `queued` for the next commit, `sent` once in one.
+   * `queued` for the next commit, `sent` once in one, `dropped` once failed with the one it
+   * follows (`error`: why).
    */
-  at: 'held' | 'queued' | 'sent';
+  at: 'held' | 'queued' | 'sent' | 'dropped';
+  error?: unknown;
+  /** Its answer (add's), for the appends that follow it. */
+  answer?: Promise<AppendResult>;
+  /** The end of the writer of the append it follows (AppendOrder.settled). */
+  settled?: Promise<unknown>;
   /** The appends that must follow this one, added while it was held: queued just after it, or failed with it. */
   followers?: Pending[];
 }
@@ -80,15 +86,26 @@ export class GroupCommit {
    */
   add(append: WireAppend, given?: Given[], order?: AppendOrder): Promise<AppendResult> {
     let entry!: Pending;
-    const answer = new Promise<AppendResult>((resolve, reject) => (entry = { append, given, resolve, reject, at: 'held' }));
+    const answer = new Promise<AppendResult>((resolve, reject) => (entry = { append, given, resolve, reject, at: 'held', settled: order?.settled }));
     const after = order?.after;
     const before = after && this.byAnswer.get(after);
-    if (!after || before?.at === 'queued') this.queue(entry);
+    if (this.closing) this.drop(entry, new Error('event log is closed'));
+    else if (!after) this.queue(entry);
+    // In the same commit as the one it follows, while that one is queued and cannot lose a race
+    // there (a new stream: a new record's id is its own): a failed commit fails both. One that
+    // could (an update) might fail alone inside the commit while this one is written, so this
+    // one waits for its answer.
+    else if (before?.at === 'queued' && sameCommit(before)) this.queue(entry);
     else if (before?.at === 'held') (before.followers ??= []).push(entry);
-    else after.then(() => this.release(entry), (err: unknown) => (err instanceof WrongExpectedRevision ? this.release(entry) : this.drop(entry, err)));
+    // The one it follows failed already: so does this one, at once (held, nothing would release it).
+    else if (before?.at === 'dropped') this.drop(entry, before.error);
+    else this.hold(entry, after, order?.settled);
     // Only an append another will follow is kept track of: a weak map's entry for every write
     // would cost each one, and its garbage collection more.
-    if (order?.followed) this.byAnswer.set(answer, entry);
+    if (order?.followed) {
+      entry.answer = answer;
+      this.byAnswer.set(answer, entry);
+    }
     return answer;
   }
 
@@ -101,24 +118,66 @@ export class GroupCommit {
     }
   }
 
+  /**
+   * Holds an append until the one it follows, in an earlier commit, is answered: committed, it
+   * goes; failed, it fails. Where that one lost a race (WrongExpectedRevision), its writer decides
+   * again and appends again: this one waits for that writer's end (`settled`, a batch's item) and
+   * goes if it ended well, so it is never written before the append it follows, nor past one
+   * that failed in the end (decisions.md §14).
+   */
+  private hold(entry: Pending, after: Promise<AppendResult>, settled: Promise<unknown> | undefined): void {
+    this.held.add(entry);
+    const go = () => this.release(entry);
+    const fail = (err: unknown) => this.drop(entry, err);
+    after.then(go, (err: unknown) => (!(err instanceof WrongExpectedRevision) ? fail(err) : settled ? settled.then(go, fail) : go()));
+  }
+
   /** The append it follows committed (or lost a race, for its writer to decide again): it goes, and what follows it. */
   private release(entry: Pending): void {
+    this.held.delete(entry);
+    if (this.closed) return this.drop(entry, new Error('event log is closed'));
     this.queue(entry);
-    for (const f of entry.followers ?? []) this.release(f);
+    // Those that follow it go in the same commit, or, where it could lose a race there, after it.
+    for (const f of entry.followers ?? []) {
+      if (sameCommit(entry) || !entry.answer) this.release(f);
+      else this.hold(f, entry.answer, f.settled);
+    }
     entry.followers = undefined;
   }
 
   /** The append it follows failed: nothing of it, or of what follows it, is written. */
   private drop(entry: Pending, err: unknown): void {
+    this.held.delete(entry);
+    entry.at = 'dropped';
+    entry.error = err;
     entry.reject(new Error(`not appended to ${entry.append.stream}: an append it follows failed`, { cause: err }));
     for (const f of entry.followers ?? []) this.drop(f, err);
     entry.followers = undefined;
   }
 
-  /** Sends whatever was accepted, at once, and resolves once all of it is answered. */
+  /** Appends held behind another, in an earlier commit (hold). */
+  private readonly held = new Set<Pending>();
+  /** close() has begun: no append is accepted any more. */
+  private closing = false;
+  /** close() has ended: an append released now fails. */
+  private closed = false;
+
+  /**
+   * Sends whatever was accepted, at once, and resolves once all of it is answered: appends held
+   * behind another go as soon as that one is answered, so this waits for them too, commit after
+   * commit, while only the log's own answers hold them; one that waits on its writer's end (a
+   * race lost before it) fails instead, as its writer may wait on what closes with the log.
+   */
   async close(): Promise<void> {
-    this.flush(true);
-    await Promise.all(this.committing);
+    this.closing = true;
+    for (;;) {
+      this.flush(true);
+      await Promise.all(this.committing);
+      await new Promise((resolve) => setImmediate(resolve));
+      if (!this.pending.length && !this.committing.size) break;
+    }
+    this.closed = true;
+    for (const entry of [...this.held]) this.drop(entry, new Error('event log is closed'));
   }
 
   private flush(now = false): void {
@@ -206,3 +265,6 @@ export class GroupCommit {
     this.followers.wake();
   }
 }
+
+/** Whether an append that another follows may share that one's commit: only one that cannot lose a race there (a new stream). */
+const sameCommit = (before: Pending): boolean => before.append.expected === 'no_stream';

@@ -64,3 +64,31 @@ describe('a batch that answers 5xx part-way', () => {
     }
   });
 });
+
+describe('a batch whose item loses a race on its record, then fails (after the review of 8937145)', () => {
+  it('writes nothing past that item: the next item waits for it to end, and goes only if it ended well', async () => {
+    const team = await t.team();
+    const api = team.api.Integration;
+    const a = await api.post('/constituents', { LastName: 'A', Email1: 'a@example.org' });
+    const d = await api.post('/constituents', { LastName: 'D', Email1: 'd@example.org' });
+    expect([a.status, d.status]).toEqual([201, 201]);
+    const dId = d.body.constituent.PkConstituent;
+    // Constituent appends: #1 item 0, #2 item 1 (read before item 0 committed: it conflicts),
+    // #3 item 2 (held behind item 1), #4 item 1 again: fails.
+    const log = failingAppends(t, [4]);
+    try {
+      const items = [
+        { Email1: 'a@example.org', LastName: 'X' },
+        { Email1: 'a@example.org', LastName: 'Y' },
+        { Email1: 'd@example.org', LastName: 'Z' },
+      ];
+      const r = await api.post('/constituents/batch?mode=upsert&matchOn=email', { items });
+      expect(r.status).toBe(500);
+      const events = await log.readTeam!(team.id, null, 1000);
+      const dUpdates = events.filter((e) => e.stream === `constituent-${dId}` && e.type === 'ConstituentUpdated');
+      expect(dUpdates.map((e: any) => e.data.changes.LastName)).toEqual([]);
+    } finally {
+      t.runtime.services.log = log;
+    }
+  });
+});
