@@ -89,7 +89,7 @@ export class GroupCommit {
     const answer = new Promise<AppendResult>((resolve, reject) => (entry = { append, given, resolve, reject, at: 'held', settled: order?.settled }));
     const after = order?.after;
     const before = after && this.byAnswer.get(after);
-    if (this.closing) this.drop(entry, new Error('event log is closed'));
+    if (this.closed) this.drop(entry, new Error('event log is closed'));
     else if (!after) this.queue(entry);
     // In the same commit as the one it follows, while that one is queued and cannot lose a race
     // there (a new stream: a new record's id is its own): a failed commit fails both. One that
@@ -157,9 +157,7 @@ export class GroupCommit {
 
   /** Appends held behind another, in an earlier commit (hold). */
   private readonly held = new Set<Pending>();
-  /** close() has begun: no append is accepted any more. */
-  private closing = false;
-  /** close() has ended: an append released now fails. */
+  /** close() has ended: an append added or released now fails. */
   private closed = false;
 
   /**
@@ -169,7 +167,6 @@ export class GroupCommit {
    * race lost before it) fails instead, as its writer may wait on what closes with the log.
    */
   async close(): Promise<void> {
-    this.closing = true;
     for (;;) {
       this.flush(true);
       await Promise.all(this.committing);
