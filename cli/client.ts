@@ -49,15 +49,23 @@ export class AdminClient {
   }
 
   /** One JSON call under /admin/v1; a refused connection is CommandFailed naming the origin. */
-  async call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-    const { status, text } = await this.callText(method, path, body, headers);
+  async call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs?: number): Promise<Answer> {
+    const { status, text } = await this.callText(method, path, body, headers, timeoutMs);
     return { status, body: parseJson(text) };
   }
 
-  /** As call(), its body as text, for a caller that may not need it parsed (an import's batch). */
-  async callText(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
-    const r = await this.send(method, path, body, headers);
-    return { status: r.statusCode, text: await r.body.text() };
+  /**
+   * As call(), its body as text, for a caller that may not need it parsed (an import's batch).
+   * `timeoutMs`: how long the answer may take, else CommandFailed saying so (undici's own limits,
+   * five minutes, otherwise).
+   */
+  async callText(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs?: number): Promise<{ status: number; text: string }> {
+    const r = await this.send(method, path, body, headers, timeoutMs);
+    try {
+      return { status: r.statusCode, text: await r.body.text() };
+    } catch (err) {
+      throw this.unreachable(err, timeoutMs);
+    }
   }
 
   /**
@@ -93,7 +101,7 @@ export class AdminClient {
     await this.agent.close();
   }
 
-  private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs?: number) {
     try {
       // The agent's own request: undici's top-level request() parses the URL on every call.
       return await this.agent.request({
@@ -102,10 +110,19 @@ export class AdminClient {
         method: method as 'GET',
         headers: { authorization: this.auth, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
         body: body === undefined ? undefined : body instanceof JsonText ? body.text : JSON.stringify(body),
+        ...(timeoutMs === undefined ? {} : { headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
       });
     } catch (err) {
-      throw new CommandFailed(`Cannot reach the server at ${this.origin}: ${(err as Error).message}. Is it running, and is TURNOUT_URL right?`);
+      throw this.unreachable(err, timeoutMs);
     }
+  }
+
+  /** Why a call got no answer, as the operator can act on it. */
+  private unreachable(err: unknown, timeoutMs: number | undefined): CommandFailed {
+    const code = (err as { code?: string }).code;
+    if (timeoutMs !== undefined && (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT'))
+      return new CommandFailed(`The server at ${this.origin} did not answer within ${Math.round(timeoutMs / 1000)} s. Is it overloaded or stopped, and is TURNOUT_URL right?`);
+    return new CommandFailed(`Cannot reach the server at ${this.origin}: ${(err as Error).message}. Is it running, and is TURNOUT_URL right?`);
   }
 }
 

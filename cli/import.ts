@@ -71,7 +71,9 @@ export async function importFile(file: string, options: ImportOptions, out: (lin
   const client = AdminClient.fromEnv(process.env, inFlightMost());
   try {
     // One look first, so a wrong token or team is one clear error, not one per row.
-    const probe = await client.call('GET', `/teams/${options.team}/activity?pageSize=1`);
+    // It answers at once from a server that works: one that takes longer says so (a stalled
+    // server would otherwise hold the import silent for undici's five minutes).
+    const probe = await client.call('GET', `/teams/${options.team}/activity?pageSize=1`, undefined, {}, PROBE_TIMEOUT_MS);
     if (probe.status !== 200) throw new CommandFailed(describeError(probe));
     const sha = createHash('sha256').update(bytes).digest('hex');
     const result = await send(client, valid, options, sha);
@@ -84,6 +86,9 @@ export async function importFile(file: string, options: ImportOptions, out: (lin
     await client.close();
   }
 }
+
+/** How long import's first look at the server may take. */
+const PROBE_TIMEOUT_MS = 30_000;
 
 /** The valid rows cut into batches: by count, and by size under the body limit; the same file always cuts the same. */
 export function batchesOf(rows: Row[], maxRows = batchRows(), maxBytes = BATCH_BYTES): Row[][] {
