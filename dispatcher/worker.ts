@@ -64,7 +64,7 @@ export interface WorkerDeps {
  * An attempt's outcome, saying for a finished task whether it was delivered, with the write of its
  * record still in flight: the queue finishes the task in the same commit where it can.
  */
-type Attempted = ({ kind: 'done'; delivered: boolean } | (Exclude<Outcome, { kind: 'done' }> & Pick<Handled, 'body' | 'builtThrough'>)) & { written?: Promise<void> };
+type Attempted = ({ kind: 'done'; delivered: boolean } | (Exclude<Outcome, { kind: 'done' }> & { body?: string })) & { written?: Promise<void> };
 
 /** An attempt not sent because a signing secret does not open with this process's main key. */
 export type Unsent = SendResult & { keyMismatch: true };
@@ -97,17 +97,14 @@ export async function sendAttempt(
 /**
  * The body to send: as queued, unless the team had an erasure at a later event than the one it
  * was built as of (decisions.md §17: the queue records it, where it cannot rewrite the bodies it
- * holds) and later than any it was built again against: then built again from the log as the
- * erasure left it, so that no value of the person goes out after the erasure answered, and
- * answered with that erasure's position (`through`); null where its event no longer fires.
+ * holds): then built again from the log as the erasure left it, so that no value of the person
+ * goes out after the erasure answered; null where its event no longer fires.
  */
-async function bodyNow(deps: WorkerDeps, task: DeliveryTask): Promise<{ body: string; through?: bigint } | null> {
+async function bodyNow(deps: WorkerDeps, task: DeliveryTask): Promise<string | null> {
   const through = (await deps.queue?.erasedThrough?.(task.team)) ?? null;
   const seq = seqOfEnvelopeId(task.eventId);
-  if (through === null || seq === null || seq / 10n >= through) return { body: task.body };
-  if (task.builtThrough !== undefined && BigInt(task.builtThrough) >= through) return { body: task.body };
-  const body = await envelopeRebuilder(deps.log, task.team, ATTEMPT_LINK_WAIT_MS)(seq);
-  return body === null ? null : { body, through };
+  if (through === null || seq === null || seq / 10n >= through) return task.body;
+  return envelopeRebuilder(deps.log, task.team, ATTEMPT_LINK_WAIT_MS)(seq);
 }
 
 /**
@@ -124,9 +121,9 @@ const ATTEMPT_LINK_WAIT_MS = 2_000;
  * an endpoint that is gone or has failed for too long.
  */
 export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease): Promise<Attempted> {
-  let now: Awaited<ReturnType<typeof bodyNow>>;
+  let body: string | null;
   try {
-    now = await bodyNow(deps, task);
+    body = await bodyNow(deps, task);
   } catch (err) {
     // The queue's record of erasures or the log out of reach: nothing is sent with what may be an
     // erased person's values; the attempt fails with the reason, recorded and retried as any
@@ -135,13 +132,11 @@ export async function attemptDelivery(deps: WorkerDeps, { task, attempt }: Lease
   }
   // Its event no longer fires as the erasure left the log: nothing to send (as the embedded
   // queue's purge drops such a task).
-  if (now === null) return { kind: 'done', delivered: false };
-  if (now.through === undefined) return attemptBody(deps, task, attempt);
-  // Built again: what goes out now, and what the queue keeps for a retry or a deferral, with the
-  // erasure it was built against.
-  const built = { body: now.body, builtThrough: String(now.through) };
-  const outcome = await attemptBody(deps, { ...task, ...built }, attempt);
-  return outcome.kind === 'done' ? outcome : { ...outcome, ...built };
+  if (body === null) return { kind: 'done', delivered: false };
+  if (body === task.body) return attemptBody(deps, task, attempt);
+  // Built again: what goes out now, and what the queue keeps for a retry or a deferral.
+  const outcome = await attemptBody(deps, { ...task, body }, attempt);
+  return outcome.kind === 'done' ? outcome : { ...outcome, body };
 }
 
 /** `unsent`: why this attempt must send nothing (it fails with that reason, as a secret the main key does not open). */

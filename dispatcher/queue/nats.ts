@@ -162,14 +162,14 @@ export class NatsDeliveryQueue implements DeliveryQueue {
       } catch {
         // Its record not stored: the attempt again shortly, with the body it was made with (one
         // built again after an erasure, never the old one back into the stream).
-        outcome = { kind: 'retry', delayMs: 1000, ...(handled?.body !== undefined ? { body: handled.body, builtThrough: handled.builtThrough } : {}) };
+        outcome = { kind: 'retry', delayMs: 1000, ...(handled?.body !== undefined ? { body: handled.body } : {}) };
       }
       try {
         // The retry is stored (its publish acked) before this message goes: never lost, at worst
         // twice. Its id names the attempt, so a second publish of it (a crash before the ack below)
         // is dropped by the stream.
         // A body built again (an erasure since it was queued) is what goes on, not the old one.
-        const data = outcome.kind !== 'done' && outcome.body !== undefined ? codec.encode(JSON.stringify({ ...task, body: outcome.body, builtThrough: outcome.builtThrough })) : m.data;
+        const data = outcome.kind !== 'done' && outcome.body !== undefined ? codec.encode(JSON.stringify({ ...task, body: outcome.body })) : m.data;
         if (outcome.kind === 'retry') await publishDue(this.js, this.delays, data, attempt + 1, Date.now() + outcome.delayMs, `${task.id}#${attempt + 1}`);
         // A deferral is not an attempt: the same number comes back, under an id of its own.
         if (outcome.kind === 'defer') await publishDue(this.js, this.delays, data, attempt, Date.now() + outcome.delayMs, `${task.id}#${attempt}@${Date.now()}`);

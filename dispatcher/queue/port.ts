@@ -25,12 +25,6 @@ export interface DeliveryTask {
   replay?: string;
   /** The W3C traceparent of the write that caused it, when that write was traced (decisions.md §15). */
   traceparent?: string;
-  /**
-   * Where `body` was built again after an erasure (DeliveryQueue.noteErasure): the team's erasure
-   * it was built against (a log position, in decimal). The worker builds it again only after a
-   * later one, not at every attempt.
-   */
-  builtThrough?: string;
 }
 
 export interface Lease {
@@ -57,8 +51,6 @@ export type Handled = Outcome & {
    * retry or a deferral is queued with, so that the queue does not keep the old one.
    */
   body?: string;
-  /** With `body`: the erasure it was built against (DeliveryTask.builtThrough), queued with it. */
-  builtThrough?: string;
 };
 
 export interface Consumer {
