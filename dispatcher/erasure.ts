@@ -50,7 +50,7 @@ const PAGES = 5;
  * another event, which would make its envelope look as if it fired no longer (removed, dropped).
  * Undefined where the read does not reach it yet.
  */
-async function teamEventAt(log: Pick<EventLog, 'readTeam'>, team: number, at: Position): Promise<RecordedEvent | undefined> {
+export async function teamEventAt(log: Pick<EventLog, 'readTeam'>, team: number, at: Position): Promise<RecordedEvent | undefined> {
   if (!log.readTeam) return undefined;
   let from = at;
   for (let page = 0, inclusive = true; page < PAGES; page++, inclusive = false) {

@@ -5,7 +5,7 @@ import type { Sealer } from '../eventlog/sealing.js';
 import { retryAfterMs } from './back-pressure.js';
 import { type Delivery, type DeliveryLog, NOT_SENT } from './deliveries.js';
 import { EndpointCache } from './endpoint-cache.js';
-import { envelopeRebuilder, seqOfEnvelopeId } from './erasure.js';
+import { envelopeRebuilder, seqOfEnvelopeId, teamEventAt } from './erasure.js';
 import { PING } from './event-types.js';
 import { openSigningSecrets, SecretUnopenable } from './secrets.js';
 import { type Consumer, type DeliveryQueue, type DeliveryTask, type Handled, type Lease, liveTaskId, type Outcome } from './queue/port.js';
@@ -104,6 +104,10 @@ async function bodyNow(deps: WorkerDeps, task: DeliveryTask): Promise<string | n
   const through = (await deps.queue?.erasedThrough?.(task.team)) ?? null;
   const seq = seqOfEnvelopeId(task.eventId);
   if (through === null || seq === null || seq / 10n >= through) return task.body;
+  // The erasure's own event read first: a sealing layer (EventStoreDB's) lets go of an erased
+  // person's key as it reads that event, so a process a moment behind the erasure does not build
+  // the body again with the key it still holds.
+  await teamEventAt(deps.log, task.team, { commit: through, prepare: through });
   return envelopeRebuilder(deps.log, task.team, ATTEMPT_LINK_WAIT_MS)(seq);
 }
 

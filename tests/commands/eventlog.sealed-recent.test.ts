@@ -255,6 +255,28 @@ describe('the personal values of this process\u2019s own appends, kept for its s
   });
 });
 
+describe("a process a moment behind another's erasure (the webhook worker's rebuild, dispatcher/worker.ts)", () => {
+  it('opens the person as erased once it has read the erasure\'s own event from the team, though it held the key', async () => {
+    const { dir, log } = open();
+    await log.append('constituent-1', [created(1, { FirstName: 'Zelda' })], 'no_stream');
+    // This process holds the key; another erases (the key goes, then the erasure's record).
+    const other = open(dir).log;
+    await other.rewriteStream('constituent-1');
+    const erasure = await other.append('constituent-1', [{ type: 'ConstituentErased', data: { id: 1, reason: null }, metadata: meta }], 'any');
+    await other.close();
+    (log as unknown as { recent: { drop(stream: string): void } }).recent.drop('constituent-1');
+    // Before it reads the erasure, a page that stops short of it opens with the key it holds:
+    // what the worker's rebuild would have sent.
+    const before = await log.readTeam!(1, null, 1, true);
+    expect(before[0].data).toEqual({ id: 1, fields: { FirstName: 'Zelda' } });
+    // The worker reads the erasure's own event first (its position, as the queue records it).
+    await log.readTeam!(1, erasure.position, 20, true);
+    const after = await log.readTeam!(1, null, 1, true);
+    expect(after[0].data).toEqual({ id: 1, fields: { FirstName: null }, erased: true });
+    await log.close();
+  });
+});
+
 describe('the keys kept in memory', () => {
   it('evicts the least recently used first, and never a key in use, while a hit seldom moves an entry', () => {
     const cache = new KeyCache(4);

@@ -86,6 +86,22 @@ describe('a delivery queued before an erasure, attempted after it', () => {
       await outcome.written;
       expect(outcome.kind).toBe('done');
       expect(rx.on('/other')[sent].raw).toBe(kept.raw);
+      // It reads the erasure's own event first, which makes a sealing layer a moment behind let go
+      // of the person's key (tests/commands/eventlog.sealed-recent.test.ts), then builds the body.
+      const log = t.runtime.services.log;
+      const reads: bigint[] = [];
+      const watched = new Proxy(log, {
+        get: (o, k) =>
+          k === 'readTeam'
+            ? (team: number, from: { prepare: bigint } | null, ...rest: unknown[]) => (reads.push(from?.prepare ?? -1n), (o.readTeam as (...a: unknown[]) => unknown).call(o, team, from, ...rest))
+            : typeof Reflect.get(o, k) === 'function'
+              ? Reflect.get(o, k).bind(o)
+              : Reflect.get(o, k),
+      });
+      const watchedAttempt = await attemptDelivery({ ...deps({ erasedThrough: async () => erasedAt }), log: watched }, { task: { ...task, id: 'task-watched' }, attempt: 2 });
+      await watchedAttempt.written;
+      expect(reads[0]).toBe(erasedAt);
+      expect(reads.slice(1)).toContain(BigInt(envelope.id.split('_')[1]) / 10n);
       // The queue's record out of reach: nothing sent; the attempt fails with the reason, recorded
       // and retried as any (after the review of e4e1863: a deferral counted nothing, for ever).
       const before = rx.on('/other').length;
