@@ -122,7 +122,12 @@ export async function rebuild(dataDir: string, out: Out): Promise<number> {
   mustHoldLog(dataDir);
   const progress = startProgress({ label: 'rebuild' });
   try {
-    const { events, ms } = await rebuildReadModels(dataDir, { progressEveryMs: 250, onProgress: (p) => progress.update(p.done, p.total) });
+    const { events, ms } = await rebuildReadModels(dataDir, {
+      progressEveryMs: 250,
+      onProgress: (p) => progress.update(p.done, p.total),
+      // Its end runs long SQLite statements on this thread: a line every 5 s from another (§13).
+      whileSilent: (what) => heartbeat(`rebuild: still building ${what}`),
+    });
     progress.stop();
     out(JSON.stringify({ rebuilt: { dataDir: path.resolve(dataDir), events, seconds: Math.round(ms) / 1000 } }));
     return EXIT.done;

@@ -25,6 +25,13 @@ const HANDED_AHEAD_BYTES = 256 * 1024 * 1024;
 export interface RebuildOptions {
   onProgress?: (progress: CatchUpProgress) => void;
   progressEveryMs?: number;
+  /**
+   * Called as the rebuild begins its end (the indexes, the second thread's tables copied in, the
+   * file synced and moved into place: long single SQLite statements on this thread, seconds at a
+   * million records) with what it does; the answer is called after it. The CLI keeps printing
+   * meanwhile from a thread of its own, as for a prepare's.
+   */
+  whileSilent?: (what: string) => () => void;
   /** A module exporting the projectors to rebuild (tests); the product's by default. */
   projectorsModule?: string;
   /** Build the `independent` projectors on a second thread (the default), or everything on this one. */
@@ -97,6 +104,8 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
   const logFile = path.join(dataDir, LOG_FILE);
   let log: ReturnType<typeof openLogReader> | null = null;
   let core: SqliteReadCore | null = null;
+  /** Stops what whileSilent started (the CLI's heartbeat). */
+  let silent: (() => void) | null = null;
   let lane: Lane | null = null;
   let relay: RelayedLog | null = null;
   try {
@@ -152,6 +161,7 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
       // indexes and copies in the second's tables, the end's work otherwise this thread's alone.
       timeline.begin('log');
       ({ events } = await buildLane(core, here, relay ?? log, onRead, { beforeStep: pace, keepBulk: lane !== null, timeline }));
+      silent = options.whileSilent?.('the indexes, then the read models moved into place') ?? null;
       if (lane) {
         const hereCollections = here.flatMap((p) => p.collections.map((c) => c.name));
         const searches = hereCollections.flatMap((name) => core!.plan(name).searches.map((s) => ({ table: core!.plan(name).table, fts: s.fts, column: s.column })));
@@ -190,11 +200,14 @@ export async function rebuildReadModels(dataDir: string, options: RebuildOptions
     core = null;
     syncPath(building);
     replaceDatabase(building, live);
+    silent?.();
+    silent = null;
     const ms = performance.now() - started;
     const cpuNow = threadCpuMs();
     const hereTimes = { name: 'here' as const, cpuMs: cpuAtStart === null || cpuNow === null ? null : cpuNow - cpuAtStart, ms, timeline: timeline.done() };
     return { events, ms, threads: [hereTimes, ...apartTimes] };
   } finally {
+    silent?.();
     if (lane) await lane.stop();
     relay?.close();
     core?.close();
