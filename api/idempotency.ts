@@ -67,6 +67,16 @@ const IN_PROGRESS = 'A request with this Idempotency-Key is still running; retry
 /** The answer's headers a replay repeats. */
 const REPLAYED_HEADERS = ['content-type', 'etag', 'location'];
 
+/** The answer as kept for a replay: status, body and the headers a replay repeats. */
+function answerOf(reply: FastifyReply, body: string): StoredAnswer {
+  const headers: Record<string, string> = {};
+  for (const h of REPLAYED_HEADERS) {
+    const v = reply.getHeader(h);
+    if (v !== undefined) headers[h] = String(v);
+  }
+  return { status: reply.statusCode, body, headers };
+}
+
 /** The same JSON value whatever its key order and spacing: keys sorted at every depth. */
 export function canonical(value: unknown): string {
   if (value && typeof value === 'object' && !Array.isArray(value)) {
@@ -167,13 +177,8 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
   const complete = async (request: FastifyRequest, reply: FastifyReply, payload: unknown, held: Held) => {
     request.idempotent = undefined;
     if (typeof payload === 'string' && kept(reply.statusCode, payload)) {
-      const headers: Record<string, string> = {};
-      for (const h of REPLAYED_HEADERS) {
-        const v = reply.getHeader(h);
-        if (v !== undefined) headers[h] = String(v);
-      }
       if (KILL_BEFORE_KEEPING && request.written?.position) process.kill(process.pid, 'SIGKILL');
-      await store.complete(held.scope, held.key, { status: reply.statusCode, body: payload, headers }, held.startedAt);
+      await store.complete(held.scope, held.key, answerOf(reply, payload), held.startedAt);
       // Answered from what an earlier try wrote: a repeat, as a replay is.
       if (held.write?.replayed) reply.header('Idempotent-Replayed', 'true');
     } else if (held.pending && resumable) {
@@ -225,12 +230,7 @@ export function idempotencyHooks(store: IdempotencyStore, scopeOf: (request: Fas
     const startedAt = Date.now();
     const begun = await store.begin(scope, key, refusedFingerprintOf(request, text), startedAt);
     if (begun.state === 'started') {
-      const headers: Record<string, string> = {};
-      for (const h of REPLAYED_HEADERS) {
-        const v = reply.getHeader(h);
-        if (v !== undefined) headers[h] = String(v);
-      }
-      await store.complete(scope, key, { status: reply.statusCode, body: payload, headers }, startedAt);
+      await store.complete(scope, key, answerOf(reply, payload), startedAt);
       return payload;
     }
     const error = (code: 'idempotency_key_reused' | 'idempotency_key_in_progress', message: string) => {

@@ -43,10 +43,22 @@ const PING_NUMBERS_FROM = 10n ** 21n;
 /** A new test ping's id, of the same form as every envelope's: 72 random bits above any log event's number. */
 export const pingEnvelopeId = (seconds: number) => `evt_${PING_NUMBERS_FROM + BigInt('0x' + randomBytes(9).toString('hex'))}_${seconds}`;
 
+/** The number of an envelope id `evt_<number>_<unix seconds>`; null for anything else. */
+const numberOf = (id: string): bigint | null => {
+  const m = /^evt_(\d+)_\d+$/.exec(id);
+  return m ? BigInt(m[1]) : null;
+};
+
 /** Whether an envelope id is a test ping's (its body is built from the id alone, not from the log). */
 export const isPingEnvelopeId = (id: string): boolean => {
-  const m = /^evt_(\d+)_\d+$/.exec(id);
-  return m !== null && BigInt(m[1]) >= PING_NUMBERS_FROM;
+  const n = numberOf(id);
+  return n !== null && n >= PING_NUMBERS_FROM;
+};
+
+/** The envelope number of a log event's id (its position times 10 plus its type's index); null for a test ping's, built of no log event. */
+export const seqOfEnvelopeId = (id: string): bigint | null => {
+  const n = numberOf(id);
+  return n !== null && n < PING_NUMBERS_FROM ? n : null;
 };
 
 /**

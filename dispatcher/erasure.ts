@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Position, RecordedEvent } from '../domain/shared/events.js';
 import type { EventLog } from '../eventlog/port.js';
-import { envelopesIn, isPingEnvelopeId } from './envelope.js';
+import { envelopesIn, seqOfEnvelopeId } from './envelope.js';
 import type { StreamReader } from './history.js';
 
 /**
@@ -89,12 +89,6 @@ export function staleEnvelope(values: readonly string[], positions: Iterable<big
   for (const p of positions) for (let i = 0n; i < 10n; i++) seqs.add(p * 10n + i);
   return (seq, json, type) => seqs.has(seq) || (!type?.startsWith('constituent.') && mentions(json));
 }
-
-/** The envelope number of a log event's `evt_<number>_<unix seconds>`; null for a test ping's, built of no log event. */
-export const seqOfEnvelopeId = (id: string): bigint | null => {
-  const m = /^evt_(\d+)_\d+$/.exec(id);
-  return m && !isPingEnvelopeId(id) ? BigInt(m[1]) : null;
-};
 
 /** Queued deliveries read per turn of the event loop: a queue held back by a failing endpoint can hold a day of them. */
 const QUEUE_PAGE = 200;

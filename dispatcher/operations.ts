@@ -5,7 +5,7 @@ import { load } from '../eventlog/load.js';
 import type { EventLog } from '../eventlog/port.js';
 import type { Sealer } from '../eventlog/sealing.js';
 import { type Delivery, type DeliveryLog, deliveryView } from './deliveries.js';
-import { checkEnvelope, envelopesIn, isPingEnvelopeId, pingEnvelopeId } from './envelope.js';
+import { checkEnvelope, envelopesIn, isPingEnvelopeId, pingEnvelopeId, seqOfEnvelopeId } from './envelope.js';
 import { PING } from './event-types.js';
 import { ALL, encodeCursor, typeMatcher } from './feed-cursor.js';
 import { parseBound, rangeQuery } from './feed-range.js';
@@ -89,11 +89,11 @@ export class WebhookOperations {
   private async bodyOf(team: number, endpointId: number, eventId: string): Promise<string | null> {
     // A ping's id, or one of the form pings had before theirs were numbers (`evt_ping<random>_<secs>`), still in the delivery log.
     if (isPingEnvelopeId(eventId) || /^evt_ping[A-Za-z0-9]+_\d+$/.test(eventId)) return pingBody(eventId, team, endpointId);
-    const m = /^evt_(\d+)_\d+$/.exec(eventId);
+    const seq = seqOfEnvelopeId(eventId);
     const readTeam = this.deps.log.readTeam?.bind(this.deps.log);
-    if (!m || !readTeam) return null;
-    const prepare = BigInt(m[1]) / 10n;
-    const index = Number(BigInt(m[1]) % 10n);
+    if (seq === null || !readTeam) return null;
+    const prepare = seq / 10n;
+    const index = Number(seq % 10n);
     // The event's commit position is at or after its prepare position (equal when embedded).
     for (const e of await readTeam(team, { commit: prepare, prepare }, 20, true)) {
       if (e.position.prepare !== prepare) continue;

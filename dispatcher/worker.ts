@@ -5,7 +5,8 @@ import type { Sealer } from '../eventlog/sealing.js';
 import { retryAfterMs } from './back-pressure.js';
 import { type Delivery, type DeliveryLog, NOT_SENT } from './deliveries.js';
 import { EndpointCache } from './endpoint-cache.js';
-import { envelopeRebuilder, seqOfEnvelopeId, teamEventAt } from './erasure.js';
+import { envelopeRebuilder, teamEventAt } from './erasure.js';
+import { seqOfEnvelopeId } from './envelope.js';
 import { PING } from './event-types.js';
 import { openSigningSecrets, SecretUnopenable } from './secrets.js';
 import { type Consumer, type DeliveryQueue, type DeliveryTask, type Handled, type Lease, liveTaskId, type Outcome } from './queue/port.js';
@@ -69,6 +70,9 @@ type Attempted = ({ kind: 'done'; delivered: boolean } | (Exclude<Outcome, { kin
 /** An attempt not sent because a signing secret does not open with this process's main key. */
 export type Unsent = SendResult & { keyMismatch: true };
 
+/** An attempt that sent nothing, for `reason` (recorded after NOT_SENT). */
+const notSent = (reason: string): Unsent => ({ ok: false, responseStatus: null, durationMs: 0, error: `${NOT_SENT}${reason}`, retryAfter: null, keyMismatch: true });
+
 /**
  * Signs and sends one attempt of a task to the endpoint as it is now (the queue's attempts and a
  * test alike). A secret this process's main key does not open sends nothing: the attempt fails
@@ -88,7 +92,7 @@ export async function sendAttempt(
     secrets = openSigningSecrets(mainSealer, ep, now);
   } catch (err) {
     if (!(err instanceof SecretUnopenable)) throw err;
-    return { ok: false, responseStatus: null, durationMs: 0, error: `${NOT_SENT}${err.message}`, retryAfter: null, keyMismatch: true };
+    return notSent(err.message);
   }
   const signing = { eventId: task.eventId, eventType: task.eventType, delivery, secrets, t: Math.floor(now.getTime() / 1000), ...(traceparent ? { traceparent } : {}) };
   return sender.deliver(ep.url, task.body, signing);
@@ -166,7 +170,7 @@ async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number
     deps.trace
       ? deps.trace.attempt(task.traceparent, { 'turnout.webhook.event_type': task.eventType, 'turnout.webhook.attempt': attempt }, (tp) => sendAttempt(deps.sender, deps.mainSealer, ep, task, row.id, now, tp))
       : sendAttempt(deps.sender, deps.mainSealer, ep, task, row.id, now);
-  const r: SendResult | Unsent = unsent === undefined ? await send() : { ok: false, responseStatus: null, durationMs: 0, error: `${NOT_SENT}${unsent}`, retryAfter: null, keyMismatch: true };
+  const r: SendResult | Unsent = unsent === undefined ? await send() : notSent(unsent);
   const attempted = { ...row, responseStatus: r.responseStatus, durationMs: r.durationMs, error: r.error };
   const seconds = r.durationMs / 1000;
   if (r.ok) {

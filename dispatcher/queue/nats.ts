@@ -25,6 +25,8 @@ export interface NatsQueueOptions {
 
 /** The KV key of a team's last erasure (noteErasure). */
 const erasureKey = (team: number) => `erasure-${team}`;
+/** The position a team's erasure entry holds; null for none. */
+const erasedAt = (e: { value: Uint8Array } | null): bigint | null => (e && e.value.length ? BigInt(codec.decode(e.value)) : null);
 
 const codec = { encode: (s: string) => new TextEncoder().encode(s), decode: (b: Uint8Array) => new TextDecoder().decode(b) };
 
@@ -239,7 +241,7 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     const key = erasureKey(team);
     for (;;) {
       const e = await this.kv.get(key);
-      const held = e && e.value.length ? BigInt(codec.decode(e.value)) : null;
+      const held = erasedAt(e);
       if (held !== null && held >= position) return;
       try {
         if (e && e.revision) await this.kv.update(key, String(position), e.revision);
@@ -254,8 +256,7 @@ export class NatsDeliveryQueue implements DeliveryQueue {
 
   /** Read from the server at each attempt: an erasure another process just answered counts at once. */
   async erasedThrough(team: number): Promise<bigint | null> {
-    const e = await this.kv.get(erasureKey(team));
-    return e && e.value.length ? BigInt(codec.decode(e.value)) : null;
+    return erasedAt(await this.kv.get(erasureKey(team)));
   }
 
   async close(): Promise<void> {

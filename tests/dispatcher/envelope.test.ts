@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../domain/shared/events.js';
-import { envelopeId, isPingEnvelopeId, pingEnvelopeId } from '../../dispatcher/envelope.js';
-import { seqOfEnvelopeId } from '../../dispatcher/erasure.js';
+import { envelopeId, isPingEnvelopeId, pingEnvelopeId, seqOfEnvelopeId } from '../../dispatcher/envelope.js';
 
 const at = (prepare: bigint): RecordedEvent => ({
   type: 'VolunteerTaskAssigned',

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { disableEndpoint } from '../../commands/webhook-endpoints.js';
-import { seqOfEnvelopeId } from '../../dispatcher/erasure.js';
+import { seqOfEnvelopeId } from '../../dispatcher/envelope.js';
 import { type DeliveryQueue, type DeliveryTask, liveTaskId } from '../../dispatcher/queue/port.js';
 import { Sender } from '../../dispatcher/send.js';
 import { attemptDelivery, type WorkerDeps } from '../../dispatcher/worker.js';

@@ -79,6 +79,20 @@ describe("a message's delivery events applied again", () => {
   });
 });
 
+describe('a message canceled while its sender held it (decisions.md §8: the removed volunteer is not e-mailed)', () => {
+  it('stays canceled whatever its sender\'s attempt then records, counting the attempt, unless it went out', async () => {
+    const store = await storeWithMessage();
+    await apply(store, events.slice(0, 1));
+    await store.updateWhere(NOTIFICATIONS, eq('id', id), { status: 'canceled' });
+    const failedAgain = delivery(3, { type: 'NotificationFailed', data: { id, error: 'gave up' } });
+    await apply(store, [events[1], events[2], failedAgain]);
+    expect(await store.get(NOTIFICATIONS, id)).toMatchObject({ status: 'canceled', attempts: 1, error: 'gave up' });
+    // One that did go out is recorded as sent: what happened.
+    await apply(store, [events[3]]);
+    expect(await store.get(NOTIFICATIONS, id)).toMatchObject({ status: 'sent', attempts: 2 });
+  });
+});
+
 describe("a team's events applied again", () => {
   const team = (revision: number, type: string, data: Record<string, unknown>): RecordedEvent =>
     ({ stream: 'team-1', revision: BigInt(revision), position: { commit: BigInt(revision + 1), prepare: BigInt(revision + 1) }, type, data, metadata: { ...meta, at: `2026-11-28T10:0${revision}:00.000Z` } }) as unknown as RecordedEvent;
