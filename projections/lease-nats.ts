@@ -3,6 +3,7 @@ import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Lease } from './lease.js';
+import { openBucket } from './nats-bucket.js';
 
 /**
  * A lease in a NATS KV bucket whose TTL is the lease's: the server drops an entry nobody renewed,
@@ -21,7 +22,7 @@ export class NatsLease implements Lease {
   ) {}
 
   static async open(nc: NatsConnection, name: string, ttlMs = 15_000, bucket = 'turnout_leases'): Promise<NatsLease> {
-    const kv = await new Kvm(nc).create(`${bucket}_${Math.round(ttlMs / 1000)}s`, { history: 1, ttl: ttlMs, description: 'Turnout leases' });
+    const kv = await openBucket(new Kvm(nc), `${bucket}_${Math.round(ttlMs / 1000)}s`, { history: 1, ttl: ttlMs, description: 'Turnout leases' });
     return new NatsLease(kv, name, ttlMs);
   }
 

@@ -20,7 +20,11 @@ function differing(have: Record<string, unknown>, want: Record<string, unknown>)
  * Makes a stream or consumer follow its configuration: created only when the server
  * says it is not found, updated where an existing one differs (a changed ack wait, a longer
  * duplicate window), kept as it is otherwise. Any other failure of the look-up is tried again:
- * turning it into a create fails with "already in use" (10058) and stopped the start.
+ * turning it into a create fails with "already in use" (10058) and stopped the start. A create
+ * that fails is looked up again too: another process starting beside this one (a rolling deploy,
+ * two workers) may have created it between the look-up and the create, which the server refuses
+ * as "subjects overlap with an existing stream" (10065) or "already in use"; the next look-up
+ * finds it. A create that fails on every attempt fails the start with the server's reason.
  */
 async function define(what: string, look: () => Promise<Record<string, unknown>>, missing: (err: unknown) => boolean, add: () => Promise<unknown>, update: (have: Record<string, unknown>) => Promise<unknown>, want: Record<string, unknown>, options: DefineOptions): Promise<void> {
   const attempts = options.attempts ?? 5;
@@ -31,8 +35,13 @@ async function define(what: string, look: () => Promise<Record<string, unknown>>
       have = await look();
     } catch (err) {
       if (missing(err)) {
-        await add();
-        return;
+        try {
+          await add();
+          return;
+        } catch (addErr) {
+          if (attempt >= attempts) throw new Error(`${what}: could not create it (${addErr instanceof Error ? addErr.message : String(addErr)})`, { cause: addErr });
+          continue;
+        }
       }
       if (attempt >= attempts) throw new Error(`${what}: could not look it up (${err instanceof Error ? err.message : String(err)})`, { cause: err });
       await new Promise((r) => setTimeout(r, backoff.next()));

@@ -3,6 +3,7 @@ import { type KV, Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { type Position, positionFromString, positionToString } from '../../domain/shared/events.js';
 import { isConflict } from '../../projections/lease-nats.js';
+import { openBucket } from '../../projections/nats-bucket.js';
 import { natsConnectOptions } from './nats-connect.js';
 import { NatsLink } from './nats-link.js';
 import { defineConsumer, defineStream } from './nats-define.js';
@@ -94,7 +95,7 @@ export class NatsDeliveryQueue implements DeliveryQueue {
     const delays = delayNames(prefix, subject);
     await defineDelayTiers(jsm, delays);
     const js = jetstream(nc);
-    const kv = await new Kvm(js).create(`${prefix}_STATE`, { history: 1 });
+    const kv = await openBucket(new Kvm(js), `${prefix}_STATE`, { history: 1 });
     const onError = options.onError ?? ((err) => console.error('webhook delay tier', err));
     return new NatsDeliveryQueue(nc, js, kv, stream, subject, durable, delays, onError, ownsConnection);
   }

@@ -139,6 +139,74 @@ describe('defining a stream when the look-up fails for another reason than "not 
     await defineStream(jsm, { name: 'S', subjects: ['s.a'] }, { retryMs: 1 });
     expect(calls).toEqual(['info', 'info']);
   });
+
+  it('looks again when its create fails because another process created it in between, and fails with the reason when a create always fails', async () => {
+    const { defineStream } = await import('../../dispatcher/queue/nats-define.js');
+    const { JetStreamApiError } = await import('@nats-io/jetstream');
+    const notFound = () => new JetStreamApiError({ code: 404, err_code: 10059, description: 'stream not found' });
+    const overlap = () => new JetStreamApiError({ code: 400, err_code: 10065, description: 'subjects overlap with an existing stream' });
+    // What the server answers a second process starting at the same moment: not found, then its create refused.
+    const calls: string[] = [];
+    let created = false;
+    const racing = {
+      streams: {
+        info: async () => {
+          calls.push('info');
+          if (!created) {
+            created = true; // the other process's create lands now
+            throw notFound();
+          }
+          return { config: { name: 'S', subjects: ['s.a'] } };
+        },
+        add: async () => {
+          calls.push('add');
+          throw overlap();
+        },
+        update: async () => void calls.push('update'),
+      },
+    } as never;
+    await defineStream(racing, { name: 'S', subjects: ['s.a'] }, { retryMs: 1 });
+    expect(calls).toEqual(['info', 'add', 'info']);
+    // A stream that can never be created (its subjects taken by another of the account's streams).
+    const taken = {
+      streams: {
+        info: async () => {
+          throw notFound();
+        },
+        add: async () => {
+          throw overlap();
+        },
+        update: async () => undefined,
+      },
+    } as never;
+    await expect(defineStream(taken, { name: 'S', subjects: ['s.a'] }, { attempts: 3, retryMs: 1 })).rejects.toThrow('stream S: could not create it (subjects overlap with an existing stream)');
+  });
+});
+
+describe('opening a KV bucket that processes share (the queue\'s state, the leases)', () => {
+  it('opens it again when its create lost to another process starting at the same moment, and fails with the reason when it never opens', async () => {
+    const { openBucket } = await import('../../projections/nats-bucket.js');
+    const { JetStreamApiError } = await import('@nats-io/jetstream');
+    const overlap = () => new JetStreamApiError({ code: 400, err_code: 10065, description: 'subjects overlap with an existing stream' });
+    const bucket = { bucket: 'T_STATE' } as never;
+    const names: string[] = [];
+    let creates = 0;
+    const racing = {
+      create: async (name: string) => {
+        names.push(name);
+        if (++creates === 1) throw overlap();
+        return bucket;
+      },
+    };
+    expect(await openBucket(racing, 'T_STATE', { history: 1 }, 5, 1)).toBe(bucket);
+    expect(names).toEqual(['T_STATE', 'T_STATE']);
+    const never = {
+      create: async () => {
+        throw overlap();
+      },
+    };
+    await expect(openBucket(never, 'T_STATE', { history: 1 }, 3, 1)).rejects.toThrow('NATS bucket T_STATE: could not open it (subjects overlap with an existing stream)');
+  });
 });
 
 describe.skipIf(!natsAvailable)('the NATS queue counting attempts', () => {
