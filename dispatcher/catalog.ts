@@ -11,7 +11,7 @@ import type { Evolver, RecordedEvent } from '../domain/shared/events.js';
 import type { Values } from '../domain/shared/fields.js';
 import type { Fires } from '../domain/shared/webhooks.js';
 import { ASSIGNED, taskEvolver, UNASSIGNED } from '../domain/volunteer-task/events.js';
-import { taskAppendedWith, taskWebhooks } from '../domain/volunteer-task/webhooks.js';
+import { isPersonWebhook, taskAppendedWith, taskWebhooks } from '../domain/volunteer-task/webhooks.js';
 import { volunteerEvolver } from '../domain/volunteer/events.js';
 import { volunteerWebhooks } from '../domain/volunteer/webhooks.js';
 import type { WebhookType } from '../domain/webhook-endpoint/types.js';
@@ -35,8 +35,8 @@ type Mapper<C extends Firing> = (event: LoggedEvent<C>, h: AsOf) => Promise<Mapp
 interface MapperOf<C extends Firing, S> {
   /** The record as the category's webhooks see it. */
   evolver: Evolver<S, EventsByCategory[C]>;
-  /** Which webhooks an event fires (domain/<resource>/webhooks.ts). */
-  rules: (event: EventsByCategory[C], before: S, after: S) => Fires;
+  /** Which webhooks an event fires (domain/<resource>/webhooks.ts), given the companions `together` found after it. */
+  rules: (event: EventsByCategory[C], before: S, after: S, joined: readonly RecordedEvent[]) => Fires;
   /** The `data` of one of them, showing `state` (the record before or after the event). */
   data: (h: AsOf, state: S, event: LoggedEvent<C>, type: WebhookType) => Promise<Values> | Values;
   /** The events appended with this one, part of its change (domain/event/webhooks.ts appendedWith). */
@@ -46,8 +46,8 @@ interface MapperOf<C extends Firing, S> {
 /** The mechanics every category shares: read the record around the event, ask its rules, build the data. */
 function mapper<C extends Firing, S>(m: MapperOf<C, S>): Mapper<C> {
   return async (e, h) => {
-    const { before, after } = await h.around(e, m.evolver, m.together?.(e));
-    const fired = m.rules(e, before, after);
+    const { before, after, joined } = await h.around(e, m.evolver, m.together?.(e));
+    const fired = m.rules(e, before, after, joined);
     const out: Mapped[] = [];
     for (let i = 0; i < fired.length; i++) {
       const { type, state } = fired[i];
@@ -68,9 +68,10 @@ const MAPPERS: { [C in Firing]: Mapper<C> } = {
     evolver: taskEvolver,
     rules: taskWebhooks,
     together: taskAppendedWith,
-    // A person-event fires only its person webhook (spec 6.4), whose data names the volunteer the event does.
+    // A person webhook's data (spec 6.4) names the volunteer its event does; the volunteer_task.updated
+    // a person-event also fires is the task's, as every other.
     data: (h, s, e, type) =>
-      e.type === ASSIGNED || e.type === UNASSIGNED ? P.taskPersonData(h, s, e.data.volunteerId, e) : P.taskData(h, s, e, stampOf(type)),
+      (e.type === ASSIGNED || e.type === UNASSIGNED) && isPersonWebhook(type) ? P.taskPersonData(h, s, e.data.volunteerId, e) : P.taskData(h, s, e, stampOf(type)),
   }),
   donation: mapper({ evolver: donationEvolver, rules: donationWebhooks, data: (_h, s, e, type) => P.donationData(s, e, stampOf(type)) }),
   recurring_gift: mapper({ evolver: recurringGiftEvolver, rules: recurringGiftWebhooks, data: (_h, s, e, type) => P.recurringGiftData(s, e, stampOf(type)) }),

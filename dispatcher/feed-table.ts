@@ -31,7 +31,8 @@ const DDL = `CREATE TABLE IF NOT EXISTS ${TABLE} (
 
 /** The table's projector as a release's read-model versions name it (runtime/prepared.ts). */
 // 2: a team's older envelopes packed in deflated blocks (feed_blocks).
-export const FEED_TABLE_VERSION = { name: 'change-feed', version: 2 } as const;
+// 3: a task person-event's volunteer_task.updated numbered by the person-event (index 1), after it (decisions.md 7).
+export const FEED_TABLE_VERSION = { name: 'change-feed', version: 3 } as const;
 
 /**
  * The projector that fills the table, run by the projector thread beside the read models and

@@ -51,23 +51,26 @@ export class AsOf {
   /**
    * The event's own record just before and just after it. `companions` names events appended
    * together with it (one write, such as an event's creation with its form defaults, or a task's
-   * with its assignment): they are part of the same change, so `after` includes them; an event of
-   * a later write never is one.
+   * with its assignment): they are part of the same change, so `after` includes them, and
+   * `joined` lists them; an event of a later write never is one.
    */
-  async around<S>(event: RecordedEvent, evolver: Evolver<S>, companions?: (e: RecordedEvent) => boolean): Promise<{ before: S; after: S }> {
+  async around<S>(event: RecordedEvent, evolver: Evolver<S>, companions?: (e: RecordedEvent) => boolean): Promise<{ before: S; after: S; joined: RecordedEvent[] }> {
     // The first event of a stream has nothing before it: with no companions to look for, nothing
     // need be read (most webhooks are of creations, and the read was the dispatcher's largest cost).
-    if (event.revision === 0n && !companions) return { before: evolver.initial(), after: evolver.evolve(evolver.initial(), event) };
+    if (event.revision === 0n && !companions) return { before: evolver.initial(), after: evolver.evolve(evolver.initial(), event), joined: [] };
     // Companions follow the event in its stream, past the position: only then is the whole stream read.
     const stream = await this.read(event.stream, Boolean(companions) || comparePositions(event.position, this.position) > 0);
     let before = evolver.initial();
     let i = 0;
     for (; i < stream.length && stream[i].revision < event.revision; i++) before = evolver.evolve(before, stream[i]);
     let after = evolver.evolve(before, event);
+    const joined: RecordedEvent[] = [];
     if (companions) {
-      for (let j = i + 1; j < stream.length && stream[j].revision > event.revision && sameWrite(event, stream[j]) && companions(stream[j]); j++)
+      for (let j = i + 1; j < stream.length && stream[j].revision > event.revision && sameWrite(event, stream[j]) && companions(stream[j]); j++) {
         after = evolver.evolve(after, stream[j]);
+        joined.push(stream[j]);
+      }
     }
-    return { before, after };
+    return { before, after, joined };
   }
 }

@@ -49,6 +49,11 @@ describe('the change feed', () => {
     }, 8000, 'one delivery of every change at /all');
     expect(feed.length).toBeGreaterThanOrEqual(8);
     expect(feed.map((e) => e.type)).toContain('volunteer_task.signed_up');
+    // decisions.md §7: a person-event's envelope has index 0, the volunteer_task.updated that
+    // accompanies it index 1 of the same number, and comes right after it.
+    const signUp = feed.findIndex((e) => e.type === 'volunteer_task.signed_up');
+    expect(envelopeNumber(feed[signUp].id) % 10n).toBe(0n);
+    expect([feed[signUp + 1].type, envelopeNumber(feed[signUp + 1].id), feed[signUp + 1].version]).toEqual(['volunteer_task.updated', envelopeNumber(feed[signUp].id) + 1n, feed[signUp].version]);
     // Deliveries run side by side, so they may arrive out of order: the feed is in log order,
     // which is the envelope number's.
     const inLogOrder = sent.sort((a, b) => Number(envelopeNumber(a.id) - envelopeNumber(b.id)));

@@ -151,10 +151,21 @@ describe('task person-events beyond the catalog walk (decisions.md 7)', () => {
     ok(await api.patch(`/volunteer-tasks/${task.PkTask}`, { FkVolunteer: ben }));
     ok(await team.admin.del(`/volunteers/${ben}`));
     await rx.waitFor((r) => r.path === '/people' && r.json.type === 'volunteer_task.unassigned', 1, 15_000);
+    // Three person-events, each with its volunteer_task.updated: six webhooks (arrival order is not guaranteed).
+    await rx.waitFor((r) => r.path === '/people', 6, 15_000);
     const person_ = (type: string) => rx.on('/people').filter((r) => r.json.type === type).map((r) => r.json.data.constituent.FirstName);
-    expect(person_('volunteer_task.signed_up').sort()).toEqual(['Ann', 'Ben']); // arrival order is not guaranteed
+    expect(person_('volunteer_task.signed_up').sort()).toEqual(['Ann', 'Ben']);
     expect(person_('volunteer_task.unassigned')).toEqual(['Ben']); // the reassignment removed Ann without an unassigned
-    const updates = rx.on('/people').filter((r) => r.json.type === 'volunteer_task.updated').map((r) => r.json.data.FkVolunteer);
-    expect(updates).toEqual(expect.arrayContaining([ann, ben, null]));
+    const updates = rx.on('/people').filter((r) => r.json.type === 'volunteer_task.updated');
+    expect(updates.map((r) => r.json.data.FkVolunteer).sort()).toEqual([ann, ben, null].sort());
+    // decisions.md 7: the updated that accompanies a person-event has the person-event's number plus 1,
+    // and the same created and version; so the three writes' envelopes pair up exactly.
+    const number = (id: string) => BigInt(/^evt_(\d+)_\d+$/.exec(id)![1]);
+    for (const p of rx.on('/people').filter((r) => r.json.type !== 'volunteer_task.updated')) {
+      const partner = updates.filter((u) => number(u.json.id) === number(p.json.id) + 1n);
+      expect(partner, p.json.type).toHaveLength(1);
+      expect(number(p.json.id) % 10n).toBe(0n);
+      expect([partner[0].json.created, partner[0].json.version, partner[0].json.data.FkVolunteer]).toEqual([p.json.created, p.json.version, p.json.type === 'volunteer_task.unassigned' ? null : partner[0].json.data.FkVolunteer]);
+    }
   }, 30_000);
 });

@@ -21,10 +21,10 @@ const META = { team: 1, at: '2026-11-01T12:00:00.000Z' };
  * given(past events).fires(event, ...appended with it): the webhooks `event` fires, its rules
  * given the record folded up to just before it and just after it (and the events appended with it).
  */
-function given<S, E extends DomainEvent>(evolver: Evolver<S, E>, rules: (e: E, before: S, after: S) => Fires, ...past: E[]) {
+function given<S, E extends DomainEvent>(evolver: Evolver<S, E>, rules: (e: E, before: S, after: S, joined: readonly E[]) => Fires, ...past: E[]) {
   const fold = (s: S, e: E) => evolver.evolve(s, { ...e, metadata: META });
   const before = past.reduce(fold, evolver.initial());
-  return { fires: (event: E, ...together: E[]) => rules(event, before, [event, ...together].reduce(fold, before)) };
+  return { fires: (event: E, ...together: E[]) => rules(event, before, [event, ...together].reduce(fold, before), together) };
 }
 
 const after = (type: string) => ({ type, state: 'after' });
@@ -68,19 +68,25 @@ describe('task person-events (spec 6.4, decisions.md 7)', () => {
   const task = (...past: TaskEvent[]) => given(taskEvolver, taskWebhooks, ...past);
   const unassigned = (reason: 'unassigned' | 'canceled' | 'volunteer_deleted'): TaskEvent => ({ type: 'VolunteerTaskUnassigned', data: { id: 1, volunteerId: 5, reason } });
 
-  it('fires signed_up for an assignment, and a reassignment, and nothing else', () => {
-    expect(task(created).fires(assigned)).toEqual([after('volunteer_task.signed_up')]);
+  const updated = after('volunteer_task.updated');
+  it('fires signed_up for an assignment, and a reassignment, then the volunteer_task.updated that accompanies it', () => {
+    expect(task(created).fires(assigned)).toEqual([after('volunteer_task.signed_up'), updated]);
     expect(task(created, assigned).fires({ ...assigned, data: { ...assigned.data, volunteerId: 6, previousVolunteerId: 5 } })).toEqual([
       after('volunteer_task.signed_up'),
+      updated,
     ]);
   });
-  it('fires canceled when the volunteer canceled, unassigned otherwise', () => {
-    expect(task(created, assigned).fires(unassigned('canceled'))).toEqual([after('volunteer_task.canceled')]);
-    expect(task(created, assigned).fires(unassigned('unassigned'))).toEqual([after('volunteer_task.unassigned')]);
-    expect(task(created, assigned).fires(unassigned('volunteer_deleted'))).toEqual([after('volunteer_task.unassigned')]);
+  it('fires canceled when the volunteer canceled, unassigned otherwise, each with its volunteer_task.updated', () => {
+    expect(task(created, assigned).fires(unassigned('canceled'))).toEqual([after('volunteer_task.canceled'), updated]);
+    expect(task(created, assigned).fires(unassigned('unassigned'))).toEqual([after('volunteer_task.unassigned'), updated]);
+    expect(task(created, assigned).fires(unassigned('volunteer_deleted'))).toEqual([after('volunteer_task.unassigned'), updated]);
   });
-  it('fires volunteer_task.updated for the update appended before a person-event', () =>
-    expect(task(created).fires({ type: 'VolunteerTaskUpdated', data: { id: 1, changes: { FkVolunteer: 5 } } })).toEqual([after('volunteer_task.updated')]));
+  it('fires nothing for the update a person-event follows in its write (that event fires the write\'s updated), updated for one standing alone', () => {
+    const change: TaskEvent = { type: 'VolunteerTaskUpdated', data: { id: 1, changes: { FkVolunteer: 5 } } };
+    expect(task(created).fires(change, assigned)).toEqual([]);
+    expect(task(created, assigned).fires({ type: 'VolunteerTaskUpdated', data: { id: 1, changes: { FkVolunteer: null } } }, unassigned('canceled'))).toEqual([]);
+    expect(task(created).fires({ type: 'VolunteerTaskUpdated', data: { id: 1, changes: { VolunteerTaskTitle: 'Phone bank' } } })).toEqual([updated]);
+  });
 });
 
 describe('donation webhooks', () => {
