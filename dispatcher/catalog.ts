@@ -13,10 +13,10 @@ import type { Fires } from '../domain/shared/webhooks.js';
 import { ASSIGNED, taskEvolver, UNASSIGNED } from '../domain/volunteer-task/events.js';
 import { isPersonWebhook, taskAppendedWith, taskWebhooks } from '../domain/volunteer-task/webhooks.js';
 import { volunteerEvolver } from '../domain/volunteer/events.js';
-import { volunteerWebhooks } from '../domain/volunteer/webhooks.js';
+import { volunteerAppendedWith, volunteerWebhooks } from '../domain/volunteer/webhooks.js';
 import type { WebhookType } from '../domain/webhook-endpoint/types.js';
 import { stampOf } from './event-types.js';
-import type { AsOf } from './history.js';
+import type { AsOf, InWrite } from './history.js';
 import * as P from './payloads.js';
 
 export { WEBHOOK_TYPES, type WebhookType } from '../domain/webhook-endpoint/types.js';
@@ -35,8 +35,8 @@ type Mapper<C extends Firing> = (event: LoggedEvent<C>, h: AsOf) => Promise<Mapp
 interface MapperOf<C extends Firing, S> {
   /** The record as the category's webhooks see it. */
   evolver: Evolver<S, EventsByCategory[C]>;
-  /** Which webhooks an event fires (domain/<resource>/webhooks.ts), given the companions `together` found after it. */
-  rules: (event: EventsByCategory[C], before: S, after: S, joined: readonly RecordedEvent[]) => Fires;
+  /** Which webhooks an event fires (domain/<resource>/webhooks.ts), given where it stands in its write (the companions `together` found after it). */
+  rules: (event: EventsByCategory[C], before: S, after: S, write: InWrite) => Fires;
   /** The `data` of one of them, showing `state` (the record before or after the event). */
   data: (h: AsOf, state: S, event: LoggedEvent<C>, type: WebhookType) => Promise<Values> | Values;
   /** The events appended with this one, part of its change (domain/event/webhooks.ts appendedWith). */
@@ -46,8 +46,8 @@ interface MapperOf<C extends Firing, S> {
 /** The mechanics every category shares: read the record around the event, ask its rules, build the data. */
 function mapper<C extends Firing, S>(m: MapperOf<C, S>): Mapper<C> {
   return async (e, h) => {
-    const { before, after, joined } = await h.around(e, m.evolver, m.together?.(e));
-    const fired = m.rules(e, before, after, joined);
+    const { before, after, write } = await h.around(e, m.evolver, m.together?.(e));
+    const fired = m.rules(e, before, after, write);
     const out: Mapped[] = [];
     for (let i = 0; i < fired.length; i++) {
       const { type, state } = fired[i];
@@ -63,7 +63,7 @@ const MAPPERS: { [C in Firing]: Mapper<C> } = {
     rules: constituentWebhooks,
     data: (_h, s, e, type) => (type === 'constituent.erased' ? P.erasedData(s, e) : P.constituentData(s, e, stampOf(type))),
   }),
-  volunteer: mapper({ evolver: volunteerEvolver, rules: volunteerWebhooks, data: (h, s, e, type) => P.volunteerData(h, s, e, stampOf(type)) }),
+  volunteer: mapper({ evolver: volunteerEvolver, rules: volunteerWebhooks, together: volunteerAppendedWith, data: (h, s, e, type) => P.volunteerData(h, s, e, stampOf(type)) }),
   volunteer_task: mapper({
     evolver: taskEvolver,
     rules: taskWebhooks,

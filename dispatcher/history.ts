@@ -1,6 +1,7 @@
 import type { Evolver } from '../domain/shared/events.js';
 import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
 import { sameWrite } from '../domain/shared/revision.js';
+import type { WriteOf } from '../domain/shared/webhooks.js';
 import { type EventLog } from '../eventlog/port.js';
 
 /** The reads AsOf makes: the log port's, or a thread's own reader of the log file. */
@@ -52,17 +53,19 @@ export class AsOf {
    * The event's own record just before and just after it. `companions` names events appended
    * together with it (one write, such as an event's creation with its form defaults, or a task's
    * with its assignment): they are part of the same change, so `after` includes them, and
-   * `joined` lists them; an event of a later write never is one.
+   * `write.joined` lists them; an event of a later write never is one. `write.opens` says whether
+   * the event is the first its write stored in the stream.
    */
-  async around<S>(event: RecordedEvent, evolver: Evolver<S>, companions?: (e: RecordedEvent) => boolean): Promise<{ before: S; after: S; joined: RecordedEvent[] }> {
+  async around<S>(event: RecordedEvent, evolver: Evolver<S>, companions?: (e: RecordedEvent) => boolean): Promise<{ before: S; after: S; write: InWrite }> {
     // The first event of a stream has nothing before it: with no companions to look for, nothing
     // need be read (most webhooks are of creations, and the read was the dispatcher's largest cost).
-    if (event.revision === 0n && !companions) return { before: evolver.initial(), after: evolver.evolve(evolver.initial(), event), joined: [] };
+    if (event.revision === 0n && !companions) return { before: evolver.initial(), after: evolver.evolve(evolver.initial(), event), write: ALONE };
     // Companions follow the event in its stream, past the position: only then is the whole stream read.
     const stream = await this.read(event.stream, Boolean(companions) || comparePositions(event.position, this.position) > 0);
     let before = evolver.initial();
     let i = 0;
     for (; i < stream.length && stream[i].revision < event.revision; i++) before = evolver.evolve(before, stream[i]);
+    const opens = i === 0 || !sameWrite(stream[i - 1], event);
     let after = evolver.evolve(before, event);
     const joined: RecordedEvent[] = [];
     if (companions) {
@@ -71,6 +74,13 @@ export class AsOf {
         joined.push(stream[j]);
       }
     }
-    return { before, after, joined };
+    return { before, after, write: { joined, opens } };
   }
 }
+
+/** Where an event stands in the write that stored it (domain/shared/webhooks.ts WriteOf), its companions as read. */
+export interface InWrite extends WriteOf {
+  readonly joined: readonly RecordedEvent[];
+}
+
+const ALONE: InWrite = Object.freeze({ joined: Object.freeze([]) as readonly RecordedEvent[], opens: true });

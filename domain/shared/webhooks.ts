@@ -17,6 +17,19 @@ export interface Fired {
 
 export type Fires = readonly Fired[];
 
+/**
+ * Where an event stands in the write (one append) that stored it, for rules that fire once a
+ * write: the companions that follow it there (those its resource's `appendedWith` names, folded
+ * into `after`), and whether it is the write's first event in the stream.
+ */
+export interface WriteOf {
+  readonly joined: readonly { readonly type: string }[];
+  readonly opens: boolean;
+}
+
+/** An event stored alone. */
+export const ALONE: WriteOf = Object.freeze({ joined: Object.freeze([]), opens: true });
+
 /** No webhook. */
 export const NONE: Fires = Object.freeze([]);
 

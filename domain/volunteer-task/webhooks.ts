@@ -1,5 +1,5 @@
 import { unknownEvent } from '../shared/events.js';
-import { changedRecord, deletedRecord, type Fires, fires, NONE, recordWebhooks } from '../shared/webhooks.js';
+import { ALONE, changedRecord, deletedRecord, type Fires, fires, NONE, recordWebhooks, type WriteOf } from '../shared/webhooks.js';
 import { ASSIGNED, type TaskEvent, type TaskState, UNASSIGNED } from './events.js';
 
 const TASK = recordWebhooks('volunteer_task.created', 'volunteer_task.updated', 'volunteer_task.deleted');
@@ -25,17 +25,17 @@ const isPersonEvent = (e: { type: string }) => e.type === ASSIGNED || e.type ===
  * unassigned otherwise (taken off, or their volunteer record deleted); each also fires
  * volunteer_task.updated. A change of volunteer is stored as a VolunteerTaskUpdated followed in
  * the same write by its person-event (decide.ts withFieldChange): that update fires nothing of its
- * own (`joined`, the person-event appended with it, fires the write's `updated`), so the write's
+ * own (the person-event `write.joined` names fires the write's `updated`), so the write's
  * two webhooks share the person-event's position, as decisions.md 7 numbers them.
  */
-export function taskWebhooks(e: TaskEvent, before: TaskState, after: TaskState, joined: readonly { type: string }[] = []): Fires {
+export function taskWebhooks(e: TaskEvent, before: TaskState, after: TaskState, write: WriteOf = ALONE): Fires {
   switch (e.type) {
     case 'VolunteerTaskCreated':
       return TASK.created;
     case 'VolunteerTaskDeleted':
       return deletedRecord(TASK, before);
     case 'VolunteerTaskUpdated':
-      return joined.some(isPersonEvent) ? NONE : changedRecord(TASK, before, after);
+      return write.joined.some(isPersonEvent) ? NONE : changedRecord(TASK, before, after);
     case 'VolunteerTaskLocked':
     case 'VolunteerTaskUnlocked':
       return changedRecord(TASK, before, after);

@@ -169,3 +169,25 @@ describe('task person-events beyond the catalog walk (decisions.md 7)', () => {
     }
   }, 30_000);
 });
+
+describe('a volunteer PATCH that edits fields and moves the status (one write, decisions.md 7)', () => {
+  it('fires exactly one volunteer.updated, showing the state the write left, for a PATCH that deactivates and edits', async () => {
+    const team = await t.team();
+    ok(await team.admin.post('/webhook-endpoints', { url: rx.url('/v'), events: ['volunteer.updated'] }), 201);
+    const api = team.api.Integration;
+    const c = ok(await api.post('/constituents', { FirstName: 'Ada', LastName: 'L' }), 201).body.constituent;
+    const v = ok(await api.post('/volunteers', { FkConstituent: c.PkConstituent }), 201).body.volunteer;
+    const after = ok(await api.patch(`/volunteers/${v.PkVolunteer}`, { IsTeamMember: true, IsActive: false, IsSuspended: true })).body.volunteer;
+    expect(after).toMatchObject({ IsTeamMember: true, IsActive: false, IsSuspended: true });
+    // A later marker write, so everything of the PATCH has been delivered when it arrives.
+    ok(await api.patch(`/volunteers/${v.PkVolunteer}`, { NumTeeShirtsNeeded: 7 }));
+    await rx.waitFor((r) => r.path === '/v' && r.json.data.NumTeeShirtsNeeded === 7, 1, 15_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    const ofPatch = rx.on('/v').map((r) => r.json).filter((e) => e.data.NumTeeShirtsNeeded !== 7);
+    // Spec 6.2 "volunteer.updated: a volunteer's details change"; decisions.md §7: one write is one
+    // revision and `version` lets receivers drop stale updates.
+    expect(ofPatch.map((e) => ({ version: e.version, IsTeamMember: e.data.IsTeamMember, IsActive: e.data.IsActive, IsSuspended: e.data.IsSuspended }))).toEqual([
+      { version: 2, IsTeamMember: true, IsActive: false, IsSuspended: true },
+    ]);
+  }, 40_000);
+});

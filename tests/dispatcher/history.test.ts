@@ -26,7 +26,7 @@ describe('reading a record as of an event being dispatched', () => {
     const { counted, read } = counting(log);
     const h = new AsOf(counted, second.position);
     expect(await h.state('thing-1', counter)).toBe(2);
-    expect(await h.around(event, counter)).toEqual({ before: 1, after: 2, joined: [] });
+    expect(await h.around(event, counter)).toMatchObject({ before: 1, after: 2 });
     expect(read.events).toBe(2);
     await log.close();
   });
@@ -38,7 +38,10 @@ describe('reading a record as of an event being dispatched', () => {
     const [made] = await log.readStream('thing-1');
     const h = new AsOf(log, made.position);
     expect(r.nextExpectedRevision).toBe(2n);
-    const { before, after, joined } = await h.around(made, counter, (e) => e.type === 'Defaulted');
-    expect({ before, after, joined: joined.map((e) => [e.type, e.revision]) }).toEqual({ before: 0, after: 3, joined: [['Defaulted', 1n], ['Defaulted', 2n]] });
+    const { before, after, write } = await h.around(made, counter, (e) => e.type === 'Defaulted');
+    expect({ before, after, opens: write.opens, joined: write.joined.map((e) => [e.type, e.revision]) }).toEqual({ before: 0, after: 3, opens: true, joined: [['Defaulted', 1n], ['Defaulted', 2n]] });
+    // The write's second event is not its first: a rule firing once a write can tell.
+    const [, defaulted] = await log.readStream('thing-1');
+    expect((await h.around(defaulted, counter)).write).toEqual({ joined: [], opens: false });
   });
 });

@@ -9,7 +9,7 @@ import { appendedWith, EVENT_UPDATE_FIELDS, eventWebhookEvolver, eventWebhooks }
 import { recurringGiftEvolver, type RecurringGiftEvent } from '../../domain/recurring-gift/events.js';
 import { recurringGiftWebhooks } from '../../domain/recurring-gift/webhooks.js';
 import type { DomainEvent, Evolver } from '../../domain/shared/events.js';
-import type { Fires } from '../../domain/shared/webhooks.js';
+import type { Fires, WriteOf } from '../../domain/shared/webhooks.js';
 import { taskEvolver, type TaskEvent } from '../../domain/volunteer-task/events.js';
 import { taskWebhooks } from '../../domain/volunteer-task/webhooks.js';
 import { volunteerEvolver, type VolunteerEvent } from '../../domain/volunteer/events.js';
@@ -21,10 +21,15 @@ const META = { team: 1, at: '2026-11-01T12:00:00.000Z' };
  * given(past events).fires(event, ...appended with it): the webhooks `event` fires, its rules
  * given the record folded up to just before it and just after it (and the events appended with it).
  */
-function given<S, E extends DomainEvent>(evolver: Evolver<S, E>, rules: (e: E, before: S, after: S, joined: readonly E[]) => Fires, ...past: E[]) {
+function given<S, E extends DomainEvent>(evolver: Evolver<S, E>, rules: (e: E, before: S, after: S, write: WriteOf) => Fires, ...past: E[]) {
   const fold = (s: S, e: E) => evolver.evolve(s, { ...e, metadata: META });
   const before = past.reduce(fold, evolver.initial());
-  return { fires: (event: E, ...together: E[]) => rules(event, before, [event, ...together].reduce(fold, before), together) };
+  return {
+    /** The rules of `event`, stored with `together` after it in one write. */
+    fires: (event: E, ...together: E[]) => rules(event, before, [event, ...together].reduce(fold, before), { joined: together, opens: true }),
+    /** The rules of `event`, stored after another event of its own write. */
+    firesFollowing: (event: E) => rules(event, before, fold(before, event), { joined: [], opens: false }),
+  };
 }
 
 const after = (type: string) => ({ type, state: 'after' });
@@ -53,6 +58,13 @@ describe('volunteer webhooks', () => {
     expect(given(volunteerEvolver, volunteerWebhooks, created).fires({ type: 'VolunteerDeactivated', data: { id: 1, InactiveDate: '2026-03-01' } })).toEqual([
       after('volunteer.updated'),
     ]));
+  it('fires one volunteer.updated a write: from its first event, showing the volunteer as the whole write left it (decisions.md 7)', () => {
+    const volunteer = given(volunteerEvolver, volunteerWebhooks, created);
+    const edit: VolunteerEvent = { type: 'VolunteerUpdated', data: { id: 1, changes: { IsTeamMember: true } } };
+    const deactivated: VolunteerEvent = { type: 'VolunteerDeactivated', data: { id: 1, InactiveDate: '2026-03-01' } };
+    expect(volunteer.fires(edit, deactivated)).toEqual([after('volunteer.updated')]);
+    expect(volunteer.firesFollowing(deactivated)).toEqual([]);
+  });
   it('fires created and deleted by the common rule', () => {
     expect(given(volunteerEvolver, volunteerWebhooks).fires(created)).toEqual([after('volunteer.created')]);
     expect(given(volunteerEvolver, volunteerWebhooks, created).fires({ type: 'VolunteerDeleted', data: { id: 1 } })).toEqual([before('volunteer.deleted')]);
