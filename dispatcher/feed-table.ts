@@ -31,7 +31,7 @@ const DDL = `CREATE TABLE IF NOT EXISTS ${TABLE} (
 
 /** The table's projector as a release's read-model versions name it (runtime/prepared.ts). */
 // 2: a team's older envelopes packed in deflated blocks (feed_blocks).
-// 3: a task person-event's volunteer_task.updated numbered by the person-event (index 1), after it (decisions.md 7).
+// 3: a task person-event's volunteer_task.updated numbered by the person-event (index 1), after it; one volunteer.updated a write (decisions.md 7).
 export const FEED_TABLE_VERSION = { name: 'change-feed', version: 3 } as const;
 
 /**

@@ -202,6 +202,9 @@ export interface Transactions {
   run<T>(work: (store: ReadStore) => Promise<T>): Promise<T>;
 }
 
+/** The character `contains` joins a document's fields with (search-text.ts searchTextOf). */
+const FIELD_JOIN = '\u0001';
+
 // ---- small builders so call sites read as the rule they state ----
 export const eq = (field: string, value: Scalar): Filter => ({ op: 'eq', field, value });
 export const and = (...filters: Array<Filter | undefined | false>): Filter => ({
@@ -217,6 +220,11 @@ export const lte = (field: string, value: string | number): Filter => ({ op: 'lt
  * search also matches the record's id exactly (decisions.md 5).
  */
 export function searchFilter(text: string, fields: string[], idField: string): Filter {
+  // `contains` over several fields reads them joined by U+0001 (search-text.ts): a search holding
+  // that character would match across two fields, or match every record. The search is literal,
+  // within one field: each field is asked on its own (no field set declares that, so row by row;
+  // such a search is never typed by a person).
+  if (text.includes(FIELD_JOIN) && fields.length > 1) return or(...fields.map((f): Filter => ({ op: 'contains', fields: [f], text })));
   const contains: Filter = { op: 'contains', fields, text };
   return /^\d+$/.test(text) && Number.isSafeInteger(Number(text)) ? or(contains, eq(idField, Number(text))) : contains;
 }

@@ -104,6 +104,11 @@ describe('finding constituents', () => {
     expect((await api.get('/constituents?search=a.b')).body.total).toBe(1);
     expect((await api.get('/constituents?search=a*')).body.total).toBe(0);
     expect((await api.get('/constituents?search=(')).body.total).toBe(0);
+    // A search holding U+0001 (the character the stores join a record's fields with) is literal
+    // too: no field holds it, so nothing matches, not every record, nor "ann" and "lee" across two fields.
+    expect((await api.get('/constituents?search=%01')).body.total).toBe(0);
+    expect((await api.get(`/constituents?search=${encodeURIComponent('ann\u0001lee')}`)).body.total).toBe(0);
+    expect((await api.get(`/volunteers?search=${encodeURIComponent('\u0001')}`)).body.total).toBe(0);
     const all = await api.get('/constituents');
     expect(all.body.constituents.map((c: { PkConstituent: number }) => c.PkConstituent)).toEqual(made.map((c) => c.PkConstituent));
   });
