@@ -71,7 +71,7 @@ export async function updateVolunteer(deps: CommandDeps, ctx: WriteContext, id: 
 export async function deleteVolunteerOfConstituent(deps: CommandDeps, ctx: WriteContext, constituentId: number): Promise<void> {
   const found = await deps.store.find<{ PkVolunteer: number }>({ collection: VOLUNTEERS, filter: and(eq('FkTeam', ctx.team), eq('FkConstituent', constituentId)) });
   for (const { PkVolunteer: id } of found.items) {
-    const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => (s.deleted ? [] : decideDelete(VOLUNTEER, s, ctx.team, 'volunteer', id)));
+    const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => (s.deleted ? [] : decideDelete(VOLUNTEER, s, ctx.team, 'volunteer', id, { consequence: true })));
     await deps.settle(r.position, ctx);
     await unassignDeletedVolunteer(deps, ctx, id);
   }

@@ -25,16 +25,22 @@ const BESIDE_THE_API = new Set(['webhook-dispatcher', 'rate-limits']);
  * failed is not ready, one beside the API (above) only degraded.
  */
 export async function readiness(services: Pick<Services, 'reachable' | 'followers' | 'starting'>) {
-  const [reachable, followers] = await Promise.all([
+  const [reachable, listed] = await Promise.all([
     services.reachable().then(
       () => true,
       () => false,
     ),
-    services.followers().catch(() => []),
+    // Followers whose state cannot be read (the read models' thread not answering) are not known
+    // to have caught up: not ready, rather than ready with none listed.
+    services.followers().then(
+      (followers) => ({ known: true, followers }),
+      () => ({ known: false, followers: [] }),
+    ),
   ]);
+  const { known, followers } = listed;
   const outage = (f: { name: string; state: string }) => BESIDE_THE_API.has(f.name) && (f.state === 'reconnecting' || f.state === 'failed');
   // A part still starting (the webhook dispatcher waits for the read models) is not listed yet.
-  const ready = reachable && !services.starting?.() && followers.every((f) => f.state === 'caught_up' || outage(f));
+  const ready = reachable && known && !services.starting?.() && followers.every((f) => f.state === 'caught_up' || outage(f));
   const status = !ready ? 'not_ready' : followers.some(outage) ? 'degraded' : 'ready';
   return { code: ready ? 200 : 503, body: { status, followers } };
 }

@@ -1,6 +1,6 @@
 import { invalidField } from '../shared/errors.js';
 import { changedFields, normaliseFields, type Values } from '../shared/fields.js';
-import { assertFound, assertWritable } from '../shared/record.js';
+import { assertWritable } from '../shared/record.js';
 import { todayUtc } from '../shared/values.js';
 import { cents, DONATION, type DonationState, type DonationEvent } from './events.js';
 import { checkAmount, completeDonation, DONATION_FIELDS, DONATION_READ_ONLY } from './rules.js';
@@ -39,7 +39,8 @@ export function decideFlag(cmd: { id: number; team: number; flag: 'Receipted' | 
 /** The refund is checked against what is left of the gift; the refund donation is written next. */
 export function decideRefund(cmd: { id: number; team: number; refundId: number; amount: unknown }, s: DonationState): DonationEvent[] {
   const amount = checkAmount('Amount', cmd.amount);
-  assertFound(s, cmd.team, 'donation', cmd.id);
+  // The refund is recorded on the original (DonationRefunded): a write, which a locked donation refuses.
+  assertWritable(s, cmd.team, 'donation', cmd.id);
   if (s.fields.FkRefundedDonation != null) throw invalidField('Amount', `Donation ${cmd.id} is itself a refund; refund the original donation.`);
   const left = cents((s.fields.Amount as number) - s.refunded);
   if (amount > left) throw invalidField('Amount', `Amount ${amount} is more than the ${left} left to refund on donation ${cmd.id}.`);

@@ -83,8 +83,15 @@ export function decideLock<P extends string>(prefix: P, state: RecordState, team
   return [lock ? { type: `${prefix}Locked`, data: { id } } : { type: `${prefix}Unlocked`, data: { id } }];
 }
 
-export function decideDelete<P extends string>(prefix: P, state: RecordState, team: number, what: string, id: number): RecordEvents<P>[] {
-  assertFound(state, team, what, id);
+/**
+ * An operator's delete is a write, so a locked record refuses it (`403 record_protected`,
+ * decisions.md 9): unlock it first. A delete that is the consequence of another (a constituent's
+ * volunteer going with the constituent: spec 2.2) is not an edit and goes through a lock, as a
+ * deleted volunteer's tasks are unassigned locked or not.
+ */
+export function decideDelete<P extends string>(prefix: P, state: RecordState, team: number, what: string, id: number, options: { consequence?: boolean } = {}): RecordEvents<P>[] {
+  if (options.consequence) assertFound(state, team, what, id);
+  else assertWritable(state, team, what, id);
   return [{ type: `${prefix}Deleted`, data: { id } }];
 }
 

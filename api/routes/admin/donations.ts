@@ -10,7 +10,7 @@ import { adminContext } from '../../auth.js';
 import { guardedContext, setEtag } from '../../etag.js';
 import { TeamParams, TeamRecordParams } from '../../schemas/admin.js';
 import * as S from '../../schemas/donation.js';
-import { errors } from '../../schemas/common.js';
+import { errors, NoBody } from '../../schemas/common.js';
 import type { Services } from '../../../runtime/services.js';
 
 const hide = true;
@@ -46,7 +46,7 @@ export const adminDonationRoutes =
 
     app.delete(
       `/teams/:teamId/${RESOURCES.donation.path}/:id`,
-      { schema: { hide, params: TeamRecordParams, response: { 200: One, ...errors(401, 403, 404) } } },
+      { schema: { hide, params: TeamRecordParams, body: NoBody, response: { 200: One, ...errors(400, 401, 403, 404) } } },
       async (request, reply) => {
         // If-Match guards an admin DELETE (decisions.md §11), as the other records' (locks.ts).
         const stream = streamOf(RESOURCES.donation, request.params.id);
@@ -60,7 +60,7 @@ export const adminDonationRoutes =
 
     app.post(
       `/teams/:teamId/${RESOURCES.donation.path}/:id/refund`,
-      { schema: { hide, params: TeamRecordParams, body: S.RefundBody, response: { 201: One, ...errors(400, 401, 404) } } },
+      { schema: { hide, params: TeamRecordParams, body: S.RefundBody, response: { 201: One, ...errors(400, 401, 403, 404) } } },
       async (request, reply) => {
         const ctx = adminContext(request, request.params.teamId);
         const refundId = await refundDonation(services, ctx, request.params.id, request.body.Amount);
@@ -71,7 +71,7 @@ export const adminDonationRoutes =
     for (const [action, flag] of [['receipt', 'Receipted'], ['thank', 'Thanked']] as const) {
       app.post(
         `/teams/:teamId/donations/:id/${action}`,
-        { schema: { hide, params: TeamRecordParams, response: { 200: One, ...errors(401, 403, 404) } } },
+        { schema: { hide, params: TeamRecordParams, body: NoBody, response: { 200: One, ...errors(400, 401, 403, 404) } } },
         async (request) => {
           const ctx = adminContext(request, request.params.teamId);
           await flagDonation(services, ctx, request.params.id, flag);
@@ -93,7 +93,7 @@ export const adminDonationRoutes =
 
     app.delete(
       `/teams/:teamId/${RESOURCES.recurringGift.path}/:id`,
-      { schema: { hide, params: TeamRecordParams, response: { 200: Gift, ...errors(401, 404) } } },
+      { schema: { hide, params: TeamRecordParams, body: NoBody, response: { 200: Gift, ...errors(400, 401, 404) } } },
       async (request, reply) => {
         const stream = streamOf(RESOURCES.recurringGift, request.params.id);
         const ctx = guardedContext(adminContext(request, request.params.teamId), request, stream);

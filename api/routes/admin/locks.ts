@@ -33,7 +33,7 @@ export const lockRoutes =
     }
     app.delete(
       '/teams/:teamId/:resource/:id',
-      { schema: { hide: true, params: Params, body: NoBody, response: { 200: Ok, ...errors(400, 401, 404) } } },
+      { schema: { hide: true, params: Params, body: NoBody, response: { 200: Ok, ...errors(400, 401, 403, 404, 412) } } },
       async (request, reply) => {
         const { teamId, resource, id } = request.params;
         const kind = recordKind(resource);
