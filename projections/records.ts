@@ -18,8 +18,8 @@ export interface RecordProjectionOptions<C extends Category> {
   collection: CollectionDef;
   /** Every public field, so unset ones read as null, never absent (decisions.md 3). */
   fields: readonly string[];
-  /** Derived and internal (`_`-prefixed) fields, recomputed on every change. */
-  derive?: (doc: Doc, store: ReadStore) => Promise<Doc> | Doc;
+  /** Derived and internal (`_`-prefixed) fields, recomputed on every change (`event`, the one applied). */
+  derive?: (doc: Doc, store: ReadStore, event: LoggedEvent<C>) => Promise<Doc> | Doc;
   /**
    * `derive` answers the same for a field left out as for one that is null: a store whose unset
    * fields read as null (ReadStore.unsetReadsAsNull) is then given a created document of its
@@ -144,7 +144,7 @@ export function recordProjection<C extends Category>(o: RecordProjectionOptions<
         next.DateCreated = at;
       }
       next.DateLastModified = at;
-      if (o.derive) Object.assign(next, await o.derive(next, store));
+      if (o.derive) Object.assign(next, await o.derive(next, store, event));
       next._rev = rev;
       await store.put(o.collection.name, mark ? marked(next, mark) : next);
     },

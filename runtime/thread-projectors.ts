@@ -6,11 +6,12 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { FEED_TABLE_VERSION, feedTableProjector } from '../dispatcher/feed-table.js';
 import type { StreamReader } from '../dispatcher/history.js';
-import { projectors as productProjectors } from '../projections/index.js';
+import { productProjectors, projectors } from '../projections/index.js';
 import type { Projector } from '../projections/engine/projector.js';
 
 /**
- * The projectors a thread applies: the product's read models and the change feed's table
+ * The projectors a thread applies: the product's read models (the ticket sales reading a deleted
+ * linked record's stream from the thread's log reader) and the change feed's table
  * (dispatcher/feed-table.ts, written through the thread's own connection `db` and reading payloads
  * from its log reader), or those a test module exports as `projectors` (a failing one, a counting
  * one); the same in every thread that projects, so the projector thread, the rebuild and its
@@ -18,7 +19,7 @@ import type { Projector } from '../projections/engine/projector.js';
  * rebuild), whose driver calls each projector's `endBulk` once the log is applied.
  */
 export async function loadProjectors(projectorsModule: string | undefined, thread: { db: Database.Database; log: StreamReader; bulk?: boolean }): Promise<Projector[]> {
-  if (!projectorsModule) return [...productProjectors, feedTableProjector(thread.db, thread.log, { bulk: thread.bulk })];
+  if (!projectorsModule) return [...productProjectors(thread.log), feedTableProjector(thread.db, thread.log, { bulk: thread.bulk })];
   const mod = (await import(projectorsModule)) as { projectors: Projector[] };
   return mod.projectors;
 }
@@ -28,7 +29,7 @@ export async function loadProjectors(projectorsModule: string | undefined, threa
  * database: what a release's read models are, for its prepared files (runtime/prepared.ts).
  */
 export async function projectorVersions(projectorsModule?: string): Promise<Array<{ name: string; version: number }>> {
-  const all = projectorsModule ? ((await import(projectorsModule)) as { projectors: Projector[] }).projectors : [...productProjectors, FEED_TABLE_VERSION];
+  const all = projectorsModule ? ((await import(projectorsModule)) as { projectors: Projector[] }).projectors : [...projectors, FEED_TABLE_VERSION];
   return all.map((p) => ({ name: p.name, version: p.version }));
 }
 

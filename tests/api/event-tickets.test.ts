@@ -3,7 +3,7 @@ import { fromLog } from '../../domain/events.js';
 import type { Projector } from '../../projections/engine/projector.js';
 import type { RecordedEvent } from '../../domain/shared/events.js';
 import { constituentsProjection } from '../../projections/constituents.js';
-import { EVENT_TICKETS, eventTicketsProjection } from '../../projections/event-tickets.js';
+import { EVENT_TICKETS, eventTicketsProjector } from '../../projections/event-tickets.js';
 import { EVENTS, eventsProjection } from '../../projections/events.js';
 import { lookupsProjection } from '../../projections/lookups.js';
 import { MemoryReadStore } from '../support/memory-store/memory.js';
@@ -195,10 +195,10 @@ describe('rebuilding the event and ticket read models from the log', () => {
     const gone = (await team.api.Integration.post('/events', { EventTitle: 'Gone' })).body.event.PkEvent;
     await team.admin.del(`/events/${gone}`);
 
-    const projectors: Projector[] = [constituentsProjection, lookupsProjection, eventsProjection, eventTicketsProjection];
+    const log = t.runtime.services.log;
+    const projectors: Projector[] = [constituentsProjection, lookupsProjection, eventsProjection, eventTicketsProjector(log)];
     const rebuilt = new MemoryReadStore();
     for (const p of projectors) for (const c of p.collections) await rebuilt.defineCollection(c);
-    const log = t.runtime.services.log;
     const head = (await log.head())!;
     let done!: () => void;
     const finished = new Promise<void>((r) => (done = r));

@@ -9,7 +9,7 @@ import { FeedTable, feedTableProjector } from '../../dispatcher/feed-table.js';
 import { openLogReader } from '../../eventlog/sqlite-file.js';
 import { constituentSearch } from '../../projections/constituents.js';
 import { SqliteProjection } from '../../projections/engine/sqlite-step.js';
-import { projectors } from '../../projections/index.js';
+import { productProjectors } from '../../projections/index.js';
 import { SqliteReadCore } from '../../projections/store/sqlite-core.js';
 import { LOG_FILE } from '../../runtime/read-models.js';
 import { startTestApp } from '../support/app.js';
@@ -57,7 +57,7 @@ async function build(sizes: number[], heldFrom: number, block: number): Promise<
   const file = path.join(dir, `read-${builds++}.sqlite`);
   const log = openLogReader(path.join(dir, LOG_FILE));
   const core = new SqliteReadCore(file);
-  const projection = new SqliteProjection(core, [...projectors, feedTableProjector(core.db, log, { block })], log, { heldFrom });
+  const projection = new SqliteProjection(core, [...productProjectors(log), feedTableProjector(core.db, log, { block })], log, { heldFrom });
   projection.prepare();
   for (let i = 0; !(await projection.step(sizes[i % sizes.length])).caughtUp; i++);
   core.syncSearch();
