@@ -25,6 +25,7 @@ export const STATUS: Record<ErrorCode, number> = {
   not_supported: 501,
   erasure_pending: 503,
   write_pending: 503,
+  record_busy: 503,
 };
 
 export const ERROR_CODES = Object.keys(STATUS) as ErrorCode[];

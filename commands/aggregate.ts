@@ -2,7 +2,8 @@ import type { DomainEvent, EventMetadata, Evolver, Position, RecordedEvent } fro
 import { type Loaded, load, revisionOfStream } from '../eventlog/load.js';
 import { type AppendResult, type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
 import { currentRevision } from '../domain/shared/revision.js';
-import { preconditionFailed } from '../domain/shared/errors.js';
+import { preconditionFailed, recordBusy } from '../domain/shared/errors.js';
+import { Backoff } from '../eventlog/backoff.js';
 import type { WriteContext } from './context.js';
 import { appendAfter, handing, metadataOf } from './context.js';
 import { earlierAppend } from './resume.js';
@@ -25,7 +26,11 @@ export interface HandleOptions<S> {
    * throw a domain error (task_busy, not_open) to answer it instead.
    */
   onConflict?: (fresh: Loaded<S>, conflict: WrongExpectedRevision, attempt: number) => void;
-  maxAttempts?: number;
+  /**
+   * How long (ms) a write that keeps losing races is decided again before it answers
+   * `503 record_busy` with nothing written (CONTENTION_BUDGET_MS by default).
+   */
+  budgetMs?: number;
   /**
    * The stream is named by an id just allocated, so it cannot exist yet: the first decision is
    * made on the initial state without reading. The append still expects no stream, so were it
@@ -33,6 +38,22 @@ export interface HandleOptions<S> {
    */
   newStream?: boolean;
 }
+
+/**
+ * How long a write that keeps losing the append race to other writers of its record is decided
+ * again: each lost race is one other writer landing, so N concurrent writers of one record need
+ * up to N tries; a fixed count of tries answered the (N+1)-th writer with the raw conflict (a 500).
+ * A few seconds lets 50 concurrent writers of one record all land; past it the write answers
+ * `503 record_busy` with Retry-After, nothing written.
+ */
+export const CONTENTION_BUDGET_MS = 5_000;
+
+/**
+ * The waits between tries after a lost race: doubling from 1 ms to 64 ms, each drawn at random
+ * below its nominal value (full jitter), so the losers of one race do not all read and append
+ * again in the same instant and lose again to each other.
+ */
+const CONTENTION_BACKOFF = { initialMs: 1, maxMs: 64 };
 
 /**
  * Load, decide, append with the expected revision. Another writer's append between our load and
@@ -65,7 +86,9 @@ async function handleOnce<S>(
     const earlier = await earlierAppend(log, ctx, stream);
     if (earlier) return resumed(log, stream, evolver, ctx, earlier);
   }
-  const maxAttempts = options.maxAttempts ?? 20;
+  // Made at the first lost race only: a write that wins its first append allocates nothing for it.
+  let backoff: Backoff | undefined;
+  let deadline = 0;
   for (let attempt = 1; ; attempt++) {
     const loaded = attempt === 1 && options.newStream ? { state: evolver.initial(), revision: null, events: [] } : await load(log, stream, evolver);
     const events = decide(loaded.state, loaded);
@@ -99,8 +122,15 @@ async function handleOnce<S>(
     } catch (err) {
       if (!(err instanceof WrongExpectedRevision)) throw err;
       if (expect) throw preconditionFailed(await revisionOfStream(log, stream));
-      if (attempt >= maxAttempts) throw err;
       if (options.onConflict) options.onConflict(await load(log, stream, evolver), err, attempt);
+      if (!backoff) {
+        backoff = new Backoff(CONTENTION_BACKOFF);
+        deadline = Date.now() + (options.budgetMs ?? CONTENTION_BUDGET_MS);
+      }
+      const wait = Math.floor(Math.random() * backoff.next());
+      // Nothing of this write is in the log (its append lost): it may be answered as retryable.
+      if (Date.now() + wait >= deadline) throw recordBusy();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
   }
 }

@@ -24,7 +24,9 @@ export type ErrorCode =
   /** An erasure journaled but not finished: the process finishes it by itself (decisions.md §17, runtime/erasure.ts). */
   | 'erasure_pending'
   /** A write recorded in the log whose wait for the read models gave up: written, not yet readable (decisions.md §5, §11). */
-  | 'write_pending';
+  | 'write_pending'
+  /** A write that lost the append race to other writers of its record for longer than its budget: nothing written (commands/aggregate.ts). */
+  | 'record_busy';
 
 export class DomainError extends Error {
   constructor(
@@ -47,6 +49,22 @@ export const unknownField = (field: string, message = `${field} is not a writabl
 export const notFound = (what: string, id: number | string) => new DomainError('not_found', `No ${what} with id ${id} in this account.`);
 export const recordProtected = (what: string, id: number) =>
   new DomainError('record_protected', `${what} ${id} is locked or view-only; it can be read but not changed.`);
+
+/**
+ * `503 record_busy`, with Retry-After: the write kept losing the append race to other writers of
+ * the same record past its budget (commands/aggregate.ts); nothing was written, the same request
+ * may be sent again as it is.
+ */
+export class RecordBusy extends DomainError {
+  override readonly retryAfterSeconds = 1;
+
+  constructor(message: string) {
+    super('record_busy', message);
+  }
+}
+
+export const recordBusy = () =>
+  new RecordBusy('Too many writes to this record at once: this one was not saved (nothing changed). Send the same request again in a second.');
 
 /** decisions.md §11: `If-Match` named another revision than the record's; nothing was written. */
 export const preconditionFailed = (current: number) =>
