@@ -1,5 +1,5 @@
 import type { BatchStarted } from '../domain/events.js';
-import { DomainError } from '../domain/shared/errors.js';
+import { DomainError, RecordBusy } from '../domain/shared/errors.js';
 import { comparePositions, type Position } from '../domain/shared/events.js';
 import { lastEvent, teamEventsUpTo } from '../eventlog/load.js';
 import { type AppendResult, type EventLog, NO_STREAM, WrongExpectedRevision } from '../eventlog/port.js';
@@ -129,14 +129,14 @@ async function writeItems(deps: CommandDeps, ctx: WriteContext, resource: BatchR
     const ended = write.then(
       () => undefined,
       (err: unknown) => {
-        if (!(err instanceof DomainError)) throw err;
+        if (!itemsOwn(err)) throw err;
       },
     );
     ended.catch(() => undefined);
     const run = write.then(
       (r): ItemOutcome => r,
       (err: unknown): ItemOutcome => {
-        if (err instanceof DomainError) return err;
+        if (itemsOwn(err)) return err;
         failure ??= { error: err };
         return err as DomainError; // not used: the batch fails below
       },
@@ -154,6 +154,14 @@ async function writeItems(deps: CommandDeps, ctx: WriteContext, resource: BatchR
   if (furthest) await deps.settle(furthest, ctx);
   return results;
 }
+
+/**
+ * An item's own answer (a 4xx, nothing written), not the batch's failure. A write that kept
+ * losing its record's append race past its budget (503 record_busy, commands/aggregate.ts) is
+ * not the item's fault: the batch answers it (a 5xx, Retry-After), and its retry runs that item
+ * and the ones after it again; an item's result is never a 5xx (decisions.md §14).
+ */
+const itemsOwn = (err: unknown): err is DomainError => err instanceof DomainError && !(err instanceof RecordBusy);
 
 /** The marker prefix of one batch: its key and scope, and the resource (a key is per route). */
 export const batchRef = (idem: BatchKey, category: string) => keyRef(idem.scope, idem.key, category);

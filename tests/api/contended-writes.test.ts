@@ -3,7 +3,7 @@ import { handle } from '../../commands/aggregate.js';
 import type { WriteContext } from '../../commands/context.js';
 import { httpStatus } from '../../api/errors.js';
 import type { Evolver } from '../../domain/shared/events.js';
-import { DomainError } from '../../domain/shared/errors.js';
+import { DomainError, recordBusy } from '../../domain/shared/errors.js';
 import { type EventLog, WrongExpectedRevision } from '../../eventlog/port.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -49,6 +49,21 @@ describe('concurrent writers of one record', () => {
     expect(changes(h, 'ConstituentUpdated', 'LastName').sort()).toEqual([...names].sort());
   });
 
+  it('30 concurrent batches upserting one email all answer 200, each item updating the one constituent', async () => {
+    const team = await taskTeam(t);
+    const c = await team.api.post('/constituents', { FirstName: 'Bea', LastName: 'Roe', Email1: 'bea.contended@example.org' });
+    expect(c.status, c.raw).toBe(201);
+    const id = c.body.constituent.PkConstituent;
+    const names = Array.from({ length: 30 }, (_, i) => `Upserted${i}`);
+    const answers = await Promise.all(
+      names.map((LastName) => team.api.post('/constituents/batch?mode=upsert&matchOn=email', { items: [{ FirstName: 'Bea', LastName, Email1: 'bea.contended@example.org' }] })),
+    );
+    expect(codes(answers).filter((x) => x !== 200)).toEqual([]);
+    for (const a of answers) expect(a.body.results[0]).toMatchObject({ status: 200, created: false, constituent: { PkConstituent: id } });
+    const h = (await team.admin.get(`/history/constituents/${id}`)).body.events;
+    expect(changes(h, 'ConstituentUpdated', 'LastName').sort()).toEqual([...names].sort());
+  });
+
   it('of 10 ifOpen claims racing 30 field edits exactly one wins, the others are 409 not_open, every edit is 200', async () => {
     const team = await taskTeam(t);
     const vs: number[] = [];
@@ -65,6 +80,41 @@ describe('concurrent writers of one record', () => {
     expect(h.filter((x: { type: string }) => x.type === 'VolunteerTaskAssigned')).toHaveLength(1);
     expect((await team.api.get(`/volunteer-tasks/${k.PkTask}`)).body.volunteerTask.FkVolunteer).toBe(vs[claimed.indexOf(200)]);
     expect(changes(h, 'VolunteerTaskUpdated', 'ContactName')).toHaveLength(30);
+  });
+});
+
+describe('a batch item that keeps losing past its budget', () => {
+  it('fails the batch 503 record_busy with Retry-After, nothing written from it on; the retry with the key writes the rest', async () => {
+    const team = await t.team();
+    const api = team.api.Integration;
+    const log = t.runtime.services.log;
+    // The third item's record append answers as handle() does once its budget is spent.
+    let appends = 0;
+    t.runtime.services.log = new Proxy(log, {
+      get(target, prop) {
+        if (prop === 'append')
+          return (stream: string, ...rest: Parameters<EventLog['append']> extends [string, ...infer R] ? R : never) =>
+            stream.startsWith('constituent-') && ++appends === 3 ? Promise.reject(recordBusy()) : target.append(stream, ...rest);
+        const v = Reflect.get(target, prop);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const items = Array.from({ length: 5 }, (_, i) => ({ FirstName: 'Ada', LastName: `busy${i}`, Email1: `busy${i}@example.org` }));
+    const headers = { 'idempotency-key': 'busy-batch' };
+    try {
+      const failed = await api.post('/constituents/batch', { items }, { headers });
+      expect(failed.status, failed.raw).toBe(503);
+      expect(failed.body.error.code).toBe('record_busy');
+      expect(failed.headers['retry-after']).toBe('1');
+      const written = (await api.get('/constituents?pageSize=100')).body.constituents.map((c: any) => c.LastName).sort();
+      expect(written).toEqual(['busy0', 'busy1']);
+      const retried = await api.post('/constituents/batch', { items }, { headers });
+      expect(retried.status, retried.raw).toBe(200);
+      expect(retried.body.results.map((x: any) => [x.status, x.constituent.LastName])).toEqual(items.map((b) => [201, b.LastName]));
+      expect((await api.get('/constituents?pageSize=100')).body.total).toBe(5);
+    } finally {
+      t.runtime.services.log = log;
+    }
   });
 });
 
