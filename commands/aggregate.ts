@@ -56,6 +56,30 @@ export const CONTENTION_BUDGET_MS = 5_000;
 const CONTENTION_BACKOFF = { initialMs: 1, maxMs: 64 };
 
 /**
+ * The retries of one write after lost append races (handle(), commands/claims.ts): made at the
+ * first lost race only, so a write that wins its first append allocates nothing for them.
+ */
+export class Contention {
+  private readonly backoff = new Backoff(CONTENTION_BACKOFF);
+  private readonly deadline: number;
+
+  constructor(budgetMs = CONTENTION_BUDGET_MS) {
+    this.deadline = Date.now() + budgetMs;
+  }
+
+  /**
+   * Waits before the next try; throws `503 record_busy` instead when the budget would be spent.
+   * Call it only where nothing of the write is in the log (its append lost): the answer is
+   * retryable as it is.
+   */
+  async lost(): Promise<void> {
+    const wait = Math.floor(Math.random() * this.backoff.next());
+    if (Date.now() + wait >= this.deadline) throw recordBusy();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  }
+}
+
+/**
  * Load, decide, append with the expected revision. Another writer's append between our load and
  * our append is a conflict: by default the command is decided again on fresh state; onConflict
  * may turn it into an answer instead.
@@ -86,9 +110,7 @@ async function handleOnce<S>(
     const earlier = await earlierAppend(log, ctx, stream);
     if (earlier) return resumed(log, stream, evolver, ctx, earlier);
   }
-  // Made at the first lost race only: a write that wins its first append allocates nothing for it.
-  let backoff: Backoff | undefined;
-  let deadline = 0;
+  let contention: Contention | undefined;
   for (let attempt = 1; ; attempt++) {
     const loaded = attempt === 1 && options.newStream ? { state: evolver.initial(), revision: null, events: [] } : await load(log, stream, evolver);
     const events = decide(loaded.state, loaded);
@@ -123,14 +145,7 @@ async function handleOnce<S>(
       if (!(err instanceof WrongExpectedRevision)) throw err;
       if (expect) throw preconditionFailed(await revisionOfStream(log, stream));
       if (options.onConflict) options.onConflict(await load(log, stream, evolver), err, attempt);
-      if (!backoff) {
-        backoff = new Backoff(CONTENTION_BACKOFF);
-        deadline = Date.now() + (options.budgetMs ?? CONTENTION_BUDGET_MS);
-      }
-      const wait = Math.floor(Math.random() * backoff.next());
-      // Nothing of this write is in the log (its append lost): it may be answered as retryable.
-      if (Date.now() + wait >= deadline) throw recordBusy();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      await (contention ??= new Contention(options.budgetMs)).lost();
     }
   }
 }

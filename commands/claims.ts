@@ -1,8 +1,8 @@
 import { type EventsByCategory, fromLog, inCategory, type LoggedEvent } from '../domain/events.js';
-import { DomainError } from '../domain/shared/errors.js';
 import { appendAfter, handing, metadataOf, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 import { earlierRecord } from './resume.js';
+import { Contention } from './aggregate.js';
 import { Backoff } from '../eventlog/backoff.js';
 import { lastEvent, load } from '../eventlog/load.js';
 import type { Evolver, Position } from '../domain/shared/events.js';
@@ -32,8 +32,6 @@ export interface CreateOnce<T, C extends ClaimCategory> {
    * resolving writes nothing to a record.
    */
   resumeUpdate?: (id: number) => Promise<T>;
-  /** The message when the key stays contended past every attempt. */
-  busy: string;
 }
 
 /**
@@ -48,7 +46,11 @@ export async function createOnce<T, C extends ClaimCategory>(deps: CommandDeps, 
   const earlier = ctx.idem?.earlier ? await earlierRecord(deps.log, ctx, o.recordStream) : null;
   if (earlier?.created) return o.create(earlier.id);
   if (earlier && o.resumeUpdate) return o.resumeUpdate(earlier.id);
-  for (let attempt = 0; attempt < 50; attempt++) {
+  // Each lost claim race is another writer's claim landed, which the next try resolves to; a key
+  // contended past the budget answers 503 record_busy (a fixed 50 tries answered task_busy, the
+  // task assignment's code, for an email or a constituent).
+  let contention: Contention | undefined;
+  for (;;) {
     const tail = await lastEvent(deps.log, o.stream);
     const last = tail && fromLog(tail);
     const resolved = await o.resolve(last && inCategory(last, o.category) ? last : undefined);
@@ -60,12 +62,12 @@ export async function createOnce<T, C extends ClaimCategory>(deps: CommandDeps, 
       handing(ctx);
       await appendAfter(deps.log, ctx, o.stream, [{ ...claim, metadata: metadataOf(ctx) }], last ? last.revision : NO_STREAM);
     } catch (err) {
-      if (err instanceof WrongExpectedRevision) continue;
-      throw err;
+      if (!(err instanceof WrongExpectedRevision)) throw err;
+      await (contention ??= new Contention()).lost();
+      continue;
     }
     return o.create(id);
   }
-  throw new DomainError('task_busy', o.busy);
 }
 
 /**

@@ -109,7 +109,6 @@ function upsert(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<Ups
     claim: (id) => ({ type: 'ConstituentEmailClaimed', data: { constituentId: id } }),
     create,
     resumeUpdate: async (id) => ({ id, created: false, r: await update(deps, ctx, id, body) }),
-    busy: 'Too many concurrent upserts of this email; retry.',
   });
 }
 

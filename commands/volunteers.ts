@@ -46,7 +46,6 @@ export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, bo
       await deps.settle(r.position, ctx);
       return { id, created: true };
     },
-    busy: 'Too many concurrent registrations of this constituent; retry.',
   });
 }
 

@@ -64,6 +64,15 @@ describe('concurrent writers of one record', () => {
     expect(changes(h, 'ConstituentUpdated', 'LastName').sort()).toEqual([...names].sort());
   });
 
+  it('40 concurrent upserts of a new email create one constituent: one 201, every other 200 with it', async () => {
+    const team = await taskTeam(t);
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => team.api.post('/constituents?mode=upsert&matchOn=email', { FirstName: 'Cy', LastName: `New${i}`, Email1: 'cy.contended@example.org' })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([...Array(39).fill(200), 201]);
+    expect(new Set(answers.map((a) => a.body.constituent.PkConstituent)).size).toBe(1);
+  });
+
   it('of 10 ifOpen claims racing 30 field edits exactly one wins, the others are 409 not_open, every edit is 200', async () => {
     const team = await taskTeam(t);
     const vs: number[] = [];
