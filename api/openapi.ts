@@ -78,7 +78,7 @@ const REASON: Record<number, string> = {
   413: 'Body too large',
   422: 'Idempotency-Key reused',
   429: 'Rate limited',
-  503: 'Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer)',
+  503: 'Retry the same request after Retry-After: written, not yet readable (`write_pending`; with its Idempotency-Key it gets its answer), or too many concurrent writes of the record (`record_busy`; nothing written)',
 };
 
 /** Which error codes answer with each status (api/errors.ts STATUS). */
@@ -145,7 +145,8 @@ function idempotent(op: Operation): void {
   op.parameters = [...(op.parameters ?? []), { $ref: '#/components/parameters/Idempotency-Key' }];
   const responses = (op.responses ??= {});
   const error = Object.entries(responses).find(([code]) => Number(code) >= 400)?.[1];
-  // 503 write_pending: committed, its wait for the read models gave up (api/write-pending.ts).
+  // 503 write_pending: committed, its wait for the read models gave up (api/write-pending.ts);
+  // 503 record_busy: lost the append race to other writers past its budget (commands/aggregate.ts).
   for (const code of ['409', '422', '503']) responses[code] ??= { content: error?.content };
   for (const [code, response] of Object.entries(responses))
     if (Number(code) < 500) response.headers = { ...response.headers, 'Idempotent-Replayed': ref('Idempotent-Replayed') };
@@ -179,8 +180,8 @@ export function completeDocument({ openapiObject }: { openapiObject: Record<stri
         // A route whose answer says what it is (the change feed, a history) keeps its own words.
         if (status < 400) response.description = response.description && response.description !== 'Default Response' ? response.description : successDescription(method, status, one, url);
         else {
-          // The one 503 of a documented route; erasure's (erasure_pending) is on a hidden one.
-          const codes = status === 503 ? ['write_pending'] : codesOf(status);
+          // The 503s of a documented route; erasure's (erasure_pending) is on a hidden one.
+          const codes = status === 503 ? ['write_pending', 'record_busy'] : codesOf(status);
           response.description = `${REASON[status] ?? 'Error'}: \`{error: {code, message, field}}\`${codes.length ? ` with code ${codes.map((c) => `\`${c}\``).join(', ')}` : ''}.`;
         }
         // A request without a valid key is refused before its key's limits are looked at.

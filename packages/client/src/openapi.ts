@@ -929,7 +929,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "record_busy" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                 message: string;
                 field?: string;
             };
@@ -1521,7 +1521,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            /** @description Retry the same request after Retry-After: written, not yet readable (`write_pending`; with its Idempotency-Key it gets its answer), or too many concurrent writes of the record (`record_busy`; nothing written): `{error: {code, message, field}}` with code `write_pending`, `record_busy`. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1838,7 +1838,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            /** @description Retry the same request after Retry-After: written, not yet readable (`write_pending`; with its Idempotency-Key it gets its answer), or too many concurrent writes of the record (`record_busy`; nothing written): `{error: {code, message, field}}` with code `write_pending`, `record_busy`. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2304,7 +2304,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            /** @description Retry the same request after Retry-After: written, not yet readable (`write_pending`; with its Idempotency-Key it gets its answer), or too many concurrent writes of the record (`record_busy`; nothing written): `{error: {code, message, field}}` with code `write_pending`, `record_busy`. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2605,7 +2605,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            /** @description Retry the same request after Retry-After: written, not yet readable (`write_pending`; with its Idempotency-Key it gets its answer), or too many concurrent writes of the record (`record_busy`; nothing written): `{error: {code, message, field}}` with code `write_pending`, `record_busy`. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2894,7 +2894,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            /** @description Retry the same request after Retry-After: written, not yet readable (`write_pending`; with its Idempotency-Key it gets its answer), or too many concurrent writes of the record (`record_busy`; nothing written): `{error: {code, message, field}}` with code `write_pending`, `record_busy`. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3219,7 +3219,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            /** @description Retry the same request after Retry-After: written, not yet readable (`write_pending`; with its Idempotency-Key it gets its answer), or too many concurrent writes of the record (`record_busy`; nothing written): `{error: {code, message, field}}` with code `write_pending`, `record_busy`. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3681,7 +3681,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            /** @description Retry the same request after Retry-After: written, not yet readable (`write_pending`; with its Idempotency-Key it gets its answer), or too many concurrent writes of the record (`record_busy`; nothing written): `{error: {code, message, field}}` with code `write_pending`, `record_busy`. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4006,7 +4006,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            /** @description Retry the same request after Retry-After: written, not yet readable (`write_pending`; with its Idempotency-Key it gets its answer), or too many concurrent writes of the record (`record_busy`; nothing written): `{error: {code, message, field}}` with code `write_pending`, `record_busy`. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4882,7 +4882,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "record_busy" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -4999,7 +4999,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            /** @description Retry the same request after Retry-After: written, not yet readable (`write_pending`; with its Idempotency-Key it gets its answer), or too many concurrent writes of the record (`record_busy`; nothing written): `{error: {code, message, field}}` with code `write_pending`, `record_busy`. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5079,7 +5079,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "record_busy" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -5196,7 +5196,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            /** @description Retry the same request after Retry-After: written, not yet readable (`write_pending`; with its Idempotency-Key it gets its answer), or too many concurrent writes of the record (`record_busy`; nothing written): `{error: {code, message, field}}` with code `write_pending`, `record_busy`. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5297,7 +5297,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "record_busy" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -5414,7 +5414,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            /** @description Retry the same request after Retry-After: written, not yet readable (`write_pending`; with its Idempotency-Key it gets its answer), or too many concurrent writes of the record (`record_busy`; nothing written): `{error: {code, message, field}}` with code `write_pending`, `record_busy`. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5518,7 +5518,7 @@ export interface operations {
                             status: number;
                             error: {
                                 /** @enum {string} */
-                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
+                                code: "invalid_field" | "missing_field" | "unknown_field" | "invalid_json" | "unauthorized" | "insufficient_scope" | "record_protected" | "not_found" | "ambiguous_match" | "not_open" | "task_busy" | "precondition_failed" | "idempotency_key_reused" | "idempotency_key_in_progress" | "payload_too_large" | "rate_limited" | "not_supported" | "erasure_pending" | "write_pending" | "record_busy" | "invalid_request" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "expectation_failed" | "headers_too_large" | "internal_error";
                                 message: string;
                                 field?: string;
                             };
@@ -5635,7 +5635,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Written, not yet readable (retry the same request after Retry-After; with its Idempotency-Key it gets its answer): `{error: {code, message, field}}` with code `write_pending`. */
+            /** @description Retry the same request after Retry-After: written, not yet readable (`write_pending`; with its Idempotency-Key it gets its answer), or too many concurrent writes of the record (`record_busy`; nothing written): `{error: {code, message, field}}` with code `write_pending`, `record_busy`. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
