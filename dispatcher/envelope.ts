@@ -22,6 +22,16 @@ export interface Envelope {
   erased?: true;
 }
 
+/**
+ * The rules that make a log event's envelopes (which types it fires, their ids, their data):
+ * raised when they change, so that both stores of the change feed (the embedded table,
+ * feed-table.ts, and the read store's collection, feed-model.ts), whose versions add it, are
+ * built again with the envelopes a ["*"] endpoint now receives for past changes too (decisions.md §10).
+ * 1: a task person-event's volunteer_task.updated numbered by the person-event (index 1), after
+ * it; one volunteer.updated a write (decisions.md §7).
+ */
+export const ENVELOPE_RULES = 1;
+
 const secondsOf = (e: RecordedEvent) => Math.floor(Date.parse(e.metadata.at) / 1000);
 
 /**

@@ -6,7 +6,7 @@ import type { Projector } from '../projections/engine/projector.js';
 import { and, type CollectionDef, type Doc, eq, type Filter, gte, lte, type ReadStore } from '../projections/store/port.js';
 import { mayFire } from './catalog.js';
 import type { EnvelopeRebuild } from './erasure.js';
-import { envelopesIn } from './envelope.js';
+import { ENVELOPE_RULES, envelopesIn } from './envelope.js';
 import { ALL, type Cursor, type FeedQuery, type JsonPage } from './feed-cursor.js';
 import { asOfFirst } from './feed-table.js';
 import type { StreamReader } from './history.js';
@@ -63,7 +63,8 @@ export function feedModelProjector(log: StreamReader): Projector {
   };
   return {
     name: 'change-feed',
-    version: 1,
+    // 1, plus the envelopes' own rules (envelope.ts ENVELOPE_RULES), as the embedded table's.
+    version: 1 + ENVELOPE_RULES,
     collections: [FEED_MODEL],
     async apply(event, store) {
       if (!mayFire(event)) return;

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import type { RecordedEvent } from '../domain/shared/events.js';
 import type { Projector } from '../projections/engine/projector.js';
 import { mayFire } from './catalog.js';
-import { envelopesIn } from './envelope.js';
+import { ENVELOPE_RULES, envelopesIn } from './envelope.js';
 import { BulkFeedWriter } from './feed-bulk.js';
 import { BLOCK, BLOCKS, BLOCKS_DDL, type Entry, entriesOf, type FeedReads, feedReads, packBlock, packer } from './feed-blocks.js';
 import { ALL, type Cursor, type FeedQuery, type JsonPage } from './feed-cursor.js';
@@ -30,9 +30,8 @@ const DDL = `CREATE TABLE IF NOT EXISTS ${TABLE} (
 ) WITHOUT ROWID`;
 
 /** The table's projector as a release's read-model versions name it (runtime/prepared.ts). */
-// 2: a team's older envelopes packed in deflated blocks (feed_blocks).
-// 3: a task person-event's volunteer_task.updated numbered by the person-event (index 1), after it; one volunteer.updated a write (decisions.md 7).
-export const FEED_TABLE_VERSION = { name: 'change-feed', version: 3 } as const;
+// 2: a team's older envelopes packed in deflated blocks (feed_blocks); plus the envelopes' own rules (envelope.ts).
+export const FEED_TABLE_VERSION = { name: 'change-feed', version: 2 + ENVELOPE_RULES } as const;
 
 /**
  * The projector that fills the table, run by the projector thread beside the read models and

@@ -54,4 +54,6 @@ export const HistoryEvent = Type.Object({
   source: Type.String(),
   keyName: Type.Union([Type.String(), Type.Null()]),
   data: Type.Object({}, { additionalProperties: true }),
+  /** decisions.md §17: on every entry of an erased constituent, whose personal fields read null. */
+  erased: Type.Optional(Type.Literal(true)),
 });

@@ -122,7 +122,8 @@ export function todayUtc(now: Date): string {
   return now.toISOString().slice(0, 10);
 }
 
-const FRACTION = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\.(\d{1,9})(.*)$/;
+/** A date-time's fraction of a second, with the separators DATE_TIME takes (`T`, `t` or a space). */
+const FRACTION = /^(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2})\.(\d{1,9})(.*)$/;
 
 /**
  * An instant (`asOf`, a range's `from`/`to`) in milliseconds: an ISO date-time as parseDateTime

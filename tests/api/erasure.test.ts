@@ -84,7 +84,7 @@ describe('erasing a constituent (decisions.md §17)', () => {
   });
 
   it('keeps the history: every revision, personal fields null, erased: true on each entry, ending with the erasure', async () => {
-    const { api, id, before } = await erasedSetUp();
+    const { team, api, id, before } = await erasedSetUp();
     const after = (await api.get(`/constituents/${id}/history`)).body.history;
     expect(after.map((e: any) => e.revision)).toEqual([...before.history.map((e: any) => e.revision), before.history.length + 1]);
     expect(after.at(-1)).toMatchObject({ type: 'constituent.erased', erased: true });
@@ -101,6 +101,11 @@ describe('erasing a constituent (decisions.md §17)', () => {
     expect(old.body.constituent.PkConstituent).toBe(id);
     const asOf = await api.get(`/constituents/${id}?asOf=${encodeURIComponent(after[1].at)}`);
     expect(asOf.body).toMatchObject({ revision: 2, erased: true, constituent: { Email1: null, IsEmailOk: true } });
+    // The admin history too: every entry says so (decisions.md §7 names the admin and public history).
+    const admin = await team.admin.get(`/history/constituents/${id}`);
+    expect(admin.status, admin.raw).toBe(200);
+    expect(admin.body.events.length).toBeGreaterThan(1);
+    for (const e of admin.body.events) expect(e.erased, JSON.stringify(e)).toBe(true);
   });
 
   it('keeps the feed and export: the same envelope ids and versions, personal fields null, erased: true; a constituent.erased envelope last', async () => {

@@ -97,6 +97,12 @@ describe('reading a record as it stood', () => {
     const at1 = await team.api.get(`/constituents/${c.PkConstituent}?asOf=${h[0].at}`);
     expect(at1.body.revision).toBe(1);
     expect(at1.body.constituent.LastName).toBe('Byron');
+    // The second write's own instant, in every form of date-time the API takes (a space or a
+    // lower-case t between date and time too), keeps its fraction of a second: that write's revision.
+    for (const asOf of [h[1].at, h[1].at.replace('T', ' '), h[1].at.replace('T', 't')]) {
+      const r = await team.api.get(`/constituents/${c.PkConstituent}?asOf=${encodeURIComponent(asOf)}`);
+      expect([asOf, r.status, r.body.revision]).toEqual([asOf, 200, 2]);
+    }
     const now = await team.api.get(`/constituents/${c.PkConstituent}`);
     expect((await team.api.get(`/constituents/${c.PkConstituent}?asOf=2999-01-01T00:00:00Z`)).body).toEqual({ ...now.body, revision: 2 });
     expect((await team.api.get(`/constituents/${c.PkConstituent}?asOf=2000-01-01T00:00:00Z`)).status).toBe(404);

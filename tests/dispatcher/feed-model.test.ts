@@ -4,6 +4,7 @@ import type { DeliveryQueue, DeliveryTask } from '../../dispatcher/queue/port.js
 import { ReplayRunner } from '../../dispatcher/replay-runner.js';
 import { type Cursor, type FeedQuery, START, typeMatcher } from '../../dispatcher/feed-cursor.js';
 import { FEED_MODEL, FeedModel, feedModelProjector } from '../../dispatcher/feed-model.js';
+import { ENVELOPE_RULES } from '../../dispatcher/envelope.js';
 import { buildOf, usedCollections } from '../../projections/engine/builds.js';
 import { ProjectionRunner } from '../../projections/engine/main-thread.js';
 import { defineReadModels } from '../../projections/engine/step.js';
@@ -20,6 +21,9 @@ import { MemoryReadStore } from '../support/memory-store/memory.js';
 import { scriptedMongo } from '../support/scripted-mongo.js';
 import { tempDirs } from '../support/temp-dirs.js';
 import { taskTeam, type TaskTeam, writeMixedChanges } from '../api/volunteer-support.js';
+
+/** The feed collection's version in this build (1, plus the envelopes' own rules: dispatcher/envelope.ts). */
+const V = `v${1 + ENVELOPE_RULES}`;
 
 /**
  * The change feed's read model (dispatcher/feed-model.ts) on every read store that keeps it: the
@@ -111,7 +115,7 @@ describe.each(stores)('the change feed read model on %s', (_name, make) => {
     await runner.stop();
     const model = new FeedModel(store, settled);
     const before = await pages((p) => model.page(team.id, p), { types: null, limit: 7 });
-    await store.setCheckpoint('projector:change-feed@v1', { commit: 0n, prepare: 0n });
+    await store.setCheckpoint(`projector:change-feed@${V}`, { commit: 0n, prepare: 0n });
     const again = await projected(store);
     await again.stop();
     expect(await pages((p) => model.page(team.id, p), { types: null, limit: 7 })).toEqual(before);
@@ -127,7 +131,7 @@ describe('the change feed read model on MongoDB (scripted collection)', () => {
     mongo.calls.length = 0;
     const page = await new FeedModel(store, settled).page(team.id, { after: START, types: typeMatcher('constituent.*'), limit: 2 });
     expect(page.changes).toHaveLength(2);
-    expect(mongo.calls.map((c) => [c.collection, c.op])).toEqual([['changeFeed.v1', 'find']]);
+    expect(mongo.calls.map((c) => [c.collection, c.op])).toEqual([[`changeFeed.${V}`, 'find']]);
     const [filter, , cursor] = mongo.calls[0].args as [unknown, unknown, { sort: unknown; limit: number }];
     expect(filter).toEqual({
       $and: [{ team: { $eq: team.id } }, { seq: { $gte: '00000000000000000000' } }, { type: { $in: ['constituent.created', 'constituent.updated', 'constituent.deleted', 'constituent.erased'] } }],
@@ -146,7 +150,7 @@ describe('the change feed read model on MongoDB (scripted collection)', () => {
       await team.api.post('/volunteers', { FkConstituent: id });
       const { services } = t.runtime;
       await runner.waitFor((await services.log.head())!);
-      const text = () => JSON.stringify(mongo.documents(`${FEED_MODEL.name}.v1`));
+      const text = () => JSON.stringify(mongo.documents(`${FEED_MODEL.name}.${V}`));
       expect(text()).toContain('Mklastfeed');
       // The erasure as a process beside the lease holder runs it: its settle waits for the shared store.
       const erasure = new Erasure({
@@ -188,14 +192,14 @@ describe('the change feed read model among the others on MongoDB (blue/green)', 
     const mongo = scriptedMongo();
     const models = storeProjectors(t.runtime.services.log);
     await defineReadModels(new MongoReadStore(mongo.db), models);
-    expect(mongo.calls.filter((c) => c.op === 'createIndexes' && c.collection.startsWith('changeFeed')).map((c) => c.collection)).toEqual(['changeFeed.v1']);
+    expect(mongo.calls.filter((c) => c.op === 'createIndexes' && c.collection.startsWith('changeFeed')).map((c) => c.collection)).toEqual([`changeFeed.${V}`]);
     const withoutFeed = models.filter((p) => p.name !== 'change-feed');
     expect(buildOf(models)).not.toBe(buildOf(withoutFeed));
     const live = (ps: typeof models) => [{ build: buildOf(ps), projectors: ps.map((p) => ({ name: p.name, version: p.version })), collections: usedCollections(ps), seenAt: new Date() }];
-    const existing = ['changeFeed.v0', 'changeFeed.v1'];
+    const existing = ['changeFeed.v0', `changeFeed.${V}`];
     expect(planDrop(existing, [], live(models), new Set()).drop).toEqual(['changeFeed.v0']);
     // A build before the feed's read model, alone: the feed's collections are no one's.
-    expect(planDrop(existing, ['projector:change-feed@v1'], live(withoutFeed), new Set())).toMatchObject({ drop: ['changeFeed.v0', 'changeFeed.v1'], checkpoints: ['projector:change-feed@v1'] });
+    expect(planDrop(existing, [`projector:change-feed@${V}`], live(withoutFeed), new Set())).toMatchObject({ drop: ['changeFeed.v0', `changeFeed.${V}`], checkpoints: [`projector:change-feed@${V}`] });
   });
 });
 
@@ -212,7 +216,7 @@ describe('an erasure stopped before the change feed\u2019s read model was rewrit
       // A linked copy of the name (the volunteer's envelope): the erasure's to rewrite, not the projector's.
       expect((await team.api.post('/volunteers', { FkConstituent: id })).status).toBe(201);
       await runner.waitFor((await services.log.head())!);
-      const text = () => JSON.stringify(mongo.documents(`${FEED_MODEL.name}.v1`));
+      const text = () => JSON.stringify(mongo.documents(`${FEED_MODEL.name}.${V}`));
       expect(text()).toContain('Mkresumelast');
       const stores = (feedModel: FeedModel) => ({
         deps: { ...services, settle: async (p: Parameters<typeof services.settle>[0]) => (await services.settle(p), p ? runner.waitFor(p) : undefined) },
@@ -231,7 +235,7 @@ describe('an erasure stopped before the change feed\u2019s read model was rewrit
       expect(first.pending()).toMatchObject([{ PkConstituent: id, attempts: 1, lastError: 'connection lost', lastStep: 'log' }]);
       first.close();
       // The projector rebuilt the person's own envelopes as it applied the erasure; the volunteer's copy is left.
-      const left = mongo.documents(`${FEED_MODEL.name}.v1`).filter((d) => String(d.json).includes('Mkresumelast'));
+      const left = mongo.documents(`${FEED_MODEL.name}.${V}`).filter((d) => String(d.json).includes('Mkresumelast'));
       expect(left.map((d) => d.type)).toEqual(['volunteer.created']);
       const next = new Erasure(stores(new FeedModel(store, settled)));
       expect(next.status()).toMatchObject({ name: 'erasures', behind: 1 });

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { recordKind } from '../../../commands/records.js';
+import { isErasedEvent } from '../../../domain/constituent/events.js';
 import { streamOf } from '../../../domain/resources.js';
 import { notFound } from '../../../domain/shared/errors.js';
 import { revisionsOf } from '../../../domain/shared/revision.js';
@@ -27,16 +28,21 @@ export const historyRoutes =
         const events = await services.log.readStream(streamOf(kind, id));
         if (!events.length || events[0].metadata.team !== teamId) throw notFound(kind.what, id);
         const revisions = revisionsOf(events);
+        // decisions.md §17: an erased constituent's entries keep their shape, each saying so.
+        const erased = events.some(isErasedEvent);
         return {
-          events: events.map((e, i) => ({
-            position: Number(e.position.prepare),
-            revision: revisions[i],
-            type: e.type,
-            at: e.metadata.at,
-            source: e.metadata.source,
-            keyName: e.metadata.keyName,
-            data: e.data,
-          })),
+          events: events.map((e, i) => {
+            const entry = {
+              position: Number(e.position.prepare),
+              revision: revisions[i],
+              type: e.type,
+              at: e.metadata.at,
+              source: e.metadata.source,
+              keyName: e.metadata.keyName,
+              data: e.data,
+            };
+            return erased ? { ...entry, erased: true as const } : entry;
+          }),
         };
       },
     );
