@@ -12,6 +12,10 @@ import { handle } from './aggregate.js';
 import type { WriteContext } from './context.js';
 import { claimedRecord, createOnce } from './claims.js';
 import { resuming } from './resume.js';
+import { load } from '../eventlog/load.js';
+import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
+import { historyKind } from '../projections/history/kinds.js';
+import { recordAsOf } from '../projections/history/read.js';
 import type { CommandDeps } from './deps.js';
 
 /**
@@ -22,14 +26,39 @@ import type { CommandDeps } from './deps.js';
  * the losers find the winner's claim, wait until its volunteer exists and answer it. A claim
  * whose volunteer was deleted (or never written, the winner having died in between) may be
  * claimed again.
+ *
+ * A registration racing the delete of its constituent (spec 2.2: a volunteer is always an existing
+ * constituent). The constituent's check above reads the read model, and the delete's cascade
+ * (deleteVolunteerOfConstituent) finds the volunteers to delete in the read model too, so the
+ * volunteer could be created after the check passed and made visible after the cascade looked:
+ * a volunteer outliving its constituent. So once its VolunteerCreated is committed (at p) and the
+ * read models include it (the settle), the registration reads the constituent's stream in the log
+ * (one stream read, the only cost this adds to a registration) and, if it is deleted, deletes the
+ * volunteer as the cascade does. With the delete's ConstituentDeleted committed at q:
+ * - q committed before that read: the read sees it, the registration deletes its volunteer;
+ * - q committed after it: then after p, so q follows p in the log. The delete's cascade looks
+ *   only once the read models include q (its settle), so they include p, which is before it in
+ *   the log they are projected in order from: the cascade finds the volunteer and deletes it.
+ * One of the two always deletes the volunteer; when both do (q before the read, the cascade's
+ * look after p is visible), the second decides nothing (deleteVolunteer): one volunteer.deleted.
+ * A retry resuming a keyed registration whose earlier try died before its look looks again.
+ *
+ * The answer then: 201 created, with the volunteer as the registration wrote it (its revision 1,
+ * the constituent's fields null, as the read models no longer have it). The log, the webhooks
+ * (volunteer.created, then volunteer.deleted) and the answer all tell one order of the two
+ * overlapping requests: registered, then deleted with its constituent, as when the delete comes
+ * just after. Not 400 invalid_field: the registration did write (§7: a failed create writes
+ * nothing), and receivers were told of the volunteer; the client learns of its end as any other
+ * (volunteer.deleted, a read's 404). A registration that found the volunteer already registered
+ * (created: false) wrote nothing and has nothing to undo.
  */
-export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<{ id: number; created: boolean }> {
+export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<Registered> {
   const today = todayUtc(ctx.now);
   const fields = validateCreate(body, today);
   const constituentId = fields.FkConstituent as number;
   // decisions.md 6; not asked again of a retry resuming its earlier try's write (commands/volunteer-tasks.ts checkRefs).
   if (!(await resuming(deps.log, ctx))) await assertTeamRecord(deps.store, CONSTITUENTS, ctx.team, constituentId, 'FkConstituent', 'a constituent');
-  return createOnce<{ id: number; created: boolean }, 'volunteer_constituent'>(deps, ctx, {
+  return createOnce<Registered, 'volunteer_constituent'>(deps, ctx, {
     stream: volunteerClaimStream(constituentId),
     category: 'volunteer_constituent',
     idKind: 'volunteer',
@@ -44,10 +73,16 @@ export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, bo
     create: async (id) => {
       const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => decideCreate({ id, body, today }, s), { newStream: true });
       await deps.settle(r.position, ctx);
-      return { id, created: true };
+      if (!(await constituentGone(deps, constituentId))) return { id, created: true };
+      // Its constituent was deleted meanwhile: the delete's cascade, done here (see below).
+      await deleteVolunteer(deps, cascadeContext(ctx), id);
+      return { id, created: true, record: (await recordAsOf(deps.log, deps.store, historyKind('volunteer'), ctx.team, id, { revision: 1 })).doc };
     },
   });
 }
+
+/** A registration's answer; `record` is the volunteer as it wrote it, when it has been deleted since (above). */
+export type Registered = { id: number; created: boolean; record?: Values };
 
 /** The claimed volunteer once it exists and is not deleted; null when the claim is void. */
 async function claimedVolunteer(deps: CommandDeps, id: number) {
@@ -66,12 +101,35 @@ export async function updateVolunteer(deps: CommandDeps, ctx: WriteContext, id: 
  * A volunteer is always an existing constituent (spec 2.2): deleting the constituent deletes its
  * volunteer too (volunteer.deleted), whose tasks then become unassigned (decisions.md 7). The
  * constituents record kind's afterDelete hook; the read store is current once the delete settled.
+ * A registration racing the delete deletes its own volunteer the same way (registerVolunteer).
  */
 export async function deleteVolunteerOfConstituent(deps: CommandDeps, ctx: WriteContext, constituentId: number): Promise<void> {
   const found = await deps.store.find<{ PkVolunteer: number }>({ collection: VOLUNTEERS, filter: and(eq('FkTeam', ctx.team), eq('FkConstituent', constituentId)) });
-  for (const { PkVolunteer: id } of found.items) {
-    const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => (s.deleted ? [] : decideDelete(VOLUNTEER, s, ctx.team, 'volunteer', id, { consequence: true })));
-    await deps.settle(r.position, ctx);
-    await unassignDeletedVolunteer(deps, ctx, id);
-  }
+  for (const { PkVolunteer: id } of found.items) await deleteVolunteer(deps, ctx, id);
 }
+
+/**
+ * The cascade's delete of one volunteer, then its tasks' unassignment. Idempotent: a volunteer
+ * deleted already (by the other of a racing registration and constituent delete) decides nothing,
+ * also when the two race on its stream (the loser decides again on fresh state), and a task it no
+ * longer holds is left alone (decideVolunteerDeleted): one volunteer.deleted, never an error.
+ */
+async function deleteVolunteer(deps: CommandDeps, ctx: WriteContext, id: number): Promise<void> {
+  const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => (s.deleted ? [] : decideDelete(VOLUNTEER, s, ctx.team, 'volunteer', id, { consequence: true })));
+  await deps.settle(r.position, ctx);
+  await unassignDeletedVolunteer(deps, ctx, id);
+}
+
+/** Whether the constituent is deleted (or not there at all), as the log has it now: one stream read. */
+async function constituentGone(deps: CommandDeps, id: number): Promise<boolean> {
+  const { state } = await load(deps.log, constituentStream(id), constituentEvolver);
+  return !state.exists || state.deleted;
+}
+
+/**
+ * The registration's context for the delete it does on the cascade's behalf: who and when, not
+ * what marks the registration's own appends (its Idempotency-Key's ref, its batch item), so that a
+ * retry resuming the registration takes its create for its own and does the delete again (a no-op
+ * once done), nor the batch's ordering hooks, which are for the item's record append.
+ */
+const cascadeContext = (ctx: WriteContext): WriteContext => ({ team: ctx.team, source: ctx.source, keyName: ctx.keyName, correlationId: ctx.correlationId, now: ctx.now, trace: ctx.trace });

@@ -61,7 +61,9 @@ export const adminRecordRoutes =
       async (request, reply) => {
         const ctx = adminContext(request, request.params.teamId);
         const r = await registerVolunteer(services, ctx, request.body);
-        return reply.code(r.created ? 201 : 200).send({ created: r.created, volunteer: await tagged(services, reply, volunteerStream(r.id), await readVolunteerTagged(services, ctx.team, r.id)) });
+        // Deleted since with its constituent: the volunteer as the registration wrote it (commands/volunteers.ts).
+        const read = r.record ? { record: r.record, revision: 1 } : await readVolunteerTagged(services, ctx.team, r.id);
+        return reply.code(r.created ? 201 : 200).send({ created: r.created, volunteer: await tagged(services, reply, volunteerStream(r.id), read) });
       },
     );
 
