@@ -7,6 +7,8 @@ import { decideCreate, decideErase, decideUpdate, validateCreate } from '../doma
 import type { Values } from '../domain/shared/fields.js';
 import { decideUpsert, type UpsertMatches, upsertEmail } from '../domain/constituent/upsert.js';
 import { emailKey } from '../domain/shared/values.js';
+import { DomainError } from '../domain/shared/errors.js';
+import type { Position } from '../domain/shared/events.js';
 import { type Decided, handle } from './aggregate.js';
 import { metadataOf, type WriteContext } from './context.js';
 import { claimedRecord, createOnce } from './claims.js';
@@ -101,15 +103,60 @@ function upsert(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<Ups
     recordStream: constituentStream,
     resolve: async (last) => {
       if (last) await waitUntilReadable(deps, ctx, last.data.constituentId);
-      const decision = decideUpsert(email, await activeMatches(deps, ctx.team, email));
-      if (decision.action === 'create') return null;
-      return { id: decision.id, created: false, r: await update(deps, ctx, decision.id, body) };
+      for (let attempt = 1; ; attempt++) {
+        const decision = decideUpsert(email, await activeMatches(deps, ctx.team, email));
+        if (decision.action === 'create') return null;
+        try {
+          return { id: decision.id, created: false, r: await updateMatch(deps, ctx, decision.id, email, body) };
+        } catch (err) {
+          if (!(err instanceof StaleMatch) || attempt >= MATCH_ATTEMPTS) throw err instanceof StaleMatch ? busyMatches(email) : err;
+          // The read models now show what made it stale: match again there.
+          await deps.settle(err.position, ctx);
+        }
+      }
     },
     beforeCreate: () => validateCreate(body),
     claim: (id) => ({ type: 'ConstituentEmailClaimed', data: { constituentId: id } }),
     create,
     resumeUpdate: async (id) => ({ id, created: false, r: await update(deps, ctx, id, body) }),
   });
+}
+
+/** How many times an upsert matches again after its match went stale (updateMatch) before answering task_busy. */
+const MATCH_ATTEMPTS = 5;
+
+/** The log has the matched record no longer matching (deleted, or changed by another write) at `position`. */
+class StaleMatch extends Error {
+  constructor(readonly position: Position) {
+    super('the matched constituent no longer matches');
+  }
+}
+
+const busyMatches = (email: string) => new DomainError('task_busy', `The constituents with Email1 ${email} kept changing while this upsert matched them; retry.`);
+
+/**
+ * The upsert's update of its match (spec 4.1: the one active constituent with the email), decided
+ * on the record's stream as the log has it. The match was picked in the read models, which may
+ * not yet show a write that took it away since (a delete, an erasure, Email1 or
+ * IsActiveConstituent changed: the read models had not applied it, or it came after the pick);
+ * the update would then answer 404 naming an id the client never sent (a deleted record), or give
+ * the upsert's email back to a record no longer having it. Such a match is StaleMatch, with
+ * nothing written: the caller waits until the read models show the write that made it stale and
+ * matches again (none now creates, two are ambiguous_match), at most MATCH_ATTEMPTS times, every
+ * one of which follows another write to the email's matches. The decision is made on the state the
+ * append expects, so a write racing in after it is a conflict, decided again (handle()). Nothing
+ * more is read when nothing raced: the stream is the one the update reads anyway.
+ */
+async function updateMatch(deps: CommandDeps, ctx: WriteContext, id: number, email: string, body: Values) {
+  const key = emailKey(email);
+  const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s, loaded) => {
+    const f = s.fields;
+    const matches = s.exists && !s.deleted && s.team === ctx.team && f.IsActiveConstituent === true && typeof f.Email1 === 'string' && emailKey(f.Email1) === key;
+    if (!matches && loaded.events.length) throw new StaleMatch(loaded.events[loaded.events.length - 1].position);
+    return decideUpdate({ id, team: ctx.team, body }, s);
+  });
+  await deps.settle(r.position, ctx);
+  return r;
 }
 
 /** Two ids are enough to tell one match from several; the total counts them all. */
