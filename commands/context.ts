@@ -113,6 +113,15 @@ export interface TraceHooks {
   traceparent(): string | undefined;
 }
 
+/**
+ * The context of a write done on a cascade's behalf by the request that raced it (a registration
+ * deleting its volunteer, an assignment unassigning its deleted volunteer): who and when, not what
+ * marks the request's own appends (its Idempotency-Key's ref, its batch item), so that a retry
+ * resuming the request takes only its own write for its own and does the cascade's again (a no-op
+ * once done), nor a batch's ordering hooks, which are for the item's record append.
+ */
+export const cascadeContext = (ctx: WriteContext): WriteContext => ({ team: ctx.team, source: ctx.source, keyName: ctx.keyName, correlationId: ctx.correlationId, now: ctx.now, trace: ctx.trace });
+
 export const metadataOf = (ctx: WriteContext): EventMetadata => ({
   team: ctx.team,
   source: ctx.source,

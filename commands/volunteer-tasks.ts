@@ -9,7 +9,9 @@ import {
   taskBusy,
   validateCreate,
 } from '../domain/volunteer-task/decide.js';
-import { type TaskState, isAssignmentEvent, taskEvolver, taskStream } from '../domain/volunteer-task/events.js';
+import { ASSIGNED, type TaskAssigned, type TaskState, isAssignmentEvent, taskEvolver, taskStream } from '../domain/volunteer-task/events.js';
+import { volunteerEvolver, volunteerStream } from '../domain/volunteer/events.js';
+import { load } from '../eventlog/load.js';
 import { TASK_FIELDS, TASK_GEOGRAPHY_FIELDS, TASK_READ_ONLY } from '../domain/volunteer-task/rules.js';
 import { normaliseFields, type Values } from '../domain/shared/fields.js';
 import { todayUtc } from '../domain/shared/values.js';
@@ -20,7 +22,7 @@ import { VOLUNTEERS } from '../projections/volunteers.js';
 import { and, eq } from '../projections/store/port.js';
 import { type DomainEvent } from '../domain/shared/events.js';
 import { type HandleOptions, handle } from './aggregate.js';
-import type { WriteContext } from './context.js';
+import { cascadeContext, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 import { newId, resuming } from './resume.js';
 import { NO_STREAM } from '../eventlog/port.js';
@@ -73,6 +75,35 @@ async function decideTask(deps: CommandDeps, ctx: WriteContext, id: number, clai
     options,
   );
   await deps.settle(r.position, ctx);
+  await unassignIfVolunteerGone(deps, ctx, id, r.events);
+}
+
+/**
+ * A deleted volunteer holds no task (decisions.md 7), also when the assignment raced the delete.
+ * The assignment checks its volunteer in the read model (checkRefs) and the delete's cascade
+ * (unassignDeletedVolunteer) finds the volunteer's tasks in the read model too, so an assignment
+ * written after the check and readable after the cascade looked escaped both. So a write that
+ * assigned a volunteer (VolunteerTaskAssigned: a create or PATCH with FkVolunteer, a sign-up),
+ * once committed (at p) and settled, reads that volunteer's stream (one stream read, only for
+ * such writes) and, if it is deleted, unassigns it as the cascade does. With the delete's
+ * VolunteerDeleted committed at q: before that read, the read sees it; after it, q follows p in
+ * the log, and the cascade looks once the read models include q, so p too: it finds the task.
+ * When both get there, the second decides nothing (decideVolunteerDeleted: the task no longer
+ * held by that volunteer). The write answers the task as it is then: unassigned, as when the
+ * delete comes just after (volunteer_task.signed_up, then volunteer_task.unassigned).
+ */
+async function unassignIfVolunteerGone(deps: CommandDeps, ctx: WriteContext, id: number, events: DomainEvent[]): Promise<void> {
+  const assigned = events.findLast((e) => e.type === ASSIGNED) as TaskAssigned | undefined;
+  if (!assigned) return;
+  const volunteerId = assigned.data.volunteerId;
+  const { state } = await load(deps.log, volunteerStream(volunteerId), volunteerEvolver);
+  if (state.exists && !state.deleted) return;
+  await unassignTask(deps, cascadeContext(ctx), id, volunteerId);
+}
+
+async function unassignTask(deps: CommandDeps, ctx: WriteContext, id: number, volunteerId: number): Promise<void> {
+  const r = await handle(deps.log, taskStream(id), taskEvolver, ctx, (s) => decideVolunteerDeleted({ id, volunteerId }, s));
+  await deps.settle(r.position, ctx);
 }
 
 export async function createTask(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<number> {
@@ -104,14 +135,11 @@ export async function setTaskGeography(deps: CommandDeps, ctx: WriteContext, id:
   await decideTask(deps, ctx, id, false, (s) => decideGeography({ id, team: ctx.team, body }, s));
 }
 
-/** A deleted volunteer's tasks become unassigned (decisions.md 7): the registry's afterDelete hook. */
+/** A deleted volunteer's tasks become unassigned (decisions.md 7): the registry's afterDelete hook; an assignment racing it unassigns itself (unassignIfVolunteerGone). */
 export async function unassignDeletedVolunteer(deps: CommandDeps, ctx: WriteContext, volunteerId: number): Promise<void> {
   const held = await deps.store.find<{ PkTask: number }>({
     collection: VOLUNTEER_TASKS,
     filter: and(eq('FkTeam', ctx.team), eq('FkVolunteer', volunteerId)),
   });
-  for (const t of held.items) {
-    const r = await handle(deps.log, taskStream(t.PkTask), taskEvolver, ctx, (s) => decideVolunteerDeleted({ id: t.PkTask, volunteerId }, s));
-    await deps.settle(r.position, ctx);
-  }
+  for (const t of held.items) await unassignTask(deps, ctx, t.PkTask, volunteerId);
 }

@@ -9,7 +9,7 @@ import { and, eq } from '../projections/store/port.js';
 import { VOLUNTEERS } from '../projections/volunteers.js';
 import { unassignDeletedVolunteer } from './volunteer-tasks.js';
 import { handle } from './aggregate.js';
-import type { WriteContext } from './context.js';
+import { cascadeContext, type WriteContext } from './context.js';
 import { claimedRecord, createOnce } from './claims.js';
 import { resuming } from './resume.js';
 import { load } from '../eventlog/load.js';
@@ -125,11 +125,3 @@ async function constituentGone(deps: CommandDeps, id: number): Promise<boolean> 
   const { state } = await load(deps.log, constituentStream(id), constituentEvolver);
   return !state.exists || state.deleted;
 }
-
-/**
- * The registration's context for the delete it does on the cascade's behalf: who and when, not
- * what marks the registration's own appends (its Idempotency-Key's ref, its batch item), so that a
- * retry resuming the registration takes its create for its own and does the delete again (a no-op
- * once done), nor the batch's ordering hooks, which are for the item's record append.
- */
-const cascadeContext = (ctx: WriteContext): WriteContext => ({ team: ctx.team, source: ctx.source, keyName: ctx.keyName, correlationId: ctx.correlationId, now: ctx.now, trace: ctx.trace });

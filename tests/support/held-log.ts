@@ -9,11 +9,12 @@ export interface Held {
 }
 
 /**
- * Holds the first call of the test app's log `method` on `stream` that comes once this is called:
+ * Holds the first call of the test app's log `method` on `stream` (or a stream it accepts) that comes once this is called:
  * a scripted interleaving of two requests, where a race would need many tries. The log is the
  * real one otherwise, and put back once the held call was let go.
  */
-export function holdLogCall(t: TestApp, method: 'append' | 'readStream', stream: string): Held {
+export function holdLogCall(t: TestApp, method: 'append' | 'readStream', stream: string | ((stream: string) => boolean)): Held {
+  const held = typeof stream === 'string' ? (s: string) => s === stream : stream;
   const log = t.runtime.services.log;
   let reachedNow!: () => void;
   let release!: () => void;
@@ -27,7 +28,7 @@ export function holdLogCall(t: TestApp, method: 'append' | 'readStream', stream:
       if (typeof v !== 'function') return v;
       if (prop !== method) return v.bind(target);
       return async (s: string, ...rest: unknown[]) => {
-        if (armed && s === stream) {
+        if (armed && held(s)) {
           armed = false;
           wasReached = true;
           reachedNow();
