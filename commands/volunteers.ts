@@ -120,8 +120,12 @@ async function deleteVolunteer(deps: CommandDeps, ctx: WriteContext, id: number)
   await unassignDeletedVolunteer(deps, ctx, id);
 }
 
-/** Whether the constituent is deleted (or not there at all), as the log has it now: one stream read. */
+/**
+ * Whether the constituent is deleted, as the log has it now: one stream read. Deleted by a delete
+ * (whose cascade this stands in for), not by an erasure alone, which reads as deleted but keeps
+ * the volunteer (decisions.md §17: linked records keep their own fields).
+ */
 async function constituentGone(deps: CommandDeps, id: number): Promise<boolean> {
-  const { state } = await load(deps.log, constituentStream(id), constituentEvolver);
-  return !state.exists || state.deleted;
+  const { state, events } = await load(deps.log, constituentStream(id), constituentEvolver);
+  return !state.exists || events.some((e) => e.type === 'ConstituentDeleted');
 }

@@ -76,6 +76,19 @@ describe('a registration racing the delete of its constituent (spec 2.2)', () =>
     expect((await api.get(`/volunteers/${item.volunteer.PkVolunteer}`)).status).toBe(404);
   });
 
+  it('an erasure racing the registration is not a delete: the volunteer stays, as erasure keeps linked records (decisions.md §17)', async () => {
+    const { team, api, c } = await setup();
+    const held = holdLogCall(t, 'append', volunteerClaimStream(c));
+    const registering = api.post('/volunteers', { FkConstituent: c });
+    await held.reached;
+    const erased = await t.admin.post(`/teams/${team.id}/constituents/${c}/erase`, {});
+    expect(erased.status, erased.raw).toBe(200);
+    held.release();
+    const reg = await registering;
+    expect(reg.status, reg.raw).toBe(201);
+    expect((await api.get(`/volunteers/${reg.body.volunteer.PkVolunteer}`)).status).toBe(200);
+  });
+
   it('with no delete, a registration answers its volunteer as before', async () => {
     const { api, c } = await setup();
     const reg = await api.post('/volunteers', { FkConstituent: c });
