@@ -74,7 +74,7 @@ export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, bo
       const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => decideCreate({ id, body, today }, s), { newStream: true });
       await deps.settle(r.position, ctx);
       if (!(await constituentGone(deps, constituentId))) return { id, created: true };
-      // Its constituent was deleted meanwhile: the delete's cascade, done here (see below).
+      // Its constituent was deleted meanwhile: the delete's cascade, done here (the comment above).
       await deleteVolunteer(deps, cascadeContext(ctx), id);
       return { id, created: true, record: (await recordAsOf(deps.log, deps.store, historyKind('volunteer'), ctx.team, id, { revision: 1 })).doc };
     },
