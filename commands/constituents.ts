@@ -7,7 +7,7 @@ import { decideCreate, decideErase, decideUpdate, validateCreate } from '../doma
 import type { Values } from '../domain/shared/fields.js';
 import { decideUpsert, type UpsertMatches, upsertEmail } from '../domain/constituent/upsert.js';
 import { emailKey } from '../domain/shared/values.js';
-import { DomainError } from '../domain/shared/errors.js';
+import { recordBusy } from '../domain/shared/errors.js';
 import type { Position } from '../domain/shared/events.js';
 import { type Decided, handle } from './aggregate.js';
 import { metadataOf, type WriteContext } from './context.js';
@@ -109,7 +109,7 @@ function upsert(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<Ups
         try {
           return { id: decision.id, created: false, r: await updateMatch(deps, ctx, decision.id, email, body) };
         } catch (err) {
-          if (!(err instanceof StaleMatch) || attempt >= MATCH_ATTEMPTS) throw err instanceof StaleMatch ? busyMatches(email) : err;
+          if (!(err instanceof StaleMatch) || attempt >= MATCH_ATTEMPTS) throw err instanceof StaleMatch ? recordBusy() : err;
           // The read models now show what made it stale: match again there.
           await deps.settle(err.position, ctx);
         }
@@ -122,7 +122,7 @@ function upsert(deps: CommandDeps, ctx: WriteContext, body: Values): Promise<Ups
   });
 }
 
-/** How many times an upsert matches again after its match went stale (updateMatch) before answering task_busy. */
+/** How many times an upsert matches again after its match went stale (updateMatch) before answering 503 record_busy (nothing written, retryable). */
 const MATCH_ATTEMPTS = 5;
 
 /** The log has the matched record no longer matching (deleted, or changed by another write) at `position`. */
@@ -132,7 +132,6 @@ class StaleMatch extends Error {
   }
 }
 
-const busyMatches = (email: string) => new DomainError('task_busy', `The constituents with Email1 ${email} kept changing while this upsert matched them; retry.`);
 
 /**
  * The upsert's update of its match (spec 4.1: the one active constituent with the email), decided
