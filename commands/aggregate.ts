@@ -5,7 +5,7 @@ import { currentRevision } from '../domain/shared/revision.js';
 import { preconditionFailed, recordBusy } from '../domain/shared/errors.js';
 import { Backoff } from '../eventlog/backoff.js';
 import type { WriteContext } from './context.js';
-import { appendAfter, handing, metadataOf } from './context.js';
+import { appendAfter, handing, metadataOf, stampNow } from './context.js';
 import { earlierAppend } from './resume.js';
 
 export interface Decided<S> {
@@ -112,6 +112,10 @@ async function handleOnce<S>(
   }
   let contention: Contention | undefined;
   for (let attempt = 1; ; attempt++) {
+    // Stamped when decided, not when the request began: every write of the record it loads
+    // committed before this, so a record's writes run forward in time whatever ran before the
+    // load or how many races it lost (history and asOf read them by their instants, decisions.md §10).
+    stampNow(ctx);
     const loaded = attempt === 1 && options.newStream ? { state: evolver.initial(), revision: null, events: [] } : await load(log, stream, evolver);
     const events = decide(loaded.state, loaded);
     // If-Match (decisions.md §11) is checked on the state the decision was made on (after the

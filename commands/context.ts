@@ -122,6 +122,16 @@ export interface TraceHooks {
  */
 export const cascadeContext = (ctx: WriteContext): WriteContext => ({ team: ctx.team, source: ctx.source, keyName: ctx.keyName, correlationId: ctx.correlationId, now: ctx.now, trace: ctx.trace });
 
+/**
+ * Moves a write's instant (`now`, its events' `at`) to the present, never back: for a write
+ * decided again after it lost an append race to another writer of its record, which committed
+ * after this request began.
+ */
+export function stampNow(ctx: WriteContext): void {
+  const now = Date.now();
+  if (now > ctx.now.getTime()) ctx.now = new Date(now);
+}
+
 export const metadataOf = (ctx: WriteContext): EventMetadata => ({
   team: ctx.team,
   source: ctx.source,

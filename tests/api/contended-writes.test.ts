@@ -35,6 +35,11 @@ describe('concurrent writers of one record', () => {
     expect(changes(h, 'VolunteerTaskUpdated', 'ContactName').sort()).toEqual([...names].sort());
     // The last answer is the record as the last write left it.
     expect((await team.api.get(`/volunteer-tasks/${k.PkTask}`)).body.volunteerTask.ContactName).toBe(changes(h, 'VolunteerTaskUpdated', 'ContactName').at(-1));
+    // Each write's instant is when it was written, so the record's history runs forward in time
+    // (asOf reads by it, decisions.md §10): a write decided again after a lost race is stamped
+    // then, not when its request began, before the write that beat it.
+    const ats = h.map((e: { at: string }) => e.at);
+    expect(ats).toEqual([...ats].sort());
   });
 
   it('40 concurrent edits of one constituent all answer 200, and the log holds every one of them', async () => {
