@@ -39,9 +39,11 @@ export interface DeliveryLog {
   hourly(endpointId: number, since: number): Promise<HourCount[]>;
   /**
    * When the endpoint's unbroken run of failed attempts began: the first failed (or abandoned)
-   * attempt logged after its last success; null when none failed since. Auto-disable (decisions.md 12).
+   * attempt logged after its last success, and at or after `from` (ISO) where given (an endpoint
+   * enabled again: failures before its disable are not its run); null when none failed since.
+   * Auto-disable (decisions.md 12).
    */
-  failingSince(endpointId: number): Promise<string | null>;
+  failingSince(endpointId: number, from?: string): Promise<string | null>;
 }
 
 export interface HourCount {
@@ -191,11 +193,11 @@ export class SqliteDeliveryLog implements DeliveryLog {
       .map((r) => ({ hour: Number(r.hour) * HOUR_MS, succeeded: Number(r.succeeded), failed: Number(r.failed) }));
   }
 
-  async failingSince(endpointId: number): Promise<string | null> {
+  async failingSince(endpointId: number, from?: string): Promise<string | null> {
     // One index seek per status (endpoint, status, seq), however long the run of failures.
     // By when the attempts were made: a row is written when its attempt is queued (a retry's when
     // the attempt before it failed), so a success can have an earlier row than failures before it.
-    const after = Number(this.stmt.lastSucceeded.get(endpointId)?.at ?? -1);
+    const after = Math.max(Number(this.stmt.lastSucceeded.get(endpointId)?.at ?? -1), from === undefined ? -1 : Date.parse(from) - 1);
     const first = (status: DeliveryStatus) => this.stmt.firstWithStatusAfter.get(endpointId, status, after)?.at;
     return earliest(first('failed'), first('abandoned'));
   }
@@ -295,7 +297,7 @@ export class StoreDeliveryLog implements DeliveryLog {
     }
   }
 
-  async failingSince(endpointId: number): Promise<string | null> {
+  async failingSince(endpointId: number, from?: string): Promise<string | null> {
     await this.ready();
     // By when the attempts were made (attemptedAt: ISO texts, which sort as the instants do), as
     // the embedded log does: a success's row can be older than failures made before it.
@@ -308,11 +310,15 @@ export class StoreDeliveryLog implements DeliveryLog {
       });
     const lastSuccess = (await sorted('succeeded', null, 'desc', 1)).items.find((d) => d.attemptedAt !== null);
     const since = lastSuccess?.attemptedAt ?? null;
+    // Made after the last success, and at or after `from`: whichever bound is later.
+    const fromFirst = from !== undefined && (since === null || from > since);
+    const lower = fromFirst ? from : since;
+    const counts = (at: string) => (lower === null ? true : fromFirst ? at >= lower : at > lower);
     // The first made after it that sent something: past those that sent nothing (NOT_SENT).
     const firstSent = async (status: DeliveryStatus) => {
       for (let page = 1; ; page++) {
-        const { items } = await sorted(status, since, 'asc', page);
-        const d = items.find((x) => x.attemptedAt !== null && (since === null || x.attemptedAt > since) && !sentNothing(x));
+        const { items } = await sorted(status, lower, 'asc', page);
+        const d = items.find((x) => x.attemptedAt !== null && counts(x.attemptedAt) && !sentNothing(x));
         if (d || items.length < PAGE) return d?.attemptedAt ?? undefined;
       }
     };

@@ -230,14 +230,15 @@ function queuedBeforeEnabled(task: DeliveryTask, activeFrom: bigint | null): boo
 
 /**
  * decisions.md 12: `gone` on a 410; `failing` when every attempt since `afterMs` ago failed. A
- * re-enabled endpoint gets the whole period again: its run of failures counts from then at the earliest.
+ * re-enabled endpoint gets the whole period again: its run of failures is of the attempts made
+ * since it was enabled, so it begins at the first of those to fail (not at the enable: after a
+ * quiet spell longer than the period, one failure would disable it at once).
  */
 async function disableReason(deps: WorkerDeps, task: DeliveryTask, activeSince: string | null, status: number | null, now: Date, afterMs: number): Promise<DisabledReason | null> {
   if (status === 410) return 'gone';
-  const since = await deps.deliveries.failingSince(task.endpointId);
+  const since = await deps.deliveries.failingSince(task.endpointId, activeSince ?? undefined);
   if (since === null) return null;
-  const from = Math.max(Date.parse(since), activeSince ? Date.parse(activeSince) : -Infinity);
-  return now.getTime() - from >= afterMs ? 'failing' : null;
+  return now.getTime() - Date.parse(since) >= afterMs ? 'failing' : null;
 }
 
 export function startWorker(given: WorkerDeps, concurrency = 64): Consumer {

@@ -87,4 +87,17 @@ describe('auto-disabling an endpoint that has failed for TURNOUT_WEBHOOK_DISABLE
     await ep.attempt(deps(121));
     expect((await ep.view()).disabledReason).toBe('failing');
   });
+
+  it('counts a re-enabled endpoint\'s run from its first failure since, not from the enable: a quiet spell longer than the period is no failure (review of §12)', async () => {
+    const ep = await failingEndpoint('/quiet');
+    await ep.attempt(deps(0)); // a failure, then the operator disables it and enables it again
+    for (const active of [false, true]) expect((await ep.team.admin.patch(`/webhook-endpoints/${ep.id}`, { active })).status).toBe(200);
+    // Nothing to send for 200 hours, then a first attempt fails: it has not failed for the period.
+    await ep.attempt(deps(200));
+    expect(await ep.view()).toMatchObject({ active: true, disabledReason: null });
+    await ep.attempt(deps(319));
+    expect(await ep.view()).toMatchObject({ active: true, disabledReason: null });
+    await ep.attempt(deps(321));
+    expect((await ep.view()).disabledReason).toBe('failing');
+  });
 });

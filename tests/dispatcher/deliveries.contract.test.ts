@@ -80,6 +80,12 @@ describe.each(adapters)('the delivery log: %s', (_name, make) => {
     await log.record([row('d', { status: 'abandoned', attemptedAt: at(4) }), row('e', { status: 'failed', attemptedAt: at(5) })]);
     await log.record([row('other', { endpointId: 2, status: 'failed', attemptedAt: at(0) })]);
     expect(await log.failingSince(1)).toBe(at(4));
+    // Counting only the attempts made at or after a moment (an endpoint enabled again then).
+    expect(await log.failingSince(1, at(5))).toBe(at(5));
+    expect(await log.failingSince(1, at(4))).toBe(at(4));
+    expect(await log.failingSince(1, at(6))).toBeNull();
+    // A success after the moment still ends the run.
+    expect(await log.failingSince(1, at(2))).toBe(at(4));
   });
 
   it('tells the run by when attempts were made, not by when their rows were written (a row is written when its attempt is queued)', async () => {
