@@ -49,6 +49,13 @@ export interface HandleOptions<S> {
 export const CONTENTION_BUDGET_MS = 5_000;
 
 /**
+ * The budget of a cascade's write (a deleted constituent's volunteer deleted, a deleted volunteer's
+ * tasks unassigned), done after its request's own write committed: it cannot answer "nothing
+ * written", so it is decided again until it lands, however long its record stays contended.
+ */
+export const UNTIL_DONE = Infinity;
+
+/**
  * The waits between tries after a lost race: doubling from 1 ms to 64 ms, each drawn at random
  * below its nominal value (full jitter), so the losers of one race do not all read and append
  * again in the same instant and lose again to each other.
@@ -112,11 +119,11 @@ async function handleOnce<S>(
   }
   let contention: Contention | undefined;
   for (let attempt = 1; ; attempt++) {
-    // Stamped when decided, not when the request began: every write of the record it loads
-    // committed before this, so a record's writes run forward in time whatever ran before the
-    // load or how many races it lost (history and asOf read them by their instants, decisions.md §10).
-    stampNow(ctx);
     const loaded = attempt === 1 && options.newStream ? { state: evolver.initial(), revision: null, events: [] } : await load(log, stream, evolver);
+    // Stamped once loaded, not when the request began: every write of the record the load read
+    // committed before this, so a record's writes run forward in time whatever ran before, however
+    // slow the load, however many races it lost (history and asOf read them by their instants, decisions.md §10).
+    stampNow(ctx);
     const events = decide(loaded.state, loaded);
     // If-Match (decisions.md §11) is checked on the state the decision was made on (after the
     // decision's own errors, so another team's record is still not_found), and the append

@@ -21,7 +21,7 @@ import { VOLUNTEER_TASKS } from '../projections/volunteer-tasks.js';
 import { VOLUNTEERS } from '../projections/volunteers.js';
 import { and, eq } from '../projections/store/port.js';
 import { type DomainEvent } from '../domain/shared/events.js';
-import { type HandleOptions, handle } from './aggregate.js';
+import { type HandleOptions, handle, UNTIL_DONE } from './aggregate.js';
 import { cascadeContext, type WriteContext } from './context.js';
 import type { CommandDeps } from './deps.js';
 import { newId, resuming } from './resume.js';
@@ -102,7 +102,7 @@ async function unassignIfVolunteerGone(deps: CommandDeps, ctx: WriteContext, id:
 }
 
 async function unassignTask(deps: CommandDeps, ctx: WriteContext, id: number, volunteerId: number): Promise<void> {
-  const r = await handle(deps.log, taskStream(id), taskEvolver, ctx, (s) => decideVolunteerDeleted({ id, volunteerId }, s));
+  const r = await handle(deps.log, taskStream(id), taskEvolver, ctx, (s) => decideVolunteerDeleted({ id, volunteerId }, s), { budgetMs: UNTIL_DONE });
   await deps.settle(r.position, ctx);
 }
 

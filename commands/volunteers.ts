@@ -8,7 +8,7 @@ import { CONSTITUENTS } from '../projections/constituents.js';
 import { and, eq } from '../projections/store/port.js';
 import { VOLUNTEERS } from '../projections/volunteers.js';
 import { unassignDeletedVolunteer } from './volunteer-tasks.js';
-import { handle } from './aggregate.js';
+import { handle, UNTIL_DONE } from './aggregate.js';
 import { cascadeContext, type WriteContext } from './context.js';
 import { claimedRecord, createOnce } from './claims.js';
 import { resuming } from './resume.js';
@@ -115,7 +115,7 @@ export async function deleteVolunteerOfConstituent(deps: CommandDeps, ctx: Write
  * longer holds is left alone (decideVolunteerDeleted): one volunteer.deleted, never an error.
  */
 async function deleteVolunteer(deps: CommandDeps, ctx: WriteContext, id: number): Promise<void> {
-  const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => (s.deleted ? [] : decideDelete(VOLUNTEER, s, ctx.team, 'volunteer', id, { consequence: true })));
+  const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => (s.deleted ? [] : decideDelete(VOLUNTEER, s, ctx.team, 'volunteer', id, { consequence: true })), { budgetMs: UNTIL_DONE });
   await deps.settle(r.position, ctx);
   await unassignDeletedVolunteer(deps, ctx, id);
 }

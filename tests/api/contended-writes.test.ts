@@ -8,6 +8,8 @@ import { type EventLog, WrongExpectedRevision } from '../../eventlog/port.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { taskTeam } from './volunteer-support.js';
+import { constituentStream } from '../../domain/constituent/events.js';
+import { holdLogCall } from '../support/held-log.js';
 
 /**
  * Many concurrent writers of one record (commands/aggregate.ts handle()): each lost append race is
@@ -159,5 +161,30 @@ describe('a write that keeps losing past its budget', () => {
     expect(Date.now() - started).toBeGreaterThan(100);
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(await log.readStream('s-1')).toEqual([]);
+  });
+});
+
+describe('a write\'s instant (decisions.md §10: history and asOf read writes by it)', () => {
+  it('stamps a write whose load is slow after its load, so after the write it loaded: history runs forward in time', async () => {
+    const team = await t.team([['Integration', 'read_write']]);
+    const api = team.api.Integration;
+    const c = await api.post('/constituents', { FirstName: 'Ada', LastName: 'Roe' });
+    expect(c.status, c.raw).toBe(201);
+    const id = c.body.constituent.PkConstituent as number;
+    // A is stamped, then its load of the record is slow (held here).
+    const held = holdLogCall(t, 'readStream', constituentStream(id));
+    const a = api.patch(`/constituents/${id}`, { LastName: 'A' });
+    await held.reached;
+    await new Promise((r) => setTimeout(r, 30));
+    // B is stamped later, loads, and commits before A's load runs.
+    const b = await api.patch(`/constituents/${id}`, { LastName: 'B' });
+    expect(b.status, b.raw).toBe(200);
+    held.release();
+    const ra = await a;
+    expect(ra.status, ra.raw).toBe(200); // A loaded B's write, so its append did not conflict: no re-stamp
+    const h = (await team.admin.get(`/history/constituents/${id}`)).body.events as Array<{ at: string; data: any }>;
+    const ats = h.map((e) => e.at);
+    // Log order: create, B, A. A's instant must not be before B's (decisions.md §10, asOf).
+    expect(ats, JSON.stringify(h.map((e) => [e.at, e.data?.changes?.LastName?.to]))).toEqual([...ats].sort());
   });
 });
