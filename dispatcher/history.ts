@@ -1,7 +1,7 @@
 import type { Evolver } from '../domain/shared/events.js';
 import { comparePositions, type Position, type RecordedEvent } from '../domain/shared/events.js';
 import { sameWrite } from '../domain/shared/revision.js';
-import type { WriteOf } from '../domain/shared/webhooks.js';
+import { ALONE as SHARED_ALONE, type WriteOf } from '../domain/shared/webhooks.js';
 import { type EventLog } from '../eventlog/port.js';
 
 /** The reads AsOf makes: the log port's, or a thread's own reader of the log file. */
@@ -83,4 +83,5 @@ export interface InWrite extends WriteOf {
   readonly joined: readonly RecordedEvent[];
 }
 
-const ALONE: InWrite = Object.freeze({ joined: Object.freeze([]) as readonly RecordedEvent[], opens: true });
+/** An event stored alone (domain/shared/webhooks.ts ALONE: its companions, none, are events of the log). */
+const ALONE = SHARED_ALONE as InWrite;

@@ -1,6 +1,6 @@
 import { unknownEvent } from '../shared/events.js';
 import { ALONE, changedRecord, deletedRecord, type Fires, fires, NONE, recordWebhooks, type WriteOf } from '../shared/webhooks.js';
-import { ASSIGNED, type TaskEvent, type TaskState, UNASSIGNED } from './events.js';
+import { ASSIGNED, isAssignmentEvent, type TaskEvent, type TaskState, UNASSIGNED } from './events.js';
 
 const TASK = recordWebhooks('volunteer_task.created', 'volunteer_task.updated', 'volunteer_task.deleted');
 /**
@@ -16,7 +16,7 @@ const PERSON_WEBHOOKS: ReadonlySet<string> = new Set(['volunteer_task.signed_up'
 /** Whether a webhook type is one of spec 6.4's person-events, whose data has that section's shape. */
 export const isPersonWebhook = (type: string): boolean => PERSON_WEBHOOKS.has(type);
 
-const isPersonEvent = (e: { type: string }) => e.type === ASSIGNED || e.type === UNASSIGNED;
+const isPersonEvent = (e: { type: string }) => isAssignmentEvent(e.type);
 
 /**
  * The common record rule (domain/shared/webhooks.ts), and the person-events of spec 6.4: an
