@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { constituentStream } from '../../domain/constituent/events.js';
 import { FEED_MODEL, FeedModel, feedModelProjector } from '../../dispatcher/feed-model.js';
+import { ENVELOPE_RULES } from '../../dispatcher/envelope.js';
 import type { Projector } from '../../projections/engine/projector.js';
 import { ProjectionRunner } from '../../projections/engine/main-thread.js';
 import { MongoReadStore } from '../../projections/store/mongo.js';
@@ -10,8 +11,8 @@ import { scriptedMongo } from '../support/scripted-mongo.js';
 
 /**
  * decisions.md §17 across builds sharing one MongoDB store (a blue/green deploy): an erasure
- * served by one build (blue, feed v1) leaves no erased value in the change feed's collection of
- * another version (green, feed v2), whether green is running, stopped, or on a store the erasure
+ * served by one build (blue, this build's feed version) leaves no erased value in the change feed's collection of
+ * another version (green, the next one), whether green is running, stopped, or on a store the erasure
  * cannot reach and catches up later.
  */
 let t: TestApp;
@@ -20,7 +21,10 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const green = (): Projector => ({ ...feedModelProjector(t.runtime.services.log), version: 2 });
+/** Blue is this build's feed version; green the next one up. */
+const BLUE = 1 + ENVELOPE_RULES;
+const GREEN = BLUE + 1;
+const green = (): Projector => ({ ...feedModelProjector(t.runtime.services.log), version: GREEN });
 const textOf = (mongo: ReturnType<typeof scriptedMongo>, version: number) => JSON.stringify(mongo.documents(`${FEED_MODEL.name}.v${version}`));
 
 /** A person (with its marker as last name) written through the API and projected by every runner given; its id. */
@@ -58,7 +62,7 @@ async function eraseThroughBlue(blue: MongoReadStore, blueRunner: ProjectionRunn
   }
 }
 
-/** Blue (feed v1) on a scripted MongoDB, and green (feed v2) on the same one or on `greenMongo`, both started. */
+/** Blue (this build's feed version) on a scripted MongoDB, and green (the next) on the same one or on `greenMongo`, both started. */
 async function builds(greenMongo?: ReturnType<typeof scriptedMongo>) {
   const log = t.runtime.services.log;
   const mongo = scriptedMongo();
@@ -75,12 +79,12 @@ describe("an erasure and the change feed's collections of other builds", () => {
     const { log, mongo, blue, blueRunner, greenRunner } = await builds();
     try {
       const { team, id } = await person('Mkbgboth', [blueRunner, greenRunner]);
-      expect(textOf(mongo, 1)).toContain('Mkbgboth');
-      expect(textOf(mongo, 2)).toContain('Mkbgboth');
+      expect(textOf(mongo, BLUE)).toContain('Mkbgboth');
+      expect(textOf(mongo, GREEN)).toContain('Mkbgboth');
       await eraseThroughBlue(blue, blueRunner, team, id);
       await greenRunner.waitFor((await log.head())!);
-      expect(textOf(mongo, 1)).not.toContain('Mkbgboth');
-      expect(textOf(mongo, 2)).not.toContain('Mkbgboth');
+      expect(textOf(mongo, BLUE)).not.toContain('Mkbgboth');
+      expect(textOf(mongo, GREEN)).not.toContain('Mkbgboth');
     } finally {
       await blueRunner.stop();
       await greenRunner.stop();
@@ -93,10 +97,10 @@ describe("an erasure and the change feed's collections of other builds", () => {
       const { team, id } = await person('Mkbgstopped', [blueRunner, greenRunner]);
       // Green stops before the erasure, so its projector never sees ConstituentErased: only the erasure can clean it.
       await greenRunner.stop();
-      const before = mongo.documents(`${FEED_MODEL.name}.v2`).length;
+      const before = mongo.documents(`${FEED_MODEL.name}.v${GREEN}`).length;
       await eraseThroughBlue(blue, blueRunner, team, id);
-      expect(textOf(mongo, 2)).not.toContain('Mkbgstopped');
-      const docs = mongo.documents(`${FEED_MODEL.name}.v2`) as Array<{ team: number; json: string }>;
+      expect(textOf(mongo, GREEN)).not.toContain('Mkbgstopped');
+      const docs = mongo.documents(`${FEED_MODEL.name}.v${GREEN}`) as Array<{ team: number; json: string }>;
       expect(docs.length).toBe(before);
       const created = docs.map((d) => JSON.parse(d.json)).find((e) => e.type === 'constituent.created' && e.data.PkConstituent === id);
       expect(created.data).toMatchObject({ LastName: null, FirstName: null });
@@ -115,8 +119,8 @@ describe("an erasure and the change feed's collections of other builds", () => {
       const { team, id } = await person('Mkbglive', [blueRunner, greenRunner]);
       await eraseThroughBlue(blue, blueRunner, team, id, [greenRunner]);
       await greenRunner.waitFor((await log.head())!);
-      expect(textOf(greenMongo, 2)).not.toContain('Mkbglive');
-      const envelopes = (greenMongo.documents(`${FEED_MODEL.name}.v2`) as Array<{ json: string }>).map((d) => JSON.parse(d.json));
+      expect(textOf(greenMongo, GREEN)).not.toContain('Mkbglive');
+      const envelopes = (greenMongo.documents(`${FEED_MODEL.name}.v${GREEN}`) as Array<{ json: string }>).map((d) => JSON.parse(d.json));
       expect(envelopes.find((e) => e.type === 'constituent.created' && e.data.PkConstituent === id)).toMatchObject({ erased: true, data: { LastName: null } });
     } finally {
       await blueRunner.stop();
@@ -130,22 +134,22 @@ describe("an erasure and the change feed's collections of other builds", () => {
     const { log, blue, blueRunner, greenRunner: first } = await builds(greenMongo);
     const { team, id } = await person('Mkbgcatchup', [blueRunner, first]);
     await first.stop();
-    expect(textOf(greenMongo, 2)).toContain('Mkbgcatchup');
+    expect(textOf(greenMongo, GREEN)).toContain('Mkbgcatchup');
     const later = new ProjectionRunner(log, new MongoReadStore(greenMongo.db), [green()]);
     try {
       await eraseThroughBlue(blue, blueRunner, team, id);
-      expect(textOf(greenMongo, 2)).toContain('Mkbgcatchup');
+      expect(textOf(greenMongo, GREEN)).toContain('Mkbgcatchup');
       await later.start();
       await later.waitFor((await log.head())!);
-      expect(textOf(greenMongo, 2)).not.toContain('Mkbgcatchup');
+      expect(textOf(greenMongo, GREEN)).not.toContain('Mkbgcatchup');
       // Applied again (a replay), the erasure's rebuild changes nothing.
-      const settled = textOf(greenMongo, 2);
+      const settled = textOf(greenMongo, GREEN);
       const erased = (await log.readStream(constituentStream(id))).at(-1)!;
       expect(erased.type).toBe('ConstituentErased');
       const again = new MongoReadStore(greenMongo.db);
-      await again.defineCollection({ ...FEED_MODEL, version: 2 });
+      await again.defineCollection({ ...FEED_MODEL, version: GREEN });
       await green().apply(erased as never, again);
-      expect(textOf(greenMongo, 2)).toBe(settled);
+      expect(textOf(greenMongo, GREEN)).toBe(settled);
     } finally {
       await blueRunner.stop();
       await later.stop().catch(() => undefined);
