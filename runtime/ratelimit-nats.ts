@@ -3,6 +3,7 @@ import { type KV, Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { SharedRateLimiter } from './ratelimit-fallback.js';
 import { type Limits, monotonicNow, type RateDecision, type ServedLog, step } from './ratelimit.js';
+import { openBucket } from '../projections/nats-bucket.js';
 
 export interface NatsRateLimiterOptions {
   /** The KV bucket holding one entry per key. */
@@ -47,7 +48,8 @@ export class NatsRateLimiter implements SharedRateLimiter {
 
   /** The connection is the process's own, shared and closed by its owner (api/scale.ts). */
   static async open(nc: NatsConnection, limits: Limits, options: NatsRateLimiterOptions = {}): Promise<NatsRateLimiter> {
-    const kv = await new Kvm(nc).create(options.bucket ?? 'turnout_ratelimit', {
+    // API processes starting together each open it: openBucket takes the one another just made.
+    const kv = await openBucket(new Kvm(nc), options.bucket ?? 'turnout_ratelimit', {
       history: 1,
       ttl: NatsRateLimiter.TTL_MS,
       description: 'Turnout per-key rate limits: the times each key was served in the last minute',

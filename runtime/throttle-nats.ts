@@ -1,5 +1,6 @@
 import { type KV, Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { openBucket } from '../projections/nats-bucket.js';
 import { type Admission, type Clock, HOLD_MS, type Throttle, WINDOW_MS } from '../dispatcher/throttle.js';
 import { isConflict } from '../projections/lease-nats.js';
 import { decodeLog, encodeLog } from './ratelimit-nats.js';
@@ -20,7 +21,8 @@ export class NatsThrottle implements Throttle {
   ) {}
 
   static async open(nc: NatsConnection, options: { bucket?: string; clock?: Clock } = {}): Promise<NatsThrottle> {
-    const kv = await new Kvm(nc).create(options.bucket ?? 'turnout_webhook_throttle', {
+    // Dispatcher processes starting together each open it: openBucket takes the one another just made.
+    const kv = await openBucket(new Kvm(nc), options.bucket ?? 'turnout_webhook_throttle', {
       history: 1,
       ttl: 10 * WINDOW_MS,
       description: 'Turnout webhook endpoints: the times of each throttled endpoint\'s last sends',
