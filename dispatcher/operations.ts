@@ -12,6 +12,7 @@ import { parseBound, rangeQuery } from './feed-range.js';
 import type { DeliveryQueue, DeliveryTask } from './queue/port.js';
 import type { Replay, ReplayStore } from './replays.js';
 import type { WebhookSender } from './send.js';
+import type { Throttle } from './throttle.js';
 import { deliveryId, pendingDelivery, sendAttempt } from './worker.js';
 
 export interface OperationsDeps {
@@ -22,6 +23,8 @@ export interface OperationsDeps {
   queue: () => Promise<DeliveryQueue>;
   /** A sender for test deliveries, made on first use. */
   sender: () => WebhookSender;
+  /** The endpoints' throttle the worker asks too (decisions.md §12 maxPerSecond): a test ping is a request like any other. */
+  throttle?: () => Promise<Throttle>;
   /** The main key's sealer, which opens the endpoints' signing secrets (decisions.md §17). */
   mainSealer: Sealer;
   now?: () => Date;
@@ -60,14 +63,22 @@ export class WebhookOperations {
     const body = pingBody(eventId, team, endpointId);
     await checkEnvelope(JSON.parse(body));
     const task = { id: `test.${eventId}.${endpointId}`, endpointId, eventId, eventType: PING, body };
-    const r = await sendAttempt(this.deps.sender(), this.deps.mainSealer, ep, task, deliveryId(task.id, 1), now);
+    // A throttled endpoint is sent the ping in its turn among the live deliveries (decisions.md
+    // §12: never more than maxPerSecond requests in any second): the call waits for it.
+    if (ep.maxPerSecond && this.deps.throttle) {
+      const throttle = await this.deps.throttle();
+      for (let turn = await throttle.admit(endpointId, ep.maxPerSecond); !turn.go; turn = await throttle.admit(endpointId, ep.maxPerSecond))
+        await new Promise((r) => setTimeout(r, turn.deferMs));
+    }
+    const sentAt = this.now();
+    const r = await sendAttempt(this.deps.sender(), this.deps.mainSealer, ep, task, deliveryId(task.id, 1), sentAt);
     const row: Delivery = {
       ...pendingDelivery(task, 1, null),
       status: r.ok ? 'succeeded' : 'failed',
       responseStatus: r.responseStatus,
       durationMs: r.durationMs,
       error: r.error,
-      attemptedAt: now.toISOString(),
+      attemptedAt: sentAt.toISOString(),
     };
     await this.deps.deliveries.record([row]);
     return deliveryView(row);

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { CommandDeps } from '../commands/deps.js';
 import type { DeliveryLog } from '../dispatcher/deliveries.js';
+import type { Throttle } from '../dispatcher/throttle.js';
 import type { WebhookOperations } from '../dispatcher/operations.js';
 import type { DeliveryQueue } from '../dispatcher/queue/port.js';
 import type { ReplayStore } from '../dispatcher/replays.js';
@@ -45,6 +46,11 @@ export interface Services extends CommandDeps {
   replays: ReplayStore;
   /** The process's delivery queue, opened on first use. */
   webhookQueue: () => Promise<DeliveryQueue>;
+  /**
+   * The endpoints' throttle (decisions.md §12 `maxPerSecond`), opened on first use: the worker's
+   * attempts and the test pings ask the same one (shared through NATS by every process there).
+   */
+  webhookThrottle: () => Promise<Throttle>;
   /** Test, resend, replay and stats of an endpoint (decisions.md §12). */
   webhooks: WebhookOperations;
   /** The change feed's table in the embedded read database (dispatcher/feed-table.ts); absent elsewhere. */

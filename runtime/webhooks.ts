@@ -18,7 +18,8 @@ import { WebhookOperations } from '../dispatcher/operations.js';
 import { ReplayRunner } from '../dispatcher/replay-runner.js';
 import { SqliteReplayStore, StoreReplayStore } from '../dispatcher/replays.js';
 import type { ReadStore } from '../projections/store/port.js';
-import { MemoryThrottle } from '../dispatcher/throttle.js';
+import { MemoryThrottle, type Throttle } from '../dispatcher/throttle.js';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { disableEndpoint } from '../commands/webhook-endpoints.js';
 import { type LeasedWork, LeaseKeeper } from '../projections/lease.js';
 import { onceUntilFailed } from '../eventlog/once.js';
@@ -134,6 +135,7 @@ export function openWebhookState(
   log: EventLog,
   mainSealer: Sealer,
   onClose: (fn: () => Promise<void> | void) => void,
+  nats: NatsConnection | null = null,
 ) {
   const retention = { retentionDays: config.deliveryLogDays };
   const deliveries = webhookDb ? new SqliteDeliveryLog(webhookDb, retention) : new StoreDeliveryLog(store, retention);
@@ -146,17 +148,24 @@ export function openWebhookState(
   });
   // Opened at the first use; a failure (NATS away at that moment) is tried again at the next.
   const webhookQueue = onceUntilFailed(() => (queue = openQueue(config, webhookDb)));
+  // One throttle for the worker's attempts and the test pings (decisions.md §12: never more than
+  // maxPerSecond requests to an endpoint in any second). Several dispatcher processes share one
+  // NATS: there the throttle counts every process's sends, the API processes' pings included.
+  const webhookThrottle = onceUntilFailed(
+    async (): Promise<Throttle> => (config.natsUrl && nats ? (await import('./throttle-nats.js')).NatsThrottle.open(nats) : new MemoryThrottle()),
+  );
   const webhooks = new WebhookOperations({
     log,
     deliveries,
     replays,
     queue: webhookQueue,
+    throttle: webhookThrottle,
     mainSealer,
     sender: () => (sender ??= new Sender({ timeoutMs: config.webhook.timeoutMs, allowInsecure: config.webhook.allowInsecure })),
   });
   // Read at scrape time (decisions.md §15): a process that never opened the queue reports no depth.
   const queueDepth = async () => (queue ? (await queue).depth() : null);
-  return { deliveries, replays, webhookQueue, webhooks, queueDepth };
+  return { deliveries, replays, webhookQueue, webhookThrottle, webhooks, queueDepth };
 }
 
 export interface DispatcherHandle {
@@ -259,8 +268,8 @@ export async function startDispatcher(
     if (queue.reachable?.() === false || keeper?.storeUnreachable) return { name: 'webhook-dispatcher', state: 'reconnecting', behind: null };
     return follow.current?.status() ?? (keeper ? null : { name: 'webhook-dispatcher', state: 'catching_up', behind: null });
   });
-  // Several dispatcher processes share one NATS: the throttle must count every worker's sends.
-  const throttle = config.natsUrl && nats ? await (await import('./throttle-nats.js')).NatsThrottle.open(nats) : new MemoryThrottle();
+  // The process's one throttle, which its test pings ask too (openWebhookState).
+  const throttle = await services.webhookThrottle();
   const settled = (replay: string, taskId: string, delivered: boolean) => replays.settled(replay, taskId, delivered);
   const worker = startWorker(
     {

@@ -286,7 +286,7 @@ export async function openRuntime(
   // Delivery attempts are logged in the shared read store (MongoDB) when there is one, so every
   // API process sees them; else in an embedded SQLite file, which survives restarts.
   const webhookDb = config.mongoUrl ? null : openWebhookDb(config, logDatabase, (fn) => closers.push(fn));
-  const webhookState = openWebhookState(config, rawStore, webhookDb, log, mainSealer, (fn) => closers.push(fn));
+  const webhookState = openWebhookState(config, rawStore, webhookDb, log, mainSealer, (fn) => closers.push(fn), nats);
 
   const idempotency = new InFlightRedaction(
     config.mongoUrl ? await (await import('./idempotency/mongo.js')).MongoIdempotencyStore.connect(config.mongoUrl) : SqliteIdempotencyStore.open(config.dataDir),

@@ -56,6 +56,21 @@ export function operationCases(get: () => { t: TestApp; rx: Receiver }) {
       expect(rx.on('/ping-bad').filter((h) => h.json.type === 'webhook.ping')).toHaveLength(1);
     });
 
+    it('is sent in the endpoint\'s turn: a throttled endpoint is never sent more than maxPerSecond requests in any second, pings included (review of §12)', async () => {
+      const { rx } = get();
+      const team = await get().t.team();
+      const ep = await endpoint(team, '/ping-throttled', ['volunteer.deleted'], { maxPerSecond: 1 });
+      const answers = await Promise.all([0, 1, 2].map(() => team.admin.post(`/webhook-endpoints/${ep}/test`)));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+      const at = rx.on('/ping-throttled').map((r) => r.at).sort((a, b) => a - b);
+      expect(at).toHaveLength(3);
+      // Let through a window (1,010 ms) apart; seen at the receiver, where a send's own way there
+      // (the first one's connection) moves each arrival by some milliseconds. Unthrottled, the
+      // three arrived within a few dozen.
+      expect(at[2] - at[0]).toBeGreaterThanOrEqual(1500);
+      for (let i = 1; i < at.length; i++) expect(at[i] - at[i - 1]).toBeGreaterThanOrEqual(500);
+    });
+
     it('is 404 for another team\u2019s endpoint', async () => {
       const team = await get().t.team();
       const other = await get().t.team();
