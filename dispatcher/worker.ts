@@ -181,10 +181,13 @@ async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number
   // attempt, retried as any failure, and never a reason to disable the endpoint.
   if ('keyMismatch' in r) deps.report?.(`webhook ${task.eventType} ${task.eventId} to endpoint ${task.endpointId} ${r.error}`);
   // A test delivery, resent (decisions.md §12: not retried): its one attempt is its outcome, as
-  // the test's own is, and like the test's it disables nothing.
+  // the test's own is; like the test's, a 410 Gone disables the endpoint (an endpoint that answers
+  // it is set active: false), a run of failures does not (a ping is no delivery of the team's changes).
   if (task.eventType === PING) {
     deps.observe?.('failed', seconds);
-    return { kind: 'done', delivered: false, written: deps.deliveries.record([{ ...attempted, status: 'failed' }]) };
+    const written = deps.deliveries.record([{ ...attempted, status: 'failed' }]);
+    if (r.responseStatus === 410 && deps.disable) await disableFor(deps, task, 'gone', r.error);
+    return { kind: 'done', delivered: false, written };
   }
   const disabled = !('keyMismatch' in r) && deps.disable && (await disableReason(deps, task, ep.activeSince, r.responseStatus, now, deps.disable.afterMs));
   if (disabled) {
@@ -192,10 +195,7 @@ async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number
     await deps.deliveries.record([{ ...attempted, status: 'abandoned', error: `${r.error}; endpoint disabled (${disabled})` }]);
     // The attempt is recorded and final either way; a failed write is reported, and the next
     // failure of this endpoint tries again.
-    await deps.disable!.endpoint({ id: task.endpointId, team: task.team }, disabled).then(
-      () => deps.report?.(`webhook endpoint ${task.endpointId} disabled (${disabled}): ${r.error}`),
-      (err) => deps.report?.(`webhook endpoint ${task.endpointId} could not be disabled: ${err instanceof Error ? err.message : String(err)}`),
-    );
+    await disableFor(deps, task, disabled, r.error);
     return { kind: 'done', delivered: false };
   }
   if (!hasNextAttempt(deps.policy, attempt)) {
@@ -211,6 +211,14 @@ async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number
     pendingDelivery(task, attempt + 1, nextAt),
   ]);
   return { kind: 'retry', delayMs, written };
+}
+
+/** Disables the task's endpoint; a failed write is reported, and the next failure of this endpoint tries again. */
+function disableFor(deps: WorkerDeps, task: DeliveryTask, reason: DisabledReason, error: string | null): Promise<void> {
+  return deps.disable!.endpoint({ id: task.endpointId, team: task.team }, reason).then(
+    () => deps.report?.(`webhook endpoint ${task.endpointId} disabled (${reason}): ${error}`),
+    (err) => deps.report?.(`webhook endpoint ${task.endpointId} could not be disabled: ${err instanceof Error ? err.message : String(err)}`),
+  );
 }
 
 /**

@@ -56,6 +56,20 @@ export function operationCases(get: () => { t: TestApp; rx: Receiver }) {
       expect(rx.on('/ping-bad').filter((h) => h.json.type === 'webhook.ping')).toHaveLength(1);
     });
 
+    it('disables an endpoint that answers it 410 Gone, as any delivery would (reason gone), and a resent ping answered 410 too (review of §12)', async () => {
+      const { rx } = get();
+      const team = await get().t.team();
+      rx.behave('/ping-gone', () => ({ status: 410 }));
+      const ep = await endpoint(team, '/ping-gone', ['volunteer.deleted']);
+      const r = await team.admin.post(`/webhook-endpoints/${ep}/test`);
+      expect(r.body.delivery).toMatchObject({ status: 'failed', responseStatus: 410 });
+      expect((await team.admin.get(`/webhook-endpoints/${ep}`)).body.webhookEndpoint).toMatchObject({ active: false, disabledReason: 'gone', disabledAt: expect.any(String) });
+      // Enabled again, the receiver still gone: the resent ping disables it again.
+      expect((await team.admin.patch(`/webhook-endpoints/${ep}`, { active: true })).status).toBe(200);
+      expect((await team.admin.post(`/webhook-endpoints/${ep}/deliveries/${r.body.delivery.id}/resend`)).status).toBe(202);
+      await until(async () => (await team.admin.get(`/webhook-endpoints/${ep}`)).body.webhookEndpoint.disabledReason === 'gone', 8000, 'the endpoint disabled again');
+    });
+
     it('is sent in the endpoint\'s turn: a throttled endpoint is never sent more than maxPerSecond requests in any second, pings included (review of §12)', async () => {
       const { rx } = get();
       const team = await get().t.team();

@@ -5,6 +5,7 @@ import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections
 import * as S from '../../schemas/webhook.js';
 import { errors, NoBody } from '../../schemas/common.js';
 import type { Services } from '../../../runtime/services.js';
+import { disableEndpoint } from '../../../commands/webhook-endpoints.js';
 
 const hide = true;
 
@@ -24,7 +25,10 @@ export const webhookOperationRoutes =
       async (request) => {
         const { teamId, id } = request.params;
         await endpointOf(teamId, id);
-        return { delivery: await ops.test(teamId, id) };
+        const delivery = await ops.test(teamId, id);
+        // decisions.md §12: an endpoint that answers 410 Gone is set active: false, to a test as to any delivery.
+        if (delivery.responseStatus === 410) await disableEndpoint(services, { id, team: teamId }, 'gone');
+        return { delivery };
       },
     );
 
