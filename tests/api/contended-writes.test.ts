@@ -8,6 +8,7 @@ import { type EventLog, WrongExpectedRevision } from '../../eventlog/port.js';
 import { SqliteEventLog } from '../../eventlog/sqlite.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { taskTeam } from './volunteer-support.js';
+import { failingAppends } from '../support/failing-appends.js';
 import { constituentStream } from '../../domain/constituent/events.js';
 import { holdLogCall } from '../support/held-log.js';
 
@@ -103,18 +104,8 @@ describe('a batch item that keeps losing past its budget', () => {
   it('fails the batch 503 record_busy with Retry-After, nothing written from it on; the retry with the key writes the rest', async () => {
     const team = await t.team();
     const api = team.api.Integration;
-    const log = t.runtime.services.log;
     // The third item's record append answers as handle() does once its budget is spent.
-    let appends = 0;
-    t.runtime.services.log = new Proxy(log, {
-      get(target, prop) {
-        if (prop === 'append')
-          return (stream: string, ...rest: Parameters<EventLog['append']> extends [string, ...infer R] ? R : never) =>
-            stream.startsWith('constituent-') && ++appends === 3 ? Promise.reject(recordBusy()) : target.append(stream, ...rest);
-        const v = Reflect.get(target, prop);
-        return typeof v === 'function' ? v.bind(target) : v;
-      },
-    });
+    const log = failingAppends(t, [3], recordBusy);
     const items = Array.from({ length: 5 }, (_, i) => ({ FirstName: 'Ada', LastName: `busy${i}`, Email1: `busy${i}@example.org` }));
     const headers = { 'idempotency-key': 'busy-batch' };
     try {
