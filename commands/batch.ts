@@ -32,6 +32,14 @@ export interface BatchResource {
    * Not for an upsert, whose item may need an earlier item's record readable before it decides.
    */
   settlesOnce?: boolean;
+  /**
+   * What an item's write does after its commit, done again for an item an earlier try committed
+   * (its answer is read, not written again): the race checks of a registration or an assignment,
+   * which that try may have failed after its commit. Answers the record as the item wrote it where
+   * the check undid it (a volunteer whose constituent was deleted meanwhile: its read is 404), as
+   * the single write answers.
+   */
+  resumed?(deps: CommandDeps, ctx: WriteContext, id: number): Promise<Record<string, unknown> | undefined>;
 }
 
 /** The request's Idempotency-Key and its scope (api/idempotency.ts); absent without the header. */
@@ -110,7 +118,8 @@ async function writeItems(deps: CommandDeps, ctx: WriteContext, resource: BatchR
   for (let i = 0; i < items.length && !failure; i++) {
     const done = committed.get(i);
     if (done) {
-      outcomes.push(Promise.resolve(done));
+      const record = resource.resumed ? await resource.resumed(deps, ctx, done.id) : undefined;
+      outcomes.push(Promise.resolve(record ? { ...done, record } : done));
       continue;
     }
     let handedOver!: () => void;

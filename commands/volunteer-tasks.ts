@@ -101,6 +101,21 @@ async function unassignIfVolunteerGone(deps: CommandDeps, ctx: WriteContext, id:
   await unassignTask(deps, cascadeContext(ctx), id, volunteerId);
 }
 
+/**
+ * A task write an earlier try committed (a batch retried with its key answers its items from what
+ * that try wrote), looked at again: its look at the volunteer it assigned (unassignIfVolunteerGone)
+ * may have failed after the commit, the try answering a 5xx, so it is made again for the volunteer
+ * the task holds; a no-op where it holds none or one still there.
+ */
+export async function recheckAssignment(deps: CommandDeps, ctx: WriteContext, id: number): Promise<undefined> {
+  const { state } = await load(deps.log, taskStream(id), taskEvolver);
+  const volunteerId = state.fields.FkVolunteer;
+  if (!state.exists || state.deleted || typeof volunteerId !== 'number') return undefined;
+  const volunteer = await load(deps.log, volunteerStream(volunteerId), volunteerEvolver);
+  if (!volunteer.state.exists || volunteer.state.deleted) await unassignTask(deps, cascadeContext(ctx), id, volunteerId);
+  return undefined;
+}
+
 async function unassignTask(deps: CommandDeps, ctx: WriteContext, id: number, volunteerId: number): Promise<void> {
   const r = await handle(deps.log, taskStream(id), taskEvolver, ctx, (s) => decideVolunteerDeleted({ id, volunteerId }, s), { budgetMs: UNTIL_DONE });
   await deps.settle(r.position, ctx);

@@ -76,10 +76,32 @@ export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, bo
       if (!(await constituentGone(deps, constituentId))) return { id, created: true };
       // Its constituent was deleted meanwhile: the delete's cascade, done here (the comment above).
       await deleteVolunteer(deps, cascadeContext(ctx), id);
-      return { id, created: true, record: (await recordAsOf(deps.log, deps.store, historyKind('volunteer'), ctx.team, id, { revision: 1 })).doc };
+      return { id, created: true, record: await writtenVolunteer(deps, ctx, id) };
     },
   });
 }
+
+/**
+ * A registration an earlier try committed (a batch retried with its key answers its items from
+ * what that try wrote), looked at again: its look at its constituent (above) may have failed after
+ * the commit, the try answering a 5xx, so it is made again; a no-op where the volunteer is gone or
+ * its constituent still there (one or two stream reads).
+ */
+export async function recheckRegistration(deps: CommandDeps, ctx: WriteContext, id: number): Promise<Values | undefined> {
+  const { state } = await load(deps.log, volunteerStream(id), volunteerEvolver);
+  const constituentId = state.fields.FkConstituent;
+  if (!state.exists || typeof constituentId !== 'number') return undefined;
+  if (!state.deleted) {
+    if (!(await constituentGone(deps, constituentId))) return undefined;
+    await deleteVolunteer(deps, cascadeContext(ctx), id);
+  }
+  // Gone (just now, or by the cascade since): the volunteer as the registration wrote it, as create answers.
+  return writtenVolunteer(deps, ctx, id);
+}
+
+/** The volunteer as its registration wrote it (revision 1, from the log): what a registration undone by its constituent's delete answers. */
+const writtenVolunteer = async (deps: CommandDeps, ctx: WriteContext, id: number) =>
+  (await recordAsOf(deps.log, deps.store, historyKind('volunteer'), ctx.team, id, { revision: 1 })).doc;
 
 /** A registration's answer; `record` is the volunteer as it wrote it, when it has been deleted since (above). */
 export type Registered = { id: number; created: boolean; record?: Values };

@@ -5,8 +5,8 @@ import { type BatchResource, type ItemOutcome, MAX_BATCH_ITEMS, writeBatch } fro
 import { createConstituentRecord, upsertConstituentRecord } from '../../commands/constituents.js';
 import type { WriteContext } from '../../commands/context.js';
 import { createEvent } from '../../commands/events.js';
-import { createTask } from '../../commands/volunteer-tasks.js';
-import { registerVolunteer } from '../../commands/volunteers.js';
+import { createTask, recheckAssignment } from '../../commands/volunteer-tasks.js';
+import { recheckRegistration, registerVolunteer } from '../../commands/volunteers.js';
 import { RESOURCES } from '../../domain/resources.js';
 import { DomainError } from '../../domain/shared/errors.js';
 import type { Values } from '../../domain/shared/fields.js';
@@ -48,6 +48,8 @@ interface Kind extends Pick<Batched, 'path' | 'key' | 'category'> {
    */
   write(query: Record<string, string | undefined>): { write: Write; settlesOnce: boolean };
   read(services: Services, team: number, id: number): Promise<Values>;
+  /** What the single create does after its commit, done again for an item an earlier try committed (commands/batch.ts). */
+  resumed?: BatchResource['resumed'];
 }
 
 const pick = ({ path, key, category }: Batched) => ({ path, key, category });
@@ -70,8 +72,8 @@ const KINDS: Kind[] = [
     },
     read: readConstituent,
   },
-  { ...pick(RESOURCES.volunteer), body: V.CreateVolunteerBody, record: V.VolunteerRef, fields: Object.keys(V.Volunteer.properties), write: () => ({ write: registerVolunteer, settlesOnce: false }), read: readVolunteer },
-  { ...pick(RESOURCES.volunteerTask), body: T.CreateTaskBody, record: T.VolunteerTaskRef, fields: Object.keys(T.VolunteerTask.properties), write: () => ({ write: created(createTask), settlesOnce: false }), read: readTask },
+  { ...pick(RESOURCES.volunteer), body: V.CreateVolunteerBody, record: V.VolunteerRef, fields: Object.keys(V.Volunteer.properties), write: () => ({ write: registerVolunteer, settlesOnce: false }), read: readVolunteer, resumed: recheckRegistration },
+  { ...pick(RESOURCES.volunteerTask), body: T.CreateTaskBody, record: T.VolunteerTaskRef, fields: Object.keys(T.VolunteerTask.properties), write: () => ({ write: created(createTask), settlesOnce: false }), read: readTask, resumed: recheckAssignment },
   { ...pick(RESOURCES.event), body: E.EventCreateBody, record: E.EventRef, fields: Object.keys(E.Event.properties), write: () => ({ write: created(createEvent), settlesOnce: false }), read: (s, team, id) => readEvent(s.store, team, id) },
 ];
 
@@ -238,6 +240,7 @@ export const batchRoutes =
             idKind: kind.category,
             settlesOnce,
             write: (deps, itemCtx, body) => command(deps, { ...itemCtx, now: new Date() }, check(body)),
+            ...(kind.resumed ? { resumed: kind.resumed } : {}),
           };
           const { items } = request.body as { items: unknown[] };
           const outcomes = await writeBatch(services, ctx, resource, items, request.idempotent);
