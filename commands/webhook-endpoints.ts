@@ -65,8 +65,8 @@ export async function deleteEndpoint(deps: CommandDeps, ctx: WriteContext, id: n
 }
 
 /** The dispatcher's auto-disable; it runs outside any request, so its source is the application. */
-export async function disableEndpoint(deps: CommandDeps, target: { id: number; team: number }, reason: DisabledReason, now = new Date()): Promise<void> {
+export async function disableEndpoint(deps: CommandDeps, target: { id: number; team: number }, reason: DisabledReason, sentTo?: string, now = new Date()): Promise<void> {
   const ctx: WriteContext = { team: target.team, source: 'Application', keyName: null, correlationId: `webhook-auto-disable-${target.id}`, now };
-  const r = await handle(deps.log, webhookEndpointStream(target.id), endpointEvolver, ctx, (s) => decideDisableEndpoint({ id: target.id, team: target.team, reason }, s));
+  const r = await handle(deps.log, webhookEndpointStream(target.id), endpointEvolver, ctx, (s) => decideDisableEndpoint({ id: target.id, team: target.team, reason, sentTo }, s));
   await deps.settle(r.position, ctx);
 }

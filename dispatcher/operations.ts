@@ -54,11 +54,18 @@ export class WebhookOperations {
     return this.deps.now?.() ?? new Date();
   }
 
-  /** Sends one `webhook.ping` now, records the attempt (succeeded or failed, never retried) and answers it. */
+  /**
+   * Sends one `webhook.ping` now, records the attempt (succeeded or failed, never retried) and
+   * answers it, with the URL it went to (an answer of 410 disables the endpoint, if still there).
+   */
   async test(team: number, endpointId: number) {
     const now = this.now();
-    const { state: ep } = await load(this.deps.log, webhookEndpointStream(endpointId), endpointEvolver);
-    if (!ep.exists || ep.deleted || ep.team !== team) throw notFound('webhook endpoint', endpointId);
+    const endpoint = async () => {
+      const { state } = await load(this.deps.log, webhookEndpointStream(endpointId), endpointEvolver);
+      if (!state.exists || state.deleted || state.team !== team) throw notFound('webhook endpoint', endpointId);
+      return state;
+    };
+    let ep = await endpoint();
     const eventId = pingEnvelopeId(Math.floor(now.getTime() / 1000));
     const body = pingBody(eventId, team, endpointId);
     await checkEnvelope(JSON.parse(body));
@@ -69,6 +76,8 @@ export class WebhookOperations {
       const throttle = await this.deps.throttle();
       for (let turn = await throttle.admit(endpointId, ep.maxPerSecond); !turn.go; turn = await throttle.admit(endpointId, ep.maxPerSecond))
         await new Promise((r) => setTimeout(r, turn.deferMs));
+      // Sent to the endpoint as it is in its turn (an operator may have moved it meanwhile).
+      ep = await endpoint();
     }
     const sentAt = this.now();
     const r = await sendAttempt(this.deps.sender(), this.deps.mainSealer, ep, task, deliveryId(task.id, 1), sentAt);
@@ -81,7 +90,7 @@ export class WebhookOperations {
       attemptedAt: sentAt.toISOString(),
     };
     await this.deps.deliveries.record([row]);
-    return deliveryView(row);
+    return { delivery: deliveryView(row), sentTo: ep.url };
   }
 
   /** A new attempt chain for a delivery's envelope: the same id and body, new task and delivery ids. */

@@ -50,7 +50,8 @@ export interface WorkerDeps {
   /** Keeps each endpoint under its maxPerSecond (decisions.md 12); without it nothing is throttled. */
   throttle?: Throttle;
   /** Auto-disable (decisions.md 12): how it is written, and after how long failing (TURNOUT_WEBHOOK_DISABLE_AFTER_HOURS). */
-  disable?: { endpoint: (target: { id: number; team: number }, reason: DisabledReason) => Promise<void>; afterMs: number };
+  /** Auto-disable: `sentTo` is the URL the failing attempt went to (an endpoint moved since is left alone). */
+  disable?: { endpoint: (target: { id: number; team: number }, reason: DisabledReason, sentTo?: string) => Promise<void>; afterMs: number };
   /** The endpoints as they are now, kept between attempts (startWorker makes one). */
   endpoints?: EndpointCache;
   /** Told each attempt's outcome and time (the metrics, decisions.md §15). */
@@ -186,7 +187,7 @@ async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number
   if (task.eventType === PING) {
     deps.observe?.('failed', seconds);
     const written = deps.deliveries.record([{ ...attempted, status: 'failed' }]);
-    if (r.responseStatus === 410 && deps.disable) await disableFor(deps, task, 'gone', r.error);
+    if (r.responseStatus === 410 && deps.disable) await disableFor(deps, task, 'gone', r.error, ep.url);
     return { kind: 'done', delivered: false, written };
   }
   const disabled = !('keyMismatch' in r) && deps.disable && (await disableReason(deps, task, ep.activeSince, r.responseStatus, now, deps.disable.afterMs));
@@ -195,7 +196,7 @@ async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number
     await deps.deliveries.record([{ ...attempted, status: 'abandoned', error: `${r.error}; endpoint disabled (${disabled})` }]);
     // The attempt is recorded and final either way; a failed write is reported, and the next
     // failure of this endpoint tries again.
-    await disableFor(deps, task, disabled, r.error);
+    await disableFor(deps, task, disabled, r.error, ep.url);
     return { kind: 'done', delivered: false };
   }
   if (!hasNextAttempt(deps.policy, attempt)) {
@@ -214,8 +215,8 @@ async function attemptBody(deps: WorkerDeps, task: DeliveryTask, attempt: number
 }
 
 /** Disables the task's endpoint; a failed write is reported, and the next failure of this endpoint tries again. */
-function disableFor(deps: WorkerDeps, task: DeliveryTask, reason: DisabledReason, error: string | null): Promise<void> {
-  return deps.disable!.endpoint({ id: task.endpointId, team: task.team }, reason).then(
+function disableFor(deps: WorkerDeps, task: DeliveryTask, reason: DisabledReason, error: string | null, sentTo: string): Promise<void> {
+  return deps.disable!.endpoint({ id: task.endpointId, team: task.team }, reason, sentTo).then(
     () => deps.report?.(`webhook endpoint ${task.endpointId} disabled (${reason}): ${error}`),
     (err) => deps.report?.(`webhook endpoint ${task.endpointId} could not be disabled: ${err instanceof Error ? err.message : String(err)}`),
   );

@@ -282,7 +282,7 @@ export async function startDispatcher(
       report,
       settled,
       throttle,
-      disable: { endpoint: (target, reason) => disableEndpoint(services, target, reason), afterMs: config.webhookDisableAfterHours * 3_600_000 },
+      disable: { endpoint: (target, reason, sentTo) => disableEndpoint(services, target, reason, sentTo), afterMs: config.webhookDisableAfterHours * 3_600_000 },
       ...(services.metrics ? { observe: services.metrics.delivered.bind(services.metrics) } : {}),
       ...(services.tracing ? { trace: services.tracing } : {}),
     },

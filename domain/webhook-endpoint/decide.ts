@@ -109,8 +109,14 @@ export function decideRotateSecret(
  * The dispatcher's auto-disable (decisions.md 12). Only an active endpoint is disabled: one an
  * admin switched off, deleted, or another worker disabled first records nothing more.
  */
-export function decideDisableEndpoint(cmd: { id: number; team: number; reason: DisabledReason }, s: EndpointState): EndpointEvent[] {
+/**
+ * The dispatcher's auto-disable. `sentTo`: the URL the failing attempt went to; an endpoint moved to
+ * another URL since (an operator's PATCH while the attempt waited or ran) is not disabled for
+ * what its old URL answered.
+ */
+export function decideDisableEndpoint(cmd: { id: number; team: number; reason: DisabledReason; sentTo?: string }, s: EndpointState): EndpointEvent[] {
   if (!s.exists || s.deleted || s.team !== cmd.team || !s.active) return [];
+  if (cmd.sentTo !== undefined && s.url !== cmd.sentTo) return [];
   return [{ type: 'WebhookEndpointDisabled', data: { id: cmd.id, reason: cmd.reason } }];
 }
 

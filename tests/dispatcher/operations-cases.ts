@@ -70,6 +70,24 @@ export function operationCases(get: () => { t: TestApp; rx: Receiver }) {
       await until(async () => (await team.admin.get(`/webhook-endpoints/${ep}`)).body.webhookEndpoint.disabledReason === 'gone', 8000, 'the endpoint disabled again');
     });
 
+    it('waiting for its throttled turn, goes to the endpoint as it is then, and a 410 from a URL the endpoint has left disables nothing (review of b8a41d8)', async () => {
+      const { rx } = get();
+      const team = await get().t.team();
+      rx.behave('/old-gone', () => ({ status: 410 }));
+      const ep = await endpoint(team, '/old-gone', ['volunteer.deleted'], { maxPerSecond: 1 });
+      // The first ping takes the endpoint's one slot of this second (and, 410, disables it).
+      const first = await team.admin.post(`/webhook-endpoints/${ep}/test`);
+      expect(first.body.delivery.responseStatus).toBe(410);
+      // A second waits ~1 s for its turn; meanwhile the operator moves the endpoint to a live URL and enables it.
+      const second = team.admin.post(`/webhook-endpoints/${ep}/test`);
+      await new Promise((r) => setTimeout(r, 150));
+      expect((await team.admin.patch(`/webhook-endpoints/${ep}`, { url: rx.url('/new-ok'), active: true })).status).toBe(200);
+      const r2 = await second;
+      expect([r2.status, r2.body.delivery?.responseStatus]).toEqual([200, 200]);
+      expect((await team.admin.get(`/webhook-endpoints/${ep}`)).body.webhookEndpoint).toMatchObject({ active: true, disabledReason: null });
+      expect([rx.on('/old-gone').length, rx.on('/new-ok').length]).toEqual([1, 1]);
+    });
+
     it('is sent in the endpoint\'s turn: a throttled endpoint is never sent more than maxPerSecond requests in any second, pings included (review of §12)', async () => {
       const { rx } = get();
       const team = await get().t.team();

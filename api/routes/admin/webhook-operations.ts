@@ -25,9 +25,10 @@ export const webhookOperationRoutes =
       async (request) => {
         const { teamId, id } = request.params;
         await endpointOf(teamId, id);
-        const delivery = await ops.test(teamId, id);
-        // decisions.md §12: an endpoint that answers 410 Gone is set active: false, to a test as to any delivery.
-        if (delivery.responseStatus === 410) await disableEndpoint(services, { id, team: teamId }, 'gone');
+        const { delivery, sentTo } = await ops.test(teamId, id);
+        // decisions.md §12: an endpoint that answers 410 Gone is set active: false, to a test as to
+        // any delivery; not one moved to another URL since the ping went out.
+        if (delivery.responseStatus === 410) await disableEndpoint(services, { id, team: teamId }, 'gone', sentTo);
         return { delivery };
       },
     );
