@@ -5,7 +5,7 @@ import { fromLog } from '../domain/events.js';
 import { constituentEvolver, constituentStream } from '../domain/constituent/events.js';
 import { decideCreate, decideErase, decideUpdate, validateCreate } from '../domain/constituent/decide.js';
 import type { Values } from '../domain/shared/fields.js';
-import { decideUpsert, type UpsertMatches, upsertEmail } from '../domain/constituent/upsert.js';
+import { decideUpsert, stillMatches, type UpsertMatches, upsertEmail } from '../domain/constituent/upsert.js';
 import { emailKey } from '../domain/shared/values.js';
 import { recordBusy } from '../domain/shared/errors.js';
 import type { Position } from '../domain/shared/events.js';
@@ -132,7 +132,6 @@ class StaleMatch extends Error {
   }
 }
 
-
 /**
  * The upsert's update of its match (spec 4.1: the one active constituent with the email), decided
  * on the record's stream as the log has it. The match was picked in the read models, which may
@@ -147,11 +146,8 @@ class StaleMatch extends Error {
  * more is read when nothing raced: the stream is the one the update reads anyway.
  */
 async function updateMatch(deps: CommandDeps, ctx: WriteContext, id: number, email: string, body: Values) {
-  const key = emailKey(email);
   const r = await handle(deps.log, constituentStream(id), constituentEvolver, ctx, (s, loaded) => {
-    const f = s.fields;
-    const matches = s.exists && !s.deleted && s.team === ctx.team && f.IsActiveConstituent === true && typeof f.Email1 === 'string' && emailKey(f.Email1) === key;
-    if (!matches && loaded.events.length) throw new StaleMatch(loaded.events[loaded.events.length - 1].position);
+    if (!stillMatches(s, ctx.team, email) && loaded.events.length) throw new StaleMatch(loaded.events[loaded.events.length - 1].position);
     return decideUpdate({ id, team: ctx.team, body }, s);
   });
   await deps.settle(r.position, ctx);

@@ -123,9 +123,9 @@ export interface TraceHooks {
 export const cascadeContext = (ctx: WriteContext): WriteContext => ({ team: ctx.team, source: ctx.source, keyName: ctx.keyName, correlationId: ctx.correlationId, now: ctx.now, trace: ctx.trace });
 
 /**
- * Moves a write's instant (`now`, its events' `at`) to the present, never back: for a write
- * decided again after it lost an append race to another writer of its record, which committed
- * after this request began.
+ * Moves a write's instant (`now`, its events' `at`) to the present, never back: handle() stamps
+ * each decision once its record is loaded, so a write's instant follows every write it loaded
+ * (which may have committed after this request began, or while it lost races).
  */
 export function stampNow(ctx: WriteContext): void {
   const now = Date.now();

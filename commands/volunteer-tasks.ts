@@ -94,11 +94,13 @@ async function decideTask(deps: CommandDeps, ctx: WriteContext, id: number, clai
  */
 async function unassignIfVolunteerGone(deps: CommandDeps, ctx: WriteContext, id: number, events: DomainEvent[]): Promise<void> {
   const assigned = events.findLast((e) => e.type === ASSIGNED) as TaskAssigned | undefined;
-  if (!assigned) return;
-  const volunteerId = assigned.data.volunteerId;
+  if (assigned) await unassignIfGone(deps, ctx, id, assigned.data.volunteerId);
+}
+
+/** Unassigns the task from its volunteer, as the volunteer delete's cascade does, where the log has that volunteer gone (one stream read). */
+async function unassignIfGone(deps: CommandDeps, ctx: WriteContext, id: number, volunteerId: number): Promise<void> {
   const { state } = await load(deps.log, volunteerStream(volunteerId), volunteerEvolver);
-  if (state.exists && !state.deleted) return;
-  await unassignTask(deps, cascadeContext(ctx), id, volunteerId);
+  if (!state.exists || state.deleted) await unassignTask(deps, cascadeContext(ctx), id, volunteerId);
 }
 
 /**
@@ -110,9 +112,7 @@ async function unassignIfVolunteerGone(deps: CommandDeps, ctx: WriteContext, id:
 export async function recheckAssignment(deps: CommandDeps, ctx: WriteContext, id: number): Promise<undefined> {
   const { state } = await load(deps.log, taskStream(id), taskEvolver);
   const volunteerId = state.fields.FkVolunteer;
-  if (!state.exists || state.deleted || typeof volunteerId !== 'number') return undefined;
-  const volunteer = await load(deps.log, volunteerStream(volunteerId), volunteerEvolver);
-  if (!volunteer.state.exists || volunteer.state.deleted) await unassignTask(deps, cascadeContext(ctx), id, volunteerId);
+  if (state.exists && !state.deleted && typeof volunteerId === 'number') await unassignIfGone(deps, ctx, id, volunteerId);
   return undefined;
 }
 

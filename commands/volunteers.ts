@@ -73,10 +73,9 @@ export async function registerVolunteer(deps: CommandDeps, ctx: WriteContext, bo
     create: async (id) => {
       const r = await handle(deps.log, volunteerStream(id), volunteerEvolver, ctx, (s) => decideCreate({ id, body, today }, s), { newStream: true });
       await deps.settle(r.position, ctx);
-      if (!(await constituentGone(deps, constituentId))) return { id, created: true };
-      // Its constituent was deleted meanwhile: the delete's cascade, done here (the comment above).
-      await deleteVolunteer(deps, cascadeContext(ctx), id);
-      return { id, created: true, record: await writtenVolunteer(deps, ctx, id) };
+      // Its constituent deleted meanwhile: the delete's cascade, done here (the comment above).
+      const record = await undoneWithConstituent(deps, ctx, id, constituentId);
+      return record ? { id, created: true, record } : { id, created: true };
     },
   });
 }
@@ -91,11 +90,17 @@ export async function recheckRegistration(deps: CommandDeps, ctx: WriteContext, 
   const { state } = await load(deps.log, volunteerStream(id), volunteerEvolver);
   const constituentId = state.fields.FkConstituent;
   if (!state.exists || typeof constituentId !== 'number') return undefined;
-  if (!state.deleted) {
-    if (!(await constituentGone(deps, constituentId))) return undefined;
-    await deleteVolunteer(deps, cascadeContext(ctx), id);
-  }
-  // Gone (just now, or by the cascade since): the volunteer as the registration wrote it, as create answers.
+  // Gone by the cascade since: the volunteer as the registration wrote it, as create answers.
+  return state.deleted ? writtenVolunteer(deps, ctx, id) : undoneWithConstituent(deps, ctx, id, constituentId);
+}
+
+/**
+ * A registration's look at its constituent (registerVolunteer): deleted, the volunteer it wrote is
+ * deleted as the cascade does, and answered as it was written; undefined where the constituent stands.
+ */
+async function undoneWithConstituent(deps: CommandDeps, ctx: WriteContext, id: number, constituentId: number): Promise<Values | undefined> {
+  if (!(await constituentGone(deps, constituentId))) return undefined;
+  await deleteVolunteer(deps, cascadeContext(ctx), id);
   return writtenVolunteer(deps, ctx, id);
 }
 

@@ -14,6 +14,7 @@ import type { Replay, ReplayStore } from './replays.js';
 import type { WebhookSender } from './send.js';
 import type { Throttle } from './throttle.js';
 import { deliveryId, pendingDelivery, sendAttempt } from './worker.js';
+import type { DisabledReason } from '../domain/webhook-endpoint/events.js';
 
 export interface OperationsDeps {
   log: EventLog;
@@ -25,6 +26,8 @@ export interface OperationsDeps {
   sender: () => WebhookSender;
   /** The endpoints' throttle the worker asks too (decisions.md §12 maxPerSecond): a test ping is a request like any other. */
   throttle?: () => Promise<Throttle>;
+  /** The worker's auto-disable too: an endpoint that answers a ping 410 Gone is disabled (decisions.md §12), if still at `sentTo`. */
+  disable?: (target: { id: number; team: number }, reason: DisabledReason, sentTo: string) => Promise<void>;
   /** The main key's sealer, which opens the endpoints' signing secrets (decisions.md §17). */
   mainSealer: Sealer;
   now?: () => Date;
@@ -56,7 +59,7 @@ export class WebhookOperations {
 
   /**
    * Sends one `webhook.ping` now, records the attempt (succeeded or failed, never retried) and
-   * answers it, with the URL it went to (an answer of 410 disables the endpoint, if still there).
+   * answers it; an answer of 410 Gone disables the endpoint, where it still has the URL that answered.
    */
   async test(team: number, endpointId: number) {
     const now = this.now();
@@ -90,7 +93,8 @@ export class WebhookOperations {
       attemptedAt: sentAt.toISOString(),
     };
     await this.deps.deliveries.record([row]);
-    return { delivery: deliveryView(row), sentTo: ep.url };
+    if (r.responseStatus === 410) await this.deps.disable?.({ id: endpointId, team }, 'gone', ep.url);
+    return deliveryView(row);
   }
 
   /** A new attempt chain for a delivery's envelope: the same id and body, new task and delivery ids. */

@@ -14,7 +14,7 @@ import { ThreadSender } from './sender-thread.js';
 import type { Lookup } from '../dispatcher/ssrf.js';
 import { startWorker } from '../dispatcher/worker.js';
 import { SqliteDeliveryLog, StoreDeliveryLog } from '../dispatcher/deliveries.js';
-import { WebhookOperations } from '../dispatcher/operations.js';
+import { type OperationsDeps, WebhookOperations } from '../dispatcher/operations.js';
 import { ReplayRunner } from '../dispatcher/replay-runner.js';
 import { SqliteReplayStore, StoreReplayStore } from '../dispatcher/replays.js';
 import type { ReadStore } from '../projections/store/port.js';
@@ -136,6 +136,8 @@ export function openWebhookState(
   mainSealer: Sealer,
   onClose: (fn: () => Promise<void> | void) => void,
   nats: NatsConnection | null = null,
+  /** The auto-disable a test ping answered 410 Gone asks (commands/webhook-endpoints.ts disableEndpoint). */
+  disable?: OperationsDeps['disable'],
 ) {
   const retention = { retentionDays: config.deliveryLogDays };
   const deliveries = webhookDb ? new SqliteDeliveryLog(webhookDb, retention) : new StoreDeliveryLog(store, retention);
@@ -160,6 +162,7 @@ export function openWebhookState(
     replays,
     queue: webhookQueue,
     throttle: webhookThrottle,
+    ...(disable ? { disable } : {}),
     mainSealer,
     sender: () => (sender ??= new Sender({ timeoutMs: config.webhook.timeoutMs, allowInsecure: config.webhook.allowInsecure })),
   });

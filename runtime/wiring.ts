@@ -7,6 +7,7 @@ import type { EventLog } from '../eventlog/port.js';
 import type { Position } from '../domain/shared/events.js';
 import { SqliteEventLog } from '../eventlog/sqlite.js';
 import { IdAllocator } from '../commands/ids.js';
+import { disableEndpoint } from '../commands/webhook-endpoints.js';
 import { StartCatchUp } from '../projections/engine/catch-up.js';
 import { waitForCheckpoint } from '../projections/engine/checkpoint-wait.js';
 import { ProjectionRunner } from '../projections/engine/main-thread.js';
@@ -286,7 +287,10 @@ export async function openRuntime(
   // Delivery attempts are logged in the shared read store (MongoDB) when there is one, so every
   // API process sees them; else in an embedded SQLite file, which survives restarts.
   const webhookDb = config.mongoUrl ? null : openWebhookDb(config, logDatabase, (fn) => closers.push(fn));
-  const webhookState = openWebhookState(config, rawStore, webhookDb, log, mainSealer, (fn) => closers.push(fn), nats);
+  // A ping's auto-disable writes through the command deps made below (called only once serving).
+  const webhookState = openWebhookState(config, rawStore, webhookDb, log, mainSealer, (fn) => closers.push(fn), nats, (target, reason, sentTo) =>
+    disableEndpoint(commandDeps, target, reason, sentTo),
+  );
 
   const idempotency = new InFlightRedaction(
     config.mongoUrl ? await (await import('./idempotency/mongo.js')).MongoIdempotencyStore.connect(config.mongoUrl) : SqliteIdempotencyStore.open(config.dataDir),

@@ -1,5 +1,7 @@
 import { DomainError, invalidField, missingField } from '../shared/errors.js';
 import { normaliseFields, type Values } from '../shared/fields.js';
+import type { RecordState } from '../shared/record.js';
+import { emailKey } from '../shared/values.js';
 import { CONSTITUENT_FIELDS, CONSTITUENT_READ_ONLY } from './rules.js';
 
 /**
@@ -26,6 +28,15 @@ export function upsertEmail(body: Values): string {
   if (email === null) throw invalidField('Email1', needs);
   if (typeof email !== 'string') throw missingField('Email1', needs);
   return email;
+}
+
+/**
+ * Whether a constituent, as its stream has it, is still an upsert's match: the team's, live, active,
+ * with the upserted email (case aside), as the read model's look-up found it (commands/constituents.ts).
+ */
+export function stillMatches(s: RecordState, team: number, email: string): boolean {
+  const f = s.fields;
+  return s.exists && !s.deleted && s.team === team && f.IsActiveConstituent === true && typeof f.Email1 === 'string' && emailKey(f.Email1) === emailKey(email);
 }
 
 /** Exactly one active match is updated, none creates, more than one is ambiguous_match. */

@@ -5,7 +5,6 @@ import { WEBHOOK_ENDPOINTS, type WebhookEndpointDoc } from '../../../projections
 import * as S from '../../schemas/webhook.js';
 import { errors, NoBody } from '../../schemas/common.js';
 import type { Services } from '../../../runtime/services.js';
-import { disableEndpoint } from '../../../commands/webhook-endpoints.js';
 
 const hide = true;
 
@@ -25,11 +24,7 @@ export const webhookOperationRoutes =
       async (request) => {
         const { teamId, id } = request.params;
         await endpointOf(teamId, id);
-        const { delivery, sentTo } = await ops.test(teamId, id);
-        // decisions.md §12: an endpoint that answers 410 Gone is set active: false, to a test as to
-        // any delivery; not one moved to another URL since the ping went out.
-        if (delivery.responseStatus === 410) await disableEndpoint(services, { id, team: teamId }, 'gone', sentTo);
-        return { delivery };
+        return { delivery: await ops.test(teamId, id) };
       },
     );
 
